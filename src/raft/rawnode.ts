@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict';
+import type { RaftConfig } from './config.js';
+import { Raft } from './raft.js';
+import {
+  EntryType,
+  decodeConfChange,
+  encodeConfChange,
+  hardStateEqual,
+  type ConfChange,
+  type ConfState,
+  type Entry,
+  type HardState,
+  type Message,
+  type NodeId,
+  type ReadState,
+  type Role,
+  type Snapshot,
+  type SoftState,
+} from './types.js';
+
+/**
+ * What the host must do, in this order, before calling advance():
+ *
+ * 1. Persist `hardState` (if set), `snapshot` (if set; it replaces the log and the state machine)
+ *    and `entries` (appending, truncating any conflicting suffix) with one synced write.
+ * 2. Send `messages`. They may promise what step 1 stored (votes, acknowledgements), so never
+ *    before the write is durable.
+ * 3. Apply `committedEntries` to the state machine in order (conf-change entries need no action
+ *    from the host: the core applies them in advance()).
+ * 4. Serve `readStates` once the state machine has applied their index; fail `droppedReads`.
+ * 5. Call advance(ready).
+ */
+export interface Ready {
+  readonly softState: SoftState | undefined;
+  readonly hardState: HardState | undefined;
+  readonly snapshot: Snapshot | undefined;
+  readonly entries: readonly Entry[];
+  readonly messages: readonly Message[];
+  readonly committedEntries: readonly Entry[];
+  readonly readStates: readonly ReadState[];
+  readonly droppedReads: readonly string[];
+}
+
+export interface RaftStatus {
+  readonly id: NodeId;
+  readonly role: Role;
+  readonly lead: NodeId;
+  readonly term: number;
+  readonly vote: NodeId;
+  readonly commit: number;
+  readonly applied: number;
+  readonly lastIndex: number;
+  readonly firstIndex: number;
+  readonly confState: ConfState;
+  readonly quiesced: boolean;
+  readonly leaseValid: boolean;
+  readonly leadTransferee: NodeId;
+  /** Leader only: each member's match index and replication state. */
+  readonly progress: ReadonlyMap<NodeId, { match: number; next: number; state: string }>;
+}
+
+/** The public face of one Raft group (the etcd-io/raft RawNode pattern): tick, step, propose, ready, advance. */
+export class RawNode {
+  private readonly raft: Raft;
+  private previousSoft: SoftState;
+  private previousHard: HardState;
+  private outstanding: Ready | undefined = undefined;
+
+  constructor(config: RaftConfig) {
+    this.raft = new Raft(config);
+    this.previousSoft = { lead: this.raft.lead, role: this.raft.role };
+    this.previousHard = this.raft.hardState();
+  }
+
+  get id(): NodeId {
+    return this.raft.id;
+  }
+
+  /** Advances logical time by one tick (heartbeat and election timers). */
+  tick(): void {
+    this.raft.tick();
+  }
+
+  /** Feeds a message received from a peer. */
+  step(message: Message): void {
+    this.raft.step(message);
+  }
+
+  /** Proposes data for the log. Leader only; throws RaftError PROPOSAL_DROPPED otherwise. */
+  propose(data: Uint8Array): { index: number; term: number } {
+    return this.raft.propose(data, EntryType.Normal);
+  }
+
+  /** Proposes a single-server membership change; one may be pending at a time. */
+  proposeConfChange(change: ConfChange): { index: number; term: number } {
+    return this.raft.propose(encodeConfChange(change), EntryType.ConfChange);
+  }
+
+  /** Requests a linearizable read; the answer arrives in Ready.readStates with this context. */
+  readIndex(context: string): void {
+    this.raft.readIndex(context);
+  }
+
+  transferLeadership(target: NodeId): void {
+    this.raft.transferLeadership(target);
+  }
+
+  /** Starts an election now (pre-vote first when enabled). */
+  campaign(): void {
+    this.raft.hup(false);
+  }
+
+  reportUnreachable(peer: NodeId): void {
+    this.raft.reportUnreachable(peer);
+  }
+
+  hasReady(): boolean {
+    const raft = this.raft;
+    if (raft.messages.length > 0 || raft.readStates.length > 0 || raft.droppedReads.length > 0) return true;
+    if (raft.log.unstable.entries.length > 0 || raft.log.unstable.snapshot !== undefined) return true;
+    if (raft.log.hasNextCommittedEntries()) return true;
+    if (!hardStateEqual(raft.hardState(), this.previousHard)) return true;
+    return raft.lead !== this.previousSoft.lead || raft.role !== this.previousSoft.role;
+  }
+
+  ready(): Ready {
+    assert.ok(this.outstanding === undefined, 'ready() called again before advance()');
+    const raft = this.raft;
+    const soft = { lead: raft.lead, role: raft.role };
+    const hard = raft.hardState();
+    const ready: Ready = {
+      softState: soft.lead !== this.previousSoft.lead || soft.role !== this.previousSoft.role ? soft : undefined,
+      hardState: hardStateEqual(hard, this.previousHard) ? undefined : hard,
+      snapshot: raft.log.unstable.snapshot,
+      entries: raft.log.unstableEntries(),
+      messages: raft.messages,
+      committedEntries: raft.log.nextCommittedEntries(raft.config.maxCommittedBytesPerReady),
+      readStates: raft.readStates,
+      droppedReads: raft.droppedReads,
+    };
+    raft.messages = [];
+    raft.readStates = [];
+    raft.droppedReads = [];
+    this.outstanding = ready;
+    return ready;
+  }
+
+  /** Tells the core the host finished the Ready (persisted, sent, applied). */
+  advance(ready: Ready): void {
+    assert.ok(this.outstanding === ready, 'advance() must be given the Ready last returned');
+    this.outstanding = undefined;
+    const raft = this.raft;
+    if (ready.softState) this.previousSoft = ready.softState;
+    if (ready.hardState) this.previousHard = ready.hardState;
+    if (ready.snapshot) {
+      raft.log.stableSnapshotTo(ready.snapshot.meta.index);
+      raft.log.appliedTo(ready.snapshot.meta.index);
+    }
+    const lastEntry = ready.entries[ready.entries.length - 1];
+    if (lastEntry) raft.log.stableTo(lastEntry.index, lastEntry.term);
+    for (const entry of ready.committedEntries) {
+      raft.log.appliedTo(entry.index);
+      if (entry.type === EntryType.ConfChange) raft.applyConfChange(decodeConfChange(entry.data));
+    }
+  }
+
+  status(): RaftStatus {
+    const raft = this.raft;
+    const progress = new Map<NodeId, { match: number; next: number; state: string }>();
+    if (raft.role === 'leader') {
+      for (const [id, p] of raft.progress) progress.set(id, { match: p.match, next: p.next, state: p.state });
+    }
+    return {
+      id: raft.id,
+      role: raft.role,
+      lead: raft.lead,
+      term: raft.term,
+      vote: raft.vote,
+      commit: raft.log.committed,
+      applied: raft.log.applied,
+      lastIndex: raft.log.lastIndex(),
+      firstIndex: raft.log.firstIndex(),
+      confState: raft.confState(),
+      quiesced: raft.quiesced,
+      leaseValid: raft.leaseValid(),
+      leadTransferee: raft.leadTransferee,
+      progress,
+    };
+  }
+}
