@@ -1,0 +1,89 @@
+/**
+ * Operating errors: the expected failures a caller can cause or meet (bad input, a limit, a
+ * conflict, no leader right now). Each carries a stable `code` that never changes between
+ * versions; messages may change and are for people. Programming errors are not AtollErrors:
+ * they are `node:assert` failures that crash, because continuing would spread the damage.
+ */
+
+/** Every operating error code. Add new ones at the end; never rename or reuse one. */
+export const atollErrorCodes = [
+  'INVALID_KEY',
+  'INVALID_ARGUMENT',
+  'KEY_TOO_LARGE',
+  'VALUE_TOO_LARGE',
+  'PREFIX_SPANS_BUCKETS',
+  'NOT_INTEGER',
+  'OVERFLOW',
+  'COMPACTED',
+  'FUTURE_REVISION',
+  'NOT_LEADER',
+  'NO_LEADER',
+  'UNAVAILABLE',
+  'DEADLINE_EXCEEDED',
+  'TXN_CONFLICT',
+  'WRONG_PARTITION',
+  'RESOURCE_EXHAUSTED',
+  'INTERNAL',
+] as const;
+
+export type AtollErrorCode = (typeof atollErrorCodes)[number];
+
+/** The gRPC status names that operating errors map onto at the network boundary. */
+export type GrpcStatusName =
+  | 'INVALID_ARGUMENT'
+  | 'RESOURCE_EXHAUSTED'
+  | 'FAILED_PRECONDITION'
+  | 'OUT_OF_RANGE'
+  | 'UNAVAILABLE'
+  | 'DEADLINE_EXCEEDED'
+  | 'ABORTED'
+  | 'INTERNAL';
+
+/**
+ * One gRPC status per code, so a client can branch on the status alone. The choices follow the
+ * gRPC guidance: OUT_OF_RANGE for a revision outside what is retained (or a counter past int64),
+ * FAILED_PRECONDITION when the request is fine but the state it needs is not there (a value that
+ * is not an integer, a request sent to a partition that does not own the key), UNAVAILABLE for
+ * anything a retry may fix (the leader hint rides in the error details).
+ */
+export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> = Object.freeze({
+  INVALID_KEY: 'INVALID_ARGUMENT',
+  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
+  KEY_TOO_LARGE: 'RESOURCE_EXHAUSTED',
+  VALUE_TOO_LARGE: 'RESOURCE_EXHAUSTED',
+  PREFIX_SPANS_BUCKETS: 'INVALID_ARGUMENT',
+  NOT_INTEGER: 'FAILED_PRECONDITION',
+  OVERFLOW: 'OUT_OF_RANGE',
+  COMPACTED: 'OUT_OF_RANGE',
+  FUTURE_REVISION: 'OUT_OF_RANGE',
+  NOT_LEADER: 'UNAVAILABLE',
+  NO_LEADER: 'UNAVAILABLE',
+  UNAVAILABLE: 'UNAVAILABLE',
+  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
+  TXN_CONFLICT: 'ABORTED',
+  WRONG_PARTITION: 'FAILED_PRECONDITION',
+  RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
+  INTERNAL: 'INTERNAL',
+});
+
+export class AtollError extends Error {
+  override readonly name = 'AtollError';
+  readonly code: AtollErrorCode;
+  /** Machine-readable facts about the failure (the limit, the offending size, a leader hint). */
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: AtollErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.code = code;
+    if (details !== undefined) this.details = details;
+  }
+
+  /** The gRPC status name this error travels as. */
+  get grpcStatus(): GrpcStatusName {
+    return grpcStatusOfCode[this.code];
+  }
+}
+
+export function isAtollError(value: unknown, code?: AtollErrorCode): value is AtollError {
+  return value instanceof AtollError && (code === undefined || value.code === code);
+}

@@ -1,0 +1,119 @@
+/**
+ * Every size, count and duration bound that the key model and the MVCC store enforce, in one
+ * place so the relations between them can be asserted (TigerBeetle style: a limit on every
+ * queue, buffer and loop, checked against the others at start-up, not discovered in production).
+ *
+ * Limits that the MVCC store checks while applying log entries (value size, batch size, TTL
+ * range) must be identical on every replica of a partition: a replica with a smaller limit would
+ * reject an entry the others accepted and its state would diverge. Treat them as cluster
+ * configuration, never as a per-node tuning knob.
+ */
+import assert from 'node:assert/strict';
+
+const kibibyte = 1024;
+const mebibyte = 1024 * kibibyte;
+const dayMs = 24 * 60 * 60 * 1000;
+
+export interface Limits {
+  /** A key is at most this many UTF-8 bytes (a product promise: 4 KiB). */
+  readonly maxKeyBytes: number;
+  /** A stored value is at most this many bytes. */
+  readonly maxValueBytes: number;
+  /** The largest gRPC message or Raft log entry the system builds or accepts. */
+  readonly maxMessageBytes: number;
+  /** Room a message needs besides one key and one value: framing, metadata, revisions. */
+  readonly messageOverheadBytes: number;
+  /** A structured key has at most this many parts after its bucket. */
+  readonly maxKeyParts: number;
+  /** Scans return at most this many keys per page. */
+  readonly maxPageSize: number;
+  /** The page size when a scan does not ask for one. */
+  readonly defaultPageSize: number;
+  /**
+   * One scan page examines at most about this many stored versions before it stops and returns
+   * a continuation, so a prefix full of tombstones or expired keys cannot stall a node.
+   */
+  readonly maxScanVersions: number;
+  /** TTLs are whole milliseconds in [minTtlMs, maxTtlMs]. */
+  readonly minTtlMs: number;
+  readonly maxTtlMs: number;
+  /** Partition counts are in [1, maxPartitionCount]. */
+  readonly maxPartitionCount: number;
+  /** A batch or transaction writes at most this many keys. */
+  readonly maxBatchOps: number;
+  /** A batch or transaction carries at most this many key and value bytes in total. */
+  readonly maxBatchBytes: number;
+  /** A serializable transaction declares at most this many read keys and read prefixes. */
+  readonly maxTxnReadKeys: number;
+  readonly maxTxnReadPrefixes: number;
+  /** Snapshot chunks are cut once they reach this size (one entry may push a chunk past it). */
+  readonly snapshotChunkBytes: number;
+  /** Physical compaction deletes at most this many versions per storage write. */
+  readonly compactionBatchOps: number;
+}
+
+export const defaultLimits: Limits = Object.freeze({
+  maxKeyBytes: 4 * kibibyte,
+  maxValueBytes: 1 * mebibyte,
+  maxMessageBytes: 4 * mebibyte,
+  messageOverheadBytes: 64 * kibibyte,
+  maxKeyParts: 64,
+  maxPageSize: 1000,
+  defaultPageSize: 100,
+  maxScanVersions: 10_000,
+  minTtlMs: 1,
+  maxTtlMs: 10 * 365 * dayMs,
+  maxPartitionCount: 65_536,
+  maxBatchOps: 128,
+  maxBatchBytes: 3 * mebibyte,
+  maxTxnReadKeys: 1024,
+  maxTxnReadPrefixes: 16,
+  snapshotChunkBytes: 256 * kibibyte,
+  compactionBatchOps: 1000,
+});
+
+/** Builds a limits object from the defaults and some overrides, asserting that it is coherent. */
+export function makeLimits(overrides: Partial<Limits> = {}): Limits {
+  const limits: Limits = Object.freeze({ ...defaultLimits, ...overrides });
+  assertLimits(limits);
+  return limits;
+}
+
+/** Asserts the relations the code relies on; a violation is a configuration bug, so it crashes. */
+export function assertLimits(limits: Limits): void {
+  for (const [name, value] of Object.entries(limits)) {
+    assert(Number.isSafeInteger(value) && value > 0, `limit ${name} must be a positive integer`);
+  }
+  // The key size is a product promise that clients rely on, not a tuning knob.
+  assert.equal(limits.maxKeyBytes, 4 * kibibyte, 'maxKeyBytes is fixed at 4 KiB');
+  // One maximal write (key + value + framing) must fit in one message and one log entry.
+  assert(
+    limits.maxMessageBytes > limits.maxKeyBytes + limits.maxValueBytes + limits.messageOverheadBytes,
+    'maxMessageBytes must hold one maximal key and value plus overhead',
+  );
+  // A maximal batch, with a key per op and its framing, must fit in one message too.
+  assert(
+    limits.maxMessageBytes >= limits.maxBatchBytes + limits.messageOverheadBytes,
+    'maxMessageBytes must hold one maximal batch plus overhead',
+  );
+  assert(limits.maxBatchBytes >= limits.maxKeyBytes + limits.maxValueBytes, 'one maximal write must fit in a batch');
+  assert(limits.defaultPageSize <= limits.maxPageSize, 'defaultPageSize <= maxPageSize');
+  // A page must be able to examine at least one version of every key it returns.
+  assert(limits.maxScanVersions >= limits.maxPageSize, 'maxScanVersions >= maxPageSize');
+  assert(limits.minTtlMs <= limits.maxTtlMs, 'minTtlMs <= maxTtlMs');
+  // Expiry times are nowMs + ttlMs and must stay exact doubles for any plausible wall clock.
+  assert(Date.UTC(3000, 0) + limits.maxTtlMs < Number.MAX_SAFE_INTEGER, 'maxTtlMs keeps expiry times exact');
+  // The hash space has 2^32 points; every partition must own at least one.
+  assert(limits.maxPartitionCount <= 2 ** 32, 'maxPartitionCount <= 2^32');
+  // A snapshot chunk travels in one message, plus at most one oversized entry's worth.
+  assert(
+    limits.snapshotChunkBytes + limits.maxKeyBytes + limits.maxValueBytes + limits.messageOverheadBytes <=
+      limits.maxMessageBytes,
+    'a snapshot chunk plus one maximal entry must fit in a message',
+  );
+}
+
+assertLimits(defaultLimits);
+
+/** The limits in force by default; modules take a `Limits` option where a deployment may differ. */
+export const limits = defaultLimits;

@@ -1,0 +1,33 @@
+/** The MVCC state machine of one partition, its commands and their binary form. */
+export type {
+  ApplyContext,
+  ApplyResult,
+  BatchCommand,
+  Command,
+  CommandType,
+  CompactCommand,
+  DeleteOp,
+  ExtendOp,
+  IncrementOp,
+  KeyVersion,
+  PutOp,
+  TxnCommand,
+  TxnIsolation,
+  WriteOp,
+  WriteResult,
+} from './commands.js';
+export { decodeCommand, encodeCommand } from './command-codec.js';
+export { validateCommand, validateKeyPrefix, validateWriteOp } from './validate-command.js';
+export {
+  MvccStore,
+  type GetResult,
+  type MvccStatus,
+  type MvccStoreOptions,
+  type PrefixPage,
+  type PrefixReadOptions,
+  type ReadOptions,
+  type StorageCompactionResult,
+} from './mvcc-store.js';
+export { MvccKeyLayout } from './key-layout.js';
+export { readSnapshotHeader, type SnapshotHeader } from './snapshot-format.js';
+export { formatInt64, int64Max, int64Min, parseCanonicalInt64 } from './int64-text.js';

@@ -1,0 +1,125 @@
+/**
+ * Where one partition's MVCC state lives in the shared ordered store. Every key starts with the
+ * partition's prefix P (storage/keyspace.ts: 0x03 + uint32BE(partitionId) in a node's LevelDB):
+ *
+ *   P 'm' <name>                                   meta records (ASCII names):
+ *       'applied-index'       uint64BE   the last Raft index applied
+ *       'revision'            uint64BE   the partition's current revision
+ *       'compacted-revision'  uint64BE   the compaction floor: reads below it fail
+ *       'import-in-progress'  empty      present while a snapshot import is unfinished
+ *   P 'v' escapeOrdered(utf8(key)) uint64BE(revision)   one version of one key (version-record.ts)
+ *
+ * escapeOrdered (storage/ordered-escape.ts) replaces each 0x00 by 0x00 0xFF and ends the field
+ * with 0x00 0x01. That gives the three properties the store relies on:
+ *
+ * (a) All versions of one key are contiguous and ordered by revision: they share the bytes up to
+ *     the terminator, and no other key's encoding can start with those bytes, because 0x00 0x01
+ *     appears nowhere but at the end of an encoding.
+ * (b) The keys with a given text prefix form one contiguous range: P 'v' + escapeOrderedBody(prefix)
+ *     is a byte prefix of exactly their version keys. Keys sort by their UTF-8 bytes, which is
+ *     Unicode code point order (not JavaScript's UTF-16 order).
+ * (c) Keys with U+0000 (byte 0x00) or any other character cannot be confused with each other or
+ *     with a neighbour's versions, because the escape is self-delimiting and order-preserving.
+ */
+import assert from 'node:assert/strict';
+import { encodeUtf8 } from '../keys/utf8.js';
+import { asciiBytes, concatBytes, decodeUint64BE, encodeUint64BE, prefixUpperBound, startsWithBytes } from '../storage/bytes.js';
+import { escapeOrdered, escapeOrderedBody, unescapeOrdered } from '../storage/ordered-escape.js';
+import type { KeyRange } from '../storage/storage-engine.js';
+
+const metaTag = asciiBytes('m');
+const versionTag = asciiBytes('v');
+const revisionBytes = 8;
+
+export interface ParsedVersionKey {
+  /** The user key's UTF-8 bytes. */
+  readonly userKey: Uint8Array;
+  /** The stored key without its revision: equal for all versions of one user key. */
+  readonly groupKey: Uint8Array;
+  readonly revision: number;
+}
+
+export class MvccKeyLayout {
+  readonly appliedIndexKey: Uint8Array;
+  readonly revisionKey: Uint8Array;
+  readonly compactedRevisionKey: Uint8Array;
+  readonly importInProgressKey: Uint8Array;
+  /** The prefix of every version key. */
+  readonly versionPrefix: Uint8Array;
+
+  constructor(readonly partitionPrefix: Uint8Array) {
+    assert(partitionPrefix.length > 0, 'an MVCC partition needs a non-empty key prefix');
+    this.appliedIndexKey = this.metaKey('applied-index');
+    this.revisionKey = this.metaKey('revision');
+    this.compactedRevisionKey = this.metaKey('compacted-revision');
+    this.importInProgressKey = this.metaKey('import-in-progress');
+    this.versionPrefix = concatBytes(partitionPrefix, versionTag);
+  }
+
+  private metaKey(name: string): Uint8Array {
+    return concatBytes(this.partitionPrefix, metaTag, asciiBytes(name));
+  }
+
+  /** Every key of the partition, meta included. */
+  partitionRange(): KeyRange {
+    return rangeOfPrefix(this.partitionPrefix);
+  }
+
+  /** Every version of every key. */
+  allVersionsRange(): KeyRange {
+    return rangeOfPrefix(this.versionPrefix);
+  }
+
+  /** The bytes all versions of a key start with. */
+  groupKey(userKey: string): Uint8Array {
+    return concatBytes(this.versionPrefix, escapeOrdered(encodeUtf8(userKey)));
+  }
+
+  versionKey(userKey: string, revision: number): Uint8Array {
+    return concatBytes(this.groupKey(userKey), encodeUint64BE(revision));
+  }
+
+  /** Every version of one key. */
+  versionsOfKey(userKey: string): KeyRange {
+    return rangeOfPrefix(this.groupKey(userKey));
+  }
+
+  /** The versions of one key at or below `revision`: read backwards, the first is the one visible there. */
+  versionsOfKeyUpTo(userKey: string, revision: number): KeyRange {
+    const group = this.groupKey(userKey);
+    return { gte: group, lt: concatBytes(group, encodeUint64BE(revision + 1)) };
+  }
+
+  /** Every version of every key that starts with `keyPrefix`. */
+  versionsOfPrefix(keyPrefix: string): KeyRange {
+    return rangeOfPrefix(concatBytes(this.versionPrefix, escapeOrderedBody(encodeUtf8(keyPrefix))));
+  }
+
+  /** Where a scan resumes after `userKey`: the first stored key past all its versions. */
+  afterKey(userKey: string): Uint8Array {
+    const bound = prefixUpperBound(this.groupKey(userKey));
+    // A group key ends in 0x01, so it always has an upper bound.
+    assert(bound !== undefined);
+    return bound;
+  }
+
+  isVersionKey(storageKey: Uint8Array): boolean {
+    return startsWithBytes(storageKey, this.versionPrefix);
+  }
+
+  parseVersionKey(storageKey: Uint8Array): ParsedVersionKey {
+    assert(this.isVersionKey(storageKey), 'not a version key of this partition');
+    const { bytes: userKey, nextOffset } = unescapeOrdered(storageKey, this.versionPrefix.length);
+    assert.equal(storageKey.length, nextOffset + revisionBytes, 'version key has a malformed revision');
+    return {
+      userKey,
+      groupKey: storageKey.subarray(0, nextOffset),
+      revision: decodeUint64BE(storageKey, nextOffset),
+    };
+  }
+}
+
+function rangeOfPrefix(prefix: Uint8Array): KeyRange {
+  const lt = prefixUpperBound(prefix);
+  return lt === undefined ? { gte: prefix } : { gte: prefix, lt };
+}

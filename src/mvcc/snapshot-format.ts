@@ -1,0 +1,106 @@
+/**
+ * The chunks of a partition snapshot, as MvccStore.exportSnapshot yields them and
+ * importSnapshot takes them. A snapshot is a header chunk, any number of entry chunks, then a
+ * trailer chunk:
+ *
+ *   chunk   = formatVersion uint8 (1), kind uint8, body
+ *   header  kind 1: appliedIndex u64, revision u64, compactedRevision u64
+ *   entries kind 2: count uint32, count × (key bytes, value bytes)
+ *   trailer kind 3: entryCount u64 (all entries in all entry chunks, to detect truncation)
+ *
+ * Entry keys are relative to the partition prefix, so a snapshot can be installed under another
+ * prefix. The header comes first so the receiver knows the snapshot's applied index before it
+ * reads any data; the importer still writes the meta records last.
+ */
+import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
+
+const formatVersion = 1;
+const kinds = { header: 1, entries: 2, trailer: 3 } as const;
+
+export interface SnapshotHeader {
+  readonly appliedIndex: number;
+  readonly revision: number;
+  readonly compactedRevision: number;
+}
+
+export type SnapshotChunk =
+  | { readonly kind: 'header'; readonly header: SnapshotHeader }
+  | { readonly kind: 'entries'; readonly entries: Array<[key: Uint8Array, value: Uint8Array]> }
+  | { readonly kind: 'trailer'; readonly entryCount: number };
+
+export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
+  return new ByteWriter(32)
+    .uint8(formatVersion)
+    .uint8(kinds.header)
+    .uint64(header.appliedIndex)
+    .uint64(header.revision)
+    .uint64(header.compactedRevision)
+    .finish();
+}
+
+export function encodeSnapshotTrailer(entryCount: number): Uint8Array {
+  return new ByteWriter(16).uint8(formatVersion).uint8(kinds.trailer).uint64(entryCount).finish();
+}
+
+/** Accumulates entries into one chunk; the caller cuts it when byteLength reaches its bound. */
+export class SnapshotEntriesWriter {
+  private readonly entries: Array<[Uint8Array, Uint8Array]> = [];
+  private bytes = 0;
+
+  get count(): number {
+    return this.entries.length;
+  }
+
+  get byteLength(): number {
+    return this.bytes;
+  }
+
+  add(key: Uint8Array, value: Uint8Array): void {
+    this.entries.push([key, value]);
+    this.bytes += 8 + key.length + value.length;
+  }
+
+  finish(): Uint8Array {
+    const writer = new ByteWriter(this.bytes + 8).uint8(formatVersion).uint8(kinds.entries).uint32(this.entries.length);
+    for (const [key, value] of this.entries) writer.bytes(key).bytes(value);
+    return writer.finish();
+  }
+}
+
+/** Decodes one chunk; throws INVALID_ARGUMENT for malformed bytes. */
+export function decodeSnapshotChunk(chunk: Uint8Array): SnapshotChunk {
+  const reader = new ByteReader(chunk, 'snapshot chunk');
+  const version = reader.uint8();
+  if (version !== formatVersion) throw reader.malformed(`unknown snapshot format version ${version}`);
+  const kind = reader.uint8();
+  let decoded: SnapshotChunk;
+  switch (kind) {
+    case kinds.header:
+      decoded = {
+        kind: 'header',
+        header: { appliedIndex: reader.uint64(), revision: reader.uint64(), compactedRevision: reader.uint64() },
+      };
+      break;
+    case kinds.entries: {
+      const count = reader.uint32();
+      const entries: Array<[Uint8Array, Uint8Array]> = [];
+      for (let index = 0; index < count; index++) entries.push([reader.bytes(), reader.bytes()]);
+      decoded = { kind: 'entries', entries };
+      break;
+    }
+    case kinds.trailer:
+      decoded = { kind: 'trailer', entryCount: reader.uint64() };
+      break;
+    default:
+      throw reader.malformed(`unknown snapshot chunk kind ${kind}`);
+  }
+  reader.finish();
+  return decoded;
+}
+
+/** The header of a snapshot, from its first chunk: what a Raft snapshot message needs up front. */
+export function readSnapshotHeader(firstChunk: Uint8Array): SnapshotHeader {
+  const decoded = decodeSnapshotChunk(firstChunk);
+  if (decoded.kind !== 'header') throw new ByteReader(firstChunk, 'snapshot').malformed('the first chunk is not a header');
+  return decoded.header;
+}

@@ -1,0 +1,73 @@
+/**
+ * The stored form of one version of one key (the value of a version key, see key-layout.ts).
+ * The version's modRevision is not stored here: it is the revision in the version key.
+ *
+ *   value version:  0x01, flags (bit 0: has expiry), createRevision uint64, version uint64,
+ *                   [expiresAtMs uint64 when flagged], value bytes (the rest of the record)
+ *   tombstone:      0x02
+ */
+import assert from 'node:assert/strict';
+import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
+
+const valueTag = 0x01;
+const tombstoneTag = 0x02;
+const hasExpiryFlag = 0x01;
+
+export interface StoredValue {
+  readonly kind: 'value';
+  readonly createRevision: number;
+  readonly version: number;
+  readonly expiresAtMs?: number;
+  readonly value: Uint8Array;
+}
+
+export interface StoredTombstone {
+  readonly kind: 'tombstone';
+}
+
+export type StoredVersion = StoredValue | StoredTombstone;
+
+export const tombstone: StoredTombstone = Object.freeze({ kind: 'tombstone' });
+
+export function encodeVersionRecord(stored: StoredVersion): Uint8Array {
+  if (stored.kind === 'tombstone') return Uint8Array.of(tombstoneTag);
+  assert(stored.createRevision >= 1 && stored.version >= 1, 'a stored value has positive revisions');
+  const writer = new ByteWriter(26 + stored.value.length);
+  writer.uint8(valueTag).uint8(stored.expiresAtMs === undefined ? 0 : hasExpiryFlag);
+  writer.uint64(stored.createRevision).uint64(stored.version);
+  if (stored.expiresAtMs !== undefined) writer.uint64(stored.expiresAtMs);
+  return writer.raw(stored.value).finish();
+}
+
+/**
+ * Decodes a record. The bytes were written by encodeVersionRecord (or arrived in a snapshot whose
+ * records were checked on import), so a malformed record means corruption: it asserts.
+ */
+export function decodeVersionRecord(record: Uint8Array): StoredVersion {
+  const reader = new ByteReader(record, 'version record');
+  const tag = reader.uint8();
+  if (tag === tombstoneTag) {
+    assert(reader.done, 'tombstone record has trailing bytes');
+    return tombstone;
+  }
+  assert.equal(tag, valueTag, 'unknown version record tag');
+  const flags = reader.uint8();
+  assert((flags & ~hasExpiryFlag) === 0, 'unknown version record flags');
+  const createRevision = reader.uint64();
+  const version = reader.uint64();
+  const expiresAtMs = (flags & hasExpiryFlag) !== 0 ? reader.uint64() : undefined;
+  const value = reader.raw(reader.remaining);
+  return expiresAtMs === undefined
+    ? { kind: 'value', createRevision, version, value }
+    : { kind: 'value', createRevision, version, expiresAtMs, value };
+}
+
+/** Like decodeVersionRecord, but reports malformed input as false instead of asserting. */
+export function isWellFormedVersionRecord(record: Uint8Array): boolean {
+  try {
+    const stored = decodeVersionRecord(record);
+    return stored.kind === 'tombstone' || (stored.createRevision >= 1 && stored.version >= 1);
+  } catch {
+    return false;
+  }
+}

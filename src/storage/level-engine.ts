@@ -1,0 +1,129 @@
+/**
+ * The LevelDB StorageEngine, on `level` (classic-level in Node.js). Keys and values travel as
+ * Uint8Array views ('view' encoding) so nothing is transcoded, and `sync` is passed through to the
+ * batch so a synced write is on disk when the promise resolves.
+ *
+ * This is the only module under src/ (outside the server edge) that touches the file system; it
+ * is deliberately not re-exported from storage/index.ts so importing the storage API does not
+ * load the native LevelDB binding.
+ */
+import assert from 'node:assert/strict';
+import { Level } from 'level';
+import type {
+  IterateOptions,
+  KeyRange,
+  StorageEngine,
+  StorageEntry,
+  WriteOperation,
+  WriteOptions,
+} from './storage-engine.js';
+
+type ViewLevel = Level<Uint8Array, Uint8Array>;
+
+export interface LevelEngineOptions {
+  /** Create the database when the directory holds none (default true). */
+  readonly createIfMissing?: boolean;
+}
+
+export class LevelEngine implements StorageEngine {
+  private closed = false;
+
+  private constructor(
+    private readonly database: ViewLevel,
+    readonly location: string,
+  ) {}
+
+  static async open(location: string, options: LevelEngineOptions = {}): Promise<LevelEngine> {
+    const database: ViewLevel = new Level<Uint8Array, Uint8Array>(location, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
+      createIfMissing: options.createIfMissing ?? true,
+    });
+    await database.open();
+    return new LevelEngine(database, location);
+  }
+
+  private assertOpen(): void {
+    assert(!this.closed, 'LevelEngine used after close');
+  }
+
+  async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    this.assertOpen();
+    assertKey(key);
+    const value = await this.database.get(key);
+    return value === undefined ? undefined : plainView(value);
+  }
+
+  async getMany(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
+    this.assertOpen();
+    keys.forEach(assertKey);
+    const values = await this.database.getMany(keys);
+    return values.map((value) => (value === undefined ? undefined : plainView(value)));
+  }
+
+  async *iterate(options: IterateOptions): AsyncIterable<StorageEntry> {
+    this.assertOpen();
+    if (options.limit !== undefined) {
+      assert(Number.isInteger(options.limit) && options.limit >= 0, 'limit must be a non-negative integer');
+      // LevelDB reads a limit of 0 as "no limit"; ours means "nothing".
+      if (options.limit === 0) return;
+    }
+    const iterator = this.database.iterator({
+      ...rangeOptions(options),
+      reverse: options.reverse ?? false,
+      limit: options.limit ?? -1,
+    });
+    try {
+      for await (const [key, value] of iterator) yield [plainView(key), plainView(value)];
+    } finally {
+      await iterator.close();
+    }
+  }
+
+  async write(operations: WriteOperation[], options: WriteOptions = {}): Promise<void> {
+    this.assertOpen();
+    if (operations.length === 0) return;
+    for (const operation of operations) assertKey(operation.key);
+    await this.database.batch(
+      operations.map((operation) =>
+        operation.type === 'put'
+          ? { type: 'put' as const, key: operation.key, value: operation.value }
+          : { type: 'del' as const, key: operation.key },
+      ),
+      { sync: options.sync ?? false },
+    );
+  }
+
+  /**
+   * LevelDB's clear() is not atomic, and it cannot be synced: a synced empty write afterwards
+   * forces the write-ahead log to disk when the caller asks for durability.
+   */
+  async deleteRange(range: KeyRange, options: WriteOptions = {}): Promise<void> {
+    this.assertOpen();
+    await this.database.clear(rangeOptions(range));
+    if (options.sync === true) await this.database.batch([], { sync: true });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.database.close();
+  }
+}
+
+function rangeOptions(range: KeyRange): { gte?: Uint8Array; lt?: Uint8Array } {
+  const options: { gte?: Uint8Array; lt?: Uint8Array } = {};
+  if (range.gte !== undefined) options.gte = range.gte;
+  if (range.lt !== undefined) options.lt = range.lt;
+  return options;
+}
+
+/** classic-level hands back Buffers; callers compare with plain Uint8Arrays, so unwrap them. */
+function plainView(bytes: Uint8Array): Uint8Array {
+  return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function assertKey(key: Uint8Array): void {
+  assert(key instanceof Uint8Array, 'key must be a Uint8Array');
+  assert(key.length > 0, 'key must not be empty');
+}

@@ -1,0 +1,139 @@
+/**
+ * Shared test setup for the MVCC store: the engines every test runs against, and a small driver
+ * that plays the Raft role (increasing indexes, a leader clock).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach } from 'vitest';
+import type { Limits } from '../../src/limits.js';
+import type { ApplyResult, Command } from '../../src/mvcc/commands.js';
+import { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
+import { LevelEngine } from '../../src/storage/level-engine.js';
+import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import type { StorageEngine } from '../../src/storage/storage-engine.js';
+
+export interface EngineKind {
+  readonly name: string;
+  /** A fresh, empty engine that is closed after the current test. */
+  make(): Promise<StorageEngine>;
+  /** Closes the engine and opens the same data again, as a restarted node does. */
+  reopen(engine: StorageEngine): Promise<StorageEngine>;
+}
+
+const openEngines = new Set<StorageEngine>();
+let levelRoot: string | undefined;
+let levelCounter = 0;
+
+afterEach(async () => {
+  for (const engine of openEngines) await engine.close();
+  openEngines.clear();
+});
+
+afterAll(() => {
+  if (levelRoot !== undefined) rmSync(levelRoot, { recursive: true, force: true });
+});
+
+function track<T extends StorageEngine>(engine: T): T {
+  openEngines.add(engine);
+  return engine;
+}
+
+export const memoryEngineKind: EngineKind = {
+  name: 'MemoryEngine',
+  make: async () => track(new MemoryEngine()),
+  reopen: async (engine) => {
+    await engine.close();
+    (engine as MemoryEngine).reopen();
+    return engine;
+  },
+};
+
+export const levelEngineKind: EngineKind = {
+  name: 'LevelEngine',
+  make: async () => {
+    levelRoot ??= mkdtempSync(join(tmpdir(), 'atoll-mvcc-'));
+    return track(await LevelEngine.open(join(levelRoot, `db-${levelCounter++}`)));
+  },
+  reopen: async (engine) => {
+    const location = (engine as LevelEngine).location;
+    await engine.close();
+    openEngines.delete(engine);
+    return track(await LevelEngine.open(location, { createIfMissing: false }));
+  },
+};
+
+export const engineKinds: EngineKind[] = [memoryEngineKind, levelEngineKind];
+
+export const text = (value: string): Uint8Array => new TextEncoder().encode(value);
+export const fromBytes = (value: Uint8Array | undefined): string | undefined =>
+  value === undefined ? undefined : new TextDecoder().decode(value);
+
+export const startMs = 1_700_000_000_000;
+
+/** Plays the Raft side: each apply gets the next index and the leader's current clock. */
+export class Partition {
+  index = 0;
+  nowMs = startMs;
+
+  constructor(
+    public store: MvccStore,
+    public engine: StorageEngine,
+    readonly prefix: Uint8Array,
+    readonly limits?: Limits,
+  ) {}
+
+  static async create(
+    kind: EngineKind,
+    options: { partitionId?: number; limits?: Limits; engine?: StorageEngine; partition?: { id: number; count: number } } = {},
+  ): Promise<Partition> {
+    const engine = options.engine ?? (await kind.make());
+    const prefix = partitionKeyPrefix('mvcc', options.partitionId ?? 7);
+    const store = await MvccStore.open({
+      engine,
+      prefix,
+      ...(options.limits && { limits: options.limits }),
+      ...(options.partition && { partition: options.partition }),
+    });
+    return new Partition(store, engine, prefix, options.limits);
+  }
+
+  async apply(command: Command): Promise<ApplyResult> {
+    this.index++;
+    return this.store.apply(command, { index: this.index, nowMs: this.nowMs });
+  }
+
+  /** Applies and insists that it took effect. */
+  async applyOk(command: Command): Promise<ApplyResult> {
+    const result = await this.apply(command);
+    if (result.error !== undefined) throw result.error;
+    if (!result.applied) throw new Error(`command was not applied: ${JSON.stringify(result.writes)}`);
+    return result;
+  }
+
+  async put(key: string, value: string, extra: Partial<Omit<Extract<Command, { type: 'put' }>, 'type' | 'key' | 'value'>> = {}): Promise<ApplyResult> {
+    return this.apply({ type: 'put', key, value: text(value), ...extra });
+  }
+
+  async get(key: string, revision?: number) {
+    return this.store.get(key, { nowMs: this.nowMs, ...(revision !== undefined && { revision }) });
+  }
+
+  async value(key: string): Promise<string | undefined> {
+    const result = await this.get(key);
+    return result.found ? fromBytes(result.value) : undefined;
+  }
+
+  async reopen(kind: EngineKind): Promise<void> {
+    this.engine = await kind.reopen(this.engine);
+    this.store = await MvccStore.open({ engine: this.engine, prefix: this.prefix, ...(this.limits && { limits: this.limits }) });
+  }
+}
+
+/** Every stored key of the engine, for checking what compaction and imports leave behind. */
+export async function countStoredKeys(engine: StorageEngine): Promise<number> {
+  let count = 0;
+  for await (const _entry of engine.iterate({})) count++;
+  return count;
+}

@@ -1,0 +1,111 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  compareBytes,
+  concatBytes,
+  decodeUint64BE,
+  encodeUint64BE,
+  prefixUpperBound,
+  startsWithBytes,
+} from '../../src/storage/bytes.js';
+import { escapeOrdered, escapeOrderedBody, unescapeOrdered } from '../../src/storage/ordered-escape.js';
+import { ByteReader, ByteWriter } from '../../src/storage/byte-codec.js';
+import { AtollError } from '../../src/errors.js';
+import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
+
+const sign = (value: number): number => Math.sign(value);
+const byteString = fc.uint8Array({ maxLength: 12 }).map((bytes) => Uint8Array.from(bytes));
+// Zeros and 0xFF are the interesting bytes for the escape; weight them in.
+const trickyBytes = fc
+  .array(fc.constantFrom(0x00, 0x01, 0x02, 0xfe, 0xff), { maxLength: 8 })
+  .map((values) => Uint8Array.from(values));
+const anyBytes = fc.oneof(byteString, trickyBytes);
+
+describe('encodeUint64BE', () => {
+  it('round-trips and preserves numeric order', () => {
+    fc.assert(
+      fc.property(fc.maxSafeNat(), fc.maxSafeNat(), (left, right) => {
+        expect(decodeUint64BE(encodeUint64BE(left))).toBe(left);
+        expect(sign(compareBytes(encodeUint64BE(left), encodeUint64BE(right)))).toBe(sign(left - right));
+      }),
+    );
+  });
+
+  it('has a fixed layout', () => {
+    expect([...encodeUint64BE(258)]).toEqual([0, 0, 0, 0, 0, 0, 1, 2]);
+    expect([...encodeUint64BE(2n ** 64n - 1n)]).toEqual(Array(8).fill(0xff));
+  });
+});
+
+describe('escapeOrdered', () => {
+  it('round-trips, also when more bytes follow', () => {
+    fc.assert(
+      fc.property(anyBytes, anyBytes, (value, suffix) => {
+        const decoded = unescapeOrdered(concatBytes(escapeOrdered(value), suffix));
+        expect(decoded.bytes).toEqual(value);
+        expect(decoded.nextOffset).toBe(escapeOrdered(value).length);
+      }),
+    );
+  });
+
+  it('preserves byte order whatever follows each encoding', () => {
+    fc.assert(
+      fc.property(anyBytes, anyBytes, anyBytes, anyBytes, (left, right, leftSuffix, rightSuffix) => {
+        fc.pre(compareBytes(left, right) !== 0);
+        const encodedOrder = compareBytes(concatBytes(escapeOrdered(left), leftSuffix), concatBytes(escapeOrdered(right), rightSuffix));
+        expect(sign(encodedOrder)).toBe(sign(compareBytes(left, right)));
+      }),
+    );
+  });
+
+  it('makes "starts with p" one contiguous range', () => {
+    fc.assert(
+      fc.property(anyBytes, anyBytes, (value, prefix) => {
+        expect(startsWithBytes(escapeOrdered(value), escapeOrderedBody(prefix))).toBe(startsWithBytes(value, prefix));
+      }),
+    );
+  });
+});
+
+describe('prefixUpperBound', () => {
+  it('bounds exactly the keys with the prefix', () => {
+    fc.assert(
+      fc.property(anyBytes, anyBytes, (prefix, key) => {
+        const bound = prefixUpperBound(prefix);
+        const inRange = compareBytes(key, prefix) >= 0 && (bound === undefined || compareBytes(key, bound) < 0);
+        expect(inRange).toBe(startsWithBytes(key, prefix));
+      }),
+    );
+    expect(prefixUpperBound(Uint8Array.of(1, 0xff))).toEqual(Uint8Array.of(2));
+    expect(prefixUpperBound(Uint8Array.of(0xff, 0xff))).toBeUndefined();
+  });
+});
+
+describe('ByteWriter and ByteReader', () => {
+  it('round-trip every field type', () => {
+    const writer = new ByteWriter(1);
+    writer.uint8(7).uint16(65535).uint32(2 ** 32 - 1).uint64(Number.MAX_SAFE_INTEGER).int64(-(2n ** 63n)).bytes(Uint8Array.of(0, 255)).text('ü/\u0000');
+    const reader = new ByteReader(writer.finish());
+    expect([reader.uint8(), reader.uint16(), reader.uint32(), reader.uint64(), reader.int64()]).toEqual([7, 65535, 2 ** 32 - 1, Number.MAX_SAFE_INTEGER, -(2n ** 63n)]);
+    expect(reader.bytes()).toEqual(Uint8Array.of(0, 255));
+    expect(reader.text()).toBe('ü/\u0000');
+    reader.finish();
+  });
+
+  it('reports truncated and trailing input as INVALID_ARGUMENT', () => {
+    const bytes = new ByteWriter().bytes(Uint8Array.of(1, 2, 3)).finish();
+    expect(() => new ByteReader(bytes.subarray(0, 5)).bytes()).toThrow(AtollError);
+    const reader = new ByteReader(Uint8Array.of(1, 2));
+    reader.uint8();
+    expect(() => reader.finish()).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+});
+
+describe('partitionKeyPrefix', () => {
+  it('gives every keyspace and partition a distinct prefix of one length, none a prefix of another', () => {
+    const prefixes = [0, 1, 255, 256, 65_535, 2 ** 32 - 1].flatMap((id) => [partitionKeyPrefix('raft', id), partitionKeyPrefix('mvcc', id)]);
+    for (const prefix of prefixes) expect(prefix.length).toBe(5);
+    expect(new Set(prefixes.map((prefix) => [...prefix].join(','))).size).toBe(prefixes.length);
+    expect([...partitionKeyPrefix('mvcc', 258)]).toEqual([0x03, 0, 0, 1, 2]);
+  });
+});
