@@ -78,6 +78,8 @@ export class Raft {
   ticks = 0;
 
   leadTransferee: NodeId = NONE;
+  /** Ticks since the transfer started: it is abandoned after one election timeout. */
+  private transferElapsed = 0;
   /** Set once a TimeoutNow went out in this term: another node may win at any moment, so no lease. */
   private leaseRevoked = false;
   /** Invariant: no conf change is proposed while pendingConfIndex > applied (one change at a time). */
@@ -260,7 +262,9 @@ export class Raft {
         }
       }
       for (const [id, progress] of this.progress) progress.recentActive = id === this.id;
-      if (this.leadTransferee !== NONE) this.leadTransferee = NONE; // Transfer took too long: abort.
+    }
+    if (this.leadTransferee !== NONE && ++this.transferElapsed >= this.config.electionTicks) {
+      this.leadTransferee = NONE; // Transfer took too long: abort and accept proposals again.
     }
     if (this.role !== 'leader' || this.quiesced) return;
     if (this.heartbeatElapsed >= this.config.heartbeatTicks) {
@@ -901,7 +905,7 @@ export class Raft {
     if (this.leadTransferee === target) return;
     this.unquiesce();
     this.leadTransferee = target;
-    this.electionElapsed = 0; // The transfer must finish within one election timeout.
+    this.transferElapsed = 0;
     const progress = this.progress.get(target) as Progress;
     if (progress.match === this.log.lastIndex()) this.sendTimeoutNow(target);
     else this.maybeSendAppend(target, true);

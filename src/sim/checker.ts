@@ -123,3 +123,41 @@ export class SafetyChecker {
     return this.maxCommitted;
   }
 }
+
+/**
+ * CheckQuorum (thesis §6.2) seen from outside: a leader that has received no answer from a quorum
+ * of voters for two election timeouts (its check runs once per timeout) must have stepped down. A
+ * leader gets a fresh grace period when it is elected, wakes from quiescence or changes membership.
+ */
+export class QuorumContactChecker {
+  private readonly heard = new Map<NodeId, Map<NodeId, number>>();
+  private readonly graceFrom = new Map<NodeId, number>();
+
+  constructor(private readonly windowTicks: number) {}
+
+  answerDelivered(leader: NodeId, from: NodeId, now: number): void {
+    let heard = this.heard.get(leader);
+    if (!heard) this.heard.set(leader, (heard = new Map()));
+    heard.set(from, now);
+  }
+
+  grace(leader: NodeId, now: number): void {
+    this.graceFrom.set(leader, now);
+  }
+
+  check(leader: NodeId, term: number, voters: readonly NodeId[], now: number): void {
+    const since = now - this.windowTicks;
+    if ((this.graceFrom.get(leader) ?? Number.NEGATIVE_INFINITY) >= since) return;
+    const heard = this.heard.get(leader);
+    let reachable = 0;
+    for (const voter of voters) {
+      if (voter === leader || (heard?.get(voter) ?? Number.NEGATIVE_INFINITY) >= since) reachable++;
+    }
+    if (reachable < Math.floor(voters.length / 2) + 1) {
+      throw new InvariantViolation(
+        'check-quorum',
+        `node ${leader} still leads term ${term} although only ${reachable} of ${voters.length} voters answered in ${this.windowTicks} ticks`,
+      );
+    }
+  }
+}

@@ -5,7 +5,7 @@ import { RawNode, type Ready } from '../raft/rawnode.js';
 import { Rng } from '../raft/rng.js';
 import { MemoryLogStorage } from '../raft/storage.js';
 import { EntryType, type ConfChange, type NodeId } from '../raft/types.js';
-import { SafetyChecker } from './checker.js';
+import { QuorumContactChecker, SafetyChecker } from './checker.js';
 import { CALM_NETWORK, SimNetwork, type NetworkFaults } from './network.js';
 import { DigestStateMachine } from './state-machine.js';
 
@@ -26,6 +26,12 @@ export interface SimScenario {
   partitionRate: number;
   healRate: number;
   transferRate: number;
+  /** Cut the leader off, let it append a few entries nobody receives, then crash it (Figure 8's raw material). */
+  strandRate: number;
+  /** Probability that a newly elected leader is killed within a few ticks (before its term settles). */
+  newLeaderCrashRate: number;
+  /** Probability that a newly elected leader is cut off from everyone within a few ticks. */
+  newLeaderIsolateRate: number;
   confChangeRate: number;
   proposeRate: number;
   readRate: number;
@@ -47,7 +53,9 @@ export function scenarioFromSeed(seed: number, bugs: RaftBugs = {}): SimScenario
     readMode: rng.chance(0.5) ? 'lease' : 'safe',
     preVote: rng.chance(0.85),
     quiesceAfterTicks: rng.chance(0.3) ? 5 + rng.int(20) : 0,
-    maxMessageBytes: rng.chance(0.4) ? 64 : 4096,
+    // Small limits split appends into one or two entries each, so pipelining and partial
+    // replication (a term's first entry arriving without its successors) get exercised.
+    maxMessageBytes: rng.pick([32, 64, 4096, 4096]),
     maxInflightMessages: 1 + rng.int(8),
     snapshotEvery: rng.chance(0.5) ? 5 + rng.int(30) : 1_000_000,
     snapshotChunkBytes: 8 + rng.int(40),
@@ -62,6 +70,9 @@ export function scenarioFromSeed(seed: number, bugs: RaftBugs = {}): SimScenario
     partitionRate: rng.float() * 0.01,
     healRate: 0.02 + rng.float() * 0.05,
     transferRate: rng.float() * 0.01,
+    strandRate: rng.chance(0.5) ? rng.float() * 0.02 : 0,
+    newLeaderCrashRate: rng.chance(0.5) ? rng.float() * 0.5 : 0,
+    newLeaderIsolateRate: rng.chance(0.5) ? rng.float() * 0.6 : 0,
     confChangeRate: rng.chance(0.5) ? rng.float() * 0.01 : 0,
     proposeRate: 0.2 + rng.float() * 0.6,
     readRate: 0.1 + rng.float() * 0.4,
@@ -80,6 +91,8 @@ class SimNode {
   reads = new Set<string>();
   observedCommit = 0;
   observedLeaderTerm = 0;
+  observedQuiesced = false;
+  observedVoters = '';
 
   constructor(
     readonly id: NodeId,
@@ -110,6 +123,7 @@ export interface SimResult {
 export class SimCluster {
   readonly scenario: SimScenario;
   readonly checker = new SafetyChecker();
+  private readonly contact = new QuorumContactChecker(2 * ELECTION_TICKS + 1);
   private readonly rng: Rng;
   private readonly network: SimNetwork;
   private readonly nodes = new Map<NodeId, SimNode>();
@@ -120,10 +134,13 @@ export class SimCluster {
   private nextReadId = 1;
   private maxAckedProposalId = 0;
   private readonly crashedUntil = new Map<NodeId, number>();
+  private readonly crashAt = new Map<NodeId, number>();
+  private readonly isolateAt = new Map<NodeId, number>();
   private partitionedUntil = 0;
   private readonly traceLines: string[] = [];
   private readonly traceEnabled: boolean;
   private leaderChanges = 0;
+  private faultsActive = false;
   private crashes = 0;
 
   constructor(scenario: SimScenario, options: { trace?: boolean } = {}) {
@@ -144,6 +161,7 @@ export class SimCluster {
   run(): SimResult {
     try {
       this.network.faults = this.scenario.network;
+      this.faultsActive = true;
       for (let i = 0; i < this.scenario.faultTicks; i++) {
         this.injectFaults();
         this.clientTraffic();
@@ -171,8 +189,15 @@ export class SimCluster {
     for (const message of this.network.takeDue(this.now)) {
       const node = this.nodes.get(message.to);
       if (!node?.raw) continue;
+      if (message.type === 'appResp' || message.type === 'heartbeatResp' || message.type === 'snapResp') {
+        this.contact.answerDelivered(node.id, message.from, this.now);
+      }
       node.raw.step(message);
       this.processReady(node);
+    }
+    for (const node of this.nodes.values()) {
+      const status = node.raw?.status();
+      if (status?.role === 'leader' && !status.quiesced) this.contact.check(node.id, status.term, status.confState.voters, this.now);
     }
   }
 
@@ -248,9 +273,21 @@ export class SimCluster {
         return undefined;
       }
     };
+    const voters = status.confState.voters.join(',');
+    if (status.quiesced !== node.observedQuiesced || voters !== node.observedVoters) this.contact.grace(node.id, this.now);
+    node.observedQuiesced = status.quiesced;
+    node.observedVoters = voters;
     if (status.role === 'leader' && status.term !== node.observedLeaderTerm) {
       node.observedLeaderTerm = status.term;
+      this.contact.grace(node.id, this.now);
       this.leaderChanges++;
+      if (this.faultsActive && this.rng.chance(this.scenario.newLeaderCrashRate)) this.crashAt.set(node.id, this.now + this.rng.int(4));
+      if (this.faultsActive && this.rng.chance(this.scenario.newLeaderIsolateRate)) {
+        const delay = this.rng.int(4);
+        // Delay 0: its first messages (the term's empty entry) never leave, like Figure 8's S5.
+        if (delay === 0) this.isolate(node.id, 10 + this.rng.int(50));
+        else this.isolateAt.set(node.id, this.now + delay);
+      }
       this.trace(`n${node.id} became leader of term ${status.term} (last ${status.lastIndex}, commit ${status.commit})`);
       this.checker.observeBecameLeader(node.id, status.term, node.storage.firstIndex(), termAt);
     }
@@ -281,9 +318,21 @@ export class SimCluster {
       if (this.now >= until) this.restart(id);
     }
     if (this.partitionedUntil > 0 && this.now >= this.partitionedUntil) this.healPartitions();
+    for (const [id, at] of this.isolateAt) {
+      if (this.now < at) continue;
+      this.isolateAt.delete(id);
+      this.isolate(id, 10 + rng.int(50));
+    }
+    for (const [id, at] of this.crashAt) {
+      if (this.now < at) continue;
+      this.crashAt.delete(id);
+      const node = this.nodes.get(id) as SimNode;
+      if (node.raw && this.crashedUntil.size < Math.floor((s.nodeCount - 1) / 2)) this.crash(node, 5 + rng.int(40));
+    }
     if (rng.chance(s.crashRate)) this.crashSomeone();
     if (this.partitionedUntil === 0 && rng.chance(s.partitionRate)) this.partition();
     if (rng.chance(s.transferRate)) this.transfer();
+    if (rng.chance(s.strandRate)) this.strandLeader();
     if (rng.chance(s.confChangeRate)) this.changeMembership();
   }
 
@@ -295,6 +344,19 @@ export class SimCluster {
     const leader = this.currentLeaders()[0];
     const victim = leader && this.rng.chance(0.5) ? (this.nodes.get(leader) as SimNode) : this.rng.pick(alive);
     this.crash(victim, 5 + this.rng.int(60));
+  }
+
+  private strandLeader(): void {
+    if (this.crashedUntil.size >= Math.floor((this.scenario.nodeCount - 1) / 2)) return;
+    const leaderId = this.currentLeaders()[0];
+    if (leaderId === undefined) return;
+    const leader = this.nodes.get(leaderId) as SimNode;
+    for (const other of this.pool) if (other !== leaderId) this.blockBoth(leaderId, other);
+    const count = 1 + this.rng.int(3);
+    for (let i = 0; i < count; i++) this.proposeAt(leader);
+    this.trace(`STRAND n${leaderId} with ${count} unreplicated proposals`);
+    this.crash(leader, 5 + this.rng.int(40));
+    this.partitionedUntil = this.partitionedUntil === 0 ? this.now + 1 : this.partitionedUntil;
   }
 
   private crash(node: SimNode, downTicks: number): void {
@@ -370,6 +432,12 @@ export class SimCluster {
     this.partitionedUntil = this.now + duration;
   }
 
+  private isolate(id: NodeId, duration: number): void {
+    for (const other of this.pool) if (other !== id) this.blockBoth(id, other);
+    this.partitionedUntil = Math.max(this.partitionedUntil, this.now + duration);
+    this.trace(`ISOLATE n${id} for ${duration}`);
+  }
+
   private blockBoth(a: NodeId, b: NodeId): void {
     this.network.block(a, b);
     this.network.block(b, a);
@@ -422,6 +490,9 @@ export class SimCluster {
   }
 
   private stopFaults(): void {
+    this.faultsActive = false;
+    this.crashAt.clear();
+    this.isolateAt.clear();
     this.network.faults = CALM_NETWORK;
     this.healPartitions();
     for (const id of [...this.crashedUntil.keys()]) this.restart(id);
@@ -430,15 +501,36 @@ export class SimCluster {
 
   // ------------------------------------------------------------ clients
 
+  /**
+   * Clients each remember a leader and keep talking to it until told otherwise, so every node that
+   * believes it leads gets traffic, stale leaders included: exactly where stale reads would show.
+   */
   private clientTraffic(): void {
-    if (this.rng.chance(this.scenario.proposeRate)) this.proposeSomewhere();
-    if (this.rng.chance(this.scenario.readRate)) this.readSomewhere();
+    for (const id of this.currentLeaders()) {
+      const node = this.nodes.get(id) as SimNode;
+      if (this.rng.chance(this.scenario.proposeRate)) this.proposeAt(node);
+      if (this.rng.chance(this.scenario.readRate)) this.readAt(node);
+    }
+    if (this.rng.chance(this.scenario.readRate / 2)) {
+      const alive = [...this.nodes.values()].filter((node) => node.raw);
+      if (alive.length > 0) this.readAt(this.rng.pick(alive));
+    }
   }
 
   private proposeSomewhere(): { node: NodeId; index: number } | undefined {
     const leaders = this.currentLeaders();
     if (leaders.length === 0) return undefined;
-    const node = this.nodes.get(this.rng.pick(leaders)) as SimNode;
+    // Clients that follow leader hints end up at the newest leader; some still talk to a stale one.
+    const newest = leaders.reduce((a, b) => (this.termOf(b) > this.termOf(a) ? b : a));
+    const target = this.rng.chance(0.8) ? newest : this.rng.pick(leaders);
+    return this.proposeAt(this.nodes.get(target) as SimNode);
+  }
+
+  private termOf(id: NodeId): number {
+    return this.nodes.get(id)?.raw?.status().term ?? 0;
+  }
+
+  private proposeAt(node: SimNode): { node: NodeId; index: number } | undefined {
     const id = this.nextProposalId++;
     try {
       const { index, term } = (node.raw as RawNode).propose(new TextEncoder().encode(`w${id}`));
@@ -451,10 +543,7 @@ export class SimCluster {
     }
   }
 
-  private readSomewhere(): void {
-    const alive = [...this.nodes.values()].filter((node) => node.raw);
-    if (alive.length === 0) return;
-    const node = this.rng.pick(alive);
+  private readAt(node: SimNode): void {
     const context = `r${this.nextReadId++}`;
     this.checker.readStarted(context);
     try {
