@@ -50,6 +50,13 @@ export interface Limits {
   readonly snapshotChunkBytes: number;
   /** Physical compaction deletes at most this many versions per storage write. */
   readonly compactionBatchOps: number;
+  /** A request that arrives without a deadline gets this long, so no call waits forever. */
+  readonly defaultCallTimeoutMs: number;
+  /**
+   * One KV.Stream runs at most this many requests at once; past it the server stops reading the
+   * stream (gRPC flow control then slows the client) instead of queueing without bound.
+   */
+  readonly maxStreamRequestsInFlight: number;
 }
 
 export const defaultLimits: Limits = Object.freeze({
@@ -70,6 +77,8 @@ export const defaultLimits: Limits = Object.freeze({
   maxTxnReadPrefixes: 16,
   snapshotChunkBytes: 256 * kibibyte,
   compactionBatchOps: 1000,
+  defaultCallTimeoutMs: 10_000,
+  maxStreamRequestsInFlight: 1024,
 });
 
 /** Builds a limits object from the defaults and some overrides, asserting that it is coherent. */
@@ -101,6 +110,8 @@ export function assertLimits(limits: Limits): void {
   // A page must be able to examine at least one version of every key it returns.
   assert(limits.maxScanVersions >= limits.maxPageSize, 'maxScanVersions >= maxPageSize');
   assert(limits.minTtlMs <= limits.maxTtlMs, 'minTtlMs <= maxTtlMs');
+  // A stream request's timeout travels as a uint32 of milliseconds.
+  assert(limits.defaultCallTimeoutMs <= 0xffff_ffff, 'defaultCallTimeoutMs fits a uint32');
   // Expiry times are nowMs + ttlMs and must stay exact doubles for any plausible wall clock.
   assert(Date.UTC(3000, 0) + limits.maxTtlMs < Number.MAX_SAFE_INTEGER, 'maxTtlMs keeps expiry times exact');
   // The hash space has 2^32 points; every partition must own at least one.

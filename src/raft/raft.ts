@@ -95,6 +95,8 @@ export class Raft {
 
   quiesced = false;
   private idleTicks = 0;
+  /** Follower: the leader's tick on the heartbeat that made this node quiet. */
+  private quiescedAtLeaderTick = 0;
 
   private incomingSnapshot: IncomingSnapshot | undefined = undefined;
 
@@ -366,9 +368,7 @@ export class Raft {
 
   step(message: Message): void {
     assert.ok(message.to === this.id, `message for ${message.to} delivered to ${this.id}`);
-    if (this.quiesced && !(message.type === 'heartbeat' && message.quiesce) && message.type !== 'heartbeatResp') {
-      this.unquiesce();
-    }
+    if (this.quiesced && this.wakesQuiescedGroup(message)) this.unquiesce();
     if (message.term > this.term) {
       if (message.type === 'vote' || message.type === 'preVote') {
         if (!message.force && this.inLease()) return;
@@ -395,6 +395,18 @@ export class Raft {
       default:
         this.stepRole(message);
     }
+  }
+
+  /**
+   * Any message wakes a quiet node, except the leader's heartbeats that were sent before it asked
+   * the group to go quiet (reordered or duplicated on the way) and answers to those heartbeats.
+   */
+  private wakesQuiescedGroup(message: Message): boolean {
+    if (message.type === 'heartbeatResp') return false;
+    if (message.type === 'heartbeat' && message.from === this.lead && message.term === this.term) {
+      return !message.quiesce && (message.leaseTick ?? Number.POSITIVE_INFINITY) > this.quiescedAtLeaderTick;
+    }
+    return true;
   }
 
   private handleStaleTerm(message: Message): void {
@@ -666,9 +678,10 @@ export class Raft {
     progress.recentActive = true;
     progress.probeSent = false;
     progress.commit = Math.max(progress.commit, message.commit ?? 0);
-    progress.quiesced = message.quiesce === true;
+    if (message.quiesce !== undefined) progress.quiesced = message.quiesce;
     if (message.leaseTick !== undefined) progress.leaseAckTick = Math.max(progress.leaseAckTick, message.leaseTick);
-    if (this.quiesced && !message.quiesce) this.unquiesce();
+    // Answers to ordinary heartbeats sent before going quiet do not count; a refusal does.
+    if (this.quiesced && message.quiesce === false) this.unquiesce();
     if (progress.state === 'snapshot') {
       // No chunk confirmed for a whole heartbeat round: it was probably lost, so send it again.
       if (progress.snapshotAcked === progress.snapshotAckedAtHeartbeat) this.sendSnapshotChunk(message.from, progress);
@@ -763,6 +776,7 @@ export class Raft {
         message.logTerm === this.log.lastTerm() &&
         message.commit === this.log.committed;
       this.quiesced = quiesced;
+      if (quiesced) this.quiescedAtLeaderTick = message.leaseTick ?? 0;
     }
     this.send({
       type: 'heartbeatResp',
@@ -771,7 +785,8 @@ export class Raft {
       commit: this.log.committed,
       ...(message.readSeq !== undefined ? { readSeq: message.readSeq } : {}),
       ...(message.leaseTick !== undefined ? { leaseTick: message.leaseTick } : {}),
-      ...(quiesced ? { quiesce: true } : {}),
+      // Answer a quiesce request either way, so a leader whose follower could not go quiet wakes up.
+      ...(message.quiesce ? { quiesce: quiesced } : {}),
     });
   }
 

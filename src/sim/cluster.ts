@@ -12,6 +12,7 @@ import { DigestStateMachine } from './state-machine.js';
 /** Everything a run draws from its seed. */
 export interface SimScenario {
   seed: number;
+  profile: NemesisProfile;
   nodeCount: number;
   readMode: 'safe' | 'lease';
   preVote: boolean;
@@ -24,7 +25,6 @@ export interface SimScenario {
   /** Per-tick probabilities of each fault. */
   crashRate: number;
   partitionRate: number;
-  healRate: number;
   transferRate: number;
   /** Cut the leader off, let it append a few entries nobody receives, then crash it (Figure 8's raw material). */
   strandRate: number;
@@ -35,6 +35,8 @@ export interface SimScenario {
   confChangeRate: number;
   proposeRate: number;
   readRate: number;
+  /** Clients go quiet for stretches (so idle groups quiesce) with this probability per busy tick. */
+  idleRate: number;
   faultTicks: number;
   /** After faults stop: ticks allowed for a leader to emerge and a proposal to commit. */
   livenessTicks: number;
@@ -43,21 +45,33 @@ export interface SimScenario {
 
 export const ELECTION_TICKS = 10;
 
+/**
+ * Each seed draws a nemesis profile, then its parameters. 'mixed' spreads every fault thinly;
+ * 'leader-churn' kills and strands leaders right after elections on five nodes with one-entry
+ * messages, the raw material of Figure 8; 'quiet' lets groups go idle and quiesce, then cuts
+ * leaders off, where stale reads would hide.
+ */
+export type NemesisProfile = 'mixed' | 'leader-churn' | 'quiet';
+
 export function scenarioFromSeed(seed: number, bugs: RaftBugs = {}): SimScenario {
   const rng = new Rng(seed ^ 0x5eed);
-  const nodeCount = rng.chance(0.5) ? 3 : 5;
+  const profile: NemesisProfile = rng.pick(['mixed', 'mixed', 'leader-churn', 'quiet'] as const);
+  const churn = profile === 'leader-churn';
+  const quiet = profile === 'quiet';
+  const nodeCount = churn || rng.chance(0.5) ? 5 : 3;
   const lossy = rng.chance(0.6);
   return {
     seed,
+    profile,
     nodeCount,
     readMode: rng.chance(0.5) ? 'lease' : 'safe',
     preVote: rng.chance(0.85),
-    quiesceAfterTicks: rng.chance(0.3) ? 5 + rng.int(20) : 0,
+    quiesceAfterTicks: quiet || rng.chance(0.2) ? 5 + rng.int(15) : 0,
     // Small limits split appends into one or two entries each, so pipelining and partial
     // replication (a term's first entry arriving without its successors) get exercised.
-    maxMessageBytes: rng.pick([32, 64, 4096, 4096]),
-    maxInflightMessages: 1 + rng.int(8),
-    snapshotEvery: rng.chance(0.5) ? 5 + rng.int(30) : 1_000_000,
+    maxMessageBytes: churn ? 32 : rng.pick([32, 64, 4096, 4096]),
+    maxInflightMessages: (churn ? 2 : 1) + rng.int(8),
+    snapshotEvery: !churn && rng.chance(0.5) ? 5 + rng.int(30) : 1_000_000,
     snapshotChunkBytes: 8 + rng.int(40),
     network: {
       dropRate: lossy ? rng.float() * 0.1 : 0,
@@ -67,15 +81,15 @@ export function scenarioFromSeed(seed: number, bugs: RaftBugs = {}): SimScenario
       longDelayTicks: 5 + rng.int(40),
     },
     crashRate: rng.float() * 0.015,
-    partitionRate: rng.float() * 0.01,
-    healRate: 0.02 + rng.float() * 0.05,
+    partitionRate: quiet ? 0.005 + rng.float() * 0.01 : rng.float() * 0.01,
     transferRate: rng.float() * 0.01,
-    strandRate: rng.chance(0.5) ? rng.float() * 0.02 : 0,
-    newLeaderCrashRate: rng.chance(0.5) ? rng.float() * 0.5 : 0,
-    newLeaderIsolateRate: rng.chance(0.5) ? rng.float() * 0.6 : 0,
+    strandRate: churn ? 0.01 + rng.float() * 0.03 : rng.chance(0.5) ? rng.float() * 0.02 : 0,
+    newLeaderCrashRate: churn ? 0.2 + rng.float() * 0.4 : rng.chance(0.5) ? rng.float() * 0.5 : 0,
+    newLeaderIsolateRate: churn ? 0.3 + rng.float() * 0.5 : rng.chance(0.5) ? rng.float() * 0.6 : 0,
     confChangeRate: rng.chance(0.5) ? rng.float() * 0.01 : 0,
     proposeRate: 0.2 + rng.float() * 0.6,
     readRate: 0.1 + rng.float() * 0.4,
+    idleRate: quiet ? 0.02 + rng.float() * 0.03 : rng.chance(0.3) ? 0.01 + rng.float() * 0.03 : 0,
     faultTicks: 300 + rng.int(300),
     livenessTicks: 30 * ELECTION_TICKS,
     bugs,
@@ -111,7 +125,15 @@ export interface SimResult {
   ok: boolean;
   error?: string;
   ticks: number;
-  stats: { writesAcked: number; readsChecked: number; messages: number; dropped: number; leaderChanges: number; crashes: number };
+  stats: {
+    writesAcked: number;
+    readsChecked: number;
+    messages: number;
+    dropped: number;
+    leaderChanges: number;
+    crashes: number;
+    quiescences: number;
+  };
   trace: string[];
 }
 
@@ -133,6 +155,8 @@ export class SimCluster {
   private nextProposalId = 1;
   private nextReadId = 1;
   private maxAckedProposalId = 0;
+  private idleUntil = 0;
+  private quiescences = 0;
   private readonly crashedUntil = new Map<NodeId, number>();
   private readonly crashAt = new Map<NodeId, number>();
   private readonly isolateAt = new Map<NodeId, number>();
@@ -275,6 +299,15 @@ export class SimCluster {
     };
     const voters = status.confState.voters.join(',');
     if (status.quiesced !== node.observedQuiesced || voters !== node.observedVoters) this.contact.grace(node.id, this.now);
+    if (status.quiesced !== node.observedQuiesced) {
+      this.trace(`n${node.id} ${status.quiesced ? 'quiesced' : 'woke'} (${status.role})`);
+      if (status.quiesced) this.quiescences++;
+      // A leader that went quiet is the one whose loss nobody notices by missing heartbeats:
+      // cut it off now and then to prove the failure detector and the read path still hold.
+      if (status.quiesced && status.role === 'leader' && this.faultsActive && this.rng.chance(0.2)) {
+        this.isolateAt.set(node.id, this.now + 1 + this.rng.int(10));
+      }
+    }
     node.observedQuiesced = status.quiesced;
     node.observedVoters = voters;
     if (status.role === 'leader' && status.term !== node.observedLeaderTerm) {
@@ -506,6 +539,12 @@ export class SimCluster {
    * believes it leads gets traffic, stale leaders included: exactly where stale reads would show.
    */
   private clientTraffic(): void {
+    if (this.now < this.idleUntil) return;
+    if (this.rng.chance(this.scenario.idleRate)) {
+      this.idleUntil = this.now + 20 + this.rng.int(80);
+      this.trace(`clients idle until ${this.idleUntil}`);
+      return;
+    }
     for (const id of this.currentLeaders()) {
       const node = this.nodes.get(id) as SimNode;
       if (this.rng.chance(this.scenario.proposeRate)) this.proposeAt(node);
@@ -610,6 +649,7 @@ export class SimCluster {
         dropped: this.network.dropped,
         leaderChanges: this.leaderChanges,
         crashes: this.crashes,
+        quiescences: this.quiescences,
       },
       trace: this.traceLines,
     };

@@ -1,0 +1,481 @@
+/**
+ * Conversions between atoll.v1 messages (wire-types.ts) and the transport-neutral types of
+ * src/node/api.ts, in both directions, for every request and response. The KV service, the Stream
+ * RPC, the client and the node's Forward client and server all go through these, so the wire
+ * format is interpreted in exactly one place.
+ *
+ * Decoders check shape at the edge: a missing or invalid key, a malformed or out-of-range 64-bit
+ * integer, an unknown enum value all fail with an AtollError (INVALID_KEY / INVALID_ARGUMENT) before
+ * anything reaches a node. Semantic limits (value size, TTL range, condition combinations) are the
+ * node's to check, because it must check them for forwarded requests too.
+ *
+ * Encoders build messages from API values the caller already holds; 64-bit fields are written as
+ * decimal text, optional fields are left out when absent.
+ */
+import { AtollError } from '../errors.js';
+import { validateKey } from '../keys/validate-key.js';
+import type {
+  ClusterInfoResponse,
+  Consistency,
+  DeleteRequest,
+  DeleteResponse,
+  ExistsRequest,
+  ExistsResponse,
+  ExtendRequest,
+  ExtendResponse,
+  GetByPrefixRequest,
+  GetByPrefixResponse,
+  GetRequest,
+  GetResponse,
+  IncrementRequest,
+  IncrementResponse,
+  KeyRecord,
+  NodeInfo,
+  PartitionInfo,
+  PutRequest,
+  PutResponse,
+  TransferLeaderRequest,
+} from '../node/api.js';
+import { formatWireInt64, parseWireCount, parseWireInt64, parseWireUint32 } from './wire-numbers.js';
+import type {
+  ClusterInfoResponseMessage,
+  ConsistencyName,
+  DeleteRequestMessage,
+  DeleteResponseMessage,
+  ExistsRequestMessage,
+  ExistsResponseMessage,
+  ExtendRequestMessage,
+  ExtendResponseMessage,
+  GetByPrefixRequestMessage,
+  GetByPrefixResponseMessage,
+  GetRequestMessage,
+  GetResponseMessage,
+  IncrementRequestMessage,
+  IncrementResponseMessage,
+  KeyRecordMessage,
+  NodeInfoMessage,
+  PartitionInfoMessage,
+  PutRequestMessage,
+  PutResponseMessage,
+  TransferLeaderRequestMessage,
+} from './wire-types.js';
+
+// -------------------------------------------------------------------------------------------------
+// Field helpers
+
+/** Reads the required key field; an absent key is the commonest client mistake, so say so plainly. */
+function decodeKey(value: unknown): string {
+  if (value === undefined || value === null || value === '') {
+    throw new AtollError('INVALID_KEY', 'the request has no key: set the `key` field to a non-empty UTF-8 string');
+  }
+  validateKey(value);
+  return value;
+}
+
+/** A view of the same memory as a plain Uint8Array: callers compare and copy it like any other. */
+function decodeBytes(value: unknown, field: string): Uint8Array {
+  if (value === undefined || value === null) return new Uint8Array(0);
+  if (!(value instanceof Uint8Array)) throw new AtollError('INVALID_ARGUMENT', `${field} must be bytes`, { field });
+  return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+}
+
+function decodeBoolean(value: unknown, field: string): boolean {
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw new AtollError('INVALID_ARGUMENT', `${field} must be a boolean`, { field });
+  return value;
+}
+
+function decodeText(value: unknown, field: string): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new AtollError('INVALID_ARGUMENT', `${field} must be a string`, { field });
+  return value;
+}
+
+function decodeConsistency(value: unknown): Consistency {
+  if (value === undefined || value === null || value === 'LINEARIZABLE' || value === 0) return 'linearizable';
+  if (value === 'STALE' || value === 1) return 'stale';
+  throw new AtollError('INVALID_ARGUMENT', `consistency must be LINEARIZABLE or STALE, got ${String(value)}`);
+}
+
+function encodeConsistency(consistency: Consistency | undefined): ConsistencyName {
+  return consistency === 'stale' ? 'STALE' : 'LINEARIZABLE';
+}
+
+/** A revision to read at: absent and 0 both mean "the latest", which the API spells as absent. */
+function decodeReadRevision(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const revision = parseWireCount(value, 'revision');
+  return revision === 0 ? undefined : revision;
+}
+
+function decodeOptionalCount(value: unknown, field: string): number | undefined {
+  return value === undefined || value === null ? undefined : parseWireCount(value, field);
+}
+
+function decodeCount(value: unknown, field: string): number {
+  return parseWireCount(value ?? '0', field);
+}
+
+function decodeRepeated<T>(value: unknown, field: string, decodeItem: (item: unknown) => T): T[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new AtollError('INVALID_ARGUMENT', `${field} must be a list`, { field });
+  return value.map(decodeItem);
+}
+
+function decodeMessage<T extends object>(value: unknown, name: string): Partial<T> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object') throw new AtollError('INVALID_ARGUMENT', `${name} must be a message`);
+  return value as Partial<T>;
+}
+
+// -------------------------------------------------------------------------------------------------
+// KeyRecord
+
+export function encodeKeyRecord(record: KeyRecord): KeyRecordMessage {
+  return {
+    key: record.key,
+    value: record.value,
+    createRevision: formatWireInt64(record.createRevision),
+    modRevision: formatWireInt64(record.modRevision),
+    version: formatWireInt64(record.version),
+    expiresAtMs: formatWireInt64(record.expiresAtMs),
+  };
+}
+
+export function decodeKeyRecord(value: unknown): KeyRecord {
+  const message = decodeMessage<KeyRecordMessage>(value, 'KeyRecord');
+  return {
+    key: decodeText(message.key, 'key'),
+    value: decodeBytes(message.value, 'value'),
+    createRevision: decodeCount(message.createRevision, 'create_revision'),
+    modRevision: decodeCount(message.modRevision, 'mod_revision'),
+    version: decodeCount(message.version, 'version'),
+    expiresAtMs: decodeCount(message.expiresAtMs, 'expires_at_ms'),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Get
+
+export function encodeGetRequest(request: GetRequest): GetRequestMessage {
+  const message: GetRequestMessage = { key: request.key, consistency: encodeConsistency(request.consistency) };
+  if (request.revision !== undefined && request.revision !== 0) message.revision = formatWireInt64(request.revision);
+  return message;
+}
+
+export function decodeGetRequest(value: unknown): GetRequest {
+  const message = decodeMessage<GetRequestMessage>(value, 'GetRequest');
+  const key = decodeKey(message.key);
+  const revision = decodeReadRevision(message.revision);
+  const consistency = decodeConsistency(message.consistency);
+  return revision === undefined ? { key, consistency } : { key, revision, consistency };
+}
+
+export function encodeGetResponse(response: GetResponse): GetResponseMessage {
+  return {
+    found: response.found,
+    value: response.value,
+    createRevision: formatWireInt64(response.createRevision),
+    modRevision: formatWireInt64(response.modRevision),
+    version: formatWireInt64(response.version),
+    expiresAtMs: formatWireInt64(response.expiresAtMs),
+    revision: formatWireInt64(response.revision),
+  };
+}
+
+export function decodeGetResponse(value: unknown): GetResponse {
+  const message = decodeMessage<GetResponseMessage>(value, 'GetResponse');
+  return {
+    found: decodeBoolean(message.found, 'found'),
+    value: decodeBytes(message.value, 'value'),
+    createRevision: decodeCount(message.createRevision, 'create_revision'),
+    modRevision: decodeCount(message.modRevision, 'mod_revision'),
+    version: decodeCount(message.version, 'version'),
+    expiresAtMs: decodeCount(message.expiresAtMs, 'expires_at_ms'),
+    revision: decodeCount(message.revision, 'revision'),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Put
+
+export function encodePutRequest(request: PutRequest): PutRequestMessage {
+  const message: PutRequestMessage = {
+    key: request.key,
+    value: request.value,
+    keepTtl: request.keepTtl === true,
+    ifAbsent: request.ifAbsent === true,
+    ifPresent: request.ifPresent === true,
+    returnPrevious: request.returnPrevious === true,
+  };
+  if (request.ttlMs !== undefined) message.ttlMs = formatWireInt64(request.ttlMs);
+  if (request.ifModRevision !== undefined) message.ifModRevision = formatWireInt64(request.ifModRevision);
+  if (request.ifValue !== undefined) message.ifValue = request.ifValue;
+  return message;
+}
+
+export function decodePutRequest(value: unknown): PutRequest {
+  const message = decodeMessage<PutRequestMessage>(value, 'PutRequest');
+  const request: { -readonly [K in keyof PutRequest]: PutRequest[K] } = {
+    key: decodeKey(message.key),
+    value: decodeBytes(message.value, 'value'),
+  };
+  const ttlMs = decodeOptionalCount(message.ttlMs, 'ttl_ms');
+  if (ttlMs !== undefined) request.ttlMs = ttlMs;
+  if (decodeBoolean(message.keepTtl, 'keep_ttl')) request.keepTtl = true;
+  if (decodeBoolean(message.ifAbsent, 'if_absent')) request.ifAbsent = true;
+  if (decodeBoolean(message.ifPresent, 'if_present')) request.ifPresent = true;
+  const ifModRevision = decodeOptionalCount(message.ifModRevision, 'if_mod_revision');
+  if (ifModRevision !== undefined) request.ifModRevision = ifModRevision;
+  if (message.ifValue !== undefined && message.ifValue !== null) request.ifValue = decodeBytes(message.ifValue, 'if_value');
+  if (decodeBoolean(message.returnPrevious, 'return_previous')) request.returnPrevious = true;
+  return request;
+}
+
+export function encodePutResponse(response: PutResponse): PutResponseMessage {
+  const message: PutResponseMessage = { applied: response.applied, revision: formatWireInt64(response.revision) };
+  if (response.previous !== undefined) message.previous = encodeKeyRecord(response.previous);
+  return message;
+}
+
+export function decodePutResponse(value: unknown): PutResponse {
+  const message = decodeMessage<PutResponseMessage>(value, 'PutResponse');
+  const response = { applied: decodeBoolean(message.applied, 'applied'), revision: decodeCount(message.revision, 'revision') };
+  if (message.previous === undefined || message.previous === null) return response;
+  return { ...response, previous: decodeKeyRecord(message.previous) };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Delete
+
+export function encodeDeleteRequest(request: DeleteRequest): DeleteRequestMessage {
+  const message: DeleteRequestMessage = { key: request.key };
+  if (request.ifModRevision !== undefined) message.ifModRevision = formatWireInt64(request.ifModRevision);
+  if (request.ifValue !== undefined) message.ifValue = request.ifValue;
+  return message;
+}
+
+export function decodeDeleteRequest(value: unknown): DeleteRequest {
+  const message = decodeMessage<DeleteRequestMessage>(value, 'DeleteRequest');
+  const request: { -readonly [K in keyof DeleteRequest]: DeleteRequest[K] } = { key: decodeKey(message.key) };
+  const ifModRevision = decodeOptionalCount(message.ifModRevision, 'if_mod_revision');
+  if (ifModRevision !== undefined) request.ifModRevision = ifModRevision;
+  if (message.ifValue !== undefined && message.ifValue !== null) request.ifValue = decodeBytes(message.ifValue, 'if_value');
+  return request;
+}
+
+export function encodeDeleteResponse(response: DeleteResponse): DeleteResponseMessage {
+  return { deleted: response.deleted, revision: formatWireInt64(response.revision) };
+}
+
+export function decodeDeleteResponse(value: unknown): DeleteResponse {
+  const message = decodeMessage<DeleteResponseMessage>(value, 'DeleteResponse');
+  return { deleted: decodeBoolean(message.deleted, 'deleted'), revision: decodeCount(message.revision, 'revision') };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Increment
+
+export function encodeIncrementRequest(request: IncrementRequest): IncrementRequestMessage {
+  const message: IncrementRequestMessage = { key: request.key, delta: formatWireInt64(request.delta) };
+  if (request.ttlMs !== undefined) message.ttlMs = formatWireInt64(request.ttlMs);
+  return message;
+}
+
+export function decodeIncrementRequest(value: unknown): IncrementRequest {
+  const message = decodeMessage<IncrementRequestMessage>(value, 'IncrementRequest');
+  const key = decodeKey(message.key);
+  const delta = parseWireInt64(message.delta ?? '0', 'delta');
+  const ttlMs = decodeOptionalCount(message.ttlMs, 'ttl_ms');
+  return ttlMs === undefined ? { key, delta } : { key, delta, ttlMs };
+}
+
+export function encodeIncrementResponse(response: IncrementResponse): IncrementResponseMessage {
+  return { value: formatWireInt64(response.value), revision: formatWireInt64(response.revision) };
+}
+
+export function decodeIncrementResponse(value: unknown): IncrementResponse {
+  const message = decodeMessage<IncrementResponseMessage>(value, 'IncrementResponse');
+  return { value: parseWireInt64(message.value ?? '0', 'value'), revision: decodeCount(message.revision, 'revision') };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Exists
+
+export function encodeExistsRequest(request: ExistsRequest): ExistsRequestMessage {
+  return { key: request.key, consistency: encodeConsistency(request.consistency) };
+}
+
+export function decodeExistsRequest(value: unknown): ExistsRequest {
+  const message = decodeMessage<ExistsRequestMessage>(value, 'ExistsRequest');
+  return { key: decodeKey(message.key), consistency: decodeConsistency(message.consistency) };
+}
+
+export function encodeExistsResponse(response: ExistsResponse): ExistsResponseMessage {
+  return { exists: response.exists, revision: formatWireInt64(response.revision) };
+}
+
+export function decodeExistsResponse(value: unknown): ExistsResponse {
+  const message = decodeMessage<ExistsResponseMessage>(value, 'ExistsResponse');
+  return { exists: decodeBoolean(message.exists, 'exists'), revision: decodeCount(message.revision, 'revision') };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Extend
+
+export function encodeExtendRequest(request: ExtendRequest): ExtendRequestMessage {
+  return { key: request.key, ttlMs: formatWireInt64(request.ttlMs) };
+}
+
+export function decodeExtendRequest(value: unknown): ExtendRequest {
+  const message = decodeMessage<ExtendRequestMessage>(value, 'ExtendRequest');
+  const key = decodeKey(message.key);
+  if (message.ttlMs === undefined || message.ttlMs === null || message.ttlMs === '0') {
+    throw new AtollError('INVALID_ARGUMENT', 'extend needs ttl_ms: the new expiry in milliseconds from now, at least 1');
+  }
+  return { key, ttlMs: parseWireCount(message.ttlMs, 'ttl_ms') };
+}
+
+export function encodeExtendResponse(response: ExtendResponse): ExtendResponseMessage {
+  return {
+    extended: response.extended,
+    expiresAtMs: formatWireInt64(response.expiresAtMs),
+    revision: formatWireInt64(response.revision),
+  };
+}
+
+export function decodeExtendResponse(value: unknown): ExtendResponse {
+  const message = decodeMessage<ExtendResponseMessage>(value, 'ExtendResponse');
+  return {
+    extended: decodeBoolean(message.extended, 'extended'),
+    expiresAtMs: decodeCount(message.expiresAtMs, 'expires_at_ms'),
+    revision: decodeCount(message.revision, 'revision'),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// GetByPrefix
+
+export function encodeGetByPrefixRequest(request: GetByPrefixRequest): GetByPrefixRequestMessage {
+  const message: GetByPrefixRequestMessage = {
+    prefix: request.prefix,
+    pageToken: request.pageToken ?? '',
+    consistency: encodeConsistency(request.consistency),
+  };
+  if (request.revision !== undefined && request.revision !== 0) message.revision = formatWireInt64(request.revision);
+  if (request.limit !== undefined) message.limit = request.limit;
+  return message;
+}
+
+export function decodeGetByPrefixRequest(value: unknown): GetByPrefixRequest {
+  const message = decodeMessage<GetByPrefixRequestMessage>(value, 'GetByPrefixRequest');
+  const prefix = decodeText(message.prefix, 'prefix');
+  if (prefix === '') {
+    throw new AtollError(
+      'PREFIX_SPANS_BUCKETS',
+      'the request has no prefix: set `prefix` to a bucket name (`services`) or a prefix inside one (`services/au`)',
+    );
+  }
+  const request: { -readonly [K in keyof GetByPrefixRequest]: GetByPrefixRequest[K] } = {
+    prefix,
+    consistency: decodeConsistency(message.consistency),
+  };
+  const revision = decodeReadRevision(message.revision);
+  if (revision !== undefined) request.revision = revision;
+  if (message.limit !== undefined && message.limit !== null) request.limit = parseWireUint32(message.limit, 'limit');
+  const pageToken = decodeText(message.pageToken, 'page_token');
+  if (pageToken !== '') request.pageToken = pageToken;
+  return request;
+}
+
+export function encodeGetByPrefixResponse(response: GetByPrefixResponse): GetByPrefixResponseMessage {
+  return {
+    items: response.items.map(encodeKeyRecord),
+    revision: formatWireInt64(response.revision),
+    nextPageToken: response.nextPageToken,
+  };
+}
+
+export function decodeGetByPrefixResponse(value: unknown): GetByPrefixResponse {
+  const message = decodeMessage<GetByPrefixResponseMessage>(value, 'GetByPrefixResponse');
+  return {
+    items: decodeRepeated(message.items, 'items', decodeKeyRecord),
+    revision: decodeCount(message.revision, 'revision'),
+    nextPageToken: decodeText(message.nextPageToken, 'next_page_token'),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Cluster
+
+export function encodeClusterInfoResponse(response: ClusterInfoResponse): ClusterInfoResponseMessage {
+  return {
+    nodeId: response.nodeId,
+    partitionCount: response.partitionCount,
+    replicationFactor: response.replicationFactor,
+    hashFunction: response.hashFunction,
+    nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable })),
+    partitions: response.partitions.map(encodePartitionInfo),
+  };
+}
+
+function encodePartitionInfo(partition: PartitionInfo): PartitionInfoMessage {
+  return {
+    id: partition.id,
+    rangeStart: formatWireInt64(partition.rangeStart),
+    rangeEnd: formatWireInt64(partition.rangeEnd),
+    replicas: [...partition.replicas],
+    leader: partition.leader,
+    term: formatWireInt64(partition.term),
+    commitIndex: formatWireInt64(partition.commitIndex),
+    appliedIndex: formatWireInt64(partition.appliedIndex),
+    revision: formatWireInt64(partition.revision),
+  };
+}
+
+export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
+  const message = decodeMessage<ClusterInfoResponseMessage>(value, 'ClusterInfoResponse');
+  return {
+    nodeId: parseWireUint32(message.nodeId ?? 0, 'node_id'),
+    partitionCount: parseWireUint32(message.partitionCount ?? 0, 'partition_count'),
+    replicationFactor: parseWireUint32(message.replicationFactor ?? 0, 'replication_factor'),
+    hashFunction: decodeText(message.hashFunction, 'hash_function'),
+    nodes: decodeRepeated(message.nodes, 'nodes', decodeNodeInfo),
+    partitions: decodeRepeated(message.partitions, 'partitions', decodePartitionInfo),
+  };
+}
+
+function decodeNodeInfo(value: unknown): NodeInfo {
+  const message = decodeMessage<NodeInfoMessage>(value, 'NodeInfo');
+  return {
+    id: parseWireUint32(message.id ?? 0, 'id'),
+    address: decodeText(message.address, 'address'),
+    reachable: decodeBoolean(message.reachable, 'reachable'),
+  };
+}
+
+function decodePartitionInfo(value: unknown): PartitionInfo {
+  const message = decodeMessage<PartitionInfoMessage>(value, 'PartitionInfo');
+  return {
+    id: parseWireUint32(message.id ?? 0, 'id'),
+    rangeStart: decodeCount(message.rangeStart, 'range_start'),
+    rangeEnd: decodeCount(message.rangeEnd, 'range_end'),
+    replicas: decodeRepeated(message.replicas, 'replicas', (item) => parseWireUint32(item, 'replicas')),
+    leader: parseWireUint32(message.leader ?? 0, 'leader'),
+    term: decodeCount(message.term, 'term'),
+    commitIndex: decodeCount(message.commitIndex, 'commit_index'),
+    appliedIndex: decodeCount(message.appliedIndex, 'applied_index'),
+    revision: decodeCount(message.revision, 'revision'),
+  };
+}
+
+export function encodeTransferLeaderRequest(request: TransferLeaderRequest): TransferLeaderRequestMessage {
+  return { partition: request.partition, targetNode: request.targetNode };
+}
+
+export function decodeTransferLeaderRequest(value: unknown): TransferLeaderRequest {
+  const message = decodeMessage<TransferLeaderRequestMessage>(value, 'TransferLeaderRequest');
+  const targetNode = parseWireUint32(message.targetNode ?? 0, 'target_node');
+  if (targetNode === 0) throw new AtollError('INVALID_ARGUMENT', 'transfer leader needs target_node: the id of a replica');
+  return { partition: parseWireUint32(message.partition ?? 0, 'partition'), targetNode };
+}

@@ -1,0 +1,36 @@
+/**
+ * The Peer.Forward messages: a node that does not lead a key's partition sends the client's request
+ * to the leader in a ForwardRequest and relays the ForwardResponse (or the error status) back.
+ * Failures travel as gRPC statuses in both directions: see grpc-errors.ts (`serviceErrorOf` on the
+ * leader, `atollErrorOfServiceError` on the forwarding node).
+ */
+import { AtollError } from '../errors.js';
+import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
+import { parseWireUint32 } from './wire-numbers.js';
+import type { ForwardRequestMessage, ForwardResponseMessage } from './wire-types.js';
+
+export interface ForwardedOperation {
+  /** How many nodes forwarded the request before this one received it. */
+  readonly hops: number;
+  readonly operation: KvOperation;
+}
+
+export function encodeForwardRequest(forwarded: ForwardedOperation): ForwardRequestMessage {
+  return { hops: forwarded.hops, ...encodeKvOperation(forwarded.operation) };
+}
+
+export function decodeForwardRequest(message: unknown): ForwardedOperation {
+  if (typeof message !== 'object' || message === null) throw new AtollError('INVALID_ARGUMENT', 'ForwardRequest must be a message');
+  const request = message as ForwardRequestMessage;
+  return { hops: parseWireUint32(request.hops ?? 0, 'hops'), operation: decodeKvOperation(request, request.request) };
+}
+
+export function encodeForwardResponse(result: KvResult): ForwardResponseMessage {
+  return encodeKvResult(result);
+}
+
+export function decodeForwardResponse(message: unknown): KvResult {
+  if (typeof message !== 'object' || message === null) throw new AtollError('INTERNAL', 'ForwardResponse must be a message');
+  const response = message as ForwardResponseMessage;
+  return decodeKvResult(response, response.response);
+}

@@ -1,0 +1,166 @@
+/**
+ * One KV operation as a tagged value (`{ kind: 'put', request }`), so code that handles "any of the
+ * seven" (the Stream RPC, Forward, the client's router) writes one path instead of seven. The kind
+ * names are the oneof case names shared by StreamRequest, StreamResponse, ForwardRequest and
+ * ForwardResponse.
+ */
+import { AtollError } from '../errors.js';
+import type {
+  CallContext,
+  DeleteRequest,
+  DeleteResponse,
+  ExistsRequest,
+  ExistsResponse,
+  ExtendRequest,
+  ExtendResponse,
+  GetByPrefixRequest,
+  GetByPrefixResponse,
+  GetRequest,
+  GetResponse,
+  IncrementRequest,
+  IncrementResponse,
+  NodeApi,
+  PutRequest,
+  PutResponse,
+} from '../node/api.js';
+import * as convert from './convert.js';
+import type { KvRequestMessages, KvResponseMessages } from './wire-types.js';
+
+/** Request and response types of each operation, by kind. */
+export interface KvTypes {
+  get: { request: GetRequest; response: GetResponse };
+  put: { request: PutRequest; response: PutResponse };
+  delete: { request: DeleteRequest; response: DeleteResponse };
+  increment: { request: IncrementRequest; response: IncrementResponse };
+  exists: { request: ExistsRequest; response: ExistsResponse };
+  extend: { request: ExtendRequest; response: ExtendResponse };
+  getByPrefix: { request: GetByPrefixRequest; response: GetByPrefixResponse };
+}
+
+export type KvKind = keyof KvTypes;
+
+export type KvOperation = { [K in KvKind]: { readonly kind: K; readonly request: KvTypes[K]['request'] } }[KvKind];
+export type KvResult = { [K in KvKind]: { readonly kind: K; readonly response: KvTypes[K]['response'] } }[KvKind];
+
+/** A KvResult narrowed to one kind. */
+export type KvResultOf<K extends KvKind> = Extract<KvResult, { kind: K }>;
+
+export const kvKinds: readonly KvKind[] = Object.freeze(['get', 'put', 'delete', 'increment', 'exists', 'extend', 'getByPrefix']);
+
+/** Operations that change state: a client must not blindly retry one whose outcome is unknown. */
+const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend']);
+
+export function isWriteKind(kind: KvKind): boolean {
+  return writeKinds.has(kind);
+}
+
+export function isKvKind(value: unknown): value is KvKind {
+  return typeof value === 'string' && (kvKinds as readonly string[]).includes(value);
+}
+
+interface KvCodec<K extends KvKind> {
+  /** The KV method name in the .proto (the unary RPC). */
+  readonly method: string;
+  encodeRequest(request: KvTypes[K]['request']): KvRequestMessages[K];
+  decodeRequest(message: unknown): KvTypes[K]['request'];
+  encodeResponse(response: KvTypes[K]['response']): KvResponseMessages[K];
+  decodeResponse(message: unknown): KvTypes[K]['response'];
+  run(api: NodeApi, request: KvTypes[K]['request'], context: CallContext): Promise<KvTypes[K]['response']>;
+}
+
+export const kvCodecs: { readonly [K in KvKind]: KvCodec<K> } = Object.freeze({
+  get: {
+    method: 'Get',
+    encodeRequest: convert.encodeGetRequest,
+    decodeRequest: convert.decodeGetRequest,
+    encodeResponse: convert.encodeGetResponse,
+    decodeResponse: convert.decodeGetResponse,
+    run: (api, request, context) => api.get(request, context),
+  },
+  put: {
+    method: 'Put',
+    encodeRequest: convert.encodePutRequest,
+    decodeRequest: convert.decodePutRequest,
+    encodeResponse: convert.encodePutResponse,
+    decodeResponse: convert.decodePutResponse,
+    run: (api, request, context) => api.put(request, context),
+  },
+  delete: {
+    method: 'Delete',
+    encodeRequest: convert.encodeDeleteRequest,
+    decodeRequest: convert.decodeDeleteRequest,
+    encodeResponse: convert.encodeDeleteResponse,
+    decodeResponse: convert.decodeDeleteResponse,
+    run: (api, request, context) => api.delete(request, context),
+  },
+  increment: {
+    method: 'Increment',
+    encodeRequest: convert.encodeIncrementRequest,
+    decodeRequest: convert.decodeIncrementRequest,
+    encodeResponse: convert.encodeIncrementResponse,
+    decodeResponse: convert.decodeIncrementResponse,
+    run: (api, request, context) => api.increment(request, context),
+  },
+  exists: {
+    method: 'Exists',
+    encodeRequest: convert.encodeExistsRequest,
+    decodeRequest: convert.decodeExistsRequest,
+    encodeResponse: convert.encodeExistsResponse,
+    decodeResponse: convert.decodeExistsResponse,
+    run: (api, request, context) => api.exists(request, context),
+  },
+  extend: {
+    method: 'Extend',
+    encodeRequest: convert.encodeExtendRequest,
+    decodeRequest: convert.decodeExtendRequest,
+    encodeResponse: convert.encodeExtendResponse,
+    decodeResponse: convert.decodeExtendResponse,
+    run: (api, request, context) => api.extend(request, context),
+  },
+  getByPrefix: {
+    method: 'GetByPrefix',
+    encodeRequest: convert.encodeGetByPrefixRequest,
+    decodeRequest: convert.decodeGetByPrefixRequest,
+    encodeResponse: convert.encodeGetByPrefixResponse,
+    decodeResponse: convert.decodeGetByPrefixResponse,
+    run: (api, request, context) => api.getByPrefix(request, context),
+  },
+});
+
+/**
+ * The codec of one kind, typed loosely: TypeScript cannot relate `kvCodecs[operation.kind]` to
+ * `operation.request` through a union, so the generic helpers below go through this one cast.
+ */
+function codecOf(kind: KvKind): KvCodec<KvKind> {
+  return kvCodecs[kind] as unknown as KvCodec<KvKind>;
+}
+
+/** Runs an operation on a node: the one dispatch the Stream RPC and Forward servers need. */
+export async function runKvOperation(api: NodeApi, operation: KvOperation, context: CallContext): Promise<KvResult> {
+  const response = await codecOf(operation.kind).run(api, operation.request as never, context);
+  return { kind: operation.kind, response } as KvResult;
+}
+
+/** `{ [kind]: encoded request }`, ready to spread into a StreamRequest or ForwardRequest. */
+export function encodeKvOperation(operation: KvOperation): Partial<KvRequestMessages> {
+  return { [operation.kind]: codecOf(operation.kind).encodeRequest(operation.request as never) };
+}
+
+/** Reads the request case of a decoded StreamRequest or ForwardRequest. */
+export function decodeKvOperation(container: Partial<KvRequestMessages>, kind: unknown): KvOperation {
+  if (!isKvKind(kind)) {
+    throw new AtollError('INVALID_ARGUMENT', `the request names no operation (expected one of ${kvKinds.join(', ')})`);
+  }
+  return { kind, request: codecOf(kind).decodeRequest(container[kind]) } as KvOperation;
+}
+
+/** `{ [kind]: encoded response }`, ready to spread into a StreamResponse or ForwardResponse. */
+export function encodeKvResult(result: KvResult): Partial<KvResponseMessages> {
+  return { [result.kind]: codecOf(result.kind).encodeResponse(result.response as never) };
+}
+
+/** Reads the response case of a decoded StreamResponse or ForwardResponse. */
+export function decodeKvResult(container: Partial<KvResponseMessages>, kind: unknown): KvResult {
+  if (!isKvKind(kind)) throw new AtollError('INTERNAL', `the response carries no known result (got ${String(kind)})`);
+  return { kind, response: codecOf(kind).decodeResponse(container[kind]) } as KvResult;
+}
