@@ -72,6 +72,9 @@ export function resolveRaftConfig(config: RaftConfig): ResolvedRaftConfig {
     ...stripUndefined(config),
     bugs: config.bugs ?? {},
   } as ResolvedRaftConfig;
+  if (config.snapshotChunkBytes === undefined) {
+    (resolved as { snapshotChunkBytes: number }).snapshotChunkBytes = Math.min(RAFT_DEFAULTS.snapshotChunkBytes, resolved.maxMessageBytes);
+  }
   assert.ok(Number.isInteger(resolved.id) && resolved.id > 0, 'raft: id must be a positive integer');
   assert.ok(resolved.heartbeatTicks >= 1, 'raft: heartbeatTicks >= 1');
   assert.ok(resolved.electionTicks > resolved.heartbeatTicks, 'raft: electionTicks must exceed heartbeatTicks');

@@ -117,7 +117,9 @@ export class Raft {
       this.replayConfChanges(this.log.firstIndex(), applied);
       this.log.appliedTo(applied);
     }
-    this.startupQuietTicks = this.config.electionTicks;
+    // A node that ever followed a leader (any term above the bootstrap term 1) may have acknowledged
+    // a heartbeat that someone's lease counts on, and it cannot know when: wait a full timeout.
+    this.startupQuietTicks = this.term > 1 ? this.config.electionTicks : 0;
     this.becomeFollower(this.term, NONE);
   }
 

@@ -1,0 +1,76 @@
+/**
+ * The CallContext a node sees for one request: an absolute deadline and an AbortSignal that fires
+ * when the caller gives up (gRPC cancellation) or the deadline passes, whichever comes first, so a
+ * node never keeps working for an answer nobody will read.
+ */
+import type { Deadline } from '@grpc/grpc-js';
+import { AtollError } from '../errors.js';
+import { limits } from '../limits.js';
+import type { CallContext } from '../node/api.js';
+
+/** What this module needs of a grpc-js server call (any kind: unary or streaming). */
+export interface ServerCallLike {
+  readonly cancelled: boolean;
+  getDeadline(): Deadline;
+  on(event: 'cancelled', listener: () => void): unknown;
+  removeListener(event: 'cancelled', listener: () => void): unknown;
+}
+
+export interface CallScope {
+  readonly context: CallContext;
+  /** Aborts the context's signal (a Stream request cancelled by the client, for example). */
+  abort(reason: AtollError): void;
+  /** Releases the timer and listeners; call it once the request is answered. */
+  dispose(): void;
+}
+
+/** The absolute deadline of a gRPC call, or undefined when the caller set none. */
+export function deadlineMsOf(deadline: Deadline): number | undefined {
+  const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
+  return Number.isFinite(deadlineMs) ? deadlineMs : undefined;
+}
+
+/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
+export const maxTimerDelayMs = 2 ** 31 - 1;
+
+export interface CallScopeOptions {
+  /** Absolute deadline, Unix epoch ms; absent means now + limits.defaultCallTimeoutMs. */
+  readonly deadlineMs?: number | undefined;
+  readonly hops?: number;
+  /** The surrounding call: its cancellation aborts this scope too. */
+  readonly call?: ServerCallLike;
+}
+
+export function openCallScope(options: CallScopeOptions): CallScope {
+  const deadlineMs = options.deadlineMs ?? Date.now() + limits.defaultCallTimeoutMs;
+  const controller = new AbortController();
+  const abort = (reason: AtollError): void => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const onCancelled = (): void => abort(new AtollError('UNAVAILABLE', 'the caller cancelled the request'));
+  const call = options.call;
+  call?.on('cancelled', onCancelled);
+  if (call?.cancelled === true) onCancelled();
+  const delayMs = Math.max(0, deadlineMs - Date.now());
+  // Node fires longer timers at once, so a deadline weeks away simply gets no timer.
+  const timer =
+    delayMs <= maxTimerDelayMs ? setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs) : undefined;
+  // A pending deadline must not keep a shutting-down process alive.
+  timer?.unref();
+  const context: CallContext =
+    options.hops === undefined ? { deadlineMs, signal: controller.signal } : { deadlineMs, signal: controller.signal, hops: options.hops };
+  return {
+    context,
+    abort,
+    dispose: () => {
+      clearTimeout(timer);
+      call?.removeListener('cancelled', onCancelled);
+    },
+  };
+}
+
+/** The scope of a unary call: its gRPC deadline (or the default) and its cancellation. */
+export function openUnaryCallScope(call: ServerCallLike, hops?: number): CallScope {
+  const deadlineMs = deadlineMsOf(call.getDeadline());
+  return openCallScope(hops === undefined ? { deadlineMs, call } : { deadlineMs, call, hops });
+}

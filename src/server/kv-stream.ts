@@ -1,0 +1,181 @@
+/**
+ * The server side of KV.Stream: many requests over one bidirectional stream, run concurrently and
+ * answered in completion order.
+ *
+ * Bounds: at most limits.maxStreamRequestsInFlight requests run or wait to be written at once;
+ * past that the session pauses reading, so HTTP/2 flow control slows the client instead of this
+ * process queueing without bound. Writes respect back-pressure: when `write()` says the buffer is
+ * full, answers queue (bounded by the same in-flight limit) until 'drain'.
+ *
+ * Endings: when the client half-closes, the session answers what is outstanding and then ends
+ * the stream with OK. When the client cancels or the stream fails, every running request's signal
+ * is aborted and nothing more is written.
+ */
+import type * as grpc from '@grpc/grpc-js';
+import { AtollError } from '../errors.js';
+import { limits } from '../limits.js';
+import type { NodeApi } from '../node/api.js';
+import { deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
+import type { ErrorLogger } from './grpc-errors.js';
+import { runKvOperation, type KvOperation } from './kv-operation.js';
+import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
+import type { StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
+
+export type KvStreamCall = grpc.ServerDuplexStream<StreamRequestMessage, StreamResponseMessage>;
+
+export interface KvStreamOptions {
+  readonly maxInFlight?: number;
+}
+
+class KvStreamSession {
+  /** Running requests by id. Invariant: running.size + unwritten.length <= maxInFlight + 1. */
+  private readonly running = new Map<string, CallScope>();
+  /** Answers waiting for 'drain'. */
+  private readonly unwritten: StreamResponseMessage[] = [];
+  private waitingForDrain = false;
+  private paused = false;
+  private clientHalfClosed = false;
+  /** Set once the stream is over (ended by us, cancelled or failed): nothing more is written. */
+  private finished = false;
+  private readonly streamDeadlineMs: number | undefined;
+
+  constructor(
+    private readonly call: KvStreamCall,
+    private readonly api: NodeApi,
+    private readonly logger: ErrorLogger,
+    private readonly maxInFlight: number,
+  ) {
+    this.streamDeadlineMs = deadlineMsOf(call.getDeadline());
+    call.on('data', (message: StreamRequestMessage) => this.handleMessage(message));
+    call.on('end', () => this.handleHalfClose());
+    call.on('cancelled', () => this.stop(new AtollError('UNAVAILABLE', 'the client cancelled the stream')));
+    call.on('error', (error: unknown) => {
+      this.logger.error({ err: error }, 'a KV stream failed');
+      this.stop(new AtollError('UNAVAILABLE', 'the stream failed'));
+    });
+  }
+
+  private handleMessage(message: StreamRequestMessage): void {
+    if (this.finished) return;
+    const id = streamRequestIdOf(message);
+    let decoded;
+    try {
+      decoded = decodeStreamRequest(message);
+    } catch (error) {
+      // Without an id there is nobody to answer; the client's own timer will expire that request.
+      if (id !== undefined) this.enqueue(encodeStreamError(id, error, this.logger));
+      return;
+    }
+    if (decoded.body.kind === 'cancel') {
+      this.running.get(decoded.id)?.abort(new AtollError('UNAVAILABLE', 'the client cancelled the request'));
+      this.running.delete(decoded.id);
+      this.afterSlotFreed();
+      return;
+    }
+    if (this.running.has(decoded.id)) {
+      this.enqueue(encodeStreamError(decoded.id, new AtollError('INVALID_ARGUMENT', `request id ${decoded.id} is already in flight`)));
+      return;
+    }
+    this.start(decoded.id, decoded.timeoutMs, decoded.body.operation);
+  }
+
+  private start(id: string, timeoutMs: number, operation: KvOperation): void {
+    const requestDeadlineMs = Date.now() + (timeoutMs > 0 ? timeoutMs : limits.defaultCallTimeoutMs);
+    const deadlineMs = this.streamDeadlineMs === undefined ? requestDeadlineMs : Math.min(requestDeadlineMs, this.streamDeadlineMs);
+    const scope = openCallScope({ deadlineMs });
+    this.running.set(id, scope);
+    if (this.occupancy() >= this.maxInFlight) this.pauseReading();
+    Promise.resolve()
+      .then(() => runKvOperation(this.api, operation, scope.context))
+      .then(
+        (result) => encodeStreamResult(id, result),
+        (error: unknown) => encodeStreamError(id, error, this.logger),
+      )
+      .then((response) => {
+        // A request cancelled by the client (or a stream that ended) gets no answer.
+        if (this.running.get(id) !== scope) return;
+        this.running.delete(id);
+        this.enqueue(response);
+      })
+      .catch((error: unknown) => this.logger.error({ err: error }, 'answering a stream request failed'))
+      .finally(() => {
+        scope.dispose();
+        this.afterSlotFreed();
+      });
+  }
+
+  private occupancy(): number {
+    return this.running.size + this.unwritten.length;
+  }
+
+  private pauseReading(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.call.pause();
+  }
+
+  private afterSlotFreed(): void {
+    if (this.paused && !this.finished && this.occupancy() < this.maxInFlight) {
+      this.paused = false;
+      this.call.resume();
+    }
+    this.maybeEnd();
+  }
+
+  private enqueue(response: StreamResponseMessage): void {
+    if (this.finished) return;
+    this.unwritten.push(response);
+    this.flush();
+  }
+
+  private flush(): void {
+    while (!this.finished && !this.waitingForDrain && this.unwritten.length > 0) {
+      const response = this.unwritten.shift()!;
+      let accepted: boolean;
+      try {
+        accepted = this.call.write(response);
+      } catch (error) {
+        this.logger.error({ err: error }, 'writing a stream response failed');
+        this.stop(new AtollError('UNAVAILABLE', 'the stream failed'));
+        return;
+      }
+      if (!accepted) {
+        this.waitingForDrain = true;
+        this.call.once('drain', () => {
+          this.waitingForDrain = false;
+          this.flush();
+          this.afterSlotFreed();
+        });
+      }
+    }
+    this.maybeEnd();
+  }
+
+  private handleHalfClose(): void {
+    this.clientHalfClosed = true;
+    this.maybeEnd();
+  }
+
+  /** Ends the stream with OK once the client is done sending and every answer is written. */
+  private maybeEnd(): void {
+    if (this.finished || !this.clientHalfClosed) return;
+    if (this.running.size > 0 || this.unwritten.length > 0 || this.waitingForDrain) return;
+    this.finished = true;
+    this.call.end();
+  }
+
+  private stop(reason: AtollError): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const scope of this.running.values()) scope.abort(reason);
+    this.running.clear();
+    this.unwritten.length = 0;
+  }
+}
+
+export function kvStreamHandler(api: NodeApi, logger: ErrorLogger, options: KvStreamOptions = {}): grpc.handleBidiStreamingCall<StreamRequestMessage, StreamResponseMessage> {
+  const maxInFlight = options.maxInFlight ?? limits.maxStreamRequestsInFlight;
+  return (call) => {
+    new KvStreamSession(call, api, logger, maxInFlight);
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The KV.Stream messages: requests tagged with a client-chosen id, answers tagged with the same id,
+ * and per-request errors as StreamError (the same code, status and leader hint a unary call would
+ * carry in its status and metadata).
+ */
+import { AtollError } from '../errors.js';
+import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, type ErrorLogger } from './grpc-errors.js';
+import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
+import type { StreamErrorMessage, StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
+
+/** One decoded StreamRequest: an operation to run, or the cancellation of an earlier one. */
+export type StreamRequestBody = { readonly kind: 'operation'; readonly operation: KvOperation } | { readonly kind: 'cancel' };
+
+export interface DecodedStreamRequest {
+  readonly id: string;
+  /** 0 when the client left the deadline to the server. */
+  readonly timeoutMs: number;
+  readonly body: StreamRequestBody;
+}
+
+const idPattern = /^\d{1,20}$/;
+
+/** The request id alone, so that a request whose body fails to decode can still be answered. */
+export function streamRequestIdOf(message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const id = (message as { id?: unknown }).id;
+  return typeof id === 'string' && idPattern.test(id) ? id : undefined;
+}
+
+export function encodeStreamRequest(id: string, timeoutMs: number, body: StreamRequestBody): StreamRequestMessage {
+  if (body.kind === 'cancel') return { id, timeoutMs: 0, cancel: {} };
+  return { id, timeoutMs, ...encodeKvOperation(body.operation) };
+}
+
+export function decodeStreamRequest(message: unknown): DecodedStreamRequest {
+  const id = streamRequestIdOf(message);
+  if (id === undefined) throw new AtollError('INVALID_ARGUMENT', 'a stream request needs an id');
+  const request = message as StreamRequestMessage;
+  const timeoutMs = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : 0;
+  if (request.request === 'cancel') return { id, timeoutMs, body: { kind: 'cancel' } };
+  return { id, timeoutMs, body: { kind: 'operation', operation: decodeKvOperation(request, request.request) } };
+}
+
+export function encodeStreamResult(id: string, result: KvResult): StreamResponseMessage {
+  return { id, ...encodeKvResult(result) };
+}
+
+/** The StreamError for anything a request failed with; non-AtollErrors are logged and hidden. */
+export function encodeStreamError(id: string, error: unknown, logger?: ErrorLogger): StreamResponseMessage {
+  const atollError = sendableError(error, logger);
+  const hint = leaderHintOf(atollError);
+  const streamError: StreamErrorMessage = {
+    code: atollError.code,
+    message: atollError.message,
+    grpcStatus: grpcStatusOf(atollError),
+    leaderHint: hint?.address ?? '',
+    leaderId: hint?.nodeId ?? 0,
+  };
+  return { id, error: streamError };
+}
+
+/** One decoded StreamResponse: the request id and its result or error. */
+export interface DecodedStreamResponse {
+  readonly id: string;
+  readonly outcome: { readonly ok: true; readonly result: KvResult } | { readonly ok: false; readonly error: AtollError };
+}
+
+export function decodeStreamResponse(message: unknown): DecodedStreamResponse {
+  const id = streamRequestIdOf(message);
+  if (id === undefined) throw new AtollError('INTERNAL', 'a stream response has no id');
+  const response = message as StreamResponseMessage;
+  if (response.result === 'error') return { id, outcome: { ok: false, error: atollErrorOfStreamError(response.error) } };
+  return { id, outcome: { ok: true, result: decodeKvResult(response, response.result) } };
+}
+
+/** Rebuilds the AtollError of a StreamError, with the same details a unary error would have. */
+export function atollErrorOfStreamError(streamError: StreamErrorMessage | undefined): AtollError {
+  const code = isAtollErrorCode(streamError?.code) ? streamError.code : 'INTERNAL';
+  const details: Record<string, unknown> = { grpcStatus: streamError?.grpcStatus ?? 0 };
+  if (streamError !== undefined && streamError.leaderHint !== '' && streamError.leaderId > 0) {
+    details['leaderHint'] = { nodeId: streamError.leaderId, address: streamError.leaderHint };
+  }
+  return new AtollError(code, streamError?.message || 'the request failed', details);
+}

@@ -1,0 +1,203 @@
+/**
+ * A NodeApi for the gRPC layer's tests: one MvccStore over a MemoryEngine, wall-clock time, no
+ * Raft and no partitions (every key lives in the one store). Tests steer it through `before`, a
+ * hook that runs first in every call and may throw (NOT_LEADER, a plain Error) or hang, and they
+ * read `calls` to see what reached the node.
+ */
+import { AtollError } from '../../src/errors.js';
+import { partitionTable } from '../../src/keys/partition-table.js';
+import { prefixBucket } from '../../src/keys/prefix-bucket.js';
+import type { Command, KeyVersion, WriteResult } from '../../src/mvcc/commands.js';
+import { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import type {
+  CallContext,
+  ClusterInfoResponse,
+  DeleteRequest,
+  DeleteResponse,
+  ExistsRequest,
+  ExistsResponse,
+  ExtendRequest,
+  ExtendResponse,
+  GetByPrefixRequest,
+  GetByPrefixResponse,
+  GetRequest,
+  GetResponse,
+  IncrementRequest,
+  IncrementResponse,
+  KeyRecord,
+  NodeApi,
+  NodeInfo,
+  PutRequest,
+  PutResponse,
+  TransferLeaderRequest,
+} from '../../src/node/api.js';
+import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
+import { MemoryEngine } from '../../src/storage/memory-engine.js';
+
+export type FakeMethod = keyof NodeApi;
+
+export interface FakeCall {
+  readonly method: FakeMethod;
+  readonly request: unknown;
+  readonly context: CallContext;
+}
+
+export interface FakeNodeOptions {
+  readonly nodeId?: number;
+  readonly partitionCount?: number;
+}
+
+function keyRecordOf(version: KeyVersion): KeyRecord {
+  return { ...version, expiresAtMs: version.expiresAtMs ?? 0 };
+}
+
+/** Resolves never; rejects with the signal's reason once the call is cancelled or times out. */
+export function hangUntilAborted(context: CallContext): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const signal = context.signal;
+    if (signal === undefined) return;
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+export class FakeNode implements NodeApi {
+  readonly nodeId: number;
+  readonly partitionCount: number;
+  /** Set once a server is listening (test/server/harness.ts). */
+  address = '';
+  /** The leader ClusterInfo reports for every partition (0: none). */
+  leaderId: number;
+  /** The membership ClusterInfo reports; defaults to this node alone. */
+  nodes: NodeInfo[] | undefined;
+  /** Runs first in every call: throw to fail the call, await to delay or hang it. */
+  before: ((method: FakeMethod, request: unknown, context: CallContext) => void | Promise<void>) | undefined;
+  readonly calls: FakeCall[] = [];
+
+  private index = 0;
+  /** Applies are serialised: MvccStore asserts that they never overlap. */
+  private applyChain: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly store: MvccStore,
+    options: FakeNodeOptions,
+  ) {
+    this.nodeId = options.nodeId ?? 1;
+    this.partitionCount = options.partitionCount ?? 4;
+    this.leaderId = this.nodeId;
+  }
+
+  static async create(options: FakeNodeOptions = {}): Promise<FakeNode> {
+    const store = await MvccStore.open({ engine: new MemoryEngine(), prefix: partitionKeyPrefix('mvcc', 0) });
+    return new FakeNode(store, options);
+  }
+
+  callsOf(method: FakeMethod): FakeCall[] {
+    return this.calls.filter((call) => call.method === method);
+  }
+
+  private async enter(method: FakeMethod, request: unknown, context: CallContext): Promise<void> {
+    this.calls.push({ method, request, context });
+    await this.before?.(method, request, context);
+  }
+
+  private async apply(command: Command): Promise<{ revision: number; applied: boolean; write: WriteResult | undefined }> {
+    const run = this.applyChain.then(() => this.store.apply(command, { index: ++this.index, nowMs: Date.now() }));
+    this.applyChain = run.catch(() => undefined);
+    const result = await run;
+    if (result.error !== undefined) throw result.error;
+    return { revision: result.revision, applied: result.applied, write: result.writes[0] };
+  }
+
+  async get(request: GetRequest, context: CallContext): Promise<GetResponse> {
+    await this.enter('get', request, context);
+    const result = await this.store.get(request.key, { nowMs: Date.now(), ...(request.revision !== undefined && { revision: request.revision }) });
+    return {
+      found: result.found,
+      value: result.value ?? new Uint8Array(0),
+      createRevision: result.createRevision,
+      modRevision: result.modRevision,
+      version: result.version,
+      expiresAtMs: result.expiresAtMs ?? 0,
+      revision: result.revision,
+    };
+  }
+
+  async put(request: PutRequest, context: CallContext): Promise<PutResponse> {
+    await this.enter('put', request, context);
+    const { revision, applied, write } = await this.apply({ type: 'put', ...request });
+    const previous = write?.previous;
+    return previous === undefined || previous === null ? { applied, revision } : { applied, revision, previous: keyRecordOf(previous) };
+  }
+
+  async delete(request: DeleteRequest, context: CallContext): Promise<DeleteResponse> {
+    await this.enter('delete', request, context);
+    const { revision, applied, write } = await this.apply({ type: 'delete', ...request });
+    return { deleted: applied && write?.deleted === true, revision };
+  }
+
+  async increment(request: IncrementRequest, context: CallContext): Promise<IncrementResponse> {
+    await this.enter('increment', request, context);
+    const { revision, write } = await this.apply({ type: 'increment', ...request });
+    return { value: write?.counter ?? 0n, revision };
+  }
+
+  async exists(request: ExistsRequest, context: CallContext): Promise<ExistsResponse> {
+    await this.enter('exists', request, context);
+    const result = await this.store.get(request.key, { nowMs: Date.now() });
+    return { exists: result.found, revision: result.revision };
+  }
+
+  async extend(request: ExtendRequest, context: CallContext): Promise<ExtendResponse> {
+    await this.enter('extend', request, context);
+    const { revision, write } = await this.apply({ type: 'extend', ...request });
+    const extended = write?.conditionHeld === true;
+    return { extended, expiresAtMs: extended ? (write?.current?.expiresAtMs ?? 0) : 0, revision };
+  }
+
+  async getByPrefix(request: GetByPrefixRequest, context: CallContext): Promise<GetByPrefixResponse> {
+    await this.enter('getByPrefix', request, context);
+    const { keyPrefix } = prefixBucket(request.prefix);
+    const token = request.pageToken === undefined ? undefined : (JSON.parse(Buffer.from(request.pageToken, 'base64url').toString()) as { after: string; revision: number });
+    const revision = token?.revision ?? request.revision;
+    const page = await this.store.getByPrefix(keyPrefix, {
+      nowMs: Date.now(),
+      ...(revision !== undefined && { revision }),
+      ...(request.limit !== undefined && { limit: request.limit }),
+      ...(token !== undefined && { after: token.after }),
+    });
+    const nextPageToken = page.more ? Buffer.from(JSON.stringify({ after: page.continueAfter, revision: page.revision })).toString('base64url') : '';
+    return { items: page.items.map(keyRecordOf), revision: page.revision, nextPageToken };
+  }
+
+  async clusterInfo(context: CallContext): Promise<ClusterInfoResponse> {
+    await this.enter('clusterInfo', undefined, context);
+    const nodes = this.nodes ?? [{ id: this.nodeId, address: this.address, reachable: true }];
+    return {
+      nodeId: this.nodeId,
+      partitionCount: this.partitionCount,
+      replicationFactor: nodes.length,
+      hashFunction: 'fnv1a32',
+      nodes,
+      partitions: partitionTable(this.partitionCount).map((range) => ({
+        id: range.id,
+        rangeStart: range.start,
+        rangeEnd: range.end,
+        replicas: nodes.map((node) => node.id),
+        leader: this.leaderId,
+        term: 3,
+        commitIndex: this.index,
+        appliedIndex: this.index,
+        revision: this.store.revision,
+      })),
+    };
+  }
+
+  async transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void> {
+    await this.enter('transferLeader', request, context);
+    if (request.partition >= this.partitionCount) {
+      throw new AtollError('INVALID_ARGUMENT', `no partition ${request.partition}`);
+    }
+    this.leaderId = request.targetNode;
+  }
+}

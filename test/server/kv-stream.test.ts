@@ -1,0 +1,170 @@
+/**
+ * KV.Stream through a plain grpc-js client: concurrent requests answered in completion order and
+ * matched by id, per-request errors that leave the stream open, per-request deadlines,
+ * cancellation, the in-flight bound, and a clean end after the client half-closes.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AtollError } from '../../src/errors.js';
+import { hangUntilAborted } from './fake-node.js';
+import { genericClient, startNode, type GenericClient, type RunningNode } from './harness.js';
+
+interface StreamAnswer {
+  id: string;
+  result: string;
+  [field: string]: unknown;
+}
+
+let running: RunningNode;
+let kv: GenericClient;
+
+beforeAll(async () => {
+  running = await startNode({ stream: { maxInFlight: 8 } });
+  kv = genericClient('KV', running.address);
+});
+
+afterAll(async () => {
+  kv.close();
+  await running.stop();
+});
+
+beforeEach(() => {
+  running.node.before = undefined;
+});
+
+function openStream(): grpc.ClientDuplexStream<object, StreamAnswer> {
+  return (kv.raw['Stream'] as () => grpc.ClientDuplexStream<object, StreamAnswer>).call(kv.raw);
+}
+
+/** Collects answers until `count` arrived; resolves also with how the stream ended. */
+function collect(stream: grpc.ClientDuplexStream<object, StreamAnswer>): { answers: StreamAnswer[]; ended: Promise<grpc.StatusObject> } {
+  const answers: StreamAnswer[] = [];
+  stream.on('data', (answer: StreamAnswer) => answers.push(answer));
+  const ended = new Promise<grpc.StatusObject>((resolve) => {
+    stream.on('status', resolve);
+    stream.on('error', () => undefined);
+  });
+  return { answers, ended };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('KV.Stream', () => {
+  it('answers many concurrent requests out of order, each matched by id', async () => {
+    const count = 40;
+    // Later requests finish first, so completion order is the reverse of request order.
+    running.node.before = async (_method, request) => {
+      const index = Number((request as { key: string }).key.split('/')[1]);
+      await sleep((count - index) * 3);
+    };
+    const stream = openStream();
+    const { answers, ended } = collect(stream);
+    for (let index = 0; index < count; index++) {
+      stream.write({ id: String(index + 1), put: { key: `stream/${index}`, value: Buffer.from(`v${index}`) } });
+    }
+    stream.end();
+    const status = await ended;
+    expect(status.code).toBe(grpc.status.OK);
+    expect(answers).toHaveLength(count);
+    expect(new Set(answers.map((answer) => answer.id))).toEqual(new Set(Array.from({ length: count }, (_, index) => String(index + 1))));
+    expect(answers.every((answer) => answer.result === 'put' && (answer['put'] as { applied: boolean }).applied)).toBe(true);
+    const order = answers.map((answer) => Number(answer.id));
+    expect(order).not.toEqual([...order].sort((a, b) => a - b));
+
+    // Every write landed under the key its id asked for.
+    running.node.before = undefined;
+    const reads = openStream();
+    const read = collect(reads);
+    for (let index = 0; index < count; index++) reads.write({ id: String(1000 + index), get: { key: `stream/${index}` } });
+    reads.end();
+    await read.ended;
+    for (const answer of read.answers) {
+      const index = Number(answer.id) - 1000;
+      expect(Buffer.from((answer['get'] as { value: Buffer }).value).toString()).toBe(`v${index}`);
+    }
+  });
+
+  it('a failing request answers a StreamError and the stream stays open', async () => {
+    running.node.before = (method) => {
+      if (method === 'delete') throw new AtollError('NOT_LEADER', 'not me', { leaderHint: { nodeId: 3, address: '10.0.0.3:7003' } });
+      if (method === 'extend') throw new Error('a bug');
+    };
+    const stream = openStream();
+    const { answers, ended } = collect(stream);
+    stream.write({ id: '1', get: {} });
+    stream.write({ id: '2', delete: { key: 'a' } });
+    stream.write({ id: '3', extend: { key: 'a', ttlMs: '100' } });
+    stream.write({ id: '4', exists: { key: 'a' } });
+    stream.write({ id: '5' });
+    stream.end();
+    expect((await ended).code).toBe(grpc.status.OK);
+    const byId = new Map(answers.map((answer) => [answer.id, answer]));
+    expect(byId.get('1')).toMatchObject({ result: 'error', error: { code: 'INVALID_KEY', grpcStatus: grpc.status.INVALID_ARGUMENT } });
+    expect(byId.get('2')).toMatchObject({
+      result: 'error',
+      error: { code: 'NOT_LEADER', grpcStatus: grpc.status.UNAVAILABLE, leaderHint: '10.0.0.3:7003', leaderId: 3 },
+    });
+    expect(byId.get('3')).toMatchObject({ result: 'error', error: { code: 'INTERNAL', grpcStatus: grpc.status.INTERNAL } });
+    expect((byId.get('3')!['error'] as { message: string }).message).not.toMatch(/a bug/);
+    expect(byId.get('4')).toMatchObject({ result: 'exists', exists: { exists: false } });
+    expect(byId.get('5')).toMatchObject({ result: 'error', error: { code: 'INVALID_ARGUMENT' } });
+  });
+
+  it('each request has its own deadline', async () => {
+    running.node.before = (method, _request, context) => (method === 'get' ? hangUntilAborted(context) : undefined);
+    const stream = openStream();
+    const { answers, ended } = collect(stream);
+    const startedMs = Date.now();
+    stream.write({ id: '1', timeoutMs: 150, get: { key: 'slow' } });
+    stream.write({ id: '2', exists: { key: 'fast' } });
+    stream.end();
+    await ended;
+    expect(answers.map((answer) => answer.id)).toEqual(['2', '1']);
+    expect(answers[1]).toMatchObject({ result: 'error', error: { code: 'DEADLINE_EXCEEDED', grpcStatus: grpc.status.DEADLINE_EXCEEDED } });
+    expect(Date.now() - startedMs).toBeLessThan(1500);
+  });
+
+  it('a cancel message aborts the request and it gets no answer', async () => {
+    running.node.before = (method, _request, context) => (method === 'get' ? hangUntilAborted(context) : undefined);
+    const stream = openStream();
+    const { answers, ended } = collect(stream);
+    stream.write({ id: '7', get: { key: 'cancel-me' } });
+    await expect.poll(() => running.node.callsOf('get').some((call) => (call.request as { key: string }).key === 'cancel-me')).toBe(true);
+    const context = running.node.callsOf('get').at(-1)!.context;
+    stream.write({ id: '7', cancel: {} });
+    await expect.poll(() => context.signal?.aborted).toBe(true);
+    stream.end();
+    expect((await ended).code).toBe(grpc.status.OK);
+    expect(answers).toEqual([]);
+  });
+
+  it('never runs more than maxInFlight requests of one stream at once', async () => {
+    let running_ = 0;
+    let peak = 0;
+    running.node.before = async () => {
+      running_++;
+      peak = Math.max(peak, running_);
+      await sleep(10);
+      running_--;
+    };
+    const stream = openStream();
+    const { answers, ended } = collect(stream);
+    for (let index = 0; index < 50; index++) stream.write({ id: String(index + 1), exists: { key: `bound/${index}` } });
+    stream.end();
+    await ended;
+    expect(answers).toHaveLength(50);
+    expect(peak).toBeLessThanOrEqual(8);
+    expect(peak).toBeGreaterThan(1);
+  });
+
+  it('cancelling the whole stream aborts the running requests', async () => {
+    running.node.before = (_method, _request, context) => hangUntilAborted(context);
+    const stream = openStream();
+    collect(stream);
+    stream.write({ id: '1', get: { key: 'whole-stream' } });
+    await expect.poll(() => running.node.callsOf('get').some((call) => (call.request as { key: string }).key === 'whole-stream')).toBe(true);
+    const context = running.node.callsOf('get').at(-1)!.context;
+    stream.cancel();
+    await expect.poll(() => context.signal?.aborted).toBe(true);
+  });
+});
