@@ -56,7 +56,7 @@ class Unstable {
   truncateAndAppend(entries: readonly Entry[]): void {
     const after = (entries[0] as Entry).index;
     if (after === this.offset + this.entries.length) {
-      this.entries = this.entries.concat(entries);
+      for (const entry of entries) this.entries.push(entry);
     } else if (after <= this.offset) {
       // Replaces everything unstable; the host will truncate its stable log when persisting.
       this.offset = after;

@@ -15,7 +15,7 @@ import {
  * implementation's methods; the core only reads what has been made stable.
  *
  * Indexes: entries live in [firstIndex(), lastIndex()]. `term(firstIndex() - 1)` must still answer
- * (it is the term of the last entry folded into the snapshot), everything below it is COMPACTED and
+ * (it is the term of the last compacted entry, at or below the snapshot), everything below it is COMPACTED and
  * everything above lastIndex() is UNAVAILABLE.
  */
 export interface LogStorage {
@@ -62,6 +62,7 @@ export class MemoryLogStorage implements LogStorage {
   entries(lo: number, hi: number, maxBytes: number): Entry[] {
     const offset = this.offset();
     if (lo <= offset) throw new RaftError('COMPACTED', `index ${lo} is compacted (first ${offset + 1})`);
+    if (hi <= lo) return [];
     if (hi > this.lastIndex() + 1) {
       throw new RaftError('UNAVAILABLE', `entries up to ${hi - 1} requested, last is ${this.lastIndex()}`);
     }
@@ -138,7 +139,9 @@ export class MemoryLogStorage implements LogStorage {
     if (usable.length === 0) return;
     const start = (usable[0] as Entry).index;
     assert.ok(start <= this.lastIndex() + 1, `gap in log: appending ${start} after ${this.lastIndex()}`);
-    this.ents = this.ents.slice(0, start - offset).concat(usable);
+    // Truncate a conflicting suffix in place, then push: appending stays O(new entries).
+    this.ents.length = start - offset;
+    for (const entry of usable) this.ents.push(entry);
   }
 
   private offset(): number {
