@@ -1,0 +1,668 @@
+import { performance } from 'node:perf_hooks';
+import type * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { AtollError, isAtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { partitionOfBucket, partitionTable } from '../keys/partition-table.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import { validateKey } from '../keys/validate-key.js';
+import { defaultLimits } from '../limits.js';
+import { encodeCommand, MvccStore, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
+import { Rng } from '../raft/rng.js';
+import type { Message } from '../raft/types.js';
+import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
+import { serviceErrorOf } from '../server/grpc-errors.js';
+import type { KvOperation, KvResult } from '../server/kv-operation.js';
+import { partitionKeyPrefix } from '../storage/keyspace.js';
+import { LevelEngine } from '../storage/level-engine.js';
+import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import type * as api from './api.js';
+import { encodeEntryPayload, PartitionReplica, type GroupSettings } from './partition-replica.js';
+import { PeerTransport } from './peer-transport.js';
+import { preferredLeaderOf, replicasOf } from './placement.js';
+import { PersistentLogStorage } from './raft-log-store.js';
+import type { GroupMessage } from './raft-wire.js';
+
+export interface AtollNodeConfig {
+  readonly id: number;
+  /** Every node's id and client/peer address (host:port), including this one. */
+  readonly peers: ReadonlyMap<number, string>;
+  readonly dataDir: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  /** Milliseconds per Raft tick. Election timeout is electionTicks of these. */
+  readonly tickMs: number;
+  readonly electionTicks: number;
+  /** Keep this many revisions of history per partition; older versions are compacted. */
+  readonly retentionRevisions: number;
+  readonly snapshotEveryEntries: number;
+  readonly logger: Logger;
+}
+
+export const NODE_DEFAULTS = {
+  partitions: 64,
+  replicationFactor: 3,
+  tickMs: 100,
+  electionTicks: 10,
+  retentionRevisions: 100_000,
+  snapshotEveryEntries: 10_000,
+};
+
+/** Bounds of request routing between nodes. */
+const MAX_FORWARD_HOPS = 3;
+const LEADER_WAIT_POLL_MS = 20;
+const BALANCE_INTERVAL_MS = 1_000;
+const MAX_CATCH_UP_TICKS = 50;
+
+type Task = () => void;
+
+/**
+ * One Atoll node: every partition replica it hosts, one loop that drives them all, the peer
+ * transport, and the NodeApi the gRPC services call (routing and forwarding included).
+ *
+ * The loop owns the RawNodes: timers, incoming frames and client requests only queue tasks; an
+ * iteration runs the tasks, then handles every group's Ready with ONE synced LevelDB write, sends
+ * one frame per peer, applies, and advances. Nothing touches a RawNode between ready() and advance().
+ */
+export class AtollNode implements api.NodeApi {
+  readonly id: number;
+  private readonly replicas = new Map<number, PartitionReplica>();
+  private readonly transport: PeerTransport;
+  private readonly logger: Logger;
+  private tasks: Task[] = [];
+  private loopRunning = false;
+  private loopScheduled = false;
+  private tickTimer: NodeJS.Timeout | undefined;
+  private balanceTimer: NodeJS.Timeout | undefined;
+  private lastTickAtMs = performance.now();
+  private closed = false;
+  private fatal: Error | undefined;
+  /** Leader hints for partitions this node does not host. */
+  private readonly remoteLeaders = new Map<number, number>();
+  private readonly nodeIds: number[];
+
+  private constructor(
+    readonly config: AtollNodeConfig,
+    private readonly engine: StorageEngine,
+  ) {
+    this.id = config.id;
+    this.logger = config.logger;
+    this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
+    this.transport = new PeerTransport(
+      config.id,
+      config.peers,
+      {
+        onMessages: (from, messages) => this.enqueue(() => this.stepMessages(from, messages)),
+        onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
+      },
+      this.logger,
+    );
+  }
+
+  static async open(config: AtollNodeConfig): Promise<AtollNode> {
+    if (!config.peers.has(config.id)) throw new AtollError('INVALID_ARGUMENT', `--peers must include this node (${config.id})`);
+    const engine = await LevelEngine.open(config.dataDir);
+    const node = new AtollNode(config, engine);
+    await node.openReplicas();
+    node.start();
+    return node;
+  }
+
+  private async openReplicas(): Promise<void> {
+    const settings: GroupSettings = {
+      electionTicks: this.config.electionTicks,
+      heartbeatTicks: 1,
+      quiesceAfterTicks: this.config.electionTicks * 3,
+      snapshotEveryEntries: this.config.snapshotEveryEntries,
+      logEntriesKeptAfterSnapshot: 1_000,
+    };
+    const rng = new Rng(this.id * 2_654_435_761 + Date.now());
+    const bootstrapOps: WriteOperation[] = [];
+    for (let partition = 0; partition < this.config.partitions; partition++) {
+      const replicas = replicasOf(partition, this.nodeIds, this.config.replicationFactor);
+      if (!replicas.includes(this.id)) continue;
+      let replica: PartitionReplica | undefined;
+      const storage = await PersistentLogStorage.load(this.engine, partition, {
+        snapshotData: (meta) => (replica as PartitionReplica).snapshotData(meta),
+      });
+      if (storage.lastIndex() === 0) bootstrapOps.push(...storage.stageBootstrap({ voters: replicas, learners: [] }));
+      const mvcc = await MvccStore.open({
+        engine: this.engine,
+        prefix: partitionKeyPrefix('mvcc', partition),
+        partition: { id: partition, count: this.config.partitions },
+      });
+      replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork());
+      this.replicas.set(partition, replica);
+    }
+    if (bootstrapOps.length > 0) await this.engine.write(bootstrapOps, { sync: true });
+    this.logger.info({ partitions: this.config.partitions, hosted: this.replicas.size }, 'partitions opened');
+  }
+
+  private start(): void {
+    this.tickTimer = setInterval(() => this.enqueue(() => this.catchUpTicks()), this.config.tickMs);
+    this.tickTimer.unref();
+    this.balanceTimer = setInterval(() => this.enqueue(() => this.balanceLeaders()), BALANCE_INTERVAL_MS);
+    this.balanceTimer.unref();
+    // Preferred leaders campaign at once, so a fresh cluster starts balanced.
+    this.enqueue(() => {
+      for (const [partition, replica] of this.replicas) {
+        if (preferredLeaderOf(partition, this.nodeIds, this.config.replicationFactor) === this.id) replica.raw.campaign();
+      }
+    });
+  }
+
+  // ------------------------------------------------------------ the loop
+
+  private enqueue(task: Task): void {
+    if (this.closed) return;
+    this.tasks.push(task);
+    this.scheduleLoop();
+  }
+
+  private scheduleLoop(): void {
+    if (this.loopRunning || this.loopScheduled) return;
+    this.loopScheduled = true;
+    setImmediate(() => {
+      this.loopScheduled = false;
+      void this.runLoop();
+    });
+  }
+
+  private async runLoop(): Promise<void> {
+    if (this.loopRunning || this.closed) return;
+    this.loopRunning = true;
+    try {
+      for (let guard = 0; guard < 1_000 && !this.closed; guard++) {
+        if (!(await this.iteration())) break;
+      }
+    } catch (error) {
+      // A failed synced write leaves memory ahead of disk: the only safe move is to stop.
+      this.fatal = error instanceof Error ? error : new Error(String(error));
+      this.logger.fatal({ err: this.fatal }, 'node loop failed; stopping');
+      process.exitCode = 1;
+      void this.close();
+    } finally {
+      this.loopRunning = false;
+    }
+    if (this.tasks.length > 0 && !this.closed) this.scheduleLoop();
+  }
+
+  /** One pass: run queued tasks, then persist, send, apply and advance every ready group. */
+  private async iteration(): Promise<boolean> {
+    const tasks = this.tasks;
+    this.tasks = [];
+    for (const task of tasks) {
+      try {
+        task();
+      } catch (error) {
+        this.logger.error({ err: error }, 'loop task failed');
+      }
+    }
+    for (const replica of this.replicas.values()) if (!replica.busy) replica.startReadRound();
+
+    const ready = [...this.replicas.values()].filter((replica) => !replica.busy && replica.raw.hasReady()).map((replica) => ({ replica, ready: replica.raw.ready() }));
+    if (ready.length === 0) {
+      this.maybeBuildSnapshots();
+      return tasks.length > 0;
+    }
+    const ops: WriteOperation[] = [];
+    for (const { replica, ready: r } of ready) ops.push(...(await replica.stage(r)));
+    if (ops.length > 0) await this.engine.write(ops, { sync: true });
+
+    const outgoing = new Map<number, GroupMessage[]>();
+    for (const { replica, ready: r } of ready) {
+      for (const message of r.messages) {
+        let list = outgoing.get(message.to);
+        if (!list) outgoing.set(message.to, (list = []));
+        list.push({ group: replica.id, message });
+      }
+    }
+    for (const [peer, messages] of outgoing) this.transport.send(peer, messages);
+
+    await Promise.all(ready.map(({ replica, ready: r }) => replica.apply(r)));
+    for (const { replica, ready: r } of ready) {
+      replica.raw.advance(r);
+      if (r.softState) this.logger.debug({ partition: replica.id, role: r.softState.role, lead: r.softState.lead }, 'raft role changed');
+    }
+    this.maybeBuildSnapshots();
+    return true;
+  }
+
+  private maybeBuildSnapshots(): void {
+    for (const replica of this.replicas.values()) {
+      if (replica.busy || !replica.needsSnapshotBuild()) continue;
+      replica.busy = true;
+      void replica
+        .buildSnapshot()
+        .then(async (ops) => {
+          if (ops.length > 0) await this.engine.write(ops, { sync: true });
+        })
+        .catch((error: unknown) => this.logger.error({ err: error, partition: replica.id }, 'snapshot failed'))
+        .finally(() => {
+          replica.busy = false;
+          this.scheduleLoop();
+        });
+    }
+  }
+
+  private catchUpTicks(): void {
+    // Ticks follow the monotonic clock: after a stall (GC, SIGSTOP) every missed tick is replayed,
+    // so election timers and CheckQuorum see the time that really passed.
+    const now = performance.now();
+    const due = Math.min(MAX_CATCH_UP_TICKS, Math.floor((now - this.lastTickAtMs) / this.config.tickMs));
+    if (due <= 0) return;
+    this.lastTickAtMs += due * this.config.tickMs;
+    if (now - this.lastTickAtMs > this.config.tickMs * MAX_CATCH_UP_TICKS) this.lastTickAtMs = now;
+    for (let i = 0; i < due; i++) for (const replica of this.replicas.values()) if (!replica.busy) replica.raw.tick();
+  }
+
+  private stepMessages(from: number, messages: GroupMessage[]): void {
+    for (const { group, message } of messages) {
+      const replica = this.replicas.get(group);
+      if (!replica || replica.busy || message.to !== this.id || message.from !== from) continue;
+      replica.raw.step(message as Message);
+    }
+  }
+
+  private reportUnreachable(peer: number): void {
+    for (const replica of this.replicas.values()) replica.raw.reportUnreachable(peer);
+  }
+
+  /** Moves leadership back to each partition's preferred leader when it is caught up and reachable. */
+  private balanceLeaders(): void {
+    let transfers = 0;
+    for (const [partition, replica] of this.replicas) {
+      const status = replica.raw.status();
+      if (status.role !== 'leader' || status.leadTransferee !== 0) continue;
+      const preferred = preferredLeaderOf(partition, this.nodeIds, this.config.replicationFactor);
+      if (preferred === this.id || !this.transport.isReachable(preferred)) continue;
+      const progress = status.progress.get(preferred);
+      if (!progress || progress.match < status.commit) continue;
+      try {
+        replica.raw.transferLeadership(preferred);
+        transfers++;
+      } catch {
+        // Not possible right now; the next round tries again.
+      }
+      if (transfers >= 8) break;
+    }
+  }
+
+  // ------------------------------------------------------------ routing
+
+  private partitionOfKey(key: string): number {
+    validateKey(key);
+    return partitionOfBucket(bucketOf(key), this.config.partitions);
+  }
+
+  /** The node believed to lead `partition`, or 0. */
+  private leaderOf(partition: number): number {
+    const replica = this.replicas.get(partition);
+    if (replica) return replica.raw.status().lead;
+    return this.remoteLeaders.get(partition) ?? preferredLeaderOf(partition, this.nodeIds, this.config.replicationFactor);
+  }
+
+  private async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const hops = context.hops ?? 0;
+    const local = this.replicas.get(partition);
+    const staleRead = (operation.kind === 'get' || operation.kind === 'exists' || operation.kind === 'getByPrefix') && operation.request.consistency === 'stale';
+    if (local && staleRead) return this.executeLocal(local, operation, context);
+    let leader = this.leaderOf(partition);
+    if (local && leader === 0) leader = await this.waitForLeader(local, context);
+    if (leader === this.id && local) return this.executeLocal(local, operation, context);
+    if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
+    try {
+      const result = await this.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal);
+      if (!local) this.remoteLeaders.set(partition, leader);
+      return result;
+    } catch (error) {
+      if (local && isAtollError(error) && error.details?.['fromTransport'] === true && error.code === 'UNAVAILABLE') {
+        // The leader's node is gone: let the group notice now instead of after a timeout.
+        this.enqueue(() => local.raw.reportUnreachable(leader));
+      }
+      if (!local) this.remoteLeaders.delete(partition);
+      throw error;
+    }
+  }
+
+  private async waitForLeader(replica: PartitionReplica, context: api.CallContext): Promise<number> {
+    const giveUpAt = Math.min(context.deadlineMs - 50, Date.now() + this.config.tickMs * this.config.electionTicks * 3);
+    while (Date.now() < giveUpAt) {
+      if (context.signal?.aborted) break;
+      const lead = replica.raw.status().lead;
+      if (lead !== 0) return lead;
+      await new Promise((resolve) => setTimeout(resolve, LEADER_WAIT_POLL_MS));
+    }
+    throw this.notLeader(replica.id, 0, 'no leader elected yet');
+  }
+
+  private notLeader(partition: number, leader: number, why: string): AtollError {
+    const address = leader !== 0 ? this.config.peers.get(leader) : undefined;
+    return new AtollError(leader === 0 ? 'NO_LEADER' : 'NOT_LEADER', `partition ${partition}: ${why}`, {
+      partition,
+      ...(address ? { leaderHint: { nodeId: leader, address } } : {}),
+    });
+  }
+
+  private withLeaderHint(error: unknown, partition: number): unknown {
+    if (!isAtollError(error) || (error.code !== 'NOT_LEADER' && error.code !== 'NO_LEADER')) return error;
+    if (error.details?.['leaderHint']) return error;
+    const leader = Number(error.details?.['leaderId'] ?? this.leaderOf(partition));
+    return this.notLeader(partition, leader === this.id ? 0 : leader, error.message);
+  }
+
+  // ------------------------------------------------------------ execution at the leader
+
+  private async executeLocal(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    try {
+      return await this.executeOn(replica, operation, context);
+    } catch (error) {
+      throw this.withLeaderHint(error, replica.id);
+    }
+  }
+
+  private async executeOn(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    switch (operation.kind) {
+      case 'get': {
+        const request = operation.request;
+        if (request.consistency !== 'stale') await this.readBarrier(replica, context);
+        const result = await replica.mvcc.get(request.key, { nowMs: Date.now(), ...(request.revision ? { revision: request.revision } : {}) });
+        return {
+          kind: 'get',
+          response: {
+            found: result.found,
+            value: result.value ?? new Uint8Array(0),
+            createRevision: result.createRevision,
+            modRevision: result.modRevision,
+            version: result.version,
+            expiresAtMs: result.expiresAtMs ?? 0,
+            revision: result.revision,
+          },
+        };
+      }
+      case 'exists': {
+        const request = operation.request;
+        if (request.consistency !== 'stale') await this.readBarrier(replica, context);
+        const result = await replica.mvcc.get(request.key, { nowMs: Date.now() });
+        return { kind: 'exists', response: { exists: result.found, revision: result.revision } };
+      }
+      case 'getByPrefix':
+        return { kind: 'getByPrefix', response: await this.prefixPage(replica, operation.request, context) };
+      case 'put': {
+        const r = operation.request;
+        const op: WriteOp = {
+          type: 'put',
+          key: r.key,
+          value: r.value,
+          ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}),
+          ...(r.keepTtl ? { keepTtl: true } : {}),
+          ...(r.ifAbsent ? { ifAbsent: true } : {}),
+          ...(r.ifPresent ? { ifPresent: true } : {}),
+          ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
+          ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
+          ...(r.returnPrevious ? { returnPrevious: true } : {}),
+        };
+        const result = await this.propose(replica, op, context);
+        const write = result.writes[0];
+        const previous = write?.previous;
+        return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecord(previous) } : {}) } };
+      }
+      case 'delete': {
+        const r = operation.request;
+        const op: WriteOp = {
+          type: 'delete',
+          key: r.key,
+          ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
+          ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
+        };
+        const result = await this.propose(replica, op, context);
+        return { kind: 'delete', response: { deleted: result.applied && (result.writes[0]?.deleted ?? false), revision: result.revision } };
+      }
+      case 'increment': {
+        const r = operation.request;
+        const result = await this.propose(replica, { type: 'increment', key: r.key, delta: r.delta, ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}) }, context);
+        return { kind: 'increment', response: { value: result.writes[0]?.counter ?? 0n, revision: result.revision } };
+      }
+      case 'extend': {
+        const r = operation.request;
+        const result = await this.propose(replica, { type: 'extend', key: r.key, ttlMs: r.ttlMs }, context);
+        const write = result.writes[0];
+        return {
+          kind: 'extend',
+          response: { extended: write?.conditionHeld ?? false, expiresAtMs: write?.current?.expiresAtMs ?? 0, revision: result.revision },
+        };
+      }
+    }
+  }
+
+  private async prefixPage(replica: PartitionReplica, request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
+    const scope = prefixBucket(request.prefix);
+    const token = request.pageToken ? decodePageToken(request.pageToken) : undefined;
+    if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
+    const revision = token?.revision ?? request.revision;
+    const limit = Math.min(request.limit && request.limit > 0 ? request.limit : defaultLimits.defaultPageSize, defaultLimits.maxPageSize);
+    const page = await replica.mvcc.getByPrefix(scope.keyPrefix, {
+      nowMs: Date.now(),
+      limit,
+      ...(revision ? { revision } : {}),
+      ...(token ? { after: token.after } : {}),
+    });
+    return {
+      items: page.items.map(keyRecord),
+      revision: page.revision,
+      nextPageToken: page.more && page.continueAfter !== undefined ? encodePageToken(page.revision, page.continueAfter) : '',
+    };
+  }
+
+  /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */
+  private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
+    return this.withDeadline(
+      new Promise<void>((resolve, reject) => {
+        this.enqueue(() => {
+          if (replica.raw.status().role !== 'leader') {
+            reject(replica.notLeaderError());
+            return;
+          }
+          replica.enqueueRead({ resolve, reject });
+        });
+      }),
+      context,
+    );
+  }
+
+  private propose(replica: PartitionReplica, op: WriteOp, context: api.CallContext): Promise<ApplyResult> {
+    const command: Command = op;
+    // Validation happens here, before anything reaches the log: bad input changes nothing.
+    const payload = encodeEntryPayload(Date.now(), encodeCommand(command));
+    return this.withDeadline(
+      new Promise<ApplyResult>((resolve, reject) => {
+        this.enqueue(() => {
+          try {
+            replica.propose(payload, { resolve, reject });
+          } catch (error) {
+            reject(replica.notLeaderError(error));
+          }
+        });
+      }),
+      context,
+    ).then((result) => {
+      if (result.error) throw result.error;
+      return result;
+    });
+  }
+
+  private withDeadline<T>(promise: Promise<T>, context: api.CallContext): Promise<T> {
+    const remaining = context.deadlineMs - Date.now();
+    if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)), remaining);
+      const abort = (): void => reject(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));
+      context.signal?.addEventListener('abort', abort, { once: true });
+      promise.then(resolve, reject).finally(() => {
+        clearTimeout(timer);
+        context.signal?.removeEventListener('abort', abort);
+      });
+    });
+  }
+
+  // ------------------------------------------------------------ NodeApi
+
+  async get(request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
+    return (await this.route(this.partitionOfKey(request.key), { kind: 'get', request }, context)).response as api.GetResponse;
+  }
+
+  async put(request: api.PutRequest, context: api.CallContext): Promise<api.PutResponse> {
+    return (await this.route(this.partitionOfKey(request.key), { kind: 'put', request }, context)).response as api.PutResponse;
+  }
+
+  async delete(request: api.DeleteRequest, context: api.CallContext): Promise<api.DeleteResponse> {
+    return (await this.route(this.partitionOfKey(request.key), { kind: 'delete', request }, context)).response as api.DeleteResponse;
+  }
+
+  async increment(request: api.IncrementRequest, context: api.CallContext): Promise<api.IncrementResponse> {
+    return (await this.route(this.partitionOfKey(request.key), { kind: 'increment', request }, context)).response as api.IncrementResponse;
+  }
+
+  async exists(request: api.ExistsRequest, context: api.CallContext): Promise<api.ExistsResponse> {
+    return (await this.route(this.partitionOfKey(request.key), { kind: 'exists', request }, context)).response as api.ExistsResponse;
+  }
+
+  async extend(request: api.ExtendRequest, context: api.CallContext): Promise<api.ExtendResponse> {
+    return (await this.route(this.partitionOfKey(request.key), { kind: 'extend', request }, context)).response as api.ExtendResponse;
+  }
+
+  async getByPrefix(request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
+    const { bucket } = prefixBucket(request.prefix);
+    const partition = partitionOfBucket(bucket, this.config.partitions);
+    return (await this.route(partition, { kind: 'getByPrefix', request }, context)).response as api.GetByPrefixResponse;
+  }
+
+  /** Runs a request forwarded by another node (Peer.Forward). */
+  async executeForwarded(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const partition =
+      operation.kind === 'getByPrefix'
+        ? partitionOfBucket(prefixBucket(operation.request.prefix).bucket, this.config.partitions)
+        : this.partitionOfKey(operation.request.key);
+    return this.route(partition, operation, context);
+  }
+
+  async clusterInfo(): Promise<api.ClusterInfoResponse> {
+    const table = partitionTable(this.config.partitions);
+    const partitions: api.PartitionInfo[] = table.map((range) => {
+      const replica = this.replicas.get(range.id);
+      const status = replica?.raw.status();
+      return {
+        id: range.id,
+        rangeStart: range.start,
+        rangeEnd: range.end,
+        replicas: replicasOf(range.id, this.nodeIds, this.config.replicationFactor),
+        leader: status ? status.lead : (this.remoteLeaders.get(range.id) ?? 0),
+        term: status?.term ?? 0,
+        commitIndex: status?.commit ?? 0,
+        appliedIndex: replica?.appliedIndex ?? 0,
+        revision: replica?.mvcc.revision ?? 0,
+      };
+    });
+    return {
+      nodeId: this.id,
+      partitionCount: this.config.partitions,
+      replicationFactor: this.config.replicationFactor,
+      hashFunction: 'fnv1a32',
+      nodes: this.nodeIds.map((id) => ({ id, address: this.config.peers.get(id) as string, reachable: this.transport.isReachable(id) })),
+      partitions,
+    };
+  }
+
+  async transferLeader(request: api.TransferLeaderRequest): Promise<void> {
+    const replica = this.replicas.get(request.partition);
+    if (!replica) throw new AtollError('INVALID_ARGUMENT', `partition ${request.partition} has no replica on node ${this.id}`);
+    if (!this.config.peers.has(request.targetNode)) throw new AtollError('INVALID_ARGUMENT', `no node ${request.targetNode}`);
+    await new Promise<void>((resolve, reject) => {
+      this.enqueue(() => {
+        const status = replica.raw.status();
+        if (status.role !== 'leader') {
+          reject(this.notLeader(request.partition, status.lead, 'only the leader can transfer leadership'));
+          return;
+        }
+        try {
+          if (request.targetNode !== this.id) replica.raw.transferLeadership(request.targetNode);
+          resolve();
+        } catch (error) {
+          reject(new AtollError('INVALID_ARGUMENT', error instanceof Error ? error.message : String(error)));
+        }
+      });
+    });
+  }
+
+  // ------------------------------------------------------------ peer service and lifecycle
+
+  /** Handlers for the internal Peer service. */
+  peerHandlers(): grpc.UntypedServiceImplementation {
+    return {
+      raft: (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => this.transport.handleRaftStream(call, callback),
+      forward: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        const deadline = call.getDeadline();
+        const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
+        let forwarded;
+        try {
+          forwarded = decodeForwardRequest(call.request);
+        } catch (error) {
+          callback(serviceErrorOf(error, this.logger));
+          return;
+        }
+        this.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops }).then(
+          (result) => callback(null, encodeForwardResponse(result)),
+          (error: unknown) => callback(serviceErrorOf(error, this.logger)),
+        );
+      },
+    };
+  }
+
+  /** True when every hosted partition knows its leader. */
+  allPartitionsLed(): boolean {
+    for (const replica of this.replicas.values()) if (replica.raw.status().lead === 0) return false;
+    return true;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.tickTimer) clearInterval(this.tickTimer);
+    if (this.balanceTimer) clearInterval(this.balanceTimer);
+    // Let the current iteration finish its write before closing the database under it.
+    for (let i = 0; i < 200 && this.loopRunning; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const shutdown = new AtollError('UNAVAILABLE', `node ${this.id} is shutting down`);
+    for (const replica of this.replicas.values()) replica.failAll(shutdown);
+    this.transport.close();
+    await this.engine.close();
+  }
+
+  get failure(): Error | undefined {
+    return this.fatal;
+  }
+}
+
+function keyRecord(version: KeyVersion): api.KeyRecord {
+  return {
+    key: version.key,
+    value: version.value,
+    createRevision: version.createRevision,
+    modRevision: version.modRevision,
+    version: version.version,
+    expiresAtMs: version.expiresAtMs ?? 0,
+  };
+}
+
+function encodePageToken(revision: number, after: string): string {
+  return Buffer.from(JSON.stringify({ r: revision, a: after }), 'utf8').toString('base64url');
+}
+
+function decodePageToken(token: string): { revision: number; after: string } {
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { r: unknown; a: unknown };
+    if (typeof parsed.r === 'number' && Number.isSafeInteger(parsed.r) && typeof parsed.a === 'string') return { revision: parsed.r, after: parsed.a };
+  } catch {
+    // Fall through to the error below.
+  }
+  throw new AtollError('INVALID_ARGUMENT', 'malformed page token: pass back nextPageToken unchanged');
+}

@@ -1,0 +1,265 @@
+import assert from 'node:assert/strict';
+import { AtollError } from '../errors.js';
+import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
+import { readSnapshotHeader } from '../mvcc/snapshot-format.js';
+import { RaftError } from '../raft/errors.js';
+import { RawNode, type Ready } from '../raft/rawnode.js';
+import type { Rng } from '../raft/rng.js';
+import { EntryType, type Entry, type Snapshot, type SnapshotMeta } from '../raft/types.js';
+import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
+import type { WriteOperation } from '../storage/storage-engine.js';
+import type { PersistentLogStorage } from './raft-log-store.js';
+
+/** Raft settings the node uses for every partition group. */
+export interface GroupSettings {
+  readonly electionTicks: number;
+  readonly heartbeatTicks: number;
+  readonly quiesceAfterTicks: number;
+  /** Take a state-machine snapshot and compact the log after this many applied entries. */
+  readonly snapshotEveryEntries: number;
+  /** Entries kept behind a snapshot so slightly lagging followers catch up from the log. */
+  readonly logEntriesKeptAfterSnapshot: number;
+}
+
+interface ProposalWaiter {
+  readonly term: number;
+  resolve(result: ApplyResult): void;
+  reject(error: unknown): void;
+}
+
+interface ReadWaiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Log entry payload: the leader's clock when it proposed (so every replica agrees on expiry), then
+ * the encoded MVCC command.
+ */
+export function encodeEntryPayload(nowMs: number, command: Uint8Array): Uint8Array {
+  return new ByteWriter(command.length + 16).uint64(nowMs).raw(command).finish();
+}
+
+function decodeEntryPayload(data: Uint8Array): { nowMs: number; command: Command } {
+  const reader = new ByteReader(data, 'log entry');
+  const nowMs = reader.uint64();
+  return { nowMs, command: decodeCommand(data.subarray(8)) };
+}
+
+/** A state-machine snapshot travels as length-prefixed MVCC export chunks. */
+function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
+  const writer = new ByteWriter(chunks.reduce((sum, chunk) => sum + chunk.length + 4, 16));
+  for (const chunk of chunks) writer.bytes(chunk);
+  return writer.finish();
+}
+
+function unframeChunks(data: Uint8Array): Uint8Array[] {
+  const reader = new ByteReader(data, 'snapshot payload');
+  const chunks: Uint8Array[] = [];
+  while (!reader.done) chunks.push(reader.bytes());
+  return chunks;
+}
+
+/**
+ * One replica of one partition on this node: its Raft group, its log storage and its MVCC state
+ * machine, plus the callers waiting on proposals and reads. Only the node loop calls into it, so
+ * the RawNode is never touched between a Ready and its advance.
+ */
+export class PartitionReplica {
+  readonly raw: RawNode;
+  private readonly proposals = new Map<number, ProposalWaiter>();
+  /** Reads that arrived since the last ReadIndex round started: they join the next round. */
+  private readsWaitingForRound: ReadWaiter[] = [];
+  private readonly readRounds = new Map<string, ReadWaiter[]>();
+  /** Reads whose index is known, waiting for the state machine to apply it. */
+  private readsWaitingForApply: Array<{ index: number; waiter: ReadWaiter }> = [];
+  private roundCounter = 0;
+  /** A snapshot built from the state machine, kept while followers may need it. */
+  private builtSnapshot: Snapshot | undefined;
+  snapshotWanted = false;
+  /** While true the loop leaves this group alone (a snapshot export must see a still state). */
+  busy = false;
+  private appliedSinceSnapshot = 0;
+  /** Highest log index applied, including entries the state machine ignores (empty, membership). */
+  appliedIndex: number;
+
+  constructor(
+    readonly id: number,
+    readonly nodeId: number,
+    readonly storage: PersistentLogStorage,
+    readonly mvcc: MvccStore,
+    private readonly settings: GroupSettings,
+    rng: Rng,
+  ) {
+    this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
+    this.raw = new RawNode({
+      id: nodeId,
+      storage,
+      rng,
+      applied: this.appliedIndex,
+      electionTicks: settings.electionTicks,
+      heartbeatTicks: settings.heartbeatTicks,
+      preVote: true,
+      checkQuorum: true,
+      readMode: 'safe',
+      quiesceAfterTicks: settings.quiesceAfterTicks,
+      maxMessageBytes: 4 * 1024 * 1024,
+      maxInflightBytes: 64 * 1024 * 1024,
+      snapshotChunkBytes: 1024 * 1024,
+    });
+  }
+
+  /** SnapshotSource for the log storage: the bytes of the snapshot the metadata describes. */
+  snapshotData(meta: SnapshotMeta): Uint8Array {
+    if (this.builtSnapshot && this.builtSnapshot.meta.index === meta.index) return this.builtSnapshot.data;
+    this.snapshotWanted = true;
+    throw new RaftError('SNAPSHOT_TEMPORARILY_UNAVAILABLE', `partition ${this.id}: snapshot being built`);
+  }
+
+  // ------------------------------------------------------------ requests (called by the loop)
+
+  propose(payload: Uint8Array, waiter: Omit<ProposalWaiter, 'term'>): void {
+    const { index, term } = this.raw.propose(payload);
+    this.proposals.set(index, { term, resolve: waiter.resolve, reject: waiter.reject });
+  }
+
+  enqueueRead(waiter: ReadWaiter): void {
+    this.readsWaitingForRound.push(waiter);
+  }
+
+  /** Starts a ReadIndex round for every read that arrived since the previous one started. */
+  startReadRound(): void {
+    if (this.readsWaitingForRound.length === 0) return;
+    const waiters = this.readsWaitingForRound;
+    this.readsWaitingForRound = [];
+    const context = `${this.id}:${++this.roundCounter}`;
+    try {
+      this.raw.readIndex(context);
+      this.readRounds.set(context, waiters);
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(this.notLeaderError(error));
+    }
+  }
+
+  // ------------------------------------------------------------ Ready handling
+
+  /** Step 1 of the Ready contract: everything this group needs in the node's one synced write. */
+  async stage(ready: Ready): Promise<WriteOperation[]> {
+    const ops: WriteOperation[] = [];
+    if (ready.snapshot) {
+      // The state machine takes the snapshot first; the log records it in the same synced batch.
+      await this.mvcc.importSnapshot(unframeChunks(ready.snapshot.data));
+      this.appliedIndex = ready.snapshot.meta.index;
+      ops.push(...this.storage.stageSnapshot(ready.snapshot.meta));
+    }
+    ops.push(...this.storage.stageEntries(ready.entries));
+    if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
+    return ops;
+  }
+
+  /** Step 3: apply committed entries in order and answer the callers waiting on them. */
+  async apply(ready: Ready): Promise<void> {
+    for (const entry of ready.committedEntries) await this.applyEntry(entry);
+    for (const state of ready.readStates) {
+      const waiters = this.readRounds.get(state.context);
+      if (!waiters) continue;
+      this.readRounds.delete(state.context);
+      for (const waiter of waiters) this.readsWaitingForApply.push({ index: state.index, waiter });
+    }
+    for (const context of ready.droppedReads) {
+      const waiters = this.readRounds.get(context) ?? [];
+      this.readRounds.delete(context);
+      for (const waiter of waiters) waiter.reject(this.notLeaderError());
+    }
+    this.releaseReads();
+    if (ready.softState && ready.softState.role !== 'leader') this.failProposalsOnStepDown();
+  }
+
+  private async applyEntry(entry: Entry): Promise<void> {
+    const waiter = this.proposals.get(entry.index);
+    if (waiter) this.proposals.delete(entry.index);
+    this.appliedIndex = entry.index;
+    if (entry.type !== EntryType.Normal || entry.data.length === 0) {
+      waiter?.reject(this.notLeaderError());
+      return;
+    }
+    const { nowMs, command } = decodeEntryPayload(entry.data);
+    const result = await this.mvcc.apply(command, { index: entry.index, nowMs });
+    this.appliedSinceSnapshot++;
+    if (!waiter) return;
+    // Another leader's entry took this index: ours was never committed, so it is safe to retry.
+    if (waiter.term !== entry.term) waiter.reject(this.notLeaderError());
+    else waiter.resolve(result);
+  }
+
+  private releaseReads(): void {
+    const applied = this.appliedIndex;
+    const still: typeof this.readsWaitingForApply = [];
+    for (const read of this.readsWaitingForApply) {
+      if (read.index <= applied) read.waiter.resolve();
+      else still.push(read);
+    }
+    this.readsWaitingForApply = still;
+  }
+
+  /**
+   * Proposals above the commit index of a deposed leader may or may not commit under the next
+   * leader; we cannot know, so they keep waiting (their callers' deadlines bound them). Proposals
+   * whose index the new leader overwrote are failed when that index applies (term mismatch).
+   */
+  private failProposalsOnStepDown(): void {
+    // Nothing to do eagerly; see applyEntry. Kept as a named step for readers of the loop.
+  }
+
+  // ------------------------------------------------------------ snapshots and compaction
+
+  needsSnapshotBuild(): boolean {
+    return this.snapshotWanted || this.appliedSinceSnapshot >= this.settings.snapshotEveryEntries;
+  }
+
+  /**
+   * Exports the state machine while the loop leaves this group alone (busy), so the export, the
+   * applied index and the membership all describe one moment. Returns the log ops that record the
+   * snapshot and compact the log behind it.
+   */
+  async buildSnapshot(): Promise<WriteOperation[]> {
+    assert.ok(this.busy, 'buildSnapshot runs while the group is held still');
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of this.mvcc.exportSnapshot()) chunks.push(chunk);
+    const header = readSnapshotHeader(chunks[0] as Uint8Array);
+    const index = header.appliedIndex;
+    this.snapshotWanted = false;
+    this.appliedSinceSnapshot = 0;
+    if (index <= this.storage.snapshotMeta().index && this.builtSnapshot) return [];
+    const term = this.storage.term(index);
+    const meta: SnapshotMeta = { index, term, confState: this.raw.status().confState };
+    this.builtSnapshot = { meta, data: frameChunks(chunks) };
+    const ops = this.storage.stageSnapshotMeta(meta);
+    const compactTo = index - this.settings.logEntriesKeptAfterSnapshot;
+    if (compactTo > this.storage.firstIndex()) ops.push(...this.storage.stageCompact(compactTo));
+    return ops;
+  }
+
+  // ------------------------------------------------------------ errors
+
+  notLeaderError(cause?: unknown): AtollError {
+    const lead = this.raw.status().lead;
+    const reason = cause instanceof Error ? cause.message : 'leadership changed before the request completed';
+    return new AtollError(lead === 0 ? 'NO_LEADER' : 'NOT_LEADER', `partition ${this.id}: ${reason}`, {
+      partition: this.id,
+      ...(lead !== 0 && lead !== this.nodeId ? { leaderId: lead } : {}),
+    });
+  }
+
+  /** Fails everything still waiting (shutdown). */
+  failAll(error: AtollError): void {
+    for (const waiter of this.proposals.values()) waiter.reject(error);
+    this.proposals.clear();
+    for (const waiters of this.readRounds.values()) for (const waiter of waiters) waiter.reject(error);
+    this.readRounds.clear();
+    for (const waiter of this.readsWaitingForRound) waiter.reject(error);
+    this.readsWaitingForRound = [];
+    for (const read of this.readsWaitingForApply) read.waiter.reject(error);
+    this.readsWaitingForApply = [];
+  }
+}

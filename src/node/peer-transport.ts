@@ -1,0 +1,193 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { grpcChannelOptions } from '../server/channel-options.js';
+import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
+import { atollErrorOfServiceError } from '../server/grpc-errors.js';
+import type { KvOperation, KvResult } from '../server/kv-operation.js';
+import { packageDefinition } from '../server/protos.js';
+import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from './raft-wire.js';
+
+type PeerClient = grpc.Client & {
+  raft(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
+  raft(options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
+  forward(request: unknown, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+};
+
+const PeerClientConstructor = (grpc.loadPackageDefinition(packageDefinition) as unknown as {
+  atoll: { v1: { Peer: new (address: string, credentials: grpc.ChannelCredentials, options?: object) => PeerClient } };
+}).atoll.v1.Peer;
+
+/** Limits of the Raft stream to one peer. Raft tolerates loss, so beyond them frames are dropped. */
+const MAX_QUEUED_FRAMES = 256;
+const RECONNECT_DELAY_MS = 200;
+/** Long-lived, but still bounded: the stream is reopened when it expires. */
+const RAFT_STREAM_DEADLINE_MS = 60 * 60 * 1000;
+
+interface PeerLink {
+  readonly id: number;
+  readonly address: string;
+  readonly client: PeerClient;
+  stream: grpc.ClientWritableStream<unknown> | undefined;
+  /** Frames waiting for 'drain' (back-pressure), oldest first. */
+  queued: Uint8Array[];
+  draining: boolean;
+  lastFailureMs: number;
+  reachable: boolean;
+  droppedFrames: number;
+}
+
+export interface PeerTransportEvents {
+  /** Raft messages arrived from a peer (already decoded). */
+  onMessages(from: number, messages: GroupMessage[]): void;
+  /** The stream to a peer broke: its groups should stop waiting on it. */
+  onPeerUnreachable(peer: number): void;
+}
+
+/**
+ * Node-to-node traffic. Raft: one long-lived client-streaming call per ordered node pair, carrying
+ * one frame per loop iteration with every group's messages to that peer; writes respect
+ * back-pressure ('drain'). Forward: a unary call with the caller's deadline.
+ */
+export class PeerTransport {
+  private readonly links = new Map<number, PeerLink>();
+  private closed = false;
+
+  constructor(
+    private readonly selfId: number,
+    peers: ReadonlyMap<number, string>,
+    private readonly events: PeerTransportEvents,
+    private readonly logger: Logger,
+  ) {
+    for (const [id, address] of peers) {
+      if (id === selfId) continue;
+      const client = new PeerClientConstructor(address, grpc.credentials.createInsecure(), {
+        ...grpcChannelOptions,
+        'grpc.initial_reconnect_backoff_ms': 100,
+        'grpc.max_reconnect_backoff_ms': 1000,
+      });
+      this.links.set(id, { id, address, client, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, droppedFrames: 0 });
+    }
+  }
+
+  addressOf(peer: number): string | undefined {
+    return this.links.get(peer)?.address;
+  }
+
+  isReachable(peer: number): boolean {
+    return peer === this.selfId || (this.links.get(peer)?.reachable ?? false);
+  }
+
+  /** Sends one frame of messages for many groups to `peer`. Never throws: Raft retries. */
+  send(peer: number, messages: GroupMessage[]): void {
+    const link = this.links.get(peer);
+    if (!link || this.closed || messages.length === 0) return;
+    const frame = encodeRaftFrame(messages);
+    if (link.draining) {
+      if (link.queued.length >= MAX_QUEUED_FRAMES) {
+        link.queued.shift();
+        link.droppedFrames++;
+      }
+      link.queued.push(frame);
+      return;
+    }
+    const stream = this.streamFor(link);
+    if (!stream) return;
+    this.write(link, stream, frame);
+  }
+
+  private write(link: PeerLink, stream: grpc.ClientWritableStream<unknown>, frame: Uint8Array): void {
+    const ok = stream.write({ fromNode: this.selfId, payload: Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength) });
+    if (!ok) {
+      link.draining = true;
+      stream.once('drain', () => {
+        link.draining = false;
+        const queued = link.queued;
+        link.queued = [];
+        for (const next of queued) {
+          if (link.draining || link.stream !== stream) {
+            link.queued.push(next);
+            continue;
+          }
+          this.write(link, stream, next);
+        }
+      });
+    }
+  }
+
+  private streamFor(link: PeerLink): grpc.ClientWritableStream<unknown> | undefined {
+    if (link.stream) return link.stream;
+    if (Date.now() - link.lastFailureMs < RECONNECT_DELAY_MS) return undefined;
+    const stream = link.client.raft({ deadline: Date.now() + RAFT_STREAM_DEADLINE_MS }, (error) => {
+      if (link.stream === stream) link.stream = undefined;
+      if (error && !this.closed) this.markFailed(link, error);
+    });
+    stream.on('error', () => {
+      // Reported through the callback above; this handler only keeps the error from being thrown.
+    });
+    link.stream = stream;
+    return stream;
+  }
+
+  private markFailed(link: PeerLink, error: grpc.ServiceError): void {
+    link.lastFailureMs = Date.now();
+    link.draining = false;
+    link.queued = [];
+    if (link.reachable) this.logger.warn({ peer: link.id, address: link.address, err: error.message }, 'raft stream to peer failed');
+    link.reachable = false;
+    this.events.onPeerUnreachable(link.id);
+  }
+
+  /** Server side of Peer.Raft: decodes frames from one peer until it hangs up. */
+  handleRaftStream(call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>): void {
+    let frames = 0;
+    call.on('data', (frame: { fromNode?: number; payload?: Uint8Array }) => {
+      frames++;
+      try {
+        const from = Number(frame.fromNode ?? 0);
+        const messages = decodeRaftFrame(frame.payload ?? new Uint8Array(0));
+        const link = this.links.get(from);
+        if (link && !link.reachable) {
+          link.reachable = true;
+          this.logger.info({ peer: from }, 'peer reachable again');
+        }
+        this.events.onMessages(from, messages);
+      } catch (error) {
+        this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'dropped a malformed raft frame');
+      }
+    });
+    call.on('end', () => callback(null, { frames: String(frames) }));
+    call.on('error', () => {
+      // The peer went away; its own side reconnects.
+    });
+  }
+
+  /** Sends a client request to another node, with the caller's deadline. */
+  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal): Promise<KvResult> {
+    const link = this.links.get(peer);
+    if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));
+    return new Promise<KvResult>((resolve, reject) => {
+      const call = link.client.forward(encodeForwardRequest({ hops, operation }), { deadline: deadlineMs }, (error, response) => {
+        signal?.removeEventListener('abort', abort);
+        if (error) {
+          reject(atollErrorOfServiceError(error));
+          return;
+        }
+        try {
+          resolve(decodeForwardResponse(response));
+        } catch (decodeError) {
+          reject(decodeError);
+        }
+      });
+      const abort = (): void => call.cancel();
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const link of this.links.values()) {
+      link.stream?.end();
+      link.client.close();
+    }
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Binary form of batched Raft messages between two nodes: one frame carries messages for many
+ * groups (partitions), so the node loop sends one frame per peer per iteration. Decoding checks
+ * every field; a malformed frame is an operating error (a bad peer), never a crash.
+ *
+ * Frame: version u8 | count u32 | count x (group u32 | message)
+ * Message: type u8 | from u32 | to u32 | term u64 | presence u16 | present fields in bit order.
+ */
+import { AtollError } from '../errors.js';
+import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
+import { EntryType, type Entry, type Message, type MessageType, type SnapshotMeta } from '../raft/types.js';
+
+const FRAME_VERSION = 1;
+
+const MESSAGE_TYPES: readonly MessageType[] = [
+  'app',
+  'appResp',
+  'vote',
+  'voteResp',
+  'preVote',
+  'preVoteResp',
+  'heartbeat',
+  'heartbeatResp',
+  'snap',
+  'snapResp',
+  'timeoutNow',
+  'readIndex',
+  'readIndexResp',
+];
+const TYPE_CODES = new Map(MESSAGE_TYPES.map((type, code) => [type, code]));
+
+const enum Field {
+  LogTerm = 1 << 0,
+  Index = 1 << 1,
+  Entries = 1 << 2,
+  Commit = 1 << 3,
+  Reject = 1 << 4,
+  RejectHint = 1 << 5,
+  Snapshot = 1 << 6,
+  Chunk = 1 << 7,
+  Offset = 1 << 8,
+  ReadSeq = 1 << 9,
+  LeaseTick = 1 << 10,
+  Quiesce = 1 << 11,
+  Force = 1 << 12,
+  Context = 1 << 13,
+}
+
+export interface GroupMessage {
+  readonly group: number;
+  readonly message: Message;
+}
+
+export function encodeRaftFrame(messages: readonly GroupMessage[]): Uint8Array {
+  const writer = new ByteWriter(64 + messages.length * 64);
+  writer.uint8(FRAME_VERSION).uint32(messages.length);
+  for (const { group, message } of messages) {
+    writer.uint32(group);
+    writeMessage(writer, message);
+  }
+  return writer.finish();
+}
+
+export function decodeRaftFrame(bytes: Uint8Array): GroupMessage[] {
+  const reader = new ByteReader(bytes, 'raft frame');
+  const version = reader.uint8();
+  if (version !== FRAME_VERSION) throw new AtollError('INVALID_ARGUMENT', `unsupported raft frame version ${version}`);
+  const count = reader.uint32();
+  const out: GroupMessage[] = [];
+  for (let i = 0; i < count; i++) {
+    const group = reader.uint32();
+    out.push({ group, message: readMessage(reader) });
+  }
+  reader.finish();
+  return out;
+}
+
+function writeMessage(writer: ByteWriter, m: Message): void {
+  const code = TYPE_CODES.get(m.type);
+  if (code === undefined) throw new AtollError('INTERNAL', `unknown raft message type ${m.type}`);
+  let presence = 0;
+  if (m.logTerm !== undefined) presence |= Field.LogTerm;
+  if (m.index !== undefined) presence |= Field.Index;
+  if (m.entries !== undefined && m.entries.length > 0) presence |= Field.Entries;
+  if (m.commit !== undefined) presence |= Field.Commit;
+  if (m.reject) presence |= Field.Reject;
+  if (m.rejectHint !== undefined) presence |= Field.RejectHint;
+  if (m.snapshot !== undefined) presence |= Field.Snapshot;
+  if (m.chunk !== undefined) presence |= Field.Chunk;
+  if (m.offset !== undefined) presence |= Field.Offset;
+  if (m.readSeq !== undefined) presence |= Field.ReadSeq;
+  if (m.leaseTick !== undefined) presence |= Field.LeaseTick;
+  if (m.quiesce !== undefined) presence |= Field.Quiesce;
+  if (m.force) presence |= Field.Force;
+  if (m.context !== undefined) presence |= Field.Context;
+  writer.uint8(code).uint32(m.from).uint32(m.to).uint64(m.term).uint16(presence);
+  if (presence & Field.LogTerm) writer.uint64(m.logTerm as number);
+  if (presence & Field.Index) writer.uint64(m.index as number);
+  if (presence & Field.Entries) {
+    const entries = m.entries as readonly Entry[];
+    writer.uint32(entries.length);
+    for (const entry of entries) writer.uint64(entry.term).uint64(entry.index).uint8(entry.type).bytes(entry.data);
+  }
+  if (presence & Field.Commit) writer.uint64(m.commit as number);
+  if (presence & Field.RejectHint) writer.uint64(m.rejectHint as number);
+  if (presence & Field.Snapshot) writeSnapshotMeta(writer, m.snapshot as SnapshotMeta);
+  if (presence & Field.Chunk) {
+    const chunk = m.chunk as NonNullable<Message['chunk']>;
+    writer.uint64(chunk.offset).uint8(chunk.last ? 1 : 0).bytes(chunk.data);
+  }
+  if (presence & Field.Offset) writer.uint64(m.offset as number);
+  if (presence & Field.ReadSeq) writer.uint64(m.readSeq as number);
+  // Lease ticks may be negative infinity in no message, but are plain counters: encode as u64.
+  if (presence & Field.LeaseTick) writer.uint64(m.leaseTick as number);
+  if (presence & Field.Quiesce) writer.uint8(m.quiesce ? 1 : 0);
+  if (presence & Field.Context) writer.text(m.context as string);
+}
+
+function readMessage(reader: ByteReader): Message {
+  const code = reader.uint8();
+  const type = MESSAGE_TYPES[code];
+  if (type === undefined) throw new AtollError('INVALID_ARGUMENT', `unknown raft message type code ${code}`);
+  const from = reader.uint32();
+  const to = reader.uint32();
+  const term = reader.uint64();
+  const presence = reader.uint16();
+  const m: { -readonly [K in keyof Message]: Message[K] } = { type, from, to, term };
+  if (presence & Field.LogTerm) m.logTerm = reader.uint64();
+  if (presence & Field.Index) m.index = reader.uint64();
+  if (presence & Field.Entries) {
+    const count = reader.uint32();
+    const entries: Entry[] = [];
+    for (let i = 0; i < count; i++) {
+      const entryTerm = reader.uint64();
+      const index = reader.uint64();
+      const entryType = reader.uint8();
+      if (entryType !== EntryType.Normal && entryType !== EntryType.ConfChange) {
+        throw new AtollError('INVALID_ARGUMENT', `unknown entry type ${entryType}`);
+      }
+      entries.push({ term: entryTerm, index, type: entryType, data: reader.bytes() });
+    }
+    m.entries = entries;
+  }
+  if (presence & Field.Commit) m.commit = reader.uint64();
+  if (presence & Field.Reject) m.reject = true;
+  if (presence & Field.RejectHint) m.rejectHint = reader.uint64();
+  if (presence & Field.Snapshot) m.snapshot = readSnapshotMeta(reader);
+  if (presence & Field.Chunk) {
+    const offset = reader.uint64();
+    const last = reader.uint8() === 1;
+    m.chunk = { offset, last, data: reader.bytes() };
+  }
+  if (presence & Field.Offset) m.offset = reader.uint64();
+  if (presence & Field.ReadSeq) m.readSeq = reader.uint64();
+  if (presence & Field.LeaseTick) m.leaseTick = reader.uint64();
+  if (presence & Field.Quiesce) m.quiesce = reader.uint8() === 1;
+  if (presence & Field.Force) m.force = true;
+  if (presence & Field.Context) m.context = reader.text();
+  return m;
+}
+
+function writeSnapshotMeta(writer: ByteWriter, meta: SnapshotMeta): void {
+  writer.uint64(meta.index).uint64(meta.term);
+  writer.uint32(meta.confState.voters.length);
+  for (const id of meta.confState.voters) writer.uint32(id);
+  writer.uint32(meta.confState.learners.length);
+  for (const id of meta.confState.learners) writer.uint32(id);
+}
+
+function readSnapshotMeta(reader: ByteReader): SnapshotMeta {
+  const index = reader.uint64();
+  const term = reader.uint64();
+  const voters: number[] = [];
+  for (let i = reader.uint32(); i > 0; i--) voters.push(reader.uint32());
+  const learners: number[] = [];
+  for (let i = reader.uint32(); i > 0; i--) learners.push(reader.uint32());
+  return { index, term, confState: { voters, learners } };
+}
