@@ -33,6 +33,8 @@ interface PeerLink {
   draining: boolean;
   lastFailureMs: number;
   reachable: boolean;
+  /** Frames have arrived from this peer at least once (so a failure now is news, not start-up). */
+  heardFrom: boolean;
   droppedFrames: number;
 }
 
@@ -65,7 +67,7 @@ export class PeerTransport {
         'grpc.initial_reconnect_backoff_ms': 100,
         'grpc.max_reconnect_backoff_ms': 1000,
       });
-      this.links.set(id, { id, address, client, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, droppedFrames: 0 });
+      this.links.set(id, { id, address, client, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
     }
   }
 
@@ -132,7 +134,10 @@ export class PeerTransport {
     link.lastFailureMs = Date.now();
     link.draining = false;
     link.queued = [];
-    if (link.reachable) this.logger.warn({ peer: link.id, address: link.address, err: error.message }, 'raft stream to peer failed');
+    if (link.reachable) {
+      const level = link.heardFrom ? 'warn' : 'debug';
+      this.logger[level]({ peer: link.id, address: link.address, err: error.message }, 'raft stream to peer failed');
+    }
     link.reachable = false;
     this.events.onPeerUnreachable(link.id);
   }
@@ -146,6 +151,7 @@ export class PeerTransport {
         const from = Number(frame.fromNode ?? 0);
         const messages = decodeRaftFrame(frame.payload ?? new Uint8Array(0));
         const link = this.links.get(from);
+        if (link) link.heardFrom = true;
         if (link && !link.reachable) {
           link.reachable = true;
           this.logger.info({ peer: from }, 'peer reachable again');

@@ -11,7 +11,8 @@ import { AtollNode, NODE_DEFAULTS } from '../node/atoll-node.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
 import { peerServiceDefinition } from './protos.js';
 
-const SHUTDOWN_GRACE_MS = 5_000;
+// In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.
+const SHUTDOWN_GRACE_MS = 1_500;
 
 function integer(name: string, min: number) {
   return (text: string): number => {
