@@ -33,7 +33,15 @@ import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { RaftError } from '../raft/errors.js';
 import { limitBySize, type LogStorage } from '../raft/storage.js';
-import { EMPTY_HARD_STATE, hardStateEqual, type ConfState, type Entry, type HardState, type Snapshot, type SnapshotMeta } from '../raft/types.js';
+import {
+  EMPTY_HARD_STATE,
+  hardStateEqual,
+  type ConfState,
+  type Entry,
+  type HardState,
+  type Snapshot,
+  type SnapshotMeta,
+} from '../raft/types.js';
 import { bytesToHex } from '../storage/bytes.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import {
@@ -55,9 +63,10 @@ import {
  */
 export interface SnapshotSource {
   /**
-   * The snapshot payload for `meta`. Synchronous: returns the bytes when they are prepared, and
-   * otherwise throws RaftError('SNAPSHOT_TEMPORARILY_UNAVAILABLE') (and starts building them), so
-   * the leader retries later.
+   * The snapshot payload for `meta` (the state machine as of `meta.index`). Synchronous: returns
+   * the bytes when they are prepared, and otherwise throws RaftError('SNAPSHOT_TEMPORARILY_UNAVAILABLE')
+   * (and starts building them), so the leader retries later. The core asks only when a follower
+   * needs entries that were compacted, so never for the empty snapshot at index 0.
    */
   snapshotData(meta: SnapshotMeta): Uint8Array;
 }
@@ -128,6 +137,7 @@ export class PersistentLogStorage implements LogStorage {
     if (hi > this.lastIndex() + 1) {
       throw new RaftError('UNAVAILABLE', `entries up to ${hi - 1} requested, last is ${this.lastIndex()}`);
     }
+    if (hi <= lo) return [];
     return limitBySize(this.ents.slice(lo - offset - 1, hi - offset - 1), maxBytes);
   }
 
@@ -199,14 +209,19 @@ export class PersistentLogStorage implements LogStorage {
     assert.ok(start <= previousLast + 1, `gap in log: appending ${start} after ${previousLast}`);
     // The core only hands over entries after its commit index, and a snapshot never runs ahead of
     // what was applied: rewriting an entry the snapshot covers would mean committed entries changed.
-    assert.ok(start > this.snapshotMetaValue.index, `appending ${start} rewrites entries covered by snapshot ${this.snapshotMetaValue.index}`);
+    const snapshotIndex = this.snapshotMetaValue.index;
+    assert.ok(start > snapshotIndex, `appending ${start} rewrites entries covered by snapshot ${snapshotIndex}`);
     assert.ok((usable[0] as Entry).term >= this.term(start - 1), `entry ${start} has a lower term than its predecessor`);
 
     const operations: WriteOperation[] = [];
     for (const entry of usable) operations.push({ type: 'put', key: this.keys.entry(entry.index), value: encodeEntry(entry) });
     const newLast = start + usable.length - 1;
     for (let index = newLast + 1; index <= previousLast; index++) operations.push({ type: 'del', key: this.keys.entry(index) });
-    this.ents = this.ents.slice(0, start - offset - 1).concat(usable);
+    // In place: entries() hands out copies, so nobody else holds this array. Appending at the end
+    // (the common case) then costs only the new entries, not the retained log.
+    this.ents.length = start - offset - 1;
+    for (const entry of usable) this.ents.push(entry);
+    this.assertInvariants();
     return operations;
   }
 
@@ -226,6 +241,7 @@ export class PersistentLogStorage implements LogStorage {
       { type: 'put', key: this.keys.truncatedState, value: encodeTruncatedState(this.truncated) },
       { type: 'put', key: this.keys.snapshotMeta, value: encodeSnapshotMeta(this.snapshotMetaValue) },
     );
+    this.assertInvariants();
     return operations;
   }
 
@@ -241,6 +257,7 @@ export class PersistentLogStorage implements LogStorage {
     const term = this.term(meta.index);
     assert.ok(meta.term === term, `snapshot term ${meta.term} is not the term ${term} of entry ${meta.index}`);
     this.snapshotMetaValue = copySnapshotMeta(meta);
+    this.assertInvariants();
     return [{ type: 'put', key: this.keys.snapshotMeta, value: encodeSnapshotMeta(this.snapshotMetaValue) }];
   }
 
@@ -254,6 +271,7 @@ export class PersistentLogStorage implements LogStorage {
     this.ents = this.ents.slice(index - this.truncated.index);
     this.truncated = { index, term };
     operations.push({ type: 'put', key: this.keys.truncatedState, value: encodeTruncatedState(this.truncated) });
+    this.assertInvariants();
     return operations;
   }
 
@@ -267,6 +285,13 @@ export class PersistentLogStorage implements LogStorage {
     assert.ok(this.lastIndex() === 0 && this.snapshotMetaValue.index === 0, 'bootstrap needs an empty log');
     const meta: SnapshotMeta = { index: 1, term: 1, confState };
     return [...this.stageSnapshot(meta), ...this.stageHardState({ term: 1, vote: 0, commit: 1 })];
+  }
+
+  /** The O(1) part of the invariants above, checked after every change. */
+  private assertInvariants(): void {
+    const snapshotIndex = this.snapshotMetaValue.index;
+    assert.ok(this.truncated.index <= snapshotIndex && snapshotIndex <= this.lastIndex(), 'snapshot outside the log');
+    assert.ok(this.snapshotMetaValue.term === this.term(snapshotIndex), 'snapshot term differs from the log');
   }
 
   /** `del` operations for every stored entry in (truncated.index, through]. */

@@ -140,7 +140,7 @@ runLogStorageConformance(
       return LevelEngine.open((current as LevelEngine).location, { createIfMissing: false });
     });
   },
-  { propertyRuns: 40 },
+  { propertyRuns: 30 },
 );
 
 // ------------------------------------------------------------------ persistence specifics

@@ -48,7 +48,8 @@ export interface LogStorageConformanceOptions {
 
 /** The snapshot bytes a harness reports for `meta`: deterministic, and different for different metadata. */
 export function conformanceSnapshotData(meta: SnapshotMeta): Uint8Array {
-  return new TextEncoder().encode(`snapshot ${meta.index}/${meta.term} v=${meta.confState.voters.join(',')} l=${meta.confState.learners.join(',')}`);
+  const { voters, learners } = meta.confState;
+  return new TextEncoder().encode(`snapshot ${meta.index}/${meta.term} v=${voters.join(',')} l=${learners.join(',')}`);
 }
 
 const unbounded = Number.MAX_SAFE_INTEGER;
@@ -101,7 +102,12 @@ interface LogModel {
 }
 
 function emptyModel(): LogModel {
-  return { hardState: EMPTY_HARD_STATE, snapshot: { index: 0, term: 0, confState: { voters: [], learners: [] } }, base: { index: 0, term: 0 }, entries: [] };
+  return {
+    hardState: EMPTY_HARD_STATE,
+    snapshot: { index: 0, term: 0, confState: { voters: [], learners: [] } },
+    base: { index: 0, term: 0 },
+    entries: [],
+  };
 }
 
 function modelLast(model: LogModel): number {
@@ -180,14 +186,35 @@ type OpSeed =
   | { kind: 'read'; lo: number; span: number; maxBytes: number }
   | { kind: 'reload' };
 
+const termBump = fc.integer({ min: 0, max: 2 });
+const voterCount = fc.integer({ min: 1, max: 5 });
 const opSeed: fc.Arbitrary<OpSeed> = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('append' as const), at: fc.nat(), count: fc.integer({ min: 1, max: 5 }), termBump: fc.integer({ min: 0, max: 2 }), size: fc.integer({ min: 0, max: 40 }), confChange: fc.boolean() }), weight: 5 },
-  { arbitrary: fc.record({ kind: fc.constant('hardState' as const), termBump: fc.integer({ min: 0, max: 2 }), vote: fc.integer({ min: 0, max: 3 }), commitAt: fc.nat() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('applySnapshot' as const), ahead: fc.integer({ min: 1, max: 8 }), termBump: fc.integer({ min: 0, max: 2 }), voters: fc.integer({ min: 1, max: 5 }) }), weight: 1 },
-  { arbitrary: fc.record({ kind: fc.constant('createSnapshot' as const), at: fc.nat(), voters: fc.integer({ min: 1, max: 5 }) }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('compact' as const), at: fc.nat() }), weight: 2 },
-  { arbitrary: fc.record({ kind: fc.constant('read' as const), lo: fc.nat(), span: fc.nat({ max: 8 }), maxBytes: fc.integer({ min: 0, max: 200 }) }), weight: 3 },
-  { arbitrary: fc.constant({ kind: 'reload' as const }), weight: 1 },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      at: fc.nat(),
+      count: fc.integer({ min: 1, max: 5 }),
+      termBump,
+      size: fc.integer({ min: 0, max: 40 }),
+      confChange: fc.boolean(),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('hardState' as const), termBump, vote: fc.integer({ min: 0, max: 3 }), commitAt: fc.nat() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('applySnapshot' as const), ahead: fc.integer({ min: 1, max: 8 }), termBump, voters: voterCount }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('createSnapshot' as const), at: fc.nat(), voters: voterCount }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const), at: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('read' as const), lo: fc.nat(), span: fc.nat({ max: 8 }), maxBytes: fc.integer({ min: 0, max: 200 }) }),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: 'reload' as const }) },
 );
 
 function pick(seed: number, lo: number, hi: number): number {

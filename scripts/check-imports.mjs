@@ -1,0 +1,513 @@
+#!/usr/bin/env node
+/**
+ * Checks the import graph of src/**\/*.ts, with plain Node and no dependencies:
+ *
+ * 1. No circular import chains among src files. Type-only imports count (a cycle of types is still
+ *    a cycle in the design); dynamic `import()` does not, since it loads lazily and never takes
+ *    part in module initialisation order.
+ * 2. Architecture boundaries:
+ *    - The pure core, src/raft/, src/mvcc/ and src/keys/, may import only from those folders, from
+ *      the pure storage files (src/storage/ except level-engine.ts), src/errors.ts, src/limits.ts,
+ *      and node:assert. The files it may import obey the same rule, so the core can never reach
+ *      the file system, the network, LevelDB, gRPC or the logger, even indirectly.
+ *    - src/sim/ may import the core, but neither it nor anything it imports (transitively) may use
+ *      the file system, networking, child processes, LevelDB, gRPC or pino: a simulation run must
+ *      be a pure function of its seed.
+ *    - Only src/storage/level-engine.ts may import `level`.
+ * Every relative import must also resolve to a file.
+ *
+ * Usage: node scripts/check-imports.mjs [rootDir]   (rootDir holds src/; default: the repository)
+ * Prints `check-imports: N files, no cycles, boundaries ok` and exits 0, or lists every problem and
+ * exits 1.
+ *
+ * Parsing: a small tokenizer skips comments, strings, template literals and regular expressions,
+ * so import-like text inside them is never mistaken for an import; the statements are then
+ * recognised on the token stream.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const CORE_DIRS = ['src/raft/', 'src/mvcc/', 'src/keys/'];
+const CORE_SHARED_FILES = ['src/errors.ts', 'src/limits.ts'];
+const LEVEL_ENGINE = 'src/storage/level-engine.ts';
+const CORE_EXTERNALS = new Set(['node:assert', 'node:assert/strict']);
+const CORE_RULE =
+  'src/raft|mvcc|keys may import only src/raft|mvcc|keys, pure src/storage (not level-engine), src/errors.ts, src/limits.ts and node:assert';
+const SIM_RULE = 'src/sim may not use the file system, networking, child processes, LevelDB, gRPC or pino';
+const LEVEL_RULE = `only ${LEVEL_ENGINE} may import LevelDB`;
+
+/** The upper bound on files, so a wrong root (a home directory) fails fast instead of crawling. */
+const MAX_FILES = 20_000;
+
+// ------------------------------------------------------------------ classification
+
+function isCoreFile(file) {
+  return CORE_DIRS.some((dir) => file.startsWith(dir));
+}
+
+function isPureStorageFile(file) {
+  return file.startsWith('src/storage/') && file !== LEVEL_ENGINE;
+}
+
+/** Files that must stay pure: the core itself and everything it is allowed to import. */
+function isPureZoneFile(file) {
+  return isCoreFile(file) || isPureStorageFile(file) || CORE_SHARED_FILES.includes(file);
+}
+
+function isSimFile(file) {
+  return file.startsWith('src/sim/');
+}
+
+function isLevelModule(name) {
+  return name === 'level' || name === 'classic-level' || name.startsWith('level/') || name.startsWith('classic-level/');
+}
+
+/** Modules that do I/O a simulation (or the core) must never touch. */
+function isIoModule(name) {
+  const builtinIo = ['node:fs', 'node:net', 'node:tls', 'node:dgram', 'node:child_process', 'node:http', 'node:https', 'node:http2'];
+  if (builtinIo.some((io) => name === io || name.startsWith(`${io}/`))) return true;
+  if (name.startsWith('@grpc/') || name === 'pino' || name.startsWith('pino-') || name.startsWith('pino/')) return true;
+  return isLevelModule(name);
+}
+
+const builtins = new Set(builtinModules);
+
+/** 'fs' and 'node:fs' are the same module; name builtins one way. */
+function normaliseExternal(specifier) {
+  if (specifier.startsWith('node:')) return specifier;
+  return builtins.has(specifier) ? `node:${specifier}` : specifier;
+}
+
+// ------------------------------------------------------------------ tokenizer
+
+const valueEndingWords = new Set(['this', 'super', 'null', 'true', 'false', 'undefined']);
+const wordStart = /[A-Za-z_$\u00a0-\uffff]/;
+const wordPart = /[\w$\u00a0-\uffff]/;
+
+/**
+ * Splits TypeScript source into words, strings and punctuation (one character each), dropping
+ * comments and whitespace. Template literals become one 'template' token (their `${}` expressions
+ * are tokenized as code); regular expression literals become one 'regex' token.
+ */
+function tokenize(source) {
+  const tokens = [];
+  const braces = []; // 'code' for `{`, 'template' for the `${` that opened a template expression
+  let line = 1;
+  let i = 0;
+  const push = (kind, value) => tokens.push({ kind, value, line });
+
+  const previousEndsValue = () => {
+    const previous = tokens[tokens.length - 1];
+    if (previous === undefined) return false;
+    if (previous.kind === 'string' || previous.kind === 'template' || previous.kind === 'regex' || previous.kind === 'number') return true;
+    if (previous.kind === 'word') return valueEndingWords.has(previous.value) || !isKeyword(previous.value);
+    return previous.value === ')' || previous.value === ']' || previous.value === '}';
+  };
+
+  /** Scans template text from i (just after ` or a closing } of ${}) to its end or the next ${. */
+  const scanTemplate = () => {
+    while (i < source.length) {
+      const char = source[i];
+      if (char === '\\') {
+        i += 2;
+        continue;
+      }
+      if (char === '\n') line++;
+      if (char === '`') {
+        i++;
+        return;
+      }
+      if (char === '$' && source[i + 1] === '{') {
+        i += 2;
+        braces.push('template');
+        return;
+      }
+      i++;
+    }
+  };
+
+  while (i < source.length) {
+    const char = source[i];
+    const next = source[i + 1];
+    if (char === '\n') {
+      line++;
+      i++;
+    } else if (/\s/.test(char)) {
+      i++;
+    } else if (char === '/' && next === '/') {
+      while (i < source.length && source[i] !== '\n') i++;
+    } else if (char === '/' && next === '*') {
+      const end = source.indexOf('*/', i + 2);
+      const stop = end === -1 ? source.length : end + 2;
+      for (let k = i; k < stop; k++) if (source[k] === '\n') line++;
+      i = stop;
+    } else if (char === "'" || char === '"') {
+      let value = '';
+      i++;
+      while (i < source.length && source[i] !== char && source[i] !== '\n') {
+        if (source[i] === '\\') {
+          value += source[i + 1] ?? '';
+          i += 2;
+        } else {
+          value += source[i++];
+        }
+      }
+      i++;
+      push('string', value);
+    } else if (char === '`') {
+      push('template', '`');
+      i++;
+      scanTemplate();
+    } else if (char === '{') {
+      braces.push('code');
+      push('punct', char);
+      i++;
+    } else if (char === '}') {
+      const opener = braces.pop();
+      i++;
+      if (opener === 'template') {
+        scanTemplate();
+        // The whole template reads as one value, already pushed at its start.
+      } else {
+        push('punct', char);
+      }
+    } else if (char === '/' && !previousEndsValue()) {
+      // A regular expression literal: skip to the closing slash outside a character class.
+      let inClass = false;
+      i++;
+      while (i < source.length && source[i] !== '\n') {
+        const c = source[i];
+        if (c === '\\') {
+          i += 2;
+          continue;
+        }
+        i++;
+        if (c === '[') inClass = true;
+        else if (c === ']') inClass = false;
+        else if (c === '/' && !inClass) break;
+      }
+      while (i < source.length && wordPart.test(source[i])) i++;
+      push('regex', '/');
+    } else if (/[0-9]/.test(char)) {
+      while (i < source.length && /[\w.]/.test(source[i])) i++;
+      push('number', '0');
+    } else if (wordStart.test(char)) {
+      let value = '';
+      while (i < source.length && wordPart.test(source[i])) value += source[i++];
+      push('word', value);
+    } else {
+      push('punct', char);
+      i++;
+    }
+  }
+  return tokens;
+}
+
+const keywords = new Set([
+  'return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else',
+  'yield', 'await', 'extends', 'keyof', 'export', 'import', 'default', 'as', 'satisfies',
+]);
+
+function isKeyword(word) {
+  return keywords.has(word);
+}
+
+// ------------------------------------------------------------------ import statements
+
+/** Tokens that may appear between `import`/`export` and `from` in a module declaration. */
+function isClauseToken(token) {
+  if (token.kind === 'word') return true;
+  return token.kind === 'punct' && (token.value === ',' || token.value === '{' || token.value === '}' || token.value === '*');
+}
+
+/**
+ * Finds `from '<specifier>'` after a clause starting at index `start`; returns the index of the
+ * specifier string, or -1 when the tokens are not a module declaration.
+ */
+function findFrom(tokens, start) {
+  const limit = Math.min(tokens.length, start + 2_000);
+  for (let j = start; j < limit; j++) {
+    const token = tokens[j];
+    if (!isClauseToken(token)) return -1;
+    if (token.kind === 'word' && token.value === 'from' && tokens[j + 1]?.kind === 'string') {
+      // `import from from 'x'` and `import { from } from 'x'`: the last `from` before a string wins.
+      return j + 1;
+    }
+  }
+  return -1;
+}
+
+/** Every import and re-export of one file: { specifier, line, dynamic }. Type-only ones included. */
+function parseImports(source) {
+  const tokens = tokenize(source);
+  const imports = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.kind !== 'word' || (token.value !== 'import' && token.value !== 'export')) continue;
+    const previous = tokens[i - 1];
+    if (previous?.kind === 'punct' && previous.value === '.') continue; // obj.import
+    const next = tokens[i + 1];
+    if (next === undefined) continue;
+
+    if (token.value === 'import') {
+      if (next.kind === 'punct' && next.value === '(') {
+        if (tokens[i + 2]?.kind === 'string' && tokens[i + 3]?.value === ')') {
+          imports.push({ specifier: tokens[i + 2].value, line: token.line, dynamic: true });
+        }
+        continue;
+      }
+      if (next.kind === 'string') {
+        imports.push({ specifier: next.value, line: token.line, dynamic: false });
+        continue;
+      }
+      // import.meta, or `import` as a property name in an object literal.
+      if (next.kind === 'punct' && next.value !== '{' && next.value !== '*') continue;
+      // `import x = require('y')`
+      if (tokens[i + 2]?.value === '=' && tokens[i + 3]?.value === 'require' && tokens[i + 5]?.kind === 'string') {
+        imports.push({ specifier: tokens[i + 5].value, line: token.line, dynamic: false });
+        continue;
+      }
+      const at = findFrom(tokens, i + 1);
+      if (at === -1) continue;
+      imports.push({ specifier: tokens[at].value, line: token.line, dynamic: false });
+      continue;
+    }
+
+    // export ... from, and export type ... from
+    let j = i + 1;
+    if (tokens[j].kind === 'word' && tokens[j].value === 'type') j++;
+    const opener = tokens[j];
+    if (opener === undefined || opener.kind !== 'punct' || (opener.value !== '{' && opener.value !== '*')) continue;
+    const at = findFrom(tokens, j);
+    if (at === -1) continue;
+    imports.push({ specifier: tokens[at].value, line: token.line, dynamic: false });
+  }
+  return imports;
+}
+
+// ------------------------------------------------------------------ files and resolution
+
+function listSourceFiles(rootDir) {
+  const srcDir = path.join(rootDir, 'src');
+  if (!existsSync(srcDir) || !statSync(srcDir).isDirectory()) return undefined;
+  const files = [];
+  const pending = [srcDir];
+  while (pending.length > 0) {
+    const dir = pending.pop();
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) pending.push(full);
+      else if (entry.isFile() && entry.name.endsWith('.ts')) files.push(toRelative(rootDir, full));
+      if (files.length > MAX_FILES) throw new Error(`more than ${MAX_FILES} files under ${srcDir}: wrong root?`);
+    }
+  }
+  return files.sort();
+}
+
+function toRelative(rootDir, absolute) {
+  return path.relative(rootDir, absolute).split(path.sep).join('/');
+}
+
+/** Resolves a relative specifier the way NodeNext does for TypeScript sources ('./x.js' is ./x.ts). */
+function resolveRelative(rootDir, fromFile, specifier) {
+  const base = path.resolve(rootDir, path.dirname(fromFile), specifier);
+  const candidates = [];
+  const sourceExtensions = { '.js': '.ts', '.mjs': '.mts', '.cjs': '.cts', '.jsx': '.tsx' };
+  const extension = path.extname(base);
+  if (extension in sourceExtensions) candidates.push(base.slice(0, -extension.length) + sourceExtensions[extension]);
+  candidates.push(base, `${base}.ts`, path.join(base, 'index.ts'));
+  for (const candidate of candidates) {
+    if (existsSync(candidate) && statSync(candidate).isFile()) return toRelative(rootDir, candidate);
+  }
+  return undefined;
+}
+
+function isRelative(specifier) {
+  return specifier.startsWith('./') || specifier.startsWith('../') || specifier === '.' || specifier === '..';
+}
+
+/** The graph: per file, its imports with `target` (a file) or `external` (a module name). */
+function buildGraph(rootDir, files) {
+  const graph = new Map();
+  for (const file of files) {
+    const source = readFileSync(path.join(rootDir, file), 'utf8');
+    const edges = parseImports(source).map((entry) => {
+      if (!isRelative(entry.specifier)) return { ...entry, external: normaliseExternal(entry.specifier) };
+      return { ...entry, target: resolveRelative(rootDir, file, entry.specifier) ?? null };
+    });
+    graph.set(file, edges);
+  }
+  return graph;
+}
+
+// ------------------------------------------------------------------ cycles
+
+/** Strongly connected components with more than one file, or a file importing itself (Tarjan). */
+function findCycles(graph) {
+  const neighbours = (file) => [...new Set(graph.get(file).filter((e) => !e.dynamic && graph.has(e.target)).map((e) => e.target))].sort();
+  const indexOf = new Map();
+  const lowLink = new Map();
+  const onStack = new Set();
+  const stack = [];
+  const components = [];
+  let counter = 0;
+
+  for (const root of [...graph.keys()].sort()) {
+    if (indexOf.has(root)) continue;
+    // Iterative DFS, so a long import chain cannot overflow the call stack.
+    const work = [{ file: root, next: 0, list: null }];
+    while (work.length > 0) {
+      const frame = work[work.length - 1];
+      if (frame.list === null) {
+        frame.list = neighbours(frame.file);
+        indexOf.set(frame.file, counter);
+        lowLink.set(frame.file, counter);
+        counter++;
+        stack.push(frame.file);
+        onStack.add(frame.file);
+      }
+      if (frame.next < frame.list.length) {
+        const target = frame.list[frame.next++];
+        if (!indexOf.has(target)) work.push({ file: target, next: 0, list: null });
+        else if (onStack.has(target)) lowLink.set(frame.file, Math.min(lowLink.get(frame.file), indexOf.get(target)));
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent !== undefined) lowLink.set(parent.file, Math.min(lowLink.get(parent.file), lowLink.get(frame.file)));
+      if (lowLink.get(frame.file) !== indexOf.get(frame.file)) continue;
+      const component = [];
+      let member;
+      do {
+        member = stack.pop();
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== frame.file);
+      const selfLoop = component.length === 1 && neighbours(component[0]).includes(component[0]);
+      if (component.length > 1 || selfLoop) components.push(component.sort());
+    }
+  }
+  return components.map((component) => shortestCycle(component, neighbours));
+}
+
+/** The shortest import chain from the component's first file back to itself (breadth first). */
+function shortestCycle(component, neighbours) {
+  const members = new Set(component);
+  const start = component[0];
+  const cameFrom = new Map();
+  const queue = [start];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    for (const target of neighbours(file)) {
+      if (!members.has(target)) continue;
+      if (target === start) {
+        const chain = [start];
+        for (let at = file; at !== start; at = cameFrom.get(at)) chain.unshift(at);
+        chain.unshift(start);
+        return { chain, size: component.length };
+      }
+      if (!cameFrom.has(target)) {
+        cameFrom.set(target, file);
+        queue.push(target);
+      }
+    }
+  }
+  throw new Error(`no cycle through ${start} in its component`);
+}
+
+// ------------------------------------------------------------------ boundaries
+
+function checkBoundaries(graph) {
+  const problems = [];
+  const describe = (edge) => (edge.external !== undefined ? `'${edge.specifier}'` : `'${edge.specifier}' (${edge.target})`);
+
+  for (const [file, edges] of graph) {
+    for (const edge of edges) {
+      const where = `${file}:${edge.line}`;
+      if (edge.target === null) {
+        problems.push(`unresolved: ${where} imports '${edge.specifier}', which matches no file`);
+        continue;
+      }
+      if (edge.external !== undefined && isLevelModule(edge.external) && file !== LEVEL_ENGINE) {
+        problems.push(`boundary: ${where} imports ${describe(edge)}: ${LEVEL_RULE}`);
+        continue;
+      }
+      if (isPureZoneFile(file)) {
+        const allowed = edge.external !== undefined ? CORE_EXTERNALS.has(edge.external) : isPureZoneFile(edge.target);
+        if (!allowed) problems.push(`boundary: ${where} imports ${describe(edge)}: ${CORE_RULE}`);
+      } else if (isSimFile(file)) {
+        const forbidden = edge.external !== undefined ? isIoModule(edge.external) : edge.target === LEVEL_ENGINE;
+        if (forbidden) problems.push(`boundary: ${where} imports ${describe(edge)}: ${SIM_RULE}`);
+      }
+    }
+  }
+  problems.push(...checkSimReach(graph));
+  return problems;
+}
+
+/**
+ * What a sim file reaches through other src files: a sim file importing a harmless-looking module
+ * that opens sockets is as bad as opening them itself. Direct imports are reported above.
+ */
+function checkSimReach(graph) {
+  const problems = [];
+  for (const file of [...graph.keys()].filter(isSimFile)) {
+    const cameFrom = new Map([[file, null]]);
+    const queue = [file];
+    const reported = new Set();
+    while (queue.length > 0) {
+      const current = queue.shift();
+      for (const edge of graph.get(current)) {
+        const bad = edge.external !== undefined ? isIoModule(edge.external) : edge.target === LEVEL_ENGINE;
+        if (bad) {
+          // A forbidden module is a dead end: reported once, its own imports add nothing.
+          const name = edge.external ?? edge.target;
+          if (current === file || reported.has(name)) continue;
+          reported.add(name);
+          const chain = [name];
+          for (let at = current; at !== null; at = cameFrom.get(at)) chain.unshift(at);
+          problems.push(`boundary: ${file} reaches '${name}' through ${chain.join(' -> ')}: ${SIM_RULE}`);
+          continue;
+        }
+        if (edge.target && graph.has(edge.target) && !cameFrom.has(edge.target)) {
+          cameFrom.set(edge.target, current);
+          queue.push(edge.target);
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+// ------------------------------------------------------------------ main
+
+function main() {
+  const scriptDir = path.dirname(fileURLToPath(import.meta.url));
+  const rootDir = path.resolve(process.argv[2] ?? path.join(scriptDir, '..'));
+  const files = listSourceFiles(rootDir);
+  if (files === undefined) {
+    console.error(`check-imports: no src/ directory under ${rootDir}`);
+    return 1;
+  }
+  const graph = buildGraph(rootDir, files);
+  const cycles = findCycles(graph);
+  const problems = [
+    ...cycles.map(({ chain, size }) => {
+      const more = size > chain.length - 1 ? ` (one of the cycles among ${size} files)` : '';
+      return `cycle: ${chain.join(' -> ')}${more}`;
+    }),
+    ...checkBoundaries(graph),
+  ];
+  if (problems.length === 0) {
+    console.log(`check-imports: ${files.length} files, no cycles, boundaries ok`);
+    return 0;
+  }
+  for (const problem of problems) console.error(problem);
+  console.error(`check-imports: ${files.length} files, ${problems.length} problem${problems.length === 1 ? '' : 's'}`);
+  return 1;
+}
+
+process.exitCode = main();

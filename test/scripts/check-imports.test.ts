@@ -1,0 +1,226 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const script = join(repoRoot, 'scripts/check-imports.mjs');
+const fixturesRoot = mkdtempSync(join(tmpdir(), 'atoll-check-imports-'));
+let fixtureCounter = 0;
+afterAll(() => rmSync(fixturesRoot, { recursive: true, force: true }));
+
+/** A small, valid tree: the pure core, the simulator on top, and a node file using LevelDB. */
+const cleanTree: Record<string, string> = {
+  'src/errors.ts': `export class AtollError extends Error {}\n`,
+  'src/limits.ts': `import assert from 'node:assert/strict';\nexport const limit = 1;\nassert.ok(limit);\n`,
+  'src/storage/bytes.ts': `import { AtollError } from '../errors.js';\nexport const x = AtollError;\n`,
+  'src/storage/level-engine.ts': `import { Level } from 'level';\nexport const L = Level;\n`,
+  'src/raft/types.ts': `export interface Entry { index: number }\n`,
+  'src/raft/log.ts': [
+    `import assert from 'node:assert/strict';`,
+    `import {`,
+    `  type Entry,`,
+    `} from './types.js';`,
+    `import { x } from '../storage/bytes.js';`,
+    `import { limit } from '../limits.js';`,
+    `export const log: Entry[] = [];`,
+    `assert.ok(x && limit);`,
+  ].join('\n'),
+  'src/raft/index.ts': `export * from './log.js';\nexport type { Entry } from './types.js';\n`,
+  'src/sim/cluster.ts': [
+    `import { log } from '../raft/index.js';`,
+    `import { createHash } from 'node:crypto';`,
+    `export const c = [log, createHash];`,
+  ].join('\n'),
+  'src/node/store.ts': [
+    `import { L } from '../storage/level-engine.js';`,
+    `import { readFileSync } from 'node:fs';`,
+    `import pino from 'pino';`,
+    `export const s = [L, readFileSync, pino];`,
+  ].join('\n'),
+};
+
+function makeTree(files: Record<string, string>): string {
+  const root = join(fixturesRoot, `tree-${fixtureCounter++}`);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), text);
+  }
+  return root;
+}
+
+function check(root?: string): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, root === undefined ? [script] : [script, root], { encoding: 'utf8', cwd: tmpdir() });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function checkWith(extra: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  return check(makeTree({ ...cleanTree, ...extra }));
+}
+
+describe('check-imports', () => {
+  it('passes the clean fixture tree', () => {
+    const result = check(makeTree(cleanTree));
+    expect(result.stderr).toBe('');
+    expect(result.stdout.trim()).toBe(`check-imports: ${Object.keys(cleanTree).length} files, no cycles, boundaries ok`);
+    expect(result.status).toBe(0);
+  });
+
+  it('passes the real tree (default root)', () => {
+    const result = check();
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^check-imports: \d+ files, no cycles, boundaries ok\n$/);
+    expect(result.status).toBe(0);
+  });
+
+  it('finds a planted cycle, through a multi-line and a type-only import, and prints it', () => {
+    const result = checkWith({
+      'src/keys/a.ts': `import { b } from './b.js';\nexport const a = b;\n`,
+      'src/keys/b.ts': `import {\n  c,\n} from './c.js';\nexport const b = c;\n`,
+      'src/keys/c.ts': `import type { A } from './a.js';\nexport const c = 1 as unknown as A;\n`,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('cycle: src/keys/a.ts -> src/keys/b.ts -> src/keys/c.ts -> src/keys/a.ts');
+    expect(result.stderr).toMatch(/1 problem\n$/);
+  });
+
+  it('finds a file that imports itself and a cycle made by re-exports', () => {
+    const result = checkWith({
+      'src/mvcc/self.ts': `export { self } from './self.js';\n`,
+      'src/node/x.ts': `export * from './y.js';\n`,
+      'src/node/y.ts': `export { x } from './x.js';\n`,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('cycle: src/mvcc/self.ts -> src/mvcc/self.ts');
+    expect(result.stderr).toContain('cycle: src/node/x.ts -> src/node/y.ts -> src/node/x.ts');
+  });
+
+  it('does not count a dynamic import towards a cycle', () => {
+    const result = checkWith({
+      'src/node/lazy-a.ts': `import { b } from './lazy-b.js';\nexport const a = b;\n`,
+      'src/node/lazy-b.ts': `export const b = 1;\nexport async function later() { return import('./lazy-a.js'); }\n`,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  // Each planted violation sits in its own file of one tree, so one run checks them all; every
+  // case must still be reported on its own line.
+  const coreViolations: Array<[string, Record<string, string>, string]> = [
+    [
+      'the core using the file system',
+      { 'src/raft/disk.ts': `import { readFileSync } from 'node:fs';\nexport const d = readFileSync;\n` },
+      `src/raft/disk.ts:1 imports 'node:fs'`,
+    ],
+    [
+      'the core using a bare builtin name',
+      { 'src/keys/net.ts': `import * as net from 'net';\nexport const n = net;\n` },
+      `src/keys/net.ts:1 imports 'net'`,
+    ],
+    [
+      'the core importing LevelEngine',
+      { 'src/mvcc/store.ts': `\n\nimport { L } from '../storage/level-engine.js';\nexport const s = L;\n` },
+      `src/mvcc/store.ts:3 imports '../storage/level-engine.js' (src/storage/level-engine.ts)`,
+    ],
+    [
+      'the core importing the node layer',
+      { 'src/raft/host.ts': `import { s } from '../node/store.js';\nexport const h = s;\n` },
+      `src/raft/host.ts:1 imports '../node/store.js' (src/node/store.ts)`,
+    ],
+    [
+      'the core importing pino',
+      { 'src/mvcc/log.ts': `import pino from 'pino';\nexport const p = pino;\n` },
+      `src/mvcc/log.ts:1 imports 'pino'`,
+    ],
+    [
+      'the core loading a module lazily',
+      { 'src/raft/lazy.ts': `export const load = () => import('node:child_process');\n` },
+      `src/raft/lazy.ts:1 imports 'node:child_process'`,
+    ],
+    [
+      'a pure storage file using the file system',
+      { 'src/storage/disk.ts': `export { readFile } from 'node:fs/promises';\n` },
+      `src/storage/disk.ts:1 imports 'node:fs/promises'`,
+    ],
+    [
+      'errors.ts importing the server',
+      { 'src/errors.ts': `import { g } from './server/grpc.js';\nexport const e = g;\n`, 'src/server/grpc.ts': `export const g = 1;\n` },
+      `src/errors.ts:1 imports './server/grpc.js' (src/server/grpc.ts)`,
+    ],
+  ];
+  let coreResult: ReturnType<typeof check> | undefined;
+  it.each(coreViolations)('refuses %s (core boundary)', (_name, _files, expected) => {
+    coreResult ??= checkWith(Object.assign({}, ...coreViolations.map(([, files]) => files)));
+    expect(coreResult.status).toBe(1);
+    expect(coreResult.stderr).toContain(`boundary: ${expected}: src/raft|mvcc|keys may import only src/raft|mvcc|keys`);
+    expect(coreResult.stderr).toMatch(new RegExp(`${coreViolations.length} problems\\n$`));
+  });
+
+  const simViolations: Array<[string, string, string]> = [
+    ['networking', `import { createServer } from 'node:http2';\nexport const s = createServer;\n`, `imports 'node:http2'`],
+    ['gRPC', `import * as grpc from '@grpc/grpc-js';\nexport const g = grpc;\n`, `imports '@grpc/grpc-js'`],
+    ['LevelEngine', `import { L } from '../storage/level-engine.js';\nexport const l = L;\n`, `imports '../storage/level-engine.js' (src/storage/level-engine.ts)`],
+    ['child processes', `import 'node:child_process';\n`, `imports 'node:child_process'`],
+  ];
+  let simResult: ReturnType<typeof check> | undefined;
+  it.each(simViolations.map(([name, text, expected], i) => [name, text, `src/sim/bad-${i}.ts:1 ${expected}`]))(
+    'refuses the simulator using %s',
+    (_name, _text, expected) => {
+      simResult ??= checkWith(Object.fromEntries(simViolations.map(([, text], i) => [`src/sim/bad-${i}.ts`, text])));
+      expect(simResult.status).toBe(1);
+      expect(simResult.stderr).toContain(`boundary: ${expected}: src/sim may not use`);
+      expect(simResult.stderr).toMatch(new RegExp(`${simViolations.length} problems\\n$`));
+    },
+  );
+
+  it('refuses the simulator reaching I/O through another module, and prints the chain', () => {
+    const result = checkWith({
+      'src/sim/transport.ts': `import { dial } from '../node/dialer.js';\nexport const t = dial;\n`,
+      'src/node/dialer.ts': `import { connect } from './socket.js';\nexport const dial = connect;\n`,
+      'src/node/socket.ts': `import { connect } from 'node:net';\nexport { connect };\n`,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      `boundary: src/sim/transport.ts reaches 'node:net' through src/sim/transport.ts -> src/node/dialer.ts -> src/node/socket.ts -> node:net`,
+    );
+  });
+
+  it('lets only level-engine.ts import level', () => {
+    const result = checkWith({ 'src/node/db.ts': `import { Level } from 'level';\nexport const d = Level;\n` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`boundary: src/node/db.ts:1 imports 'level': only src/storage/level-engine.ts may import LevelDB`);
+  });
+
+  it('reports an import that resolves to no file', () => {
+    const result = checkWith({ 'src/node/broken.ts': `import { gone } from './gone.js';\nexport const b = gone;\n` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`unresolved: src/node/broken.ts:1 imports './gone.js', which matches no file`);
+  });
+
+  it('ignores import-like text in comments, strings, templates and regular expressions', () => {
+    const result = checkWith({
+      'src/raft/tricky.ts': [
+        `// import { readFileSync } from 'node:fs';`,
+        `/* import net from 'node:net'; */`,
+        `export const text = "import pino from 'pino'";`,
+        'export const template = `import ${"x"} from \'level\' ${`nested ${1}`}`;',
+        `export const pattern = /import '\\/node:http'/g;`,
+        `export const ratio = 4 / 2 / 1;`,
+        `export const object = { import: 1, export: 2 };`,
+        `export const meta = typeof import.meta;`,
+        `import { log } from './log.js';`,
+        `export const used = log;`,
+      ].join('\n'),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('fails clearly on a root with no src/', () => {
+    const result = check(makeTree({ 'README.md': 'nothing here\n' }));
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('no src/ directory');
+  });
+});
