@@ -141,7 +141,10 @@ export class AtollNode implements api.NodeApi {
   private start(): void {
     this.tickTimer = setInterval(() => this.enqueue(() => this.catchUpTicks()), this.config.tickMs);
     this.tickTimer.unref();
-    this.balanceTimer = setInterval(() => this.enqueue(() => this.balanceLeaders()), BALANCE_INTERVAL_MS);
+    this.balanceTimer = setInterval(() => this.enqueue(() => {
+      this.balanceLeaders();
+      this.compactHistory();
+    }), BALANCE_INTERVAL_MS);
     this.balanceTimer.unref();
     // Preferred leaders campaign at once, so a fresh cluster starts balanced.
     this.enqueue(() => {
@@ -285,6 +288,30 @@ export class AtollNode implements api.NodeApi {
         // Not possible right now; the next round tries again.
       }
       if (transfers >= 8) break;
+    }
+  }
+
+  /**
+   * Retention: a leader whose partition keeps more than `retentionRevisions` of history proposes a
+   * compact command. It goes through the log because the floor decides which past reads and
+   * snapshot transactions still work, so every replica must move it at the same index.
+   */
+  private compactHistory(): void {
+    const retention = this.config.retentionRevisions;
+    for (const replica of this.replicas.values()) {
+      if (replica.busy || replica.raw.status().role !== 'leader') continue;
+      const { revision, compactedRevision } = replica.mvcc;
+      // Wait for a tenth of the window to accumulate so compactions stay occasional.
+      if (revision - compactedRevision <= retention + Math.ceil(retention / 10)) continue;
+      const payload = encodeEntryPayload(Date.now(), encodeCommand({ type: 'compact', belowRevision: revision - retention }));
+      try {
+        replica.propose(payload, {
+          resolve: () => undefined,
+          reject: (error: unknown) => this.logger.debug({ err: error, partition: replica.id }, 'compaction not applied'),
+        });
+      } catch {
+        // Lost leadership meanwhile; the next leader compacts.
+      }
     }
   }
 

@@ -41,7 +41,7 @@ describe('three-node cluster', () => {
   let cluster: LocalCluster;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ partitions: PARTITIONS });
+    cluster = await LocalCluster.start({ partitions: PARTITIONS, retentionRevisions: 20 });
   }, 60_000);
 
   afterAll(async () => {
@@ -183,6 +183,29 @@ describe('three-node cluster', () => {
     for (const partition of parsed.partitions) {
       expect(partition.leader).toBeGreaterThan(0);
       expect(partition.replicas).toHaveLength(3);
+    }
+  });
+
+  it('reads past revisions until the retention window compacts them (OUT_OF_RANGE, COMPACTED)', async () => {
+    const client = cluster.client();
+    try {
+      const first = await client.put('history/key', 'v0');
+      for (let i = 1; i <= 40; i++) await client.put('history/key', `v${i}`);
+      const recent = await client.get('history/key');
+      const pastRevision = recent.modRevision - 5;
+      const past = await client.get('history/key', { revision: pastRevision });
+      expect(new TextDecoder().decode(past.value)).toBe('v35');
+      let code = '';
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && code === '') {
+        await client.get('history/key', { revision: first.revision }).catch((error: { code?: string }) => {
+          code = error.code ?? 'unknown';
+        });
+        if (code === '') await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(code).toBe('COMPACTED');
+    } finally {
+      client.close();
     }
   });
 
