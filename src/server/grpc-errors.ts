@@ -2,9 +2,11 @@
  * Errors at the gRPC boundary, both ways.
  *
  * Out (server): an AtollError becomes its gRPC status (errors.ts grpcStatusOfCode) with the message
- * as details and three metadata keys: `atoll-code` (the stable code, so a client can tell
- * NOT_LEADER from UNAVAILABLE though both travel as UNAVAILABLE), and for NOT_LEADER / NO_LEADER
- * with a known leader `atoll-leader-id` and `atoll-leader-hint` (its host:port). Anything else a
+ * as details and metadata: `atoll-code` (the stable code, so a client can tell NOT_LEADER from
+ * UNAVAILABLE though both travel as UNAVAILABLE); for NOT_LEADER / NO_LEADER with a known leader
+ * `atoll-leader-id` and `atoll-leader-hint` (its host:port); and `atoll-not-applied: true` when the
+ * error says the request never reached a node that could apply it (`details.neverSent`, set when a
+ * forwarding node could not connect to the leader), so clients may retry even a write. Anything else a
  * handler throws is a bug: it is logged with its stack and answered INTERNAL with a generic message,
  * so internals never leak and the process keeps serving.
  *
@@ -20,6 +22,11 @@ export const errorMetadataKeys = Object.freeze({
   code: 'atoll-code',
   leaderHint: 'atoll-leader-hint',
   leaderId: 'atoll-leader-id',
+  /**
+   * "true" when the request certainly was not applied because it never reached a node that could
+   * apply it (a forwarding node could not connect to the leader). Clients may retry such a write.
+   */
+  notApplied: 'atoll-not-applied',
 });
 
 /** Where the current leader of a partition is, as far as the answering node knows. */
@@ -86,6 +93,7 @@ export function serviceErrorOf(error: unknown, logger?: ErrorLogger): grpc.Statu
     metadata.set(errorMetadataKeys.leaderHint, hint.address);
     metadata.set(errorMetadataKeys.leaderId, String(hint.nodeId));
   }
+  if (atollError.details?.['neverSent'] === true) metadata.set(errorMetadataKeys.notApplied, 'true');
   return { code: grpcStatusOf(atollError), details: atollError.message, metadata };
 }
 
@@ -126,8 +134,9 @@ export interface ReceivedStatus {
 
 /**
  * Rebuilds the AtollError a peer sent. `details` carries `grpcStatus` (the number received), the
- * leader hint when there is one, and `neverSent: true` when the call certainly did not reach the
- * server.
+ * leader hint when there is one, `fromTransport: true` when no Atoll handler produced the status
+ * (no `atoll-code`), and `neverSent: true` when the request certainly was not applied: the call
+ * never reached the server, or the server said `atoll-not-applied`.
  */
 export function atollErrorOfServiceError(received: ReceivedStatus): AtollError {
   const sentCode = metadataText(received.metadata, errorMetadataKeys.code);
@@ -135,9 +144,21 @@ export function atollErrorOfServiceError(received: ReceivedStatus): AtollError {
   const details: Record<string, unknown> = { grpcStatus: received.code };
   const hint = leaderHintOfMetadata(received.metadata);
   if (hint !== undefined) details['leaderHint'] = hint;
-  if (sentCode === undefined && isNeverSentFailure(received.code, received.details)) details['neverSent'] = true;
-  const message = received.details === '' ? `the call failed with gRPC status ${grpc.status[received.code] ?? received.code}` : received.details;
-  return new AtollError(code, message, details);
+  if (!isAtollErrorCode(sentCode)) {
+    // The status came from grpc-js or a non-Atoll server, not from an Atoll handler.
+    details['fromTransport'] = true;
+    if (isNeverSentFailure(received.code, received.details)) details['neverSent'] = true;
+  } else if (metadataText(received.metadata, errorMetadataKeys.notApplied) === 'true') {
+    details['neverSent'] = true;
+  }
+  return new AtollError(code, messageOf(received, code, details['fromTransport'] === true), details);
+}
+
+/** grpc-js's own messages carry timing diagnostics and empty notes; say the gist instead. */
+function messageOf(received: ReceivedStatus, code: AtollErrorCode, fromTransport: boolean): string {
+  if (fromTransport && code === 'DEADLINE_EXCEEDED') return 'the call did not complete before its deadline';
+  const details = received.details.replace(/\.?\s*Resolution note:\s*$/, '').trim();
+  return details === '' ? `the call failed with gRPC status ${grpc.status[received.code] ?? received.code}` : details;
 }
 
 /** The code of a status that came without `atoll-code`. */

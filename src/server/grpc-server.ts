@@ -13,8 +13,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import type { Logger } from 'pino';
-import { limits } from '../limits.js';
 import type { NodeApi } from '../node/api.js';
+import { grpcChannelOptions } from './channel-options.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { kvServiceHandlers } from './kv-service.js';
 import type { KvStreamOptions } from './kv-stream.js';
@@ -23,11 +23,6 @@ import { clusterServiceDefinition, kvServiceDefinition, packageDefinition, servi
 /** The health service's name for "the whole server", as the health protocol defines it. */
 export const wholeServerHealthName = '';
 
-/** Message size bounds for servers and clients: one maximal write must fit (see limits.ts). */
-export const grpcChannelOptions = Object.freeze({
-  'grpc.max_receive_message_length': limits.maxMessageBytes,
-  'grpc.max_send_message_length': limits.maxMessageBytes,
-});
 
 /** A grpc-js server with Atoll's options; pass extra options (keepalive, for example) to merge. */
 export function createGrpcServer(options: grpc.ServerOptions = {}): grpc.Server {

@@ -55,6 +55,7 @@ export function encodeStreamError(id: string, error: unknown, logger?: ErrorLogg
     grpcStatus: grpcStatusOf(atollError),
     leaderHint: hint?.address ?? '',
     leaderId: hint?.nodeId ?? 0,
+    notApplied: atollError.details?.['neverSent'] === true,
   };
   return { id, error: streamError };
 }
@@ -80,5 +81,6 @@ export function atollErrorOfStreamError(streamError: StreamErrorMessage | undefi
   if (streamError !== undefined && streamError.leaderHint !== '' && streamError.leaderId > 0) {
     details['leaderHint'] = { nodeId: streamError.leaderId, address: streamError.leaderHint };
   }
+  if (streamError?.notApplied === true) details['neverSent'] = true;
   return new AtollError(code, streamError?.message || 'the request failed', details);
 }

@@ -172,6 +172,7 @@ export interface StreamErrorMessage {
   grpcStatus: number;
   leaderHint: string;
   leaderId: number;
+  notApplied?: boolean;
 }
 
 /** A StreamRequest: the id, a timeout and exactly one of the request cases (or `cancel`). */

@@ -8,7 +8,10 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { pino } from 'pino';
 import { addClientServices, createGrpcServer, type ClientServices } from '../../src/server/grpc-server.js';
+import { clusterServiceHandlers } from '../../src/server/cluster-service.js';
+import { kvServiceHandlers } from '../../src/server/kv-service.js';
 import type { KvStreamOptions } from '../../src/server/kv-stream.js';
+import { clusterServiceDefinition, kvServiceDefinition } from '../../src/server/protos.js';
 import { FakeNode, type FakeNodeOptions } from './fake-node.js';
 
 export const silentLogger = pino({ level: 'silent' });
@@ -20,10 +23,23 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
-export async function startNode(options: FakeNodeOptions & { stream?: KvStreamOptions } = {}): Promise<RunningNode> {
+export interface StartNodeOptions extends FakeNodeOptions {
+  readonly stream?: KvStreamOptions;
+  /** Rewrites the KV handlers (to count Stream calls, or drop Stream to look like an old server). */
+  readonly kvHandlers?: (handlers: grpc.UntypedServiceImplementation) => grpc.UntypedServiceImplementation;
+}
+
+export async function startNode(options: StartNodeOptions = {}): Promise<RunningNode> {
   const node = await FakeNode.create(options);
   const server = createGrpcServer();
-  const services = addClientServices(server, node, silentLogger, options.stream === undefined ? {} : { stream: options.stream });
+  let services: ClientServices;
+  if (options.kvHandlers === undefined) {
+    services = addClientServices(server, node, silentLogger, options.stream === undefined ? {} : { stream: options.stream });
+  } else {
+    server.addService(kvServiceDefinition, options.kvHandlers(kvServiceHandlers(node, silentLogger, options.stream)));
+    server.addService(clusterServiceDefinition, clusterServiceHandlers(node, silentLogger));
+    services = { health: undefined as never, setServing: () => undefined };
+  }
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
   });
@@ -33,7 +49,18 @@ export async function startNode(options: FakeNodeOptions & { stream?: KvStreamOp
     node,
     address,
     services,
-    stop: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())).then(() => server.forceShutdown()),
+    // Open client streams would hold a graceful shutdown forever; give it a moment, then force it.
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 500);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
   };
 }
 

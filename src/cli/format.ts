@@ -1,0 +1,92 @@
+/**
+ * How the CLI prints results: values as UTF-8 text, tables for people, JSON for scripts. JSON
+ * numbers stay numbers while they are exact; a 64-bit counter beyond 2^53 prints as a string.
+ */
+import type { ClusterInfo, GetResult, KeyEntry } from '../client/index.js';
+
+const utf8Decoder = new TextDecoder('utf-8');
+
+export function textOf(value: Uint8Array): string {
+  return utf8Decoder.decode(value);
+}
+
+/** A bigint as a JSON number when exact, else as a string (JSON.parse would round it). */
+export function jsonInteger(value: bigint): number | string {
+  return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+}
+
+export function json(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+export function entryJson(entry: KeyEntry): Record<string, unknown> {
+  return {
+    key: entry.key,
+    value: entry.text(),
+    createRevision: entry.createRevision,
+    modRevision: entry.modRevision,
+    version: entry.version,
+    expiresAtMs: entry.expiresAtMs,
+  };
+}
+
+export function getJson(key: string, result: GetResult): Record<string, unknown> {
+  return {
+    key,
+    found: result.found,
+    value: result.found ? result.text() : null,
+    createRevision: result.createRevision,
+    modRevision: result.modRevision,
+    version: result.version,
+    expiresAtMs: result.expiresAtMs,
+    revision: result.revision,
+  };
+}
+
+/** Left-aligned columns separated by two spaces. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** The `cluster status --json` shape: nodes, and partitions with their range, leader and term. */
+export function clusterStatusJson(info: ClusterInfo): Record<string, unknown> {
+  return {
+    nodes: info.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable })),
+    partitions: info.partitions.map((partition) => ({
+      id: partition.id,
+      range: { start: partition.rangeStart, end: partition.rangeEnd },
+      leader: partition.leader,
+      replicas: [...partition.replicas],
+      term: partition.term,
+    })),
+  };
+}
+
+/** Two tables: each node and the partitions it leads, then each partition and its leader. */
+export function clusterStatusText(info: ClusterInfo): string {
+  const addressOf = new Map(info.nodes.map((node) => [node.id, node.address]));
+  const nodeRows = info.nodes.map((node) => {
+    const led = info.partitions.filter((partition) => partition.leader === node.id).map((partition) => String(partition.id));
+    return [String(node.id), node.address, node.reachable ? 'yes' : 'no', String(led.length), led.join(',') || '-'];
+  });
+  const partitionRows = info.partitions.map((partition) => [
+    String(partition.id),
+    `[${partition.rangeStart}, ${partition.rangeEnd})`,
+    partition.leader === 0 ? '(none)' : `${partition.leader} ${addressOf.get(partition.leader) ?? '?'}`,
+    partition.replicas.join(','),
+    String(partition.term),
+  ]);
+  return [
+    `answered by node ${info.nodeId}: ${info.partitionCount} partitions, replication factor ${info.replicationFactor}, hash ${info.hashFunction}`,
+    '',
+    table(['node', 'address', 'reachable', 'leads', 'partitions led'], nodeRows),
+    '',
+    table(['partition', 'hash range', 'leader', 'replicas', 'term'], partitionRows),
+  ].join('\n');
+}

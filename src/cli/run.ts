@@ -1,0 +1,264 @@
+/**
+ * The `atoll` command line, as a function: `run(argv, io)` parses the arguments, talks to the
+ * cluster and returns the exit code, so tests drive it without spawning processes.
+ *
+ * Exit codes: 0 success; 1 the answer was negative (get/del/extend of a missing key, exists of a
+ * missing key, a conditional put whose condition did not hold); 2 an error, printed on stderr as
+ * `error CODE: message` (usage errors print commander's message).
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
+import { AtollError } from '../errors.js';
+import { limits } from '../limits.js';
+import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger } from './format.js';
+
+export interface CliIo {
+  /** Receives whole lines, each ending in "\n". */
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Builds the client (tests may wrap it); defaults to `new AtollClient(options)`. */
+  createClient?: (options: AtollClientOptions) => AtollClient;
+}
+
+export const exitCodes = Object.freeze({ ok: 0, negative: 1, error: 2 });
+
+export const defaultEndpoints = '127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003';
+
+interface GlobalOptions {
+  endpoints?: string;
+  json?: boolean;
+  timeout?: number;
+}
+
+/** What one command does with a client: print through `out`, return the exit code. */
+type Action = (client: AtollClient, out: (line: string) => void, globals: GlobalOptions) => Promise<number>;
+
+function parseCount(name: string, minimum: number) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < minimum) {
+      throw new InvalidArgumentError(`${name} must be an integer >= ${minimum}`);
+    }
+    return value;
+  };
+}
+
+function parseDelta(text: string): bigint {
+  if (!/^-?\d{1,20}$/.test(text)) throw new InvalidArgumentError('DELTA must be an integer');
+  return BigInt(text);
+}
+
+export async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode: number = exitCodes.ok;
+  const program = new Command('atoll');
+  const out = (line: string): void => io.stdout(`${line}\n`);
+
+  /** Wraps a command's work: builds the client from the global options, maps errors to exit 2. */
+  const act =
+    (work: (...args: unknown[]) => Action) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = args[args.length - 1] as Command;
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const endpoints = (globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? defaultEndpoints).split(',');
+      const options: AtollClientOptions = {
+        endpoints,
+        // One-shot commands gain nothing from a stream; a unary call is one round trip fewer.
+        pipelining: false,
+        ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }),
+      };
+      let client: AtollClient | undefined;
+      try {
+        client = io.createClient?.(options) ?? new AtollClient(options);
+        exitCode = await work(...args.slice(0, -1))(client, out, globals);
+      } catch (error) {
+        exitCode = exitCodes.error;
+        const code = error instanceof AtollError ? error.code : 'INTERNAL';
+        const message = error instanceof Error ? error.message : String(error);
+        io.stderr(`error ${code}: ${message}\n`);
+      } finally {
+        client?.close();
+      }
+    };
+
+  program
+    .name('atoll')
+    .description('Command-line client for the Atoll key-value store.')
+    .option('--endpoints <list>', `comma-separated host:port list (default: $ATOLL_ENDPOINTS or ${defaultEndpoints})`)
+    .option('--json', 'print results as JSON')
+    .option('--timeout <ms>', 'timeout of each call in milliseconds', parseCount('--timeout', 1))
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
+    .showSuggestionAfterError();
+
+  const conditions = ['ifAbsent', 'ifPresent', 'ifRevision', 'ifValue'];
+  const conflictsWithOthers = (name: string) => conditions.filter((other) => other !== name);
+  program
+    .command('put')
+    .description('write KEY = VALUE (exit 1 when a condition did not hold)')
+    .argument('<key>')
+    .argument('<value>')
+    .option('--ttl <ms>', 'expire the key this many milliseconds from now', parseCount('--ttl', limits.minTtlMs))
+    .addOption(new Option('--keep-ttl', "keep the key's current expiry").conflicts('ttl'))
+    .addOption(new Option('--if-absent', 'only if the key is absent').conflicts(conflictsWithOthers('ifAbsent')))
+    .addOption(new Option('--if-present', 'only if the key is present').conflicts(conflictsWithOthers('ifPresent')))
+    .addOption(
+      new Option('--if-revision <n>', "only if the key's mod revision is N (0: absent)").argParser(parseCount('--if-revision', 0)).conflicts(conflictsWithOthers('ifRevision')),
+    )
+    .addOption(new Option('--if-value <value>', 'only if the key holds exactly VALUE').conflicts(conflictsWithOthers('ifValue')))
+    .action(
+      act((key, value, options) => async (client, print, globals) => {
+        const flags = options as { ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string };
+        const putOptions: PutOptions = {
+          ...(flags.ttl !== undefined && { ttlMs: flags.ttl }),
+          ...(flags.keepTtl === true && { keepTtl: true }),
+          ...(flags.ifAbsent === true && { ifAbsent: true }),
+          ...(flags.ifPresent === true && { ifPresent: true }),
+          ...(flags.ifRevision !== undefined && { ifModRevision: flags.ifRevision }),
+          ...(flags.ifValue !== undefined && { ifValue: flags.ifValue }),
+        };
+        const result = await client.put(key as string, value as string, putOptions);
+        if (globals.json === true) print(json({ applied: result.applied, revision: result.revision }));
+        else print(result.applied ? `OK revision ${result.revision}` : '(not applied)');
+        return result.applied ? exitCodes.ok : exitCodes.negative;
+      }),
+    );
+
+  program
+    .command('get')
+    .description('print the value of KEY (exit 1 when not found)')
+    .argument('<key>')
+    .option('--revision <n>', 'read at this past revision', parseCount('--revision', 1))
+    .option('--stale', 'allow a stale read from any replica')
+    .action(
+      act((key, options) => async (client, print, globals) => {
+        const flags = options as { revision?: number; stale?: boolean };
+        const result = await client.get(key as string, {
+          ...(flags.revision !== undefined && { revision: flags.revision }),
+          ...(flags.stale === true && { consistency: 'stale' as const }),
+        });
+        if (globals.json === true) print(json(getJson(key as string, result)));
+        else print(result.found ? result.text() : '(not found)');
+        return result.found ? exitCodes.ok : exitCodes.negative;
+      }),
+    );
+
+  program
+    .command('del')
+    .description('delete KEY (exit 1 when it was not found)')
+    .argument('<key>')
+    .action(
+      act((key) => async (client, print, globals) => {
+        const result = await client.delete(key as string);
+        if (globals.json === true) print(json({ deleted: result.deleted, revision: result.revision }));
+        else print(result.deleted ? `deleted revision ${result.revision}` : '(not found)');
+        return result.deleted ? exitCodes.ok : exitCodes.negative;
+      }),
+    );
+
+  program
+    .command('incr')
+    .description('add DELTA (default 1) to the counter at KEY and print the new value')
+    .argument('<key>')
+    .argument('[delta]', 'the amount to add, may be negative', parseDelta)
+    .option('--ttl <ms>', 'give the counter a new expiry', parseCount('--ttl', limits.minTtlMs))
+    .action(
+      act((key, delta, options) => async (client, print, globals) => {
+        const flags = options as { ttl?: number };
+        const result = await client.increment(key as string, (delta as bigint | undefined) ?? 1n, flags.ttl === undefined ? {} : { ttlMs: flags.ttl });
+        if (globals.json === true) print(json({ value: jsonInteger(result.value), revision: result.revision }));
+        else print(result.value.toString());
+        return exitCodes.ok;
+      }),
+    );
+
+  program
+    .command('exists')
+    .description('print whether KEY exists (exit 1 when it does not)')
+    .argument('<key>')
+    .action(
+      act((key) => async (client, print, globals) => {
+        const result = await client.exists(key as string);
+        print(globals.json === true ? json({ exists: result.exists, revision: result.revision }) : String(result.exists));
+        return result.exists ? exitCodes.ok : exitCodes.negative;
+      }),
+    );
+
+  program
+    .command('extend')
+    .description('make KEY expire MS milliseconds from now (exit 1 when not found)')
+    .argument('<key>')
+    .argument('<ms>', 'the new time to live', parseCount('MS', limits.minTtlMs))
+    .action(
+      act((key, ttlMs) => async (client, print, globals) => {
+        const result = await client.extend(key as string, ttlMs as number);
+        if (globals.json === true) print(json({ extended: result.extended, expiresAtMs: result.expiresAtMs, revision: result.revision }));
+        else print(result.extended ? `extended until ${new Date(result.expiresAtMs).toISOString()}` : '(not found)');
+        return result.extended ? exitCodes.ok : exitCodes.negative;
+      }),
+    );
+
+  program
+    .command('prefix')
+    .description('list the keys under PREFIX (a bucket name, or a prefix inside one bucket)')
+    .argument('<prefix>')
+    .option('--limit <n>', 'print at most N keys', parseCount('--limit', 1))
+    .option('--stale', 'allow a stale read from any replica')
+    .action(
+      act((prefix, options) => async (client, print, globals) => {
+        const flags = options as { limit?: number; stale?: boolean };
+        const items = [];
+        let pageToken = '';
+        let revision = 0;
+        // Bounded by the limit, or by the number of keys under the prefix.
+        do {
+          const remaining = flags.limit === undefined ? limits.maxPageSize : Math.min(limits.maxPageSize, flags.limit - items.length);
+          const page = await client.getByPrefix(prefix as string, {
+            limit: remaining,
+            pageToken,
+            ...(revision !== 0 && { revision }),
+            ...(flags.stale === true && { consistency: 'stale' as const }),
+          });
+          revision = page.revision;
+          items.push(...page.items);
+          pageToken = page.nextPageToken;
+        } while (pageToken !== '' && (flags.limit === undefined || items.length < flags.limit));
+        if (globals.json === true) print(json({ items: items.map(entryJson), revision }));
+        else for (const item of items) print(`${item.key}\t${item.text()}`);
+        return exitCodes.ok;
+      }),
+    );
+
+  const cluster = program.command('cluster').description('inspect and steer the cluster');
+  cluster
+    .command('status')
+    .description('show nodes, partitions and their leaders')
+    .action(
+      act(() => async (client, print, globals) => {
+        const info = await client.clusterInfo();
+        print(globals.json === true ? json(clusterStatusJson(info)) : clusterStatusText(info));
+        return exitCodes.ok;
+      }),
+    );
+  cluster
+    .command('transfer')
+    .description('ask PARTITION to move its leadership to NODE')
+    .argument('<partition>', 'partition id', parseCount('PARTITION', 0))
+    .argument('<node>', 'target node id', parseCount('NODE', 1))
+    .action(
+      act((partition, node) => async (client, print, globals) => {
+        await client.transferLeader(partition as number, node as number);
+        print(globals.json === true ? json({ partition, node, started: true }) : `leadership transfer of partition ${partition} to node ${node} started`);
+        return exitCodes.ok;
+      }),
+    );
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    // Help and version exit 0; every usage error (already printed by commander) is an error.
+    return error.exitCode === 0 ? exitCodes.ok : exitCodes.error;
+  }
+  return exitCode;
+}

@@ -1,0 +1,460 @@
+/**
+ * AtollClient: typed promise methods over Atoll's gRPC API, with client-side routing, pipelining
+ * and safe retries.
+ *
+ *   const client = new AtollClient({ endpoints: ['127.0.0.1:7001', '127.0.0.1:7002'] });
+ *   await client.put('sessions/abc', 'payload', { ttlMs: 60_000 });
+ *   const session = await client.get('sessions/abc');
+ *   if (session.found) console.log(session.text());
+ *   client.close();
+ *
+ * Routing: the client loads ClusterInfo from any endpoint, computes a key's partition with the
+ * documented bucket hash (src/keys), and sends the request straight to that partition's leader.
+ * When it knows no leader it sends to any node, which forwards. NOT_LEADER answers carry a hint
+ * that the client follows at once; other failures trigger a (rate-limited) map refresh.
+ *
+ * Pipelining: each node gets one channel and one KV.Stream that multiplexes every concurrent
+ * request to that node; when the stream is full or failing, requests use unary calls.
+ *
+ * Retries (see retry-policy.ts): reads are retried on any "try again" failure; writes only when
+ * they certainly did not take effect. Retries use jittered exponential back-off and stop at the
+ * call's deadline. A write that timed out fails with DEADLINE_EXCEEDED and `indeterminate: true`;
+ * it is never retried silently.
+ *
+ * Every method takes `{ timeoutMs?, deadline?, signal? }`. Operating failures reject with
+ * AtollClientError; an aborted signal rejects with the signal's reason.
+ */
+import { AtollError } from '../errors.js';
+import { partitionOf } from '../keys/partition-table.js';
+import { limits } from '../limits.js';
+import type { ClusterInfoResponse, Consistency, GetByPrefixRequest, PutRequest } from '../node/api.js';
+import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
+import { deadlineMsOf, sleep, throwIfAborted, type CallOptions } from './call-options.js';
+import { clientErrorOf } from './client-error.js';
+import {
+  checkConsistency,
+  checkDelta,
+  checkKey,
+  checkLimit,
+  checkNodeId,
+  checkPrefix,
+  checkRevision,
+  checkTtlMs,
+  valueBytes,
+  type ValueInput,
+} from './client-input.js';
+import { ClusterMap } from './cluster-map.js';
+import { NodeConnection } from './node-connection.js';
+import {
+  getResultOf,
+  keyEntryOf,
+  type DeleteResult,
+  type ExistsResult,
+  type ExtendResult,
+  type GetResult,
+  type IncrementResult,
+  type KeyEntry,
+  type PrefixPage,
+  type PutResult,
+} from './results.js';
+import { backoffDelayMs, retryActionOf } from './retry-policy.js';
+
+/** The subset of a logger the client uses; a pino logger fits. */
+export interface ClientLogger {
+  debug(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+}
+
+export interface AtollClientOptions {
+  /** host:port of one or more nodes; any node can answer ClusterInfo and any request. */
+  readonly endpoints: readonly string[];
+  /** The timeout of a call that passes neither timeoutMs nor deadline (default 10 s). */
+  readonly defaultTimeoutMs?: number;
+  readonly logger?: ClientLogger;
+  /** Multiplex requests over one KV.Stream per node (default true); false: unary calls only. */
+  readonly pipelining?: boolean;
+  /** At most this many attempts per call, retries included (default 30; the deadline usually ends it first). */
+  readonly maxAttempts?: number;
+}
+
+export interface ReadOptions extends CallOptions {
+  /** 'linearizable' (default) or 'stale' (any replica's local state; may miss recent writes). */
+  readonly consistency?: Consistency;
+}
+
+export interface GetOptions extends ReadOptions {
+  /** Read the key as it was at this past revision (while retained). */
+  readonly revision?: number;
+}
+
+export interface PutOptions extends CallOptions {
+  /** Expire the key this many ms after the write. Without it (or keepTtl) the key never expires. */
+  readonly ttlMs?: number;
+  /** Keep the key's current expiry (Redis KEEPTTL). */
+  readonly keepTtl?: boolean;
+  /** Write only if the key is absent. */
+  readonly ifAbsent?: boolean;
+  /** Write only if the key is present. */
+  readonly ifPresent?: boolean;
+  /** Write only if the key's modRevision equals this (0: only if absent). Compare-and-swap. */
+  readonly ifModRevision?: number;
+  /** Write only if the key currently holds exactly this value. */
+  readonly ifValue?: ValueInput;
+  /** Report the version this write replaced in `previous`. */
+  readonly returnPrevious?: boolean;
+}
+
+export interface DeleteOptions extends CallOptions {
+  readonly ifModRevision?: number;
+  readonly ifValue?: ValueInput;
+}
+
+export interface IncrementOptions extends CallOptions {
+  /** Give the counter a new expiry; without it the key keeps its current one. */
+  readonly ttlMs?: number;
+}
+
+export interface PrefixOptions extends ReadOptions {
+  readonly revision?: number;
+  /** Keys per page (default 100, at most 1000). */
+  readonly limit?: number;
+  /** The previous page's nextPageToken. */
+  readonly pageToken?: string;
+}
+
+export interface ScanOptions extends ReadOptions {
+  readonly revision?: number;
+  /** Keys fetched per round trip (default 100, at most 1000). */
+  readonly pageSize?: number;
+}
+
+export type ClusterInfo = ClusterInfoResponse;
+
+/** Don't ask for a new cluster map more often than this, however many requests fail at once. */
+const minRefreshIntervalMs = 200;
+/** One ClusterInfo attempt while refreshing the map waits at most this long. */
+const refreshTimeoutMs = 2000;
+/** A node that did not answer at all is avoided for this long. */
+const unreachablePenaltyMs = 1000;
+/** The deadline is the real bound on retries; this only stops a pathological loop early. */
+const defaultMaxAttempts = 30;
+
+/** Picks a partition for a request from the map; undefined: any node will do. */
+type Route = (map: ClusterMap) => number | undefined;
+
+export class AtollClient {
+  private readonly endpoints: readonly string[];
+  private readonly defaultTimeoutMs: number;
+  private readonly logger: ClientLogger | undefined;
+  private readonly pipelining: boolean;
+  private readonly maxAttempts: number;
+  private readonly connections = new Map<string, NodeConnection>();
+  private readonly unreachableUntilMs = new Map<string, number>();
+  private map: ClusterMap | undefined;
+  private refreshing: Promise<void> | undefined;
+  private lastRefreshMs = -Infinity;
+  private rotation = 0;
+  private closed = false;
+
+  constructor(options: AtollClientOptions) {
+    const endpoints = options.endpoints.map((endpoint) => endpoint.trim()).filter((endpoint) => endpoint !== '');
+    if (endpoints.length === 0) throw new AtollError('INVALID_ARGUMENT', 'AtollClient needs at least one endpoint (host:port)');
+    this.endpoints = Object.freeze([...new Set(endpoints)]);
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? limits.defaultCallTimeoutMs;
+    if (!Number.isFinite(this.defaultTimeoutMs) || this.defaultTimeoutMs <= 0) {
+      throw new AtollError('INVALID_ARGUMENT', 'defaultTimeoutMs must be a positive number of milliseconds');
+    }
+    this.logger = options.logger;
+    this.pipelining = options.pipelining ?? true;
+    this.maxAttempts = options.maxAttempts ?? defaultMaxAttempts;
+    if (!Number.isSafeInteger(this.maxAttempts) || this.maxAttempts < 1) throw new AtollError('INVALID_ARGUMENT', 'maxAttempts must be a positive integer');
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Public API: check and normalise, then run.
+
+  /** Reads a key. A missing key is `{ found: false }`, never an error. */
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    const request = checked(() => ({
+      key: checkKey(key),
+      ...(options.revision !== undefined && options.revision !== 0 && { revision: checkRevision(options.revision, 'revision') }),
+      ...consistencyOf(options),
+    }));
+    return getResultOf(await this.runKey('get', request, options));
+  }
+
+  /** Writes a key, optionally with a TTL and a condition (then check `applied`). */
+  async put(key: string, value: ValueInput, options: PutOptions = {}): Promise<PutResult> {
+    const request = checked((): PutRequest => ({
+      key: checkKey(key),
+      value: valueBytes(value),
+      ...(options.ttlMs !== undefined && { ttlMs: checkTtlMs(options.ttlMs) }),
+      ...(options.keepTtl === true && { keepTtl: true }),
+      ...(options.ifAbsent === true && { ifAbsent: true }),
+      ...(options.ifPresent === true && { ifPresent: true }),
+      ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
+      ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue') }),
+      ...(options.returnPrevious === true && { returnPrevious: true }),
+    }));
+    const response = await this.runKey('put', request, options);
+    const result = { applied: response.applied, revision: response.revision };
+    return response.previous === undefined ? result : { ...result, previous: keyEntryOf(response.previous) };
+  }
+
+  /** Deletes a key; `deleted` is false when it was absent or a condition did not hold. */
+  async delete(key: string, options: DeleteOptions = {}): Promise<DeleteResult> {
+    const request = checked(() => ({
+      key: checkKey(key),
+      ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
+      ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue') }),
+    }));
+    return this.runKey('delete', request, options);
+  }
+
+  /** Adds `delta` (default 1) to a 64-bit counter atomically; an absent key counts as 0. */
+  async increment(key: string, delta: number | bigint = 1, options: IncrementOptions = {}): Promise<IncrementResult> {
+    const request = checked(() => ({
+      key: checkKey(key),
+      delta: checkDelta(delta),
+      ...(options.ttlMs !== undefined && { ttlMs: checkTtlMs(options.ttlMs) }),
+    }));
+    return this.runKey('increment', request, options);
+  }
+
+  async exists(key: string, options: ReadOptions = {}): Promise<ExistsResult> {
+    const request = checked(() => ({ key: checkKey(key), ...consistencyOf(options) }));
+    return this.runKey('exists', request, options);
+  }
+
+  /** Sets a present key to expire `ttlMs` from now; `extended` is false when it is absent. */
+  async extend(key: string, ttlMs: number, options: CallOptions = {}): Promise<ExtendResult> {
+    const request = checked(() => ({ key: checkKey(key), ttlMs: checkTtlMs(ttlMs) }));
+    return this.runKey('extend', request, options);
+  }
+
+  /**
+   * One page of the keys under a prefix inside one bucket (`services` or `services/au`). Pass
+   * `nextPageToken` back as `pageToken` for the next page; pages continue at the first page's
+   * revision.
+   */
+  async getByPrefix(prefix: string, options: PrefixOptions = {}): Promise<PrefixPage> {
+    const { request, bucket } = checked(() => {
+      const scope = checkPrefix(prefix);
+      const built: GetByPrefixRequest = {
+        prefix: scope.prefix,
+        ...(options.revision !== undefined && options.revision !== 0 && { revision: checkRevision(options.revision, 'revision') }),
+        ...(options.limit !== undefined && { limit: checkLimit(options.limit) }),
+        ...(options.pageToken !== undefined && options.pageToken !== '' && { pageToken: options.pageToken }),
+        ...consistencyOf(options),
+      };
+      return { request: built, bucket: scope.bucket };
+    });
+    const response = await this.run({ kind: 'getByPrefix', request }, (map) => map.partitionOfBucket(bucket), options);
+    return { items: response.items.map(keyEntryOf), revision: response.revision, nextPageToken: response.nextPageToken };
+  }
+
+  /**
+   * Every key under a prefix, page by page, at one revision (the first page's). `timeoutMs`
+   * applies to each page's request; `deadline` and `signal` bound the whole scan.
+   */
+  async *scanPrefix(prefix: string, options: ScanOptions = {}): AsyncGenerator<KeyEntry, void, undefined> {
+    const { pageSize, ...rest } = options;
+    let pageToken = '';
+    do {
+      const page = await this.getByPrefix(prefix, { ...rest, ...(pageSize !== undefined && { limit: pageSize }), pageToken });
+      yield* page.items;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+  }
+
+  /** The cluster as one node sees it: nodes, partitions, leaders. Also refreshes the routing map. */
+  async clusterInfo(options: CallOptions = {}): Promise<ClusterInfo> {
+    const info = await this.withRetries(
+      { write: false, route: () => undefined, options },
+      (connection, deadlineMs, signal) => connection.clusterInfo(deadlineMs, signal),
+    );
+    const map = new ClusterMap(info);
+    if (map.usable) this.map = map;
+    return info;
+  }
+
+  /** Asks a partition's leader to hand leadership to `targetNode` (sent to the current leader). */
+  async transferLeader(partition: number, targetNode: number, options: CallOptions = {}): Promise<void> {
+    const request = checked(() => ({ partition: checkNodeId(partition, 'partition'), targetNode: checkNodeId(targetNode, 'targetNode') }));
+    await this.withRetries({ write: true, route: () => request.partition, options }, (connection, deadlineMs, signal) =>
+      connection.transferLeader(request, deadlineMs, signal),
+    );
+  }
+
+  /** Closes every connection; outstanding calls fail with UNAVAILABLE. The client is unusable after. */
+  close(): void {
+    this.closed = true;
+    for (const connection of this.connections.values()) connection.close();
+    this.connections.clear();
+  }
+
+  // -----------------------------------------------------------------------------------------------
+  // Routing and retries
+
+  private runKey<K extends Exclude<KvKind, 'getByPrefix'>>(
+    kind: K,
+    request: KvTypes[K]['request'] & { key: string },
+    options: CallOptions,
+  ): Promise<KvTypes[K]['response']> {
+    return this.run({ kind, request } as Extract<KvOperation, { kind: K }>, (map) => partitionOf(request.key, map.partitionCount), options);
+  }
+
+  private async run<K extends KvKind>(operation: Extract<KvOperation, { kind: K }>, route: Route, options: CallOptions): Promise<KvTypes[K]['response']> {
+    const result = await this.withRetries({ write: isWriteKind(operation.kind), route, options }, (connection, deadlineMs, signal) =>
+      connection.run(operation, deadlineMs, signal),
+    );
+    return (result as KvResultOf<K>).response;
+  }
+
+  private async withRetries<T>(
+    call: { readonly write: boolean; readonly route: Route; readonly options: CallOptions },
+    attempt: (connection: NodeConnection, deadlineMs: number, signal: AbortSignal | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (this.closed) throw clientErrorOf(new AtollError('UNAVAILABLE', 'the client is closed'), false);
+    const deadlineMs = checked(() => deadlineMsOf(call.options, this.defaultTimeoutMs));
+    const signal = call.options.signal;
+    let hintedAddress: string | undefined;
+    let lastError: AtollError | undefined;
+    let attempts = 0;
+    for (let attemptIndex = 0; attemptIndex < this.maxAttempts; attemptIndex++) {
+      throwIfAborted(signal);
+      const followingHint = hintedAddress !== undefined;
+      const address = hintedAddress ?? (await this.addressFor(call.route, deadlineMs));
+      hintedAddress = undefined;
+      // Sending with no time left would fail anyway, and would make a write look indeterminate.
+      if (Date.now() >= deadlineMs) break;
+      attempts++;
+      try {
+        return await attempt(this.connectionTo(address), deadlineMs, signal);
+      } catch (error) {
+        if (signal?.aborted === true) throw signal.reason;
+        if (!(error instanceof AtollError)) throw error;
+        lastError = error;
+        const action = retryActionOf(error, call.write);
+        if (!action.retry || this.closed) throw clientErrorOf(error, call.write);
+        this.logger?.debug({ address, code: error.code, attempt: attemptIndex }, 'atoll request failed; retrying');
+        hintedAddress = this.learnFromFailure(call.route, address, action.leaderHint, action.nodeUnreachable);
+        // Following a fresh hint costs nothing; a second hint in a row might be a loop, so back off.
+        const delayMs = hintedAddress !== undefined && !followingHint ? 0 : backoffDelayMs(attemptIndex);
+        if (Date.now() + delayMs >= deadlineMs) break;
+        await sleep(delayMs, signal);
+      }
+    }
+    throw this.gaveUp(lastError, call.write, attempts);
+  }
+
+  private gaveUp(lastError: AtollError | undefined, write: boolean, attempts: number): AtollError {
+    if (lastError === undefined) return clientErrorOf(new AtollError('DEADLINE_EXCEEDED', 'the deadline passed before the request could be sent'), false);
+    const message = `${lastError.message} (gave up after ${attempts} attempt${attempts === 1 ? '' : 's'})`;
+    return clientErrorOf(new AtollError(lastError.code, message, lastError.details), write);
+  }
+
+  /** Updates the routing state after a retryable failure; returns a leader address to try next. */
+  private learnFromFailure(route: Route, address: string, hint: { nodeId: number; address: string } | undefined, unreachable: boolean): string | undefined {
+    const partition = this.map === undefined ? undefined : route(this.map);
+    if (unreachable) this.unreachableUntilMs.set(address, Date.now() + unreachablePenaltyMs);
+    if (this.map !== undefined && partition !== undefined) {
+      if (hint !== undefined) this.map.learnLeader(partition, hint);
+      else if (this.map.leaderAddressOf(partition) === address) this.map.forgetLeader(partition);
+    }
+    this.requestRefresh();
+    return hint !== undefined && hint.address !== address ? hint.address : undefined;
+  }
+
+  /** The partition leader's address when known and reachable, else any node (which forwards). */
+  private async addressFor(route: Route, deadlineMs: number): Promise<string> {
+    if (this.map === undefined) await this.untilDeadline(this.requestRefresh(), deadlineMs);
+    const map = this.map;
+    const partition = map === undefined ? undefined : route(map);
+    if (map !== undefined && partition !== undefined) {
+      const leader = map.leaderAddressOf(partition);
+      if (leader !== undefined && !this.isUnreachable(leader)) return leader;
+    }
+    return this.anyAddress();
+  }
+
+  private anyAddress(): string {
+    const known = [...new Set([...(this.map?.addresses() ?? []), ...this.endpoints])];
+    const reachable = known.filter((address) => !this.isUnreachable(address));
+    const candidates = reachable.length > 0 ? reachable : known;
+    return candidates[this.rotation++ % candidates.length]!;
+  }
+
+  private isUnreachable(address: string): boolean {
+    return (this.unreachableUntilMs.get(address) ?? 0) > Date.now();
+  }
+
+  private connectionTo(address: string): NodeConnection {
+    // A late retry or refresh must not reopen a channel that close() would never close again.
+    if (this.closed) throw new AtollError('UNAVAILABLE', 'the client is closed');
+    let connection = this.connections.get(address);
+    if (connection === undefined) {
+      connection = new NodeConnection(address, { pipelining: this.pipelining, maxStreamInFlight: limits.maxStreamRequestsInFlight });
+      this.connections.set(address, connection);
+    }
+    return connection;
+  }
+
+  /** Starts a map refresh unless one runs or one finished moments ago; resolves when it ends. */
+  private requestRefresh(): Promise<void> {
+    if (this.refreshing !== undefined) return this.refreshing;
+    if (Date.now() - this.lastRefreshMs < minRefreshIntervalMs || this.closed) return Promise.resolve();
+    this.lastRefreshMs = Date.now();
+    this.refreshing = this.loadMap().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async loadMap(): Promise<void> {
+    const candidates = [...new Set([...(this.map?.addresses() ?? []), ...this.endpoints])];
+    candidates.sort((a, b) => Number(this.isUnreachable(a)) - Number(this.isUnreachable(b)));
+    for (const address of candidates) {
+      if (this.closed) return;
+      try {
+        const map = new ClusterMap(await this.connectionTo(address).clusterInfo(Date.now() + refreshTimeoutMs, undefined));
+        if (!map.usable) continue;
+        this.map = map;
+        return;
+      } catch (error) {
+        this.logger?.debug({ address, err: error }, 'atoll cluster map refresh failed on one node');
+        if (error instanceof AtollError && error.details?.['fromTransport'] === true) {
+          this.unreachableUntilMs.set(address, Date.now() + unreachablePenaltyMs);
+        }
+      }
+    }
+    this.logger?.warn({ endpoints: candidates }, 'atoll could not load the cluster map from any node');
+  }
+
+  /** Waits for `promise`, but no later than the deadline (the refresh goes on in the background). */
+  private untilDeadline(promise: Promise<void>, deadlineMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, deadlineMs - Date.now()));
+      timer.unref();
+      void promise.finally(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+/** Runs client-side checks, turning their AtollErrors into AtollClientErrors. */
+function checked<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof AtollError) throw clientErrorOf(error, false);
+    throw error;
+  }
+}
+
+function consistencyOf(options: ReadOptions): { consistency?: Consistency } {
+  const consistency = checkConsistency(options.consistency);
+  return consistency === undefined ? {} : { consistency };
+}

@@ -1,0 +1,27 @@
+/** The Atoll client: AtollClient, its option and result types, and its error type. */
+export {
+  AtollClient,
+  type AtollClientOptions,
+  type ClientLogger,
+  type ClusterInfo,
+  type DeleteOptions,
+  type GetOptions,
+  type IncrementOptions,
+  type PrefixOptions,
+  type PutOptions,
+  type ReadOptions,
+  type ScanOptions,
+} from './atoll-client.js';
+export type { CallOptions } from './call-options.js';
+export { AtollClientError, isAtollClientError, type AtollClientErrorOptions, type LeaderHint } from './client-error.js';
+export type { ValueInput } from './client-input.js';
+export type {
+  DeleteResult,
+  ExistsResult,
+  ExtendResult,
+  GetResult,
+  IncrementResult,
+  KeyEntry,
+  PrefixPage,
+  PutResult,
+} from './results.js';

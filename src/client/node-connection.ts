@@ -1,0 +1,103 @@
+/**
+ * One channel to one node, shared by every service on it: KV requests (over the node's stream when
+ * there is room, unary otherwise), ClusterInfo and TransferLeader. Failures come back as AtollErrors
+ * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { ClusterInfoResponse, TransferLeaderRequest } from '../node/api.js';
+import { decodeClusterInfoResponse, encodeTransferLeaderRequest } from '../server/convert.js';
+import { atollErrorOfServiceError } from '../server/grpc-errors.js';
+import { grpcChannelOptions } from '../server/channel-options.js';
+import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../server/kv-operation.js';
+import { clusterServiceDefinition, kvServiceDefinition } from '../server/protos.js';
+import type { KvRequestMessages } from '../server/wire-types.js';
+import { StreamMultiplexer } from './stream-multiplexer.js';
+
+/** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
+const clientChannelOptions: grpc.ChannelOptions = Object.freeze({
+  ...grpcChannelOptions,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 2000,
+});
+
+export interface NodeConnectionOptions {
+  /** Use the multiplexed KV.Stream (default true); false sends every request as a unary call. */
+  readonly pipelining: boolean;
+  readonly maxStreamInFlight: number;
+}
+
+export class NodeConnection {
+  private readonly client: grpc.Client;
+  private readonly multiplexer: StreamMultiplexer;
+
+  constructor(
+    readonly address: string,
+    private readonly options: NodeConnectionOptions,
+  ) {
+    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), clientChannelOptions);
+    this.multiplexer = new StreamMultiplexer(this.client, options.maxStreamInFlight);
+  }
+
+  /** Runs one KV operation on this node. */
+  async run(operation: KvOperation, deadlineMs: number, signal: AbortSignal | undefined): Promise<KvResult> {
+    if (!this.options.pipelining || !this.multiplexer.hasRoom()) return this.runUnary(operation, deadlineMs, signal);
+    try {
+      return await this.multiplexer.request(operation, deadlineMs, signal);
+    } catch (error) {
+      if (!StreamMultiplexer.isStreamUnsupported(error)) throw error;
+      return this.runUnary(operation, deadlineMs, signal);
+    }
+  }
+
+  async runUnary(operation: KvOperation, deadlineMs: number, signal: AbortSignal | undefined): Promise<KvResult> {
+    const codec = kvCodecs[operation.kind];
+    const message = (encodeKvOperation(operation) as KvRequestMessages)[operation.kind];
+    const response = await this.unary(kvServiceDefinition, codec.method, message, deadlineMs, signal);
+    return decodeKvResult({ [operation.kind]: response }, operation.kind);
+  }
+
+  async clusterInfo(deadlineMs: number, signal: AbortSignal | undefined): Promise<ClusterInfoResponse> {
+    return decodeClusterInfoResponse(await this.unary(clusterServiceDefinition, 'ClusterInfo', {}, deadlineMs, signal));
+  }
+
+  async transferLeader(request: TransferLeaderRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<void> {
+    await this.unary(clusterServiceDefinition, 'TransferLeader', encodeTransferLeaderRequest(request), deadlineMs, signal);
+  }
+
+  close(): void {
+    this.multiplexer.close();
+    this.client.close();
+  }
+
+  private unary(
+    service: grpc.ServiceDefinition,
+    methodName: string,
+    request: unknown,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const method = service[methodName]!;
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => call.cancel();
+      const call = this.client.makeUnaryRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        request,
+        new grpc.Metadata(),
+        { deadline: deadlineMs },
+        (error, response) => {
+          signal?.removeEventListener('abort', onAbort);
+          if (signal?.aborted === true) reject(signal.reason);
+          else if (error) reject(atollErrorOfServiceError(error));
+          else resolve(response);
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}
