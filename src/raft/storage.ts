@@ -62,10 +62,10 @@ export class MemoryLogStorage implements LogStorage {
   entries(lo: number, hi: number, maxBytes: number): Entry[] {
     const offset = this.offset();
     if (lo <= offset) throw new RaftError('COMPACTED', `index ${lo} is compacted (first ${offset + 1})`);
-    if (hi <= lo) return [];
     if (hi > this.lastIndex() + 1) {
       throw new RaftError('UNAVAILABLE', `entries up to ${hi - 1} requested, last is ${this.lastIndex()}`);
     }
+    if (hi <= lo) return [];
     return limitBySize(this.ents.slice(lo - offset, hi - offset), maxBytes);
   }
 
