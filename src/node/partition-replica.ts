@@ -103,7 +103,8 @@ export class PartitionReplica {
       checkQuorum: true,
       readMode: 'safe',
       quiesceAfterTicks: settings.quiesceAfterTicks,
-      maxMessageBytes: 4 * 1024 * 1024,
+      // One Raft message stays far below the gRPC message limit (limits.maxMessageBytes).
+      maxMessageBytes: 1024 * 1024,
       maxInflightBytes: 64 * 1024 * 1024,
       snapshotChunkBytes: 1024 * 1024,
     });
@@ -243,7 +244,12 @@ export class PartitionReplica {
   // ------------------------------------------------------------ errors
 
   notLeaderError(cause?: unknown): AtollError {
-    const lead = this.raw.status().lead;
+    const status = this.raw.status();
+    const lead = status.lead;
+    if (status.role === 'leader' && cause instanceof RaftError && /uncommitted/.test(cause.message)) {
+      // The leader is fine but its log is backed up: that is back-pressure, not a lost leader.
+      return new AtollError('RESOURCE_EXHAUSTED', `partition ${this.id}: ${cause.message}; retry later`, { partition: this.id });
+    }
     const reason = cause instanceof Error ? cause.message : 'leadership changed before the request completed';
     return new AtollError(lead === 0 ? 'NO_LEADER' : 'NOT_LEADER', `partition ${this.id}: ${reason}`, {
       partition: this.id,

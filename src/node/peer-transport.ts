@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import { limits } from '../limits.js';
 import { grpcChannelOptions } from '../server/channel-options.js';
 import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
@@ -22,6 +23,8 @@ const MAX_QUEUED_FRAMES = 256;
 const RECONNECT_DELAY_MS = 200;
 /** Long-lived, but still bounded: the stream is reopened when it expires. */
 const RAFT_STREAM_DEADLINE_MS = 60 * 60 * 1000;
+/** Frames stay well under the gRPC message limit (one Raft message is at most 1 MiB of entries). */
+const MAX_FRAME_BYTES = Math.floor(limits.maxMessageBytes * 0.75);
 
 interface PeerLink {
   readonly id: number;
@@ -79,11 +82,22 @@ export class PeerTransport {
     return peer === this.selfId || (this.links.get(peer)?.reachable ?? false);
   }
 
-  /** Sends one frame of messages for many groups to `peer`. Never throws: Raft retries. */
+  /** Sends messages for many groups to `peer`, in as few frames as fit. Never throws: Raft retries. */
   send(peer: number, messages: GroupMessage[]): void {
     const link = this.links.get(peer);
     if (!link || this.closed || messages.length === 0) return;
     const frame = encodeRaftFrame(messages);
+    if (frame.length > MAX_FRAME_BYTES && messages.length > 1) {
+      // A frame must fit in one gRPC message: split the batch rather than break the stream.
+      const half = Math.ceil(messages.length / 2);
+      this.send(peer, messages.slice(0, half));
+      this.send(peer, messages.slice(half));
+      return;
+    }
+    this.sendFrame(link, frame);
+  }
+
+  private sendFrame(link: PeerLink, frame: Uint8Array): void {
     if (link.draining) {
       if (link.queued.length >= MAX_QUEUED_FRAMES) {
         link.queued.shift();
