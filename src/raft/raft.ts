@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { resolveRaftConfig, type RaftConfig, type ResolvedRaftConfig } from './config.js';
 import { RaftError, isRaftError } from './errors.js';
+import { concatBytes } from '../storage/bytes.js';
 import { RaftLog } from './log.js';
 import { Progress } from './progress.js';
 import {
@@ -819,7 +820,7 @@ export class Raft {
       return;
     }
     this.incomingSnapshot = undefined;
-    const data = concatBytes(incoming.chunks, incoming.bytes);
+    const data = concatBytes(...incoming.chunks);
     if (this.restore({ meta, data })) {
       this.send({ type: 'appResp', to: message.from, term: this.term, index: this.log.lastIndex(), commit: this.log.committed });
     } else {
@@ -1077,14 +1078,4 @@ export class Raft {
     this.vote = hardState.vote;
     this.log.commitTo(hardState.commit);
   }
-}
-
-function concatBytes(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
 }
