@@ -6,7 +6,7 @@ import { bucketOf } from '../keys/bucket.js';
 import { partitionOfBucket, partitionTable } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
-import { defaultLimits } from '../limits.js';
+import { defaultLimits, makeLimits, type Limits } from '../limits.js';
 import { encodeCommand, MvccStore, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
 import { Rng } from '../raft/rng.js';
 import type { Message } from '../raft/types.js';
@@ -36,6 +36,8 @@ export interface AtollNodeConfig {
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly snapshotEveryEntries: number;
+  /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
+  readonly maxValueBytes?: number;
   readonly logger: Logger;
 }
 
@@ -80,6 +82,8 @@ export class AtollNode implements api.NodeApi {
   /** Leader hints for partitions this node does not host. */
   private readonly remoteLeaders = new Map<number, number>();
   private readonly nodeIds: number[];
+  /** Limits every replica applies identically: values are checked before proposing and on apply. */
+  private readonly limits: Limits;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -88,6 +92,7 @@ export class AtollNode implements api.NodeApi {
     this.id = config.id;
     this.logger = config.logger;
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
+    this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
     this.transport = new PeerTransport(
       config.id,
       config.peers,
@@ -130,6 +135,7 @@ export class AtollNode implements api.NodeApi {
         engine: this.engine,
         prefix: partitionKeyPrefix('mvcc', partition),
         partition: { id: partition, count: this.config.partitions },
+        limits: this.limits,
       });
       replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork());
       this.replicas.set(partition, replica);
@@ -303,7 +309,7 @@ export class AtollNode implements api.NodeApi {
       const { revision, compactedRevision } = replica.mvcc;
       // Wait for a tenth of the window to accumulate so compactions stay occasional.
       if (revision - compactedRevision <= retention + Math.ceil(retention / 10)) continue;
-      const payload = encodeEntryPayload(Date.now(), encodeCommand({ type: 'compact', belowRevision: revision - retention }));
+      const payload = encodeEntryPayload(Date.now(), encodeCommand({ type: 'compact', belowRevision: revision - retention }, this.limits));
       try {
         replica.propose(payload, {
           resolve: () => undefined,
@@ -500,7 +506,7 @@ export class AtollNode implements api.NodeApi {
   private propose(replica: PartitionReplica, op: WriteOp, context: api.CallContext): Promise<ApplyResult> {
     const command: Command = op;
     // Validation happens here, before anything reaches the log: bad input changes nothing.
-    const payload = encodeEntryPayload(Date.now(), encodeCommand(command));
+    const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits));
     return this.withDeadline(
       new Promise<ApplyResult>((resolve, reject) => {
         this.enqueue(() => {

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     .option('--tick-ms <n>', 'Raft tick length in ms (ATOLL_TICK_MS)', integer('--tick-ms', 5), Number(env['ATOLL_TICK_MS'] ?? NODE_DEFAULTS.tickMs))
     .option('--election-ticks <n>', 'election timeout in ticks (ATOLL_ELECTION_TICKS)', integer('--election-ticks', 3), Number(env['ATOLL_ELECTION_TICKS'] ?? NODE_DEFAULTS.electionTicks))
     .option('--retention-revisions <n>', 'revisions of history kept per partition (ATOLL_RETENTION_REVISIONS)', integer('--retention-revisions', 1), Number(env['ATOLL_RETENTION_REVISIONS'] ?? NODE_DEFAULTS.retentionRevisions))
+    .option('--max-value-bytes <n>', 'largest value a write may carry, at most 3 MiB (ATOLL_MAX_VALUE_BYTES)', integer('--max-value-bytes', 1), Number(env['ATOLL_MAX_VALUE_BYTES'] ?? 1024 * 1024))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     .parse();
   const options = program.opts<{
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
     electionTicks: number;
     retentionRevisions: number;
     snapshotEvery: number;
+    maxValueBytes: number;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (!options.peers) program.error('error: --peers (or ATOLL_PEERS) is required');
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
   }
   const listen = options.listen ?? peers.get(id);
   if (!listen) program.error(`error: --peers has no address for node ${id} and --listen is not set`);
+  if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
   if (options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 
   const logger = makeLogger(id);
@@ -94,6 +97,7 @@ async function main(): Promise<void> {
     electionTicks: options.electionTicks,
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
+    maxValueBytes: options.maxValueBytes,
     logger,
   });
   const server = createGrpcServer();

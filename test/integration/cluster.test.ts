@@ -41,7 +41,7 @@ describe('three-node cluster', () => {
   let cluster: LocalCluster;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ partitions: PARTITIONS, retentionRevisions: 20 });
+    cluster = await LocalCluster.start({ partitions: PARTITIONS, retentionRevisions: 20, maxValueBytes: 100_000 });
   }, 60_000);
 
   afterAll(async () => {
@@ -115,6 +115,10 @@ describe('three-node cluster', () => {
       await expect(call(kv, 'get', { key: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
       await expect(call(kv, 'getByPrefix', { prefix: '' })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
       await expect(call(kv, 'put', { key: 'big/value', value: Buffer.alloc(2 * 1024 * 1024) })).rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED });
+      // The configured limit (--max-value-bytes 100000) holds, and a refused write changes nothing.
+      await expect(call(kv, 'put', { key: 'big/value', value: Buffer.alloc(100_001) })).rejects.toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED });
+      expect((await call(kv, 'get', { key: 'big/value' }))['found']).toBe(false);
+      expect((await call(kv, 'put', { key: 'big/value', value: Buffer.alloc(100_000) }))['applied']).toBe(true);
       await call(kv, 'put', { key: 'notanumber', value: Buffer.from('abc') });
       await expect(call(kv, 'increment', { key: 'notanumber', delta: '1' })).rejects.toMatchObject({ code: grpc.status.FAILED_PRECONDITION });
     } finally {

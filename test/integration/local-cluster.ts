@@ -53,6 +53,7 @@ export interface LocalClusterOptions {
   tickMs?: number;
   snapshotEvery?: number;
   retentionRevisions?: number;
+  maxValueBytes?: number;
 }
 
 export class LocalCluster {
@@ -66,7 +67,7 @@ export class LocalCluster {
   }
 
   static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
-    const cluster = new LocalCluster({ nodes: 3, partitions: 8, tickMs: 50, snapshotEvery: 10_000, retentionRevisions: 100_000, ...options });
+    const cluster = new LocalCluster({ nodes: 3, partitions: 8, tickMs: 50, snapshotEvery: 10_000, retentionRevisions: 100_000, maxValueBytes: 1024 * 1024, ...options });
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.addresses.set(id, `127.0.0.1:${await freePort()}`);
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
     await cluster.waitReady();
@@ -93,6 +94,7 @@ export class LocalCluster {
         '--tick-ms', String(this.options.tickMs),
         '--snapshot-every', String(this.options.snapshotEvery),
         '--retention-revisions', String(this.options.retentionRevisions),
+        '--max-value-bytes', String(this.options.maxValueBytes),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ATOLL_LOG_LEVEL: 'warn', ATOLL_LOG_FORMAT: 'json' } },
     );
