@@ -13,7 +13,7 @@ export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
-  /** How many nodes already forwarded this request (bounded by limits.maxForwardHops). */
+  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in atoll-node.ts). */
   readonly hops?: number;
 }
 
