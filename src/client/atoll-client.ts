@@ -40,6 +40,7 @@ import {
   checkPrefix,
   checkRevision,
   checkTtlMs,
+  largestWireValueBytes,
   valueBytes,
   type ValueInput,
 } from './client-input.js';
@@ -75,6 +76,12 @@ export interface AtollClientOptions {
   readonly pipelining?: boolean;
   /** At most this many attempts per call, retries included (default 30; the deadline usually ends it first). */
   readonly maxAttempts?: number;
+  /**
+   * Refuse larger values locally with VALUE_TOO_LARGE. Defaults to the largest value that fits in
+   * one message (about 3.9 MiB); set it to the cluster's configured limit (1 MiB unless the nodes
+   * were started with --max-value-bytes) to fail fast without a round trip.
+   */
+  readonly maxValueBytes?: number;
 }
 
 export interface ReadOptions extends CallOptions {
@@ -148,6 +155,7 @@ export class AtollClient {
   private readonly logger: ClientLogger | undefined;
   private readonly pipelining: boolean;
   private readonly maxAttempts: number;
+  private readonly maxValueBytes: number;
   private readonly connections = new Map<string, NodeConnection>();
   private readonly unreachableUntilMs = new Map<string, number>();
   private map: ClusterMap | undefined;
@@ -168,6 +176,8 @@ export class AtollClient {
     this.pipelining = options.pipelining ?? true;
     this.maxAttempts = options.maxAttempts ?? defaultMaxAttempts;
     if (!Number.isSafeInteger(this.maxAttempts) || this.maxAttempts < 1) throw new AtollError('INVALID_ARGUMENT', 'maxAttempts must be a positive integer');
+    this.maxValueBytes = Math.min(options.maxValueBytes ?? largestWireValueBytes, largestWireValueBytes);
+    if (!Number.isSafeInteger(this.maxValueBytes) || this.maxValueBytes < 0) throw new AtollError('INVALID_ARGUMENT', 'maxValueBytes must be a non-negative integer');
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -187,13 +197,13 @@ export class AtollClient {
   async put(key: string, value: ValueInput, options: PutOptions = {}): Promise<PutResult> {
     const request = checked((): PutRequest => ({
       key: checkKey(key),
-      value: valueBytes(value),
+      value: valueBytes(value, 'value', this.maxValueBytes),
       ...(options.ttlMs !== undefined && { ttlMs: checkTtlMs(options.ttlMs) }),
       ...(options.keepTtl === true && { keepTtl: true }),
       ...(options.ifAbsent === true && { ifAbsent: true }),
       ...(options.ifPresent === true && { ifPresent: true }),
       ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
-      ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue') }),
+      ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue', this.maxValueBytes) }),
       ...(options.returnPrevious === true && { returnPrevious: true }),
     }));
     const response = await this.runKey('put', request, options);
@@ -206,7 +216,7 @@ export class AtollClient {
     const request = checked(() => ({
       key: checkKey(key),
       ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
-      ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue') }),
+      ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue', this.maxValueBytes) }),
     }));
     return this.runKey('delete', request, options);
   }

@@ -26,15 +26,22 @@ export function checkPrefix(prefix: unknown): { prefix: string; bucket: string }
   return { prefix, bucket: prefixBucket(prefix).bucket };
 }
 
-export function valueBytes(value: unknown, name = 'value'): Uint8Array {
+/**
+ * The largest value any server could accept: one write must fit in one gRPC message with its key
+ * and framing. A cluster may configure a smaller limit (the node's --max-value-bytes); the client
+ * cannot know it, so by default it only refuses what can never fit and leaves the rest to the node.
+ */
+export const largestWireValueBytes = limits.maxMessageBytes - limits.maxKeyBytes - limits.messageOverheadBytes;
+
+export function valueBytes(value: unknown, name: string, maxValueBytes: number): Uint8Array {
   let bytes: Uint8Array;
   if (typeof value === 'string') bytes = utf8Encoder.encode(value);
   else if (value instanceof Uint8Array) bytes = value;
   else throw new AtollError('INVALID_ARGUMENT', `${name} must be a string or a Uint8Array, got ${value === null ? 'null' : typeof value}`);
-  if (bytes.length > limits.maxValueBytes) {
-    throw new AtollError('VALUE_TOO_LARGE', `${name} must be at most ${limits.maxValueBytes} bytes, got ${bytes.length}`, {
+  if (bytes.length > maxValueBytes) {
+    throw new AtollError('VALUE_TOO_LARGE', `${name} must be at most ${maxValueBytes} bytes, got ${bytes.length}`, {
       valueBytes: bytes.length,
-      maxValueBytes: limits.maxValueBytes,
+      maxValueBytes,
     });
   }
   return bytes;

@@ -35,7 +35,7 @@ export class NodeConnection {
     private readonly options: NodeConnectionOptions,
   ) {
     this.client = new grpc.Client(address, grpc.credentials.createInsecure(), clientChannelOptions);
-    this.multiplexer = new StreamMultiplexer(this.client, options.maxStreamInFlight);
+    this.multiplexer = new StreamMultiplexer(this.client, { maxInFlight: options.maxStreamInFlight });
   }
 
   /** Runs one KV operation on this node. */
