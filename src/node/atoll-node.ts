@@ -38,7 +38,20 @@ export interface AtollNodeConfig {
   readonly snapshotEveryEntries: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
   readonly maxValueBytes?: number;
+  /** Deliberate defects for the fault suite's negative controls; never set in production. */
+  readonly testBugs?: NodeTestBugs;
   readonly logger: Logger;
+}
+
+/**
+ * Defects the fault-injection suite plants to prove its checkers catch them (negative controls).
+ * atoll-server accepts them only with ATOLL_ALLOW_TEST_BUGS=1.
+ */
+export interface NodeTestBugs {
+  /** Serve linearizable reads from any replica's local state, without a ReadIndex round. */
+  readonly readsWithoutQuorum?: boolean;
+  /** Acknowledge a write as soon as the leader appends it, before it commits. */
+  readonly ackBeforeCommit?: boolean;
 }
 
 export const NODE_DEFAULTS = {
@@ -338,7 +351,8 @@ export class AtollNode implements api.NodeApi {
   private async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
     const hops = context.hops ?? 0;
     const local = this.replicas.get(partition);
-    const staleRead = (operation.kind === 'get' || operation.kind === 'exists' || operation.kind === 'getByPrefix') && operation.request.consistency === 'stale';
+    const isRead = operation.kind === 'get' || operation.kind === 'exists' || operation.kind === 'getByPrefix';
+    const staleRead = isRead && (operation.request.consistency === 'stale' || this.config.testBugs?.readsWithoutQuorum === true);
     if (local && staleRead) return this.executeLocal(local, operation, context);
     let leader = this.leaderOf(partition);
     if (local && leader === 0) leader = await this.waitForLeader(local, context);
@@ -489,6 +503,7 @@ export class AtollNode implements api.NodeApi {
 
   /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */
   private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
+    if (this.config.testBugs?.readsWithoutQuorum) return Promise.resolve();
     return this.withDeadline(
       new Promise<void>((resolve, reject) => {
         this.enqueue(() => {
@@ -511,7 +526,7 @@ export class AtollNode implements api.NodeApi {
       new Promise<ApplyResult>((resolve, reject) => {
         this.enqueue(() => {
           try {
-            replica.propose(payload, { resolve, reject });
+            replica.propose(payload, { resolve, reject }, this.config.testBugs?.ackBeforeCommit === true);
           } catch (error) {
             reject(replica.notLeaderError(error));
           }

@@ -119,8 +119,13 @@ export class PartitionReplica {
 
   // ------------------------------------------------------------ requests (called by the loop)
 
-  propose(payload: Uint8Array, waiter: Omit<ProposalWaiter, 'term'>): void {
+  propose(payload: Uint8Array, waiter: Omit<ProposalWaiter, 'term'>, ackBeforeCommit = false): void {
     const { index, term } = this.raw.propose(payload);
+    if (ackBeforeCommit) {
+      // Test-only defect (a negative control): claim success before the entry is committed.
+      waiter.resolve({ index, revision: 0, applied: true, replayed: false, writes: [] });
+      return;
+    }
     this.proposals.set(index, { term, resolve: waiter.resolve, reject: waiter.reject });
   }
 

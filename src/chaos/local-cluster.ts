@@ -1,0 +1,200 @@
+/**
+ * Spawns real atoll-server processes (from dist/, so `npm run build` must have run: `npm test`
+ * does) on free loopback ports with temporary data directories, for integration tests and the
+ * fault-injection harness.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { AtollClient } from '../client/index.js';
+
+/** The repository root, from src/chaos (vitest) or dist/src/chaos (compiled). */
+function packageRoot(): string {
+  let dir = import.meta.dirname;
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'proto'))) return dir;
+    dir = resolve(dir, '..');
+  }
+  throw new Error(`cannot find the package root above ${import.meta.dirname}`);
+}
+
+export interface ClusterInfoMessage {
+  nodeId: string | number;
+  partitions: Array<{ id: number; leader: string | number; replicas: number[]; term: string | number }>;
+  nodes: Array<{ id: number; address: string; reachable: boolean }>;
+}
+
+const clusterDefinition = protoLoader.loadSync(['atoll/v1/cluster.proto'], {
+  includeDirs: [join(packageRoot(), 'proto')],
+  longs: String,
+  defaults: true,
+  oneofs: true,
+});
+type ClusterClientType = grpc.Client & { clusterInfo: (request: object, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, info: ClusterInfoMessage) => void) => void };
+const ClusterClient = (grpc.loadPackageDefinition(clusterDefinition) as unknown as { atoll: { v1: { Cluster: new (address: string, credentials: grpc.ChannelCredentials) => ClusterClientType } } }).atoll.v1.Cluster;
+
+const serverMain = join(packageRoot(), 'dist/src/server/main.js');
+
+/**
+ * A free port below the kernel's ephemeral range (32768+). Ports handed out by "listen on 0" come
+ * from that range, and a node dialling a peer that is not up yet can be given the very same port
+ * as its own source port, taking it before the peer binds it.
+ */
+async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const ok = await new Promise<boolean>((resolvePort) => {
+      const server = createServer();
+      server.once('error', () => resolvePort(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)));
+    });
+    if (ok) return port;
+  }
+  throw new Error('no free port found');
+}
+
+export interface LocalClusterOptions {
+  nodes?: number;
+  partitions?: number;
+  tickMs?: number;
+  snapshotEvery?: number;
+  retentionRevisions?: number;
+  maxValueBytes?: number;
+  /** Extra server flags for every node (e.g. a test-only bug for a negative control). */
+  extraArgs?: string[];
+  logLevel?: string;
+}
+
+export class LocalCluster {
+  readonly processes = new Map<number, ChildProcess>();
+  readonly addresses = new Map<number, string>();
+  readonly dataRoot: string;
+  private logs = new Map<number, string[]>();
+
+  private constructor(readonly options: Required<LocalClusterOptions>) {
+    this.dataRoot = mkdtempSync(join(tmpdir(), 'atoll-it-'));
+  }
+
+  static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
+    const cluster = new LocalCluster({ nodes: 3, partitions: 8, tickMs: 50, snapshotEvery: 10_000, retentionRevisions: 100_000, maxValueBytes: 1024 * 1024, extraArgs: [], logLevel: 'warn', ...options });
+    for (let id = 1; id <= cluster.options.nodes; id++) cluster.addresses.set(id, `127.0.0.1:${await freePort()}`);
+    for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
+    await cluster.waitReady();
+    return cluster;
+  }
+
+  get endpoints(): string[] {
+    return [...this.addresses.values()];
+  }
+
+  peersFlag(): string {
+    return [...this.addresses].map(([id, address]) => `${id}=${address}`).join(',');
+  }
+
+  startNode(id: number): void {
+    const child = spawn(
+      process.execPath,
+      [
+        serverMain,
+        '--id', String(id),
+        '--peers', this.peersFlag(),
+        '--data-dir', join(this.dataRoot, `node${id}`),
+        '--partitions', String(this.options.partitions),
+        '--tick-ms', String(this.options.tickMs),
+        '--snapshot-every', String(this.options.snapshotEvery),
+        '--retention-revisions', String(this.options.retentionRevisions),
+        '--max-value-bytes', String(this.options.maxValueBytes),
+        ...this.options.extraArgs,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ATOLL_LOG_LEVEL: this.options.logLevel, ATOLL_LOG_FORMAT: 'json' } },
+    );
+    const log: string[] = [];
+    this.logs.set(id, log);
+    const keep = (chunk: Buffer): void => {
+      log.push(chunk.toString());
+      if (log.length > 200) log.shift();
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    child.on('exit', (code, signal) => log.push(`[node ${id} exited: ${signal ?? code}]\n`));
+    this.processes.set(id, child);
+  }
+
+  /** kill -9: no shutdown, no flush. */
+  async kill(id: number): Promise<void> {
+    const child = this.processes.get(id);
+    if (!child) return;
+    this.processes.delete(id);
+    const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async stopNode(id: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const child = this.processes.get(id);
+    if (!child) return null;
+    this.processes.delete(id);
+    const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+    child.kill(signal);
+    return exited;
+  }
+
+  pidOf(id: number): number | undefined {
+    return this.processes.get(id)?.pid;
+  }
+
+  isRunning(id: number): boolean {
+    return this.processes.has(id);
+  }
+
+  logOf(id: number): string {
+    return (this.logs.get(id) ?? []).join('');
+  }
+
+  client(endpoints = this.endpoints): AtollClient {
+    return new AtollClient({ endpoints, defaultTimeoutMs: 5_000 });
+  }
+
+  /** ClusterInfo from one specific node (the client library may answer from any node). */
+  clusterInfoOf(id: number, timeoutMs = 1_000): Promise<ClusterInfoMessage> {
+    const client = new ClusterClient(this.addresses.get(id) as string, grpc.credentials.createInsecure());
+    return new Promise<ClusterInfoMessage>((resolveInfo, reject) => {
+      client.clusterInfo({}, { deadline: Date.now() + timeoutMs }, (error: grpc.ServiceError | null, info: ClusterInfoMessage) => {
+        client.close();
+        if (error) reject(error);
+        else resolveInfo(info);
+      });
+    });
+  }
+
+  /** Waits until every running node reports a leader for every partition. */
+  async waitReady(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let lastError = '';
+    while (Date.now() < deadline) {
+      let ready = true;
+      for (const id of this.processes.keys()) {
+        try {
+          const info = await this.clusterInfoOf(id);
+          if (Number(info.nodeId) !== id || !info.partitions.every((p) => Number(p.leader) !== 0)) ready = false;
+        } catch (error) {
+          lastError = error instanceof Error ? error.message : String(error);
+          ready = false;
+        }
+      }
+      if (ready) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const logs = [...this.logs.keys()].map((id) => `--- node ${id} (${this.addresses.get(id)})\n${this.logOf(id)}`).join('\n');
+    throw new Error(`cluster not ready within ${timeoutMs} ms: ${lastError}\n${logs}`);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.processes.keys()].map((id) => this.kill(id)));
+    rmSync(this.dataRoot, { recursive: true, force: true });
+  }
+}
