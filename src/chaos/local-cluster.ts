@@ -3,7 +3,7 @@
  * does) on free loopback ports with temporary data directories, for integration tests and the
  * fault-injection harness.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { AtollClient } from '../client/index.js';
+import type { Topology } from './netns.js';
 
 /** The repository root, from src/chaos (vitest) or dist/src/chaos (compiled). */
 function packageRoot(): string {
@@ -67,6 +68,8 @@ export interface LocalClusterOptions {
   /** Extra server flags for every node (e.g. a test-only bug for a negative control). */
   extraArgs?: string[];
   logLevel?: string;
+  /** Run each node in its own network namespace (so the nemesis can partition them). */
+  topology?: Topology;
 }
 
 export class LocalCluster {
@@ -80,8 +83,12 @@ export class LocalCluster {
   }
 
   static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
-    const cluster = new LocalCluster({ nodes: 3, partitions: 8, tickMs: 50, snapshotEvery: 10_000, retentionRevisions: 100_000, maxValueBytes: 1024 * 1024, extraArgs: [], logLevel: 'warn', ...options });
-    for (let id = 1; id <= cluster.options.nodes; id++) cluster.addresses.set(id, `127.0.0.1:${await freePort()}`);
+    const cluster = new LocalCluster({ nodes: 3, partitions: 8, tickMs: 50, snapshotEvery: 10_000, retentionRevisions: 100_000, maxValueBytes: 1024 * 1024, extraArgs: [], logLevel: 'warn', ...options } as Required<LocalClusterOptions>);
+    const topology = cluster.options.topology;
+    for (let id = 1; id <= cluster.options.nodes; id++) {
+      const ip = topology?.nodes.find((node) => node.id === id)?.ip;
+      cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
+    }
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
     await cluster.waitReady();
     return cluster;
@@ -96,22 +103,27 @@ export class LocalCluster {
   }
 
   startNode(id: number): void {
-    const child = spawn(
+    const argv = [
       process.execPath,
-      [
-        serverMain,
-        '--id', String(id),
-        '--peers', this.peersFlag(),
-        '--data-dir', join(this.dataRoot, `node${id}`),
-        '--partitions', String(this.options.partitions),
-        '--tick-ms', String(this.options.tickMs),
-        '--snapshot-every', String(this.options.snapshotEvery),
-        '--retention-revisions', String(this.options.retentionRevisions),
-        '--max-value-bytes', String(this.options.maxValueBytes),
-        ...this.options.extraArgs,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ATOLL_LOG_LEVEL: this.options.logLevel, ATOLL_LOG_FORMAT: 'json' } },
-    );
+      serverMain,
+      ...['--id', String(id), '--peers', this.peersFlag(), '--data-dir', join(this.dataRoot, `node${id}`)],
+      ...['--partitions', String(this.options.partitions), '--tick-ms', String(this.options.tickMs)],
+      ...['--snapshot-every', String(this.options.snapshotEvery), '--retention-revisions', String(this.options.retentionRevisions)],
+      ...['--max-value-bytes', String(this.options.maxValueBytes)],
+      ...this.options.extraArgs,
+    ];
+    const spawnOptions: SpawnOptions = {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        ATOLL_LOG_LEVEL: this.options.logLevel,
+        ATOLL_LOG_FORMAT: 'json',
+        // A planted defect is a deliberate choice of the caller (a negative control).
+        ...(this.options.extraArgs.includes('--unsafe-test-bug') ? { ATOLL_ALLOW_TEST_BUGS: '1' } : {}),
+      },
+    };
+    const topology = this.options.topology;
+    const child = topology ? topology.exec(id, argv, spawnOptions) : spawn(argv[0] as string, argv.slice(1), spawnOptions);
     const log: string[] = [];
     this.logs.set(id, log);
     const keep = (chunk: Buffer): void => {

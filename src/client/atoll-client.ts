@@ -94,7 +94,16 @@ export interface GetOptions extends ReadOptions {
   readonly revision?: number;
 }
 
-export interface PutOptions extends CallOptions {
+/**
+ * Options of every write. `requestId` makes a write idempotent: the cluster remembers the result
+ * of each id for a while (per partition), so retrying a write that timed out with the same id can
+ * never apply it twice; the retry returns the first attempt's result.
+ */
+export interface WriteCallOptions extends CallOptions {
+  readonly requestId?: string;
+}
+
+export interface PutOptions extends WriteCallOptions {
   /** Expire the key this many ms after the write. Without it (or keepTtl) the key never expires. */
   readonly ttlMs?: number;
   /** Keep the key's current expiry (Redis KEEPTTL). */
@@ -111,12 +120,12 @@ export interface PutOptions extends CallOptions {
   readonly returnPrevious?: boolean;
 }
 
-export interface DeleteOptions extends CallOptions {
+export interface DeleteOptions extends WriteCallOptions {
   readonly ifModRevision?: number;
   readonly ifValue?: ValueInput;
 }
 
-export interface IncrementOptions extends CallOptions {
+export interface IncrementOptions extends WriteCallOptions {
   /** Give the counter a new expiry; without it the key keeps its current one. */
   readonly ttlMs?: number;
 }
@@ -205,6 +214,7 @@ export class AtollClient {
       ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
       ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue', this.maxValueBytes) }),
       ...(options.returnPrevious === true && { returnPrevious: true }),
+      ...(options.requestId !== undefined && { requestId: options.requestId }),
     }));
     const response = await this.runKey('put', request, options);
     const result = { applied: response.applied, revision: response.revision };
@@ -217,6 +227,7 @@ export class AtollClient {
       key: checkKey(key),
       ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
       ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue', this.maxValueBytes) }),
+      ...(options.requestId !== undefined && { requestId: options.requestId }),
     }));
     return this.runKey('delete', request, options);
   }
@@ -227,6 +238,7 @@ export class AtollClient {
       key: checkKey(key),
       delta: checkDelta(delta),
       ...(options.ttlMs !== undefined && { ttlMs: checkTtlMs(options.ttlMs) }),
+      ...(options.requestId !== undefined && { requestId: options.requestId }),
     }));
     return this.runKey('increment', request, options);
   }
@@ -237,8 +249,8 @@ export class AtollClient {
   }
 
   /** Sets a present key to expire `ttlMs` from now; `extended` is false when it is absent. */
-  async extend(key: string, ttlMs: number, options: CallOptions = {}): Promise<ExtendResult> {
-    const request = checked(() => ({ key: checkKey(key), ttlMs: checkTtlMs(ttlMs) }));
+  async extend(key: string, ttlMs: number, options: WriteCallOptions = {}): Promise<ExtendResult> {
+    const request = checked(() => ({ key: checkKey(key), ttlMs: checkTtlMs(ttlMs), ...(options.requestId !== undefined && { requestId: options.requestId }) }));
     return this.runKey('extend', request, options);
   }
 

@@ -9,6 +9,7 @@ export {
   type IncrementOptions,
   type PrefixOptions,
   type PutOptions,
+  type WriteCallOptions,
   type ReadOptions,
   type ScanOptions,
 } from './atoll-client.js';

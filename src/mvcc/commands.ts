@@ -99,6 +99,14 @@ export interface ApplyContext {
   readonly index: number;
   /** The leader's clock when it proposed the entry, in Unix epoch milliseconds. */
   readonly nowMs: number;
+  /**
+   * The client's id for this request, the same on every retry of it (Raft thesis §6.3): an
+   * opaque text of 1 to 64 UTF-8 bytes (validateRequestId). When the partition has recorded a
+   * result for it, the entry is not applied again and that result is returned (`duplicate`).
+   * It travels in the log entry next to the command, so every replica decides alike. Compact
+   * commands ignore it: raising the compaction floor twice is the same as raising it once.
+   */
+  readonly requestId?: string;
 }
 
 /** A live version of a key, as reads and write results report it. */
@@ -147,6 +155,16 @@ export interface ApplyResult {
   readonly applied: boolean;
   /** True when the index had already been applied: nothing was done (replay after restart). */
   readonly replayed: boolean;
+  /**
+   * True when the entry repeated a request id the partition had already recorded: nothing but
+   * the applied index was written, and revision, applied, error and writes are those of the
+   * first entry with that id (its index is `originalIndex`); `index` is still this entry's.
+   * MvccStore.apply always sets it; it is optional so results built elsewhere (a no-op entry)
+   * need not, and absent means false.
+   */
+  readonly duplicate?: boolean;
+  /** With duplicate: the index of the entry whose result this is. */
+  readonly originalIndex?: number;
   /** The operating error the entry failed with; nothing but the applied index was written. */
   readonly error?: AtollError;
   /** One result per write, in command order (empty for compact, replays and errors). */

@@ -17,9 +17,11 @@ export type {
   WriteResult,
 } from './commands.js';
 export { decodeCommand, encodeCommand } from './command-codec.js';
-export { validateCommand, validateKeyPrefix, validateWriteOp } from './validate-command.js';
+export { maxRequestIdBytes, validateCommand, validateKeyPrefix, validateRequestId, validateWriteOp } from './validate-command.js';
 export {
+  defaultDedupWindow,
   MvccStore,
+  type DedupStatus,
   type GetResult,
   type MvccStatus,
   type MvccStoreOptions,

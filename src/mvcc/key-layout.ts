@@ -7,7 +7,18 @@
  *       'revision'            uint64BE   the partition's current revision
  *       'compacted-revision'  uint64BE   the compaction floor: reads below it fail
  *       'import-in-progress'  empty      present while a snapshot import is unfinished
+ *       'dedup-floor'         uint64BE   queue entries below this index are evicted (absent: 0)
+ *       'dedup-count'         uint64BE   live queue entries, those at or above the floor (absent: 0)
+ *   P 'q' uint64BE(index)                one deduplicated result, recorded by the entry at `index`,
+ *                                        with its request id (dedup-record.ts); written once, never
+ *                                        changed, deleted only after eviction. Big-endian, so key
+ *                                        order is apply order and the oldest entry comes first.
+ *   P 'r' utf8(requestId)      uint64BE  the index of the request id's queue entry (the lookup)
  *   P 'v' escapeOrdered(utf8(key)) uint64BE(revision)   one version of one key (version-record.ts)
+ *
+ * The request id is the last field of its key, so it needs no escaping: P 'r' + id bytes names
+ * exactly one id. A record pointing below the dedup floor is evicted; the queue entry and record
+ * of an evicted id stay until no snapshot export needs them (MvccStore, "Deduplication").
  *
  * escapeOrdered (storage/ordered-escape.ts) replaces each 0x00 by 0x00 0xFF and ends the field
  * with 0x00 0x01. That gives the three properties the store relies on:
@@ -28,8 +39,11 @@ import { escapeOrdered, escapeOrderedBody, unescapeOrdered } from '../storage/or
 import type { KeyRange } from '../storage/storage-engine.js';
 
 const metaTag = asciiBytes('m');
+const dedupQueueTag = asciiBytes('q');
+const dedupRecordTag = asciiBytes('r');
 const versionTag = asciiBytes('v');
 const revisionBytes = 8;
+const indexBytes = 8;
 
 export interface ParsedVersionKey {
   /** The user key's UTF-8 bytes. */
@@ -44,8 +58,14 @@ export class MvccKeyLayout {
   readonly revisionKey: Uint8Array;
   readonly compactedRevisionKey: Uint8Array;
   readonly importInProgressKey: Uint8Array;
+  readonly dedupFloorKey: Uint8Array;
+  readonly dedupCountKey: Uint8Array;
   /** The prefix of every version key. */
   readonly versionPrefix: Uint8Array;
+  /** The prefix of every dedup queue entry. */
+  readonly dedupQueuePrefix: Uint8Array;
+  /** The prefix of every dedup record. */
+  readonly dedupRecordPrefix: Uint8Array;
 
   constructor(readonly partitionPrefix: Uint8Array) {
     assert(partitionPrefix.length > 0, 'an MVCC partition needs a non-empty key prefix');
@@ -53,7 +73,11 @@ export class MvccKeyLayout {
     this.revisionKey = this.metaKey('revision');
     this.compactedRevisionKey = this.metaKey('compacted-revision');
     this.importInProgressKey = this.metaKey('import-in-progress');
+    this.dedupFloorKey = this.metaKey('dedup-floor');
+    this.dedupCountKey = this.metaKey('dedup-count');
     this.versionPrefix = concatBytes(partitionPrefix, versionTag);
+    this.dedupQueuePrefix = concatBytes(partitionPrefix, dedupQueueTag);
+    this.dedupRecordPrefix = concatBytes(partitionPrefix, dedupRecordTag);
   }
 
   private metaKey(name: string): Uint8Array {
@@ -68,6 +92,59 @@ export class MvccKeyLayout {
   /** Every version of every key. */
   allVersionsRange(): KeyRange {
     return rangeOfPrefix(this.versionPrefix);
+  }
+
+  /** The meta records; clearing a partition deletes them, except the import mark. */
+  metaKeys(): Uint8Array[] {
+    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey];
+  }
+
+  /** Every data key (versions, dedup queue, dedup records), in key order: all but the meta records. */
+  dataRanges(): KeyRange[] {
+    return [this.dedupQueueRange(0), this.allDedupRecordsRange(), this.allVersionsRange()];
+  }
+
+  // Deduplication
+
+  dedupQueueKey(index: number): Uint8Array {
+    return concatBytes(this.dedupQueuePrefix, encodeUint64BE(index));
+  }
+
+  /** The queue entries with index in [fromIndex, belowIndex), or from fromIndex on when belowIndex is absent. */
+  dedupQueueRange(fromIndex: number, belowIndex?: number): KeyRange {
+    const gte = this.dedupQueueKey(fromIndex);
+    if (belowIndex !== undefined) return { gte, lt: this.dedupQueueKey(belowIndex) };
+    const all = rangeOfPrefix(this.dedupQueuePrefix);
+    return all.lt === undefined ? { gte } : { gte, lt: all.lt };
+  }
+
+  isDedupQueueKey(storageKey: Uint8Array): boolean {
+    return startsWithBytes(storageKey, this.dedupQueuePrefix) && storageKey.length === this.dedupQueuePrefix.length + indexBytes;
+  }
+
+  parseDedupQueueKey(storageKey: Uint8Array): number {
+    assert(this.isDedupQueueKey(storageKey), 'not a dedup queue key of this partition');
+    return decodeUint64BE(storageKey, this.dedupQueuePrefix.length);
+  }
+
+  /**
+   * The index of a key that came from another node (a snapshot), or undefined when it is not a
+   * queue key or its index is past the safe integers: malformed input, not a reason to crash.
+   */
+  maybeParseDedupQueueKey(storageKey: Uint8Array): number | undefined {
+    if (!this.isDedupQueueKey(storageKey)) return undefined;
+    const view = new DataView(storageKey.buffer, storageKey.byteOffset, storageKey.byteLength);
+    const index = view.getBigUint64(this.dedupQueuePrefix.length, false);
+    return index <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(index) : undefined;
+  }
+
+  /** The caller has validated the request id (validateRequestId). */
+  dedupRecordKey(requestId: string): Uint8Array {
+    return concatBytes(this.dedupRecordPrefix, encodeUtf8(requestId));
+  }
+
+  allDedupRecordsRange(): KeyRange {
+    return rangeOfPrefix(this.dedupRecordPrefix);
   }
 
   /** The bytes all versions of a key start with. */

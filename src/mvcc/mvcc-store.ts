@@ -15,6 +15,12 @@
  * Concurrency: one apply, physical compaction or snapshot import at a time (asserted); reads and
  * snapshot exports may run alongside them. A read fixes its revision first and ignores newer
  * versions, and versions at a revision are never rewritten, so it sees one consistent state.
+ *
+ * Deduplication (exactly-once writes across client retries, Raft thesis §6.3): an entry applied
+ * with a request id records its result in the same batch (dedup-table.ts); a later entry with
+ * the same id is not applied again and gets that result back (`duplicate: true`). The record is
+ * replicated state like the versions: it survives restarts, travels in snapshots, and is evicted
+ * by apply order once `dedupWindow` newer ones exist, identically on every replica.
  */
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
@@ -23,7 +29,7 @@ import { partitionOfBucket, validatePartitionCount } from '../keys/partition-tab
 import { decodeUtf8 } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
-import { compareBytes, decodeUint64BE, encodeUint64BE, equalBytes } from '../storage/bytes.js';
+import { compareBytes, concatBytes, decodeUint64BE, encodeUint64BE, equalBytes } from '../storage/bytes.js';
 import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type {
   ApplyContext,
@@ -36,6 +42,8 @@ import type {
   WriteOp,
   WriteResult,
 } from './commands.js';
+import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup-record.js';
+import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
 import { MvccKeyLayout } from './key-layout.js';
 import { planWrite } from './plan-write.js';
 import {
@@ -45,7 +53,7 @@ import {
   SnapshotEntriesWriter,
   type SnapshotHeader,
 } from './snapshot-format.js';
-import { validateCommand, validateKeyPrefix, validateRevisionNumber } from './validate-command.js';
+import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
 import { decodeVersionRecord, encodeVersionRecord, isWellFormedVersionRecord, type StoredVersion } from './version-record.js';
 
 export interface MvccStoreOptions {
@@ -62,6 +70,28 @@ export interface MvccStoreOptions {
    * and prefixes must name a bucket of this partition.
    */
   readonly partition?: { readonly id: number; readonly count: number };
+  /**
+   * How many deduplicated results (entries applied with a request id) the partition keeps:
+   * default 100_000. Past it the oldest, by apply order, is evicted, and a retry of it is applied
+   * again. It decides outcomes, so like the limits it must be identical on every replica.
+   */
+  readonly dedupWindow?: number;
+  /**
+   * TEST ONLY: ignore request ids (after checking them), so every retry is applied again. It
+   * exists as the negative control of exactly-once checks (a checker must see retries
+   * double-count with it). Never set it in a real node.
+   */
+  readonly dedupDisabled?: boolean;
+}
+
+export { defaultDedupWindow };
+
+export interface DedupStatus {
+  /** The live dedup records: the request ids a retry of which is recognised. */
+  readonly recordCount: number;
+  /** Results recorded by entries below this index are evicted. */
+  readonly floorIndex: number;
+  readonly window: number;
 }
 
 export interface ReadOptions {
@@ -113,6 +143,8 @@ export interface MvccStatus {
 
 export interface StorageCompactionResult {
   readonly removedVersions: number;
+  /** Evicted dedup results deleted (each with its record). */
+  readonly removedDedupEntries: number;
   /** True when a snapshot export was running, so nothing was removed this time. */
   readonly deferred: boolean;
 }
@@ -133,6 +165,27 @@ interface Outcome {
   readonly newCompactedRevision?: number;
 }
 
+/** The dedup queue entries a snapshot import has written so far. */
+interface ImportedDedupEntries {
+  readonly requestIds: Set<string>;
+  readonly indexes: Set<number>;
+}
+
+/** What to do about an entry's request id. */
+type DedupRequest =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'invalid'; readonly error: AtollError }
+  | { readonly kind: 'deduplicated'; readonly requestId: string };
+
+const noDedup: DedupRequest = Object.freeze({ kind: 'none' });
+
+function failedOutcome(error: AtollError): Outcome {
+  return { applied: false, error, writes: [], operations: [] };
+}
+
+/** An entry that changes nothing but the applied index (a duplicate). */
+const emptyOutcome: Outcome = Object.freeze({ applied: false, writes: [], operations: [] });
+
 function assertNowMs(nowMs: number): void {
   assert(Number.isSafeInteger(nowMs) && nowMs >= 0, 'nowMs must be a non-negative safe integer');
 }
@@ -151,6 +204,13 @@ export class MvccStore {
   private readonly limits: Limits;
   private readonly syncApply: boolean;
   private readonly partition: { readonly id: number; readonly count: number } | undefined;
+  private readonly dedup: DedupTable;
+  private readonly dedupDisabled: boolean;
+  /**
+   * A recorded result must fit, with a full chunk, in one message, as a snapshot carries it.
+   * Invariant (from assertLimits): at least one maximal key and value, so a plain write fits.
+   */
+  private readonly maxDedupEntryBytes: number;
 
   // Invariant: these mirror the meta records of the last batch written (or are zero for a new store).
   // Invariant: compactedRevision <= revision.
@@ -170,11 +230,16 @@ export class MvccStore {
     layout: MvccKeyLayout,
     options: MvccStoreOptions,
     status: MvccStatus,
+    dedupState: DedupState,
   ) {
     this.layout = layout;
     this.limits = options.limits ?? defaultLimits;
     this.syncApply = options.syncApply ?? false;
     this.partition = options.partition;
+    this.dedup = new DedupTable(engine, layout, options.dedupWindow ?? defaultDedupWindow, dedupState);
+    this.dedupDisabled = options.dedupDisabled ?? false;
+    this.maxDedupEntryBytes = this.limits.maxMessageBytes - this.limits.snapshotChunkBytes - this.limits.messageOverheadBytes;
+    assert(this.maxDedupEntryBytes >= this.limits.maxKeyBytes + this.limits.maxValueBytes, 'a recorded write must fit a snapshot message');
     if (this.partition !== undefined) {
       validatePartitionCount(this.partition.count);
       assert(Number.isInteger(this.partition.id) && this.partition.id >= 0 && this.partition.id < this.partition.count);
@@ -199,7 +264,9 @@ export class MvccStore {
       needsSnapshot: (await options.engine.get(layout.importInProgressKey)) !== undefined,
     };
     assert(status.compactedRevision <= status.revision, 'stored compaction floor is above the revision');
-    return new MvccStore(options.engine, layout, options, status);
+    const dedupState = await DedupTable.loadState(options.engine, layout);
+    assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
+    return new MvccStore(options.engine, layout, options, status, dedupState);
   }
 
   get appliedIndex(): number {
@@ -227,6 +294,10 @@ export class MvccStore {
     };
   }
 
+  dedupStatus(): DedupStatus {
+    return { recordCount: this.dedup.count, floorIndex: this.dedup.floorIndex, window: this.dedup.window };
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Applying log entries
 
@@ -237,32 +308,121 @@ export class MvccStore {
    *
    * apply never throws an AtollError: a committed entry must be consumed even when it fails, so a
    * failure (bad input, NOT_INTEGER, OVERFLOW, TXN_CONFLICT, ...) comes back in `result.error`,
-   * and only the applied index moves. Call validateCommand before proposing so bad input fails
-   * early. Assertion errors (misuse, corruption) do throw.
+   * and only the applied index moves. Call validateCommand (and validateRequestId) before
+   * proposing so bad input fails early. Assertion errors (misuse, corruption) do throw.
+   *
+   * With `context.requestId`, the result is recorded in the same batch, failures included (a
+   * retried compare-and-swap that failed fails again, it is not tried again); an entry whose id
+   * is recorded returns that result with `duplicate: true`. A replay is still only a replay.
    */
   async apply(command: Command, context: ApplyContext): Promise<ApplyResult> {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
     assertNowMs(context.nowMs);
     assert(!this.needsSnapshotValue, 'apply on a partition whose snapshot import did not finish');
     if (context.index <= this.appliedIndexValue) {
-      return { index: context.index, revision: this.revisionValue, applied: false, replayed: true, writes: [] };
+      return { index: context.index, revision: this.revisionValue, applied: false, replayed: true, duplicate: false, writes: [] };
     }
     this.enterExclusive();
     try {
-      const outcome = await this.decide(command, context.nowMs);
-      await this.commit(outcome, context.index);
-      if (outcome.newCompactedRevision !== undefined) await this.removeCompactedVersions();
-      return {
-        index: context.index,
-        revision: this.revisionValue,
-        applied: outcome.applied,
-        replayed: false,
-        writes: outcome.writes,
-        ...(outcome.error !== undefined && { error: outcome.error }),
-      };
+      return await this.applyNewEntry(command, context);
     } finally {
       this.exclusive = false;
     }
+  }
+
+  private async applyNewEntry(command: Command, context: ApplyContext): Promise<ApplyResult> {
+    const request = this.dedupRequestOf(command, context.requestId);
+    if (request.kind === 'invalid') {
+      const failed = failedOutcome(request.error);
+      await this.commit(failed, context.index);
+      return this.resultOf(context.index, failed);
+    }
+    if (request.kind === 'deduplicated') {
+      const found = await this.dedup.find(request.requestId);
+      if (found !== undefined) return this.answerDuplicate(found, context.index);
+    }
+    const decided = await this.decide(command, context.nowMs);
+    const { outcome, dedupPlan } =
+      request.kind === 'deduplicated'
+        ? await this.planDedupRecord(request.requestId, context.index, decided)
+        : { outcome: decided, dedupPlan: undefined };
+    await this.commit(outcome, context.index, dedupPlan);
+    if (outcome.newCompactedRevision !== undefined) await this.removeCompactedVersions();
+    return this.resultOf(context.index, outcome);
+  }
+
+  /** The result of an entry just committed with `outcome`. */
+  private resultOf(index: number, outcome: Outcome): ApplyResult {
+    return {
+      index,
+      revision: this.revisionValue,
+      applied: outcome.applied,
+      replayed: false,
+      duplicate: false,
+      writes: outcome.writes,
+      ...(outcome.error !== undefined && { error: outcome.error }),
+    };
+  }
+
+  /** Compact is idempotent and not a client request, so its request id, if any, is ignored. */
+  private dedupRequestOf(command: Command, requestId: string | undefined): DedupRequest {
+    if (requestId === undefined || (command as { type?: unknown } | null)?.type === 'compact') return noDedup;
+    try {
+      validateRequestId(requestId);
+    } catch (error) {
+      if (!(error instanceof AtollError)) throw error;
+      return { kind: 'invalid', error };
+    }
+    return this.dedupDisabled ? noDedup : { kind: 'deduplicated', requestId };
+  }
+
+  private async answerDuplicate(found: FoundResult, index: number): Promise<ApplyResult> {
+    await this.commit(emptyOutcome, index);
+    const { revision, applied, error, writes } = found.result;
+    return {
+      index,
+      revision,
+      applied,
+      replayed: false,
+      duplicate: true,
+      originalIndex: found.index,
+      writes,
+      ...(error !== undefined && { error }),
+    };
+  }
+
+  /**
+   * Plans recording the outcome under the request id. An outcome too large to record (a batch
+   * returning many large previous values) is replaced by a RESOURCE_EXHAUSTED failure, which is
+   * recorded instead: every replica computes the same size, so every replica fails it alike.
+   */
+  private async planDedupRecord(requestId: string, index: number, decided: Outcome): Promise<{ outcome: Outcome; dedupPlan: DedupPlan }> {
+    let outcome = decided;
+    let encodedEntry = encodeDedupEntry({ requestId, result: this.recordedResultOf(outcome) });
+    if (encodedEntry.length > this.maxDedupEntryBytes) {
+      outcome = failedOutcome(
+        new AtollError('RESOURCE_EXHAUSTED', `the result of a request with a request id must encode in at most ${this.maxDedupEntryBytes} bytes`, {
+          resultBytes: encodedEntry.length,
+          maxResultBytes: this.maxDedupEntryBytes,
+        }),
+      );
+      encodedEntry = encodeDedupEntry({ requestId, result: this.recordedResultOf(outcome) });
+      assert(encodedEntry.length <= this.maxDedupEntryBytes);
+    }
+    const dedupPlan = await this.dedup.planRecord({
+      requestId,
+      index,
+      encodedEntry,
+      removeEvicted: this.exportsInFlight === 0,
+      removalLimit: this.limits.compactionBatchOps,
+    });
+    return { outcome, dedupPlan };
+  }
+
+  private recordedResultOf(outcome: Outcome): RecordedResult {
+    const revision = outcome.newRevision ?? this.revisionValue;
+    const base = { revision, applied: outcome.applied, writes: outcome.writes };
+    return outcome.error === undefined ? base : { ...base, error: outcome.error };
   }
 
   private enterExclusive(): void {
@@ -279,7 +439,7 @@ export class MvccStore {
       return await this.decideWrites(command, nowMs);
     } catch (error) {
       if (!(error instanceof AtollError)) throw error;
-      return { applied: false, error, writes: [], operations: [] };
+      return failedOutcome(error);
     }
   }
 
@@ -373,8 +533,9 @@ export class MvccStore {
     }
   }
 
-  private async commit(outcome: Outcome, index: number): Promise<void> {
-    const operations = [...outcome.operations];
+  /** Writes the entry's batch: the dedup plan's operations, the versions, then the meta records. */
+  private async commit(outcome: Outcome, index: number, dedupPlan?: DedupPlan): Promise<void> {
+    const operations = [...(dedupPlan?.operations ?? []), ...outcome.operations];
     operations.push({ type: 'put', key: this.layout.appliedIndexKey, value: encodeUint64BE(index) });
     if (outcome.newRevision !== undefined) {
       assert.equal(outcome.newRevision, this.revisionValue + 1, 'an entry creates at most one revision');
@@ -386,6 +547,7 @@ export class MvccStore {
     }
     await this.engine.write(operations, { sync: this.syncApply });
     this.appliedIndexValue = index;
+    if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
     if (outcome.newRevision !== undefined) this.revisionValue = outcome.newRevision;
     if (outcome.newCompactedRevision !== undefined) this.compactedRevisionValue = outcome.newCompactedRevision;
   }
@@ -520,18 +682,37 @@ export class MvccStore {
    * version older than its newest version at or below the floor, and that newest one too when it
    * is a tombstone. Versions above the floor are never touched. Applying a compact command runs
    * this; it is also safe to call again at any time (it finishes work a crash interrupted).
-   * While a snapshot export runs it does nothing, so the export keeps every version it needs.
+   * It also deletes evicted dedup results that applies have not deleted yet (they leave them
+   * while an export runs). While a snapshot export runs it does nothing, so the export keeps
+   * every version and dedup result it needs.
    */
   async compactStorage(): Promise<StorageCompactionResult> {
     this.enterExclusive();
     try {
-      return await this.removeCompactedVersions();
+      const versions = await this.removeCompactedVersions();
+      if (versions.deferred) return { ...versions, removedDedupEntries: 0 };
+      return { ...versions, removedDedupEntries: await this.removeEvictedDedupEntries() };
     } finally {
       this.exclusive = false;
     }
   }
 
-  private async removeCompactedVersions(): Promise<StorageCompactionResult> {
+  private async removeEvictedDedupEntries(): Promise<number> {
+    assert(this.exclusive);
+    // An export that was already running may need them. One that starts during the loop begins
+    // at the floor, which only an apply moves (none runs now), so it needs none of them.
+    if (this.exportsInFlight > 0) return 0;
+    let removed = 0;
+    // Each round deletes up to compactionBatchOps entries below the floor: the rounds are bounded.
+    for (;;) {
+      const removal = await this.dedup.planRemoval(this.limits.compactionBatchOps);
+      if (removal.removedEntries === 0) return removed;
+      await this.engine.write(removal.operations);
+      removed += removal.removedEntries;
+    }
+  }
+
+  private async removeCompactedVersions(): Promise<{ removedVersions: number; deferred: boolean }> {
     assert(this.exclusive);
     if (this.exportsInFlight > 0) return { removedVersions: 0, deferred: true };
     const floor = this.compactedRevisionValue;
@@ -570,9 +751,11 @@ export class MvccStore {
 
   /**
    * The partition's state at the applied index when iteration starts, as bounded chunks: a header
-   * (appliedIndex, revision, compactedRevision), entry chunks of about snapshotChunkBytes, and a
-   * trailer. Applies may continue meanwhile; versions they add are left out. Iterate it to the
-   * end or break out of it (so it is closed): an abandoned export keeps deferring compaction.
+   * (appliedIndex, revision, compactedRevision), entry chunks of about snapshotChunkBytes (the
+   * live dedup results, then the versions), and a trailer. Applies may continue meanwhile; the
+   * versions and dedup results they add are left out, and the dedup results they evict stay on
+   * disk until the export ends. Iterate it to the end or break out of it (so it is closed): an
+   * abandoned export keeps deferring compaction.
    */
   async *exportSnapshot(): AsyncIterable<Uint8Array> {
     assert(!this.needsSnapshotValue, 'cannot export an unfinished snapshot import');
@@ -581,6 +764,7 @@ export class MvccStore {
       revision: this.revisionValue,
       compactedRevision: this.compactedRevisionValue,
     };
+    const dedupRange = this.dedup.exportRange(header.appliedIndex);
     const epoch = this.epoch;
     this.exportsInFlight++;
     try {
@@ -588,15 +772,18 @@ export class MvccStore {
       let chunk = new SnapshotEntriesWriter();
       let entryCount = 0;
       const prefixLength = this.layout.partitionPrefix.length;
-      for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
-        // An import replaced the state under us (this node was sent a newer snapshot); the receiver retries.
-        if (this.epoch !== epoch) throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the export');
-        if (this.layout.parseVersionKey(storageKey).revision > header.revision) continue;
-        chunk.add(storageKey.subarray(prefixLength), record);
-        entryCount++;
-        if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
-          yield chunk.finish();
-          chunk = new SnapshotEntriesWriter();
+      // Key order: the dedup queue ('q') comes before the versions ('v').
+      for (const range of [dedupRange, this.layout.allVersionsRange()]) {
+        for await (const [storageKey, record] of this.engine.iterate(range)) {
+          // An import replaced the state under us (this node was sent a newer snapshot); the receiver retries.
+          if (this.epoch !== epoch) throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the export');
+          if (this.layout.isVersionKey(storageKey) && this.layout.parseVersionKey(storageKey).revision > header.revision) continue;
+          chunk.add(storageKey.subarray(prefixLength), record);
+          entryCount++;
+          if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
+            yield chunk.finish();
+            chunk = new SnapshotEntriesWriter();
+          }
         }
       }
       if (chunk.count > 0) yield chunk.finish();
@@ -611,6 +798,8 @@ export class MvccStore {
    * deletes the partition's range, writes the entry chunks, then writes the meta records and
    * clears the mark in one synced batch. A crash or a malformed snapshot leaves the mark, and the
    * partition refuses reads and applies (needsSnapshot) until an import succeeds.
+   * Dedup records are rebuilt from the snapshot's dedup queue entries (format version 2); a
+   * version 1 snapshot has none, and the partition then starts with no dedup results.
    * Throws INVALID_ARGUMENT for a malformed snapshot.
    */
   async importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<MvccStatus> {
@@ -620,12 +809,13 @@ export class MvccStore {
     try {
       await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: new Uint8Array(0) }], { sync: true });
       await this.clearPartition();
-      const header = await this.writeSnapshotChunks(chunks);
+      const { header, dedupState } = await this.writeSnapshotChunks(chunks);
       await this.engine.write(
         [
           { type: 'put', key: this.layout.appliedIndexKey, value: encodeUint64BE(header.appliedIndex) },
           { type: 'put', key: this.layout.revisionKey, value: encodeUint64BE(header.revision) },
           { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
+          ...this.dedup.metaOperations(dedupState),
           { type: 'del', key: this.layout.importInProgressKey },
         ],
         { sync: true },
@@ -633,6 +823,7 @@ export class MvccStore {
       this.appliedIndexValue = header.appliedIndex;
       this.revisionValue = header.revision;
       this.compactedRevisionValue = header.compactedRevision;
+      this.dedup.adopt(dedupState);
       this.needsSnapshotValue = false;
       return this.status();
     } finally {
@@ -643,9 +834,12 @@ export class MvccStore {
 
   /** Deletes every key of the partition except the import mark. */
   private async clearPartition(): Promise<void> {
-    const metaKeys = [this.layout.appliedIndexKey, this.layout.revisionKey, this.layout.compactedRevisionKey];
-    await this.engine.write(metaKeys.map((key) => ({ type: 'del' as const, key })));
-    const range = this.layout.allVersionsRange();
+    await this.engine.write(this.layout.metaKeys().map((key) => ({ type: 'del' as const, key })));
+    this.dedup.adopt(emptyDedupState);
+    for (const range of this.layout.dataRanges()) await this.deleteRange(range);
+  }
+
+  private async deleteRange(range: KeyRange): Promise<void> {
     if (this.engine.deleteRange !== undefined) {
       await this.engine.deleteRange(range);
       return;
@@ -661,39 +855,50 @@ export class MvccStore {
     if (pending.length > 0) await this.engine.write(pending);
   }
 
-  private async writeSnapshotChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<SnapshotHeader> {
-    const malformed = (reason: string): AtollError => new AtollError('INVALID_ARGUMENT', `malformed snapshot: ${reason}`);
+  private async writeSnapshotChunks(
+    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  ): Promise<{ header: SnapshotHeader; dedupState: DedupState }> {
     let header: SnapshotHeader | undefined;
+    let formatVersion: number | undefined;
     let trailerEntryCount: number | undefined;
     let entryCount = 0;
+    const imported: ImportedDedupEntries = { requestIds: new Set(), indexes: new Set() };
     for await (const bytes of chunks) {
-      if (trailerEntryCount !== undefined) throw malformed('a chunk follows the trailer');
+      if (trailerEntryCount !== undefined) throw malformedSnapshot('a chunk follows the trailer');
       const chunk = decodeSnapshotChunk(bytes);
+      if (formatVersion !== undefined && chunk.formatVersion !== formatVersion) throw malformedSnapshot('its chunks have different format versions');
+      formatVersion = chunk.formatVersion;
       if (chunk.kind === 'header') {
-        if (header !== undefined) throw malformed('a second header');
-        if (chunk.header.compactedRevision > chunk.header.revision) throw malformed('the compaction floor is above the revision');
+        if (header !== undefined) throw malformedSnapshot('a second header');
+        if (chunk.header.compactedRevision > chunk.header.revision) throw malformedSnapshot('the compaction floor is above the revision');
         header = chunk.header;
         continue;
       }
-      if (header === undefined) throw malformed('the first chunk is not a header');
+      if (header === undefined) throw malformedSnapshot('the first chunk is not a header');
       if (chunk.kind === 'trailer') {
         trailerEntryCount = chunk.entryCount;
         continue;
       }
-      const operations: WriteOperation[] = chunk.entries.map(([suffix, record]) => {
-        const key = new Uint8Array(this.layout.partitionPrefix.length + suffix.length);
-        key.set(this.layout.partitionPrefix, 0);
-        key.set(suffix, this.layout.partitionPrefix.length);
-        if (!this.isImportableVersion(key, record, header!.revision)) throw malformed('an entry is not a valid version');
-        return { type: 'put', key, value: record };
-      });
-      entryCount += operations.length;
+      const operations: WriteOperation[] = [];
+      for (const [suffix, record] of chunk.entries) {
+        const key = concatBytes(this.layout.partitionPrefix, suffix);
+        if (this.isImportableVersion(key, record, header.revision)) {
+          operations.push({ type: 'put', key, value: record });
+          continue;
+        }
+        // Dedup entries exist from format version 2 on.
+        const dedupOperations = chunk.formatVersion >= 2 ? this.importableDedupEntry(key, record, header, imported) : undefined;
+        if (dedupOperations === undefined) throw malformedSnapshot('an entry is neither a valid version nor a valid dedup entry');
+        operations.push(...dedupOperations);
+      }
+      entryCount += chunk.entries.length;
       await this.engine.write(operations);
     }
-    if (header === undefined) throw malformed('it is empty');
-    if (trailerEntryCount === undefined) throw malformed('it ended without a trailer (truncated?)');
-    if (trailerEntryCount !== entryCount) throw malformed(`the trailer counts ${trailerEntryCount} entries, got ${entryCount}`);
-    return header;
+    if (header === undefined) throw malformedSnapshot('it is empty');
+    if (trailerEntryCount === undefined) throw malformedSnapshot('it ended without a trailer (truncated?)');
+    if (trailerEntryCount !== entryCount) throw malformedSnapshot(`the trailer counts ${trailerEntryCount} entries, got ${entryCount}`);
+    // Every imported entry is live: the exporter sent none below its floor.
+    return { header, dedupState: { floorIndex: 0, count: imported.indexes.size } };
   }
 
   private isImportableVersion(key: Uint8Array, record: Uint8Array, maxRevision: number): boolean {
@@ -705,6 +910,37 @@ export class MvccStore {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * The operations that install one snapshot dedup queue entry and its rebuilt record, or
+   * undefined when the entry is not valid at the snapshot's applied index and revision, or its
+   * index or request id came before (one entry per index, one per id: the count relies on it).
+   */
+  private importableDedupEntry(
+    key: Uint8Array,
+    record: Uint8Array,
+    header: SnapshotHeader,
+    imported: ImportedDedupEntries,
+  ): WriteOperation[] | undefined {
+    const index = this.layout.maybeParseDedupQueueKey(key);
+    if (index === undefined || index < 1 || index > header.appliedIndex || imported.indexes.has(index)) return undefined;
+    let requestId: string;
+    try {
+      const entry = decodeDedupEntry(record);
+      if (entry.result.revision > header.revision) return undefined;
+      requestId = entry.requestId;
+    } catch (error) {
+      if (!(error instanceof AtollError)) throw error;
+      return undefined;
+    }
+    if (imported.requestIds.has(requestId)) return undefined;
+    imported.requestIds.add(requestId);
+    imported.indexes.add(index);
+    return [
+      { type: 'put', key, value: record },
+      { type: 'put', key: this.layout.dedupRecordKey(requestId), value: encodeUint64BE(index) },
+    ];
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -731,6 +967,10 @@ export class MvccStore {
       ...details,
     });
   }
+}
+
+function malformedSnapshot(reason: string): AtollError {
+  return new AtollError('INVALID_ARGUMENT', `malformed snapshot: ${reason}`);
 }
 
 function withoutCurrent(result: WriteResult): WriteResult {

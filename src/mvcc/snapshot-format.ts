@@ -3,7 +3,7 @@
  * importSnapshot takes them. A snapshot is a header chunk, any number of entry chunks, then a
  * trailer chunk:
  *
- *   chunk   = formatVersion uint8 (1), kind uint8, body
+ *   chunk   = formatVersion uint8 (2, or 1), kind uint8, body
  *   header  kind 1: appliedIndex u64, revision u64, compactedRevision u64
  *   entries kind 2: count uint32, count × (key bytes, value bytes)
  *   trailer kind 3: entryCount u64 (all entries in all entry chunks, to detect truncation)
@@ -11,10 +11,22 @@
  * Entry keys are relative to the partition prefix, so a snapshot can be installed under another
  * prefix. The header comes first so the receiver knows the snapshot's applied index before it
  * reads any data; the importer still writes the meta records last.
+ *
+ * Versions. Every chunk of one snapshot carries the same format version.
+ * - 1: entries are versions only ('v' keys, version-record.ts).
+ * - 2 (written since request deduplication): entries are also the live dedup queue entries
+ *   ('q' keys, dedup-record.ts), in key order, so before the versions. The dedup records ('r'
+ *   keys) are not sent: the importer rebuilds them from the queue entries, which name their ids.
+ *   The chunk layout is unchanged; the version tells an older node, which would reject the 'q'
+ *   entries, why it cannot install the snapshot. Version 1 snapshots are still accepted.
  */
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 
-const formatVersion = 1;
+/** The version this code writes. */
+export const snapshotFormatVersion = 2;
+/** The versions this code reads. */
+const readableFormatVersions: readonly number[] = [1, 2];
+const formatVersion = snapshotFormatVersion;
 const kinds = { header: 1, entries: 2, trailer: 3 } as const;
 
 export interface SnapshotHeader {
@@ -23,10 +35,11 @@ export interface SnapshotHeader {
   readonly compactedRevision: number;
 }
 
-export type SnapshotChunk =
+export type SnapshotChunk = { readonly formatVersion: number } & (
   | { readonly kind: 'header'; readonly header: SnapshotHeader }
   | { readonly kind: 'entries'; readonly entries: Array<[key: Uint8Array, value: Uint8Array]> }
-  | { readonly kind: 'trailer'; readonly entryCount: number };
+  | { readonly kind: 'trailer'; readonly entryCount: number }
+);
 
 export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
   return new ByteWriter(32)
@@ -71,12 +84,13 @@ export class SnapshotEntriesWriter {
 export function decodeSnapshotChunk(chunk: Uint8Array): SnapshotChunk {
   const reader = new ByteReader(chunk, 'snapshot chunk');
   const version = reader.uint8();
-  if (version !== formatVersion) throw reader.malformed(`unknown snapshot format version ${version}`);
+  if (!readableFormatVersions.includes(version)) throw reader.malformed(`unknown snapshot format version ${version}`);
   const kind = reader.uint8();
   let decoded: SnapshotChunk;
   switch (kind) {
     case kinds.header:
       decoded = {
+        formatVersion: version,
         kind: 'header',
         header: { appliedIndex: reader.uint64(), revision: reader.uint64(), compactedRevision: reader.uint64() },
       };
@@ -85,11 +99,11 @@ export function decodeSnapshotChunk(chunk: Uint8Array): SnapshotChunk {
       const count = reader.uint32();
       const entries: Array<[Uint8Array, Uint8Array]> = [];
       for (let index = 0; index < count; index++) entries.push([reader.bytes(), reader.bytes()]);
-      decoded = { kind: 'entries', entries };
+      decoded = { formatVersion: version, kind: 'entries', entries };
       break;
     }
     case kinds.trailer:
-      decoded = { kind: 'trailer', entryCount: reader.uint64() };
+      decoded = { formatVersion: version, kind: 'trailer', entryCount: reader.uint64() };
       break;
     default:
       throw reader.malformed(`unknown snapshot chunk kind ${kind}`);

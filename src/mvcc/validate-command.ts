@@ -137,6 +137,26 @@ function validateList(values: unknown, name: string, maxCount: number): asserts 
   }
 }
 
+/** A request id is at most this many UTF-8 bytes: enough for a UUID or a client id and a counter. */
+export const maxRequestIdBytes = 64;
+
+/**
+ * Checks a request id (ApplyContext.requestId): text of 1 to maxRequestIdBytes UTF-8 bytes with
+ * no lone surrogate (so it has exactly one stored form). The node calls it before proposing;
+ * apply() checks again and fails the entry with INVALID_ARGUMENT for a bad one.
+ */
+export function validateRequestId(requestId: unknown): asserts requestId is string {
+  if (typeof requestId !== 'string') throw invalid('a request id must be a string');
+  if (!isWellFormedUtf16(requestId)) throw invalid('a request id must be well-formed UTF-8 (it contains a lone surrogate)');
+  const requestIdBytes = utf8ByteLength(requestId);
+  if (requestIdBytes < 1 || requestIdBytes > maxRequestIdBytes) {
+    throw invalid(`a request id must be 1 to ${maxRequestIdBytes} UTF-8 bytes, got ${requestIdBytes}`, {
+      requestIdBytes,
+      maxRequestIdBytes,
+    });
+  }
+}
+
 /** Throws an AtollError describing the first problem with the command, if any. */
 export function validateCommand(command: unknown, limits: Limits = defaultLimits): asserts command is Command {
   if (!isRecord(command)) throw invalid('a command must be an object');

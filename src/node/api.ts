@@ -56,6 +56,8 @@ export interface PutRequest {
   readonly ifModRevision?: number;
   readonly ifValue?: Uint8Array;
   readonly returnPrevious?: boolean;
+  /** Idempotency key: a retry with the same id returns the first attempt's result (exactly-once). */
+  readonly requestId?: string;
 }
 
 export interface PutResponse {
@@ -70,6 +72,8 @@ export interface DeleteRequest {
   readonly key: string;
   readonly ifModRevision?: number;
   readonly ifValue?: Uint8Array;
+  /** Idempotency key: a retry with the same id returns the first attempt's result (exactly-once). */
+  readonly requestId?: string;
 }
 
 export interface DeleteResponse {
@@ -81,6 +85,8 @@ export interface IncrementRequest {
   readonly key: string;
   readonly delta: bigint;
   readonly ttlMs?: number;
+  /** Idempotency key: a retry with the same id returns the first attempt's result (exactly-once). */
+  readonly requestId?: string;
 }
 
 export interface IncrementResponse {
@@ -101,6 +107,8 @@ export interface ExistsResponse {
 export interface ExtendRequest {
   readonly key: string;
   readonly ttlMs: number;
+  /** Idempotency key: a retry with the same id returns the first attempt's result (exactly-once). */
+  readonly requestId?: string;
 }
 
 export interface ExtendResponse {

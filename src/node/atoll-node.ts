@@ -7,7 +7,7 @@ import { partitionOfBucket, partitionTable } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, makeLimits, type Limits } from '../limits.js';
-import { encodeCommand, MvccStore, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
+import { encodeCommand, MvccStore, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
 import { Rng } from '../raft/rng.js';
 import type { Message } from '../raft/types.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
@@ -52,6 +52,8 @@ export interface NodeTestBugs {
   readonly readsWithoutQuorum?: boolean;
   /** Acknowledge a write as soon as the leader appends it, before it commits. */
   readonly ackBeforeCommit?: boolean;
+  /** Ignore request ids: a retried write applies again (breaks exactly-once increments). */
+  readonly noDedup?: boolean;
 }
 
 export const NODE_DEFAULTS = {
@@ -149,6 +151,7 @@ export class AtollNode implements api.NodeApi {
         prefix: partitionKeyPrefix('mvcc', partition),
         partition: { id: partition, count: this.config.partitions },
         limits: this.limits,
+        ...(this.config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
       });
       replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork());
       this.replicas.set(partition, replica);
@@ -449,7 +452,7 @@ export class AtollNode implements api.NodeApi {
           ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
           ...(r.returnPrevious ? { returnPrevious: true } : {}),
         };
-        const result = await this.propose(replica, op, context);
+        const result = await this.propose(replica, op, context, r.requestId);
         const write = result.writes[0];
         const previous = write?.previous;
         return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecord(previous) } : {}) } };
@@ -462,17 +465,17 @@ export class AtollNode implements api.NodeApi {
           ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
           ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
         };
-        const result = await this.propose(replica, op, context);
+        const result = await this.propose(replica, op, context, r.requestId);
         return { kind: 'delete', response: { deleted: result.applied && (result.writes[0]?.deleted ?? false), revision: result.revision } };
       }
       case 'increment': {
         const r = operation.request;
-        const result = await this.propose(replica, { type: 'increment', key: r.key, delta: r.delta, ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}) }, context);
+        const result = await this.propose(replica, { type: 'increment', key: r.key, delta: r.delta, ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}) }, context, r.requestId);
         return { kind: 'increment', response: { value: result.writes[0]?.counter ?? 0n, revision: result.revision } };
       }
       case 'extend': {
         const r = operation.request;
-        const result = await this.propose(replica, { type: 'extend', key: r.key, ttlMs: r.ttlMs }, context);
+        const result = await this.propose(replica, { type: 'extend', key: r.key, ttlMs: r.ttlMs }, context, r.requestId);
         const write = result.writes[0];
         return {
           kind: 'extend',
@@ -518,10 +521,11 @@ export class AtollNode implements api.NodeApi {
     );
   }
 
-  private propose(replica: PartitionReplica, op: WriteOp, context: api.CallContext): Promise<ApplyResult> {
+  private propose(replica: PartitionReplica, op: WriteOp, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
     const command: Command = op;
     // Validation happens here, before anything reaches the log: bad input changes nothing.
-    const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits));
+    if (requestId !== undefined) validateRequestId(requestId);
+    const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits), requestId);
     return this.withDeadline(
       new Promise<ApplyResult>((resolve, reject) => {
         this.enqueue(() => {

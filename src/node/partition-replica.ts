@@ -33,17 +33,19 @@ interface ReadWaiter {
 }
 
 /**
- * Log entry payload: the leader's clock when it proposed (so every replica agrees on expiry), then
- * the encoded MVCC command.
+ * Log entry payload: the leader's clock when it proposed (so every replica agrees on expiry), the
+ * client's request id if any (exactly-once retries, deduplicated by the state machine), then the
+ * encoded MVCC command. Layout: nowMs u64 | requestId text (empty: none) | command bytes.
  */
-export function encodeEntryPayload(nowMs: number, command: Uint8Array): Uint8Array {
-  return new ByteWriter(command.length + 16).uint64(nowMs).raw(command).finish();
+export function encodeEntryPayload(nowMs: number, command: Uint8Array, requestId?: string): Uint8Array {
+  return new ByteWriter(command.length + 32).uint64(nowMs).text(requestId ?? '').raw(command).finish();
 }
 
-function decodeEntryPayload(data: Uint8Array): { nowMs: number; command: Command } {
+function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: string | undefined; command: Command } {
   const reader = new ByteReader(data, 'log entry');
   const nowMs = reader.uint64();
-  return { nowMs, command: decodeCommand(data.subarray(8)) };
+  const requestId = reader.text();
+  return { nowMs, requestId: requestId === '' ? undefined : requestId, command: decodeCommand(data.subarray(data.length - reader.remaining)) };
 }
 
 /** A state-machine snapshot travels as length-prefixed MVCC export chunks. */
@@ -189,8 +191,8 @@ export class PartitionReplica {
       waiter?.reject(this.notLeaderError());
       return;
     }
-    const { nowMs, command } = decodeEntryPayload(entry.data);
-    const result = await this.mvcc.apply(command, { index: entry.index, nowMs });
+    const { nowMs, requestId, command } = decodeEntryPayload(entry.data);
+    const result = await this.mvcc.apply(command, { index: entry.index, nowMs, ...(requestId !== undefined ? { requestId } : {}) });
     this.appliedSinceSnapshot++;
     if (!waiter) return;
     // Another leader's entry took this index: ours was never committed, so it is safe to retry.

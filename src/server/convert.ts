@@ -211,6 +211,7 @@ export function encodePutRequest(request: PutRequest): PutRequestMessage {
   if (request.ttlMs !== undefined) message.ttlMs = formatWireInt64(request.ttlMs);
   if (request.ifModRevision !== undefined) message.ifModRevision = formatWireInt64(request.ifModRevision);
   if (request.ifValue !== undefined) message.ifValue = request.ifValue;
+  if (request.requestId !== undefined) message.requestId = request.requestId;
   return message;
 }
 
@@ -229,6 +230,8 @@ export function decodePutRequest(value: unknown): PutRequest {
   if (ifModRevision !== undefined) request.ifModRevision = ifModRevision;
   if (message.ifValue !== undefined && message.ifValue !== null) request.ifValue = decodeBytes(message.ifValue, 'if_value');
   if (decodeBoolean(message.returnPrevious, 'return_previous')) request.returnPrevious = true;
+  const requestId = decodeRequestId(message.requestId);
+  if (requestId !== undefined) request.requestId = requestId;
   return request;
 }
 
@@ -252,6 +255,7 @@ export function encodeDeleteRequest(request: DeleteRequest): DeleteRequestMessag
   const message: DeleteRequestMessage = { key: request.key };
   if (request.ifModRevision !== undefined) message.ifModRevision = formatWireInt64(request.ifModRevision);
   if (request.ifValue !== undefined) message.ifValue = request.ifValue;
+  if (request.requestId !== undefined) message.requestId = request.requestId;
   return message;
 }
 
@@ -261,6 +265,8 @@ export function decodeDeleteRequest(value: unknown): DeleteRequest {
   const ifModRevision = decodeOptionalCount(message.ifModRevision, 'if_mod_revision');
   if (ifModRevision !== undefined) request.ifModRevision = ifModRevision;
   if (message.ifValue !== undefined && message.ifValue !== null) request.ifValue = decodeBytes(message.ifValue, 'if_value');
+  const requestId = decodeRequestId(message.requestId);
+  if (requestId !== undefined) request.requestId = requestId;
   return request;
 }
 
@@ -279,6 +285,7 @@ export function decodeDeleteResponse(value: unknown): DeleteResponse {
 export function encodeIncrementRequest(request: IncrementRequest): IncrementRequestMessage {
   const message: IncrementRequestMessage = { key: request.key, delta: formatWireInt64(request.delta) };
   if (request.ttlMs !== undefined) message.ttlMs = formatWireInt64(request.ttlMs);
+  if (request.requestId !== undefined) message.requestId = request.requestId;
   return message;
 }
 
@@ -287,7 +294,8 @@ export function decodeIncrementRequest(value: unknown): IncrementRequest {
   const key = decodeKey(message.key);
   const delta = parseWireInt64(message.delta ?? '0', 'delta');
   const ttlMs = decodeOptionalCount(message.ttlMs, 'ttl_ms');
-  return ttlMs === undefined ? { key, delta } : { key, delta, ttlMs };
+  const requestId = decodeRequestId(message.requestId);
+  return { key, delta, ...(ttlMs !== undefined ? { ttlMs } : {}), ...(requestId !== undefined ? { requestId } : {}) };
 }
 
 export function encodeIncrementResponse(response: IncrementResponse): IncrementResponseMessage {
@@ -324,7 +332,7 @@ export function decodeExistsResponse(value: unknown): ExistsResponse {
 // Extend
 
 export function encodeExtendRequest(request: ExtendRequest): ExtendRequestMessage {
-  return { key: request.key, ttlMs: formatWireInt64(request.ttlMs) };
+  return { key: request.key, ttlMs: formatWireInt64(request.ttlMs), ...(request.requestId !== undefined ? { requestId: request.requestId } : {}) };
 }
 
 export function decodeExtendRequest(value: unknown): ExtendRequest {
@@ -333,7 +341,15 @@ export function decodeExtendRequest(value: unknown): ExtendRequest {
   if (message.ttlMs === undefined || message.ttlMs === null || message.ttlMs === '0') {
     throw new AtollError('INVALID_ARGUMENT', 'extend needs ttl_ms: the new expiry in milliseconds from now, at least 1');
   }
-  return { key, ttlMs: parseWireCount(message.ttlMs, 'ttl_ms') };
+  const requestId = decodeRequestId(message.requestId);
+  return { key, ttlMs: parseWireCount(message.ttlMs, 'ttl_ms'), ...(requestId !== undefined ? { requestId } : {}) };
+}
+
+/** An absent or empty request_id means none; a present one is checked when the node proposes. */
+function decodeRequestId(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new AtollError('INVALID_ARGUMENT', 'request_id must be a string');
+  return value;
 }
 
 export function encodeExtendResponse(response: ExtendResponse): ExtendResponseMessage {

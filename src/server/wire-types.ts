@@ -46,6 +46,7 @@ export interface PutRequestMessage {
   ifModRevision?: Int64Text;
   ifValue?: Uint8Array;
   returnPrevious?: boolean;
+  requestId?: string;
 }
 
 export interface PutResponseMessage {
@@ -59,6 +60,7 @@ export interface DeleteRequestMessage {
   key: string;
   ifModRevision?: Int64Text;
   ifValue?: Uint8Array;
+  requestId?: string;
 }
 
 export interface DeleteResponseMessage {
@@ -70,6 +72,7 @@ export interface IncrementRequestMessage {
   key: string;
   delta: Int64Text;
   ttlMs?: Int64Text;
+  requestId?: string;
 }
 
 export interface IncrementResponseMessage {
@@ -90,6 +93,7 @@ export interface ExistsResponseMessage {
 export interface ExtendRequestMessage {
   key: string;
   ttlMs: Int64Text;
+  requestId?: string;
 }
 
 export interface ExtendResponseMessage {

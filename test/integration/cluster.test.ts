@@ -213,6 +213,25 @@ describe('three-node cluster', () => {
     }
   });
 
+  it('a write retried with the same request id applies once (exactly-once increments)', async () => {
+    const client = cluster.client();
+    try {
+      const first = await client.increment('dedup/counter', 5, { requestId: 'retry-1' });
+      const retry = await client.increment('dedup/counter', 5, { requestId: 'retry-1' });
+      expect(retry.value).toBe(first.value);
+      expect(retry.revision).toBe(first.revision);
+      const other = await client.increment('dedup/counter', 5, { requestId: 'retry-2' });
+      expect(other.value).toBe(first.value + 5n);
+      const put = await client.put('dedup/key', 'a', { ifAbsent: true, requestId: 'put-1' });
+      const putRetry = await client.put('dedup/key', 'a', { ifAbsent: true, requestId: 'put-1' });
+      expect(put.applied).toBe(true);
+      expect(putRetry.applied).toBe(true); // the first attempt's answer, not a failed condition
+      await expect(client.increment('dedup/counter', 1, { requestId: 'x'.repeat(65) })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    } finally {
+      client.close();
+    }
+  });
+
   it('answers ClusterInfo with the documented hash and range table from every node', async () => {
     for (const address of cluster.endpoints) {
       const client = cluster.client([address]);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import type { Limits } from '../../src/limits.js';
 import type { ApplyResult, Command } from '../../src/mvcc/commands.js';
-import { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import { MvccStore, type MvccStoreOptions } from '../../src/mvcc/mvcc-store.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { LevelEngine } from '../../src/storage/level-engine.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
@@ -72,6 +72,9 @@ export const fromBytes = (value: Uint8Array | undefined): string | undefined =>
 
 export const startMs = 1_700_000_000_000;
 
+/** The store options a test chooses; the harness supplies the engine and prefix. */
+export type StoreSettings = Omit<MvccStoreOptions, 'engine' | 'prefix'>;
+
 /** Plays the Raft side: each apply gets the next index and the leader's current clock. */
 export class Partition {
   index = 0;
@@ -82,26 +85,37 @@ export class Partition {
     public engine: StorageEngine,
     readonly prefix: Uint8Array,
     readonly limits?: Limits,
+    /** Used again by every reopen, as a restarted node opens its store with its configuration. */
+    readonly settings: StoreSettings = {},
   ) {}
 
   static async create(
     kind: EngineKind,
-    options: { partitionId?: number; limits?: Limits; engine?: StorageEngine; partition?: { id: number; count: number } } = {},
+    options: {
+      partitionId?: number;
+      limits?: Limits;
+      engine?: StorageEngine;
+      partition?: { id: number; count: number };
+      dedupWindow?: number;
+      dedupDisabled?: boolean;
+    } = {},
   ): Promise<Partition> {
     const engine = options.engine ?? (await kind.make());
     const prefix = partitionKeyPrefix('mvcc', options.partitionId ?? 7);
-    const store = await MvccStore.open({
-      engine,
-      prefix,
+    const settings: StoreSettings = {
       ...(options.limits && { limits: options.limits }),
       ...(options.partition && { partition: options.partition }),
-    });
-    return new Partition(store, engine, prefix, options.limits);
+      ...(options.dedupWindow !== undefined && { dedupWindow: options.dedupWindow }),
+      ...(options.dedupDisabled !== undefined && { dedupDisabled: options.dedupDisabled }),
+    };
+    const store = await MvccStore.open({ engine, prefix, ...settings });
+    return new Partition(store, engine, prefix, options.limits, settings);
   }
 
-  async apply(command: Command): Promise<ApplyResult> {
+  /** Applies at the next index; with `requestId`, as a client request that may be retried. */
+  async apply(command: Command, requestId?: string): Promise<ApplyResult> {
     this.index++;
-    return this.store.apply(command, { index: this.index, nowMs: this.nowMs });
+    return this.store.apply(command, { index: this.index, nowMs: this.nowMs, ...(requestId !== undefined && { requestId }) });
   }
 
   /** Applies and insists that it took effect. */
@@ -127,7 +141,7 @@ export class Partition {
 
   async reopen(kind: EngineKind): Promise<void> {
     this.engine = await kind.reopen(this.engine);
-    this.store = await MvccStore.open({ engine: this.engine, prefix: this.prefix, ...(this.limits && { limits: this.limits }) });
+    this.store = await MvccStore.open({ engine: this.engine, prefix: this.prefix, ...this.settings });
   }
 }
 

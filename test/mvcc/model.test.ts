@@ -2,7 +2,9 @@
  * Model-based test: random command sequences applied to the MVCC store and to a plain in-memory
  * model of the key model (a map from key to its list of versions), compared after every step on
  * every observable: apply outcome, latest and past reads, prefix listings, and the compaction floor.
- * Restarts (power loss on the MemoryEngine) replay the log, as Raft does.
+ * Restarts (power loss on the MemoryEngine) replay the log, as Raft does. Commands may carry a
+ * request id from a small set, with a dedup window of three, so retries, evictions and
+ * re-recorded ids all happen; the model keeps its own queue of recorded outcomes.
  *
  * The checker has caught planted bugs: a plain put keeping the TTL, version not restarting after
  * a delete, compaction dropping a live version, expiry off by one millisecond, an escape that
@@ -36,7 +38,10 @@ interface ModelOutcome {
   readonly applied: boolean;
   readonly errorCode?: string;
   readonly revision: number;
+  readonly duplicate: boolean;
 }
+
+const dedupWindow = 3;
 
 const int64Max = 2n ** 63n - 1n;
 const int64Min = -(2n ** 63n);
@@ -45,6 +50,21 @@ class KeyModel {
   revision = 0;
   floor = 0;
   readonly history = new Map<string, ModelVersion[]>();
+  /** Recorded outcomes by request id, and the ids in the order they were recorded (oldest first). */
+  readonly recorded = new Map<string, ModelOutcome>();
+  readonly recordOrder: string[] = [];
+
+  /** Exactly once per request id, within the window; compact commands ignore their id. */
+  applyRequest(command: Command, nowMs: number, requestId: string | undefined): ModelOutcome {
+    if (requestId === undefined || command.type === 'compact') return this.apply(command, nowMs);
+    const recorded = this.recorded.get(requestId);
+    if (recorded !== undefined) return { ...recorded, duplicate: true };
+    const outcome = this.apply(command, nowMs);
+    this.recorded.set(requestId, outcome);
+    this.recordOrder.push(requestId);
+    if (this.recordOrder.length > dedupWindow) this.recorded.delete(this.recordOrder.shift()!);
+    return outcome;
+  }
 
   live(key: string, revision: number, nowMs: number): ModelLive | undefined {
     const versions = (this.history.get(key) ?? []).filter((version) => version.revision <= revision);
@@ -62,27 +82,27 @@ class KeyModel {
 
   apply(command: Command, nowMs: number): ModelOutcome {
     if (command.type === 'compact') {
-      if (command.belowRevision > this.revision) return { applied: false, errorCode: 'FUTURE_REVISION', revision: this.revision };
+      if (command.belowRevision > this.revision) return { applied: false, errorCode: 'FUTURE_REVISION', revision: this.revision, duplicate: false };
       this.floor = Math.max(this.floor, command.belowRevision);
-      return { applied: true, revision: this.revision };
+      return { applied: true, revision: this.revision, duplicate: false };
     }
     const ops = command.type === 'batch' ? command.writes : command.type === 'txn' ? command.writes : [command];
-    if (new Set(ops.map((op) => op.key)).size !== ops.length) return { applied: false, errorCode: 'INVALID_ARGUMENT', revision: this.revision };
+    if (new Set(ops.map((op) => op.key)).size !== ops.length) return { applied: false, errorCode: 'INVALID_ARGUMENT', revision: this.revision, duplicate: false };
     const newRevision = this.revision + 1;
     const staged: Array<[string, ModelVersion]> = [];
     let conditionsHeld = true;
     for (const op of ops) {
       const live = this.live(op.key, this.revision, nowMs);
       const planned = this.plan(op, live, newRevision, nowMs);
-      if (planned === 'NOT_INTEGER' || planned === 'OVERFLOW') return { applied: false, errorCode: planned, revision: this.revision };
+      if (planned === 'NOT_INTEGER' || planned === 'OVERFLOW') return { applied: false, errorCode: planned, revision: this.revision, duplicate: false };
       if (planned === 'condition failed') conditionsHeld = false;
       else if (planned !== undefined) staged.push([op.key, planned]);
     }
-    if (!conditionsHeld) return { applied: false, revision: this.revision };
-    if (staged.length === 0) return { applied: true, revision: this.revision };
+    if (!conditionsHeld) return { applied: false, revision: this.revision, duplicate: false };
+    if (staged.length === 0) return { applied: true, revision: this.revision, duplicate: false };
     for (const [key, version] of staged) this.history.set(key, [...(this.history.get(key) ?? []), version]);
     this.revision = newRevision;
-    return { applied: true, revision: newRevision };
+    return { applied: true, revision: newRevision, duplicate: false };
   }
 
   private plan(op: WriteOp, live: ModelLive | undefined, revision: number, nowMs: number): ModelVersion | undefined | 'condition failed' | 'NOT_INTEGER' | 'OVERFLOW' {
@@ -162,7 +182,7 @@ const writeArbitrary: fc.Arbitrary<WriteOp> = fc.oneof(
 );
 
 type Action = Command | { type: 'compact-fraction'; fraction: number } | { type: 'restart'; keepUnsyncedBatches: number };
-type Step = { readonly action: Action; readonly advanceMs: number };
+type Step = { readonly action: Action; readonly advanceMs: number; readonly requestId: string | undefined };
 
 const stepArbitrary: fc.Arbitrary<Step> = fc.record({
   action: fc.oneof(
@@ -172,12 +192,16 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.record({
     { weight: 1, arbitrary: fc.nat({ max: 3 }).map((keepUnsyncedBatches): Action => ({ type: 'restart', keepUnsyncedBatches })) },
   ),
   advanceMs: fc.nat({ max: 40 }),
+  // Half the commands are client requests; six ids and a window of three make retries, evictions
+  // and re-recorded ids common.
+  requestId: fc.option(fc.constantFrom('r0', 'r1', 'r2', 'r3', 'r4', 'r5'), { nil: undefined, freq: 2 }),
 });
 
 interface LoggedEntry {
   readonly command: Command;
   readonly index: number;
   readonly nowMs: number;
+  readonly requestId: string | undefined;
   readonly outcome: ModelOutcome;
 }
 
@@ -189,22 +213,24 @@ interface LoggedEntry {
 async function restart(partition: Partition, kind: EngineKind, keepUnsyncedBatches: number, log: LoggedEntry[]): Promise<void> {
   if (partition.engine instanceof MemoryEngine) {
     partition.engine.crash({ keepUnsyncedBatches });
-    partition.store = await MvccStore.open({ engine: partition.engine, prefix: partition.prefix });
+    partition.store = await MvccStore.open({ engine: partition.engine, prefix: partition.prefix, ...partition.settings });
   } else {
     await partition.reopen(kind);
   }
   const appliedIndex = partition.store.appliedIndex;
   for (const entry of log) {
-    const result = await partition.store.apply(entry.command, { index: entry.index, nowMs: entry.nowMs });
+    const context = { index: entry.index, nowMs: entry.nowMs, ...(entry.requestId !== undefined && { requestId: entry.requestId }) };
+    const result = await partition.store.apply(entry.command, context);
     expect(result.replayed).toBe(entry.index <= appliedIndex);
     if (!result.replayed) expect(outcomeOf(result)).toEqual(entry.outcome);
   }
 }
 
 function outcomeOf(result: ApplyResult): ModelOutcome {
+  const duplicate = result.duplicate ?? false;
   return result.error === undefined
-    ? { applied: result.applied, revision: result.revision }
-    : { applied: result.applied, errorCode: result.error.code, revision: result.revision };
+    ? { applied: result.applied, revision: result.revision, duplicate }
+    : { applied: result.applied, errorCode: result.error.code, revision: result.revision, duplicate };
 }
 
 /** Applies the steps to the store and the model, comparing every observable after each. */
@@ -222,11 +248,12 @@ async function runSequence(partition: Partition, kind: EngineKind, steps: Step[]
         step.action.type === 'compact-fraction'
           ? { type: 'compact', belowRevision: Math.floor(model.revision * step.action.fraction) }
           : step.action;
-      const expected = model.apply(command, relativeNowMs);
-      const actual = await partition.apply(command);
+      const expected = model.applyRequest(command, relativeNowMs, step.requestId);
+      const actual = await partition.apply(command, step.requestId);
       expect(outcomeOf(actual)).toEqual(expected);
-      log.push({ command, index: partition.index, nowMs: partition.nowMs, outcome: expected });
+      log.push({ command, index: partition.index, nowMs: partition.nowMs, requestId: step.requestId, outcome: expected });
     }
+    expect(partition.store.dedupStatus().recordCount).toBe(model.recorded.size);
     const pastRevision = model.floor + (pastPick % (model.revision - model.floor + 1));
     for (const revision of new Set([model.revision, pastRevision])) {
       for (const key of keys) {
@@ -250,7 +277,7 @@ describe.each(engineKinds)('MvccStore matches the key model on $name', (kind) =>
   it('agrees with a plain map model over random command sequences, restarts included', async () => {
     await fc.assert(
       fc.asyncProperty(sequenceArbitrary, async ([steps, pastPick]) => {
-        await runSequence(await Partition.create(kind), kind, steps, pastPick);
+        await runSequence(await Partition.create(kind, { dedupWindow }), kind, steps, pastPick);
       }),
       { numRuns: kind.name === 'MemoryEngine' ? 200 : 40, seed: 20240601 },
     );
@@ -271,7 +298,18 @@ describe('the model checker (negative control)', () => {
     const result = await fc.check(
       fc.asyncProperty(sequenceArbitrary, async ([steps, pastPick]) => {
         const engine = new TombstoneDroppingEngine();
-        await runSequence(await Partition.create(memoryEngineKind, { engine }), memoryEngineKind, steps, pastPick);
+        await runSequence(await Partition.create(memoryEngineKind, { engine, dedupWindow }), memoryEngineKind, steps, pastPick);
+      }),
+      { numRuns: 200, seed: 20240601 },
+    );
+    expect(result.failed).toBe(true);
+  });
+
+  it('catches a store that applies retried requests again', async () => {
+    const result = await fc.check(
+      fc.asyncProperty(sequenceArbitrary, async ([steps, pastPick]) => {
+        const partition = await Partition.create(memoryEngineKind, { dedupWindow, dedupDisabled: true });
+        await runSequence(partition, memoryEngineKind, steps, pastPick);
       }),
       { numRuns: 200, seed: 20240601 },
     );

@@ -109,10 +109,10 @@ describe('MvccStore snapshot export and compaction', () => {
     const iterator = partition.store.exportSnapshot()[Symbol.asyncIterator]();
     await iterator.next();
     await partition.applyOk({ type: 'compact', belowRevision: 3 });
-    expect(await partition.store.compactStorage()).toEqual({ removedVersions: 0, deferred: true });
+    expect(await partition.store.compactStorage()).toEqual({ removedVersions: 0, removedDedupEntries: 0, deferred: true });
     const rest: Uint8Array[] = [];
     for (let step = await iterator.next(); !step.done; step = await iterator.next()) rest.push(step.value);
-    expect(await partition.store.compactStorage()).toEqual({ removedVersions: 2, deferred: false });
+    expect(await partition.store.compactStorage()).toEqual({ removedVersions: 2, removedDedupEntries: 0, deferred: false });
     expect((await partition.get('k')).value).toEqual(text('3'));
   });
 });

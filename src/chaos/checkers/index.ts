@@ -1,0 +1,17 @@
+/**
+ * The public face of the history checkers: `checkAll` for a whole history, one function per
+ * property for a workload of its own, and the shared verdict shapes. All pure: they read
+ * operations and return verdicts, with no I/O.
+ */
+export { checkAll, checkAllOperations, checkerNames } from './check-all.js';
+export type { CheckAllOptions, CheckAllResult, CheckerName, CheckerResults } from './check-all.js';
+export { checkBank } from './bank.js';
+export type { BankAnomaly, BankAnomalyKind, BankCheckOptions, BankSummary, BankVerdict } from './bank.js';
+export { checkCounter } from './counter.js';
+export type { CounterAnomaly, CounterAnomalyKind, CounterCheckOptions, CounterSummary, CounterVerdict } from './counter.js';
+export { checkLinearizableRegister, checkRegisterKey, defaultMaxExploredStates, registerFunctions } from './linearizable-register.js';
+export type { RegisterCheckOptions, RegisterKeyResult, RegisterVerdict } from './linearizable-register.js';
+export { checkSet } from './set.js';
+export type { SetAnomaly, SetAnomalyKind, SetCheckOptions, SetSummary, SetVerdict } from './set.js';
+export { combineValidity, headline } from './verdict.js';
+export type { InvalidVerdict, UnknownVerdict, ValidVerdict, Validity, Verdict } from './verdict.js';

@@ -1,0 +1,43 @@
+/**
+ * `npm run chaos -- --nodes 5 --duration 600 --seed 42`: a fault-injection run against real
+ * processes. `--seed` replays the same fault schedule; `--bug NAME` plants a server defect to see
+ * the checkers catch it. Exit code 0 when every checker is valid, 1 otherwise.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import type { FaultKind } from './nemesis.js';
+import { runChaos } from './runner.js';
+
+const ALL_FAULTS: FaultKind[] = ['kill-leader', 'kill-node', 'pause-node', 'restart-all', 'isolate-leader', 'split'];
+
+function positive(name: string) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
+    return value;
+  };
+}
+
+const program = new Command('chaos')
+  .option('--nodes <n>', 'cluster size (3 or 5)', positive('--nodes'), 3)
+  .option('--duration <seconds>', 'how long faults run', positive('--duration'), 60)
+  .option('--seed <n>', 'fault schedule seed', positive('--seed'), Math.floor(Math.random() * 1_000_000) + 1)
+  .option('--partitions <n>', 'partitions', positive('--partitions'), 8)
+  .option('--faults <list>', `comma-separated: ${ALL_FAULTS.join(',')}`, ALL_FAULTS.join(','))
+  .option('--bug <name>', 'plant a defect: reads-without-quorum | ack-before-commit')
+  .option('--out <dir>', 'directory for the history file')
+  .parse();
+
+const options = program.opts<{ nodes: number; duration: number; seed: number; partitions: number; faults: string; bug?: string; out?: string }>();
+const faults = options.faults.split(',').map((f) => f.trim()) as FaultKind[];
+for (const fault of faults) if (!ALL_FAULTS.includes(fault)) program.error(`error: unknown fault ${fault}`);
+
+const result = await runChaos({
+  nodes: options.nodes,
+  durationSec: options.duration,
+  seed: options.seed,
+  partitions: options.partitions,
+  faults,
+  ...(options.bug ? { testBug: options.bug } : {}),
+  ...(options.out ? { historyDir: options.out } : {}),
+});
+process.exitCode = result.valid ? 0 : 1;

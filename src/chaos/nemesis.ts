@@ -1,0 +1,207 @@
+/**
+ * The nemesis: a fault schedule drawn from a seed, applied to real processes. One fault at a time,
+ * each healed before the next, so at most a minority is down and the cluster should keep serving;
+ * the checkers then decide whether it served correctly.
+ */
+import { performance } from 'node:perf_hooks';
+import { partitionOf } from '../keys/partition-table.js';
+import { Rng } from '../raft/rng.js';
+import type { LocalCluster } from './local-cluster.js';
+import type { Topology } from './netns.js';
+
+export type FaultKind = 'kill-leader' | 'kill-node' | 'pause-node' | 'restart-all' | 'isolate-leader' | 'split';
+
+/** Faults that need the nodes in network namespaces (root, iptables). */
+export const NETWORK_FAULTS: readonly FaultKind[] = ['isolate-leader', 'split'];
+
+export interface NemesisOptions {
+  readonly seed: number;
+  readonly kinds: readonly FaultKind[];
+  /** Pause between faults, ms (uniform in [min, max]). */
+  readonly gapMs: readonly [number, number];
+  /** How long a killed or paused node stays down, ms. */
+  readonly downMs: readonly [number, number];
+  readonly log: (line: string) => void;
+  /** Present when nodes run in network namespaces: enables the network faults. */
+  readonly topology?: Topology;
+}
+
+export interface FaultRecord {
+  readonly kind: FaultKind;
+  readonly node: number;
+  readonly partition?: number;
+  readonly atMs: number;
+  readonly healedAtMs?: number;
+}
+
+export class Nemesis {
+  private readonly rng: Rng;
+  readonly faults: FaultRecord[] = [];
+  /** Partition -> monotonic time its leader was killed, until a probe write succeeds there. */
+  readonly leaderKills: Array<{ partition: number; atMs: number; recoveredAtMs?: number }> = [];
+  private stopped = false;
+  private readonly paused = new Set<number>();
+
+  constructor(
+    private readonly cluster: LocalCluster,
+    private readonly options: NemesisOptions,
+  ) {
+    this.rng = new Rng(options.seed);
+  }
+
+  /** Runs faults until stop() or the deadline, then heals everything. */
+  async run(untilMs: number): Promise<void> {
+    while (!this.stopped && performance.now() < untilMs) {
+      await this.sleep(this.between(this.options.gapMs), untilMs);
+      if (this.stopped || performance.now() >= untilMs) break;
+      const kind = this.rng.pick(this.options.kinds);
+      try {
+        await this.inject(kind);
+      } catch (error) {
+        this.options.log(`nemesis: ${kind} failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    await this.healAll();
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async inject(kind: FaultKind): Promise<void> {
+    const ids = [...this.cluster.addresses.keys()];
+    const down = this.between(this.options.downMs);
+    switch (kind) {
+      case 'kill-leader': {
+        const partition = this.rng.int(this.cluster.options.partitions);
+        const leader = await this.leaderOf(partition);
+        if (!leader) return;
+        const atMs = performance.now();
+        await this.cluster.kill(leader);
+        this.leaderKills.push({ partition, atMs });
+        this.record({ kind, node: leader, partition, atMs });
+        await this.sleep(down);
+        this.cluster.startNode(leader);
+        this.healed(kind, leader);
+        return;
+      }
+      case 'kill-node': {
+        const node = this.rng.pick(ids);
+        this.record({ kind, node, atMs: performance.now() });
+        await this.cluster.kill(node);
+        await this.sleep(down);
+        this.cluster.startNode(node);
+        this.healed(kind, node);
+        return;
+      }
+      case 'pause-node': {
+        const node = this.rng.pick(ids);
+        const pid = this.cluster.pidOf(node);
+        if (pid === undefined) return;
+        this.record({ kind, node, atMs: performance.now() });
+        process.kill(pid, 'SIGSTOP');
+        this.paused.add(node);
+        await this.sleep(down);
+        process.kill(pid, 'SIGCONT');
+        this.paused.delete(node);
+        this.healed(kind, node);
+        return;
+      }
+      case 'isolate-leader': {
+        const topology = this.options.topology;
+        if (!topology) return;
+        const partition = this.rng.int(this.cluster.options.partitions);
+        const leader = await this.leaderOf(partition);
+        if (!leader) return;
+        const atMs = performance.now();
+        await topology.isolate(leader);
+        this.leaderKills.push({ partition, atMs });
+        this.record({ kind, node: leader, partition, atMs });
+        await this.sleep(down);
+        await topology.heal();
+        this.healed(kind, leader);
+        return;
+      }
+      case 'split': {
+        const topology = this.options.topology;
+        if (!topology) return;
+        const shuffled = [...ids];
+        for (let i = shuffled.length - 1; i > 0; i--) {
+          const j = this.rng.int(i + 1);
+          [shuffled[i], shuffled[j]] = [shuffled[j] as number, shuffled[i] as number];
+        }
+        const minority = shuffled.slice(0, Math.floor((ids.length - 1) / 2));
+        const majority = shuffled.slice(minority.length);
+        this.record({ kind, node: minority[0] ?? 0, atMs: performance.now() });
+        this.options.log(`nemesis: split {${minority.join(',')}} | {${majority.join(',')}}`);
+        await topology.partition([minority, majority]);
+        await this.sleep(down);
+        await topology.heal();
+        this.healed(kind, 0);
+        return;
+      }
+      case 'restart-all': {
+        this.record({ kind, node: 0, atMs: performance.now() });
+        await Promise.all(ids.map((id) => this.cluster.kill(id)));
+        await this.sleep(Math.min(down, 1_000));
+        for (const id of ids) this.cluster.startNode(id);
+        this.healed(kind, 0);
+        return;
+      }
+    }
+  }
+
+  private async leaderOf(partition: number): Promise<number | undefined> {
+    for (const id of this.cluster.addresses.keys()) {
+      if (!this.cluster.isRunning(id) || this.paused.has(id)) continue;
+      try {
+        const info = await this.cluster.clusterInfoOf(id, 500);
+        const leader = Number(info.partitions[partition]?.leader ?? 0);
+        if (leader !== 0 && this.cluster.isRunning(leader)) return leader;
+      } catch {
+        // Ask the next node.
+      }
+    }
+    return undefined;
+  }
+
+  /** Makes sure every node runs and none is paused (the end of a run, or after an error). */
+  async healAll(): Promise<void> {
+    await this.options.topology?.heal();
+    for (const id of this.paused) {
+      const pid = this.cluster.pidOf(id);
+      if (pid !== undefined) process.kill(pid, 'SIGCONT');
+    }
+    this.paused.clear();
+    for (const id of this.cluster.addresses.keys()) if (!this.cluster.isRunning(id)) this.cluster.startNode(id);
+  }
+
+  /** A key whose bucket lives in `partition`, for probing when writes resume there. */
+  static probeKeyFor(partition: number, partitionCount: number): string {
+    for (let n = 0; n < 100_000; n++) {
+      const bucket = `probe${n}`;
+      if (partitionOf(`${bucket}/x`, partitionCount) === partition) return `${bucket}/x`;
+    }
+    throw new Error(`no probe bucket found for partition ${partition}`);
+  }
+
+  private record(fault: FaultRecord): void {
+    this.faults.push(fault);
+    this.options.log(`nemesis: ${fault.kind} node ${fault.node}${fault.partition !== undefined ? ` (leader of partition ${fault.partition})` : ''}`);
+  }
+
+  private healed(kind: FaultKind, node: number): void {
+    const last = this.faults[this.faults.length - 1];
+    if (last) this.faults[this.faults.length - 1] = { ...last, healedAtMs: performance.now() };
+    this.options.log(`nemesis: healed ${kind} node ${node}`);
+  }
+
+  private between([min, max]: readonly [number, number]): number {
+    return min + this.rng.int(Math.max(1, max - min + 1));
+  }
+
+  private sleep(ms: number, untilMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const wait = Math.max(0, Math.min(ms, untilMs - performance.now()));
+    return new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}

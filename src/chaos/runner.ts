@@ -1,0 +1,168 @@
+/**
+ * One fault-injection run: start a real cluster, drive the workloads through the client library
+ * while the nemesis kills, pauses and restarts nodes, heal, read everything back, check the
+ * history, and report. The last line is `chaos: valid` or `chaos: INVALID (...)`.
+ */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { AtollClient } from '../client/index.js';
+import { checkHistory, type CheckReport } from './check-history.js';
+import { LocalCluster } from './local-cluster.js';
+import { NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
+import { cleanupStale, createTopology, detectNetns, ensureIptables, type Topology } from './netns.js';
+import { counterWorkload, finalReads, Recorder, registerWorkload, setWorkload } from './workloads.js';
+
+export interface ChaosOptions {
+  readonly nodes: number;
+  readonly durationSec: number;
+  readonly seed: number;
+  readonly partitions: number;
+  readonly faults: readonly FaultKind[];
+  /** A planted server defect (negative control): reads-without-quorum | ack-before-commit. */
+  readonly testBug?: string;
+  readonly historyDir?: string;
+  /** Per-attempt timeout of counter increments: short ones force retries of writes that did apply. */
+  readonly counterTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface ChaosResult {
+  readonly valid: boolean;
+  readonly report: CheckReport;
+  readonly historyPath: string;
+  readonly operations: { ok: number; fail: number; info: number };
+  readonly faults: Record<string, number>;
+  readonly recoveryMs: { count: number; p50: number; p99: number; max: number; unrecovered: number };
+  readonly summary: string;
+}
+
+const REGISTER_KEYS = ['ra/x', 'rb/x', 'rc/x', 'rd/x'];
+const SET_BUCKETS = ['sa', 'sb', 'sc'];
+const COUNTER_KEY = 'counter/total';
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const historyDir = options.historyDir ?? join(tmpdir(), 'atoll-chaos');
+  mkdirSync(historyDir, { recursive: true });
+  const historyPath = join(historyDir, `history-seed${options.seed}-${Date.now()}.jsonl`);
+  log(`chaos: seed ${options.seed}, ${options.nodes} nodes, ${options.durationSec}s, faults ${options.faults.join(',')}${options.testBug ? `, PLANTED BUG ${options.testBug}` : ''}`);
+  log(`chaos: history ${historyPath}`);
+
+  const topology = await maybeTopology(options, log);
+  const faultKinds = topology ? options.faults : options.faults.filter((fault) => !NETWORK_FAULTS.includes(fault));
+  const cluster = await LocalCluster.start({
+    ...(topology ? { topology } : {}),
+    nodes: options.nodes,
+    partitions: options.partitions,
+    tickMs: 50,
+    snapshotEvery: 500,
+    ...(options.testBug ? { extraArgs: ['--unsafe-test-bug', options.testBug] } : {}),
+  });
+  const recorder = new Recorder(historyPath);
+  const client = new AtollClient({ endpoints: cluster.endpoints, defaultTimeoutMs: 2_000 });
+  const started = performance.now();
+  const untilMs = started + options.durationSec * 1_000;
+  const nemesis = new Nemesis(cluster, {
+    seed: options.seed,
+    kinds: faultKinds.length > 0 ? faultKinds : ['kill-leader'],
+    gapMs: [1_000, 2_500],
+    downMs: [1_000, 2_500],
+    log,
+    ...(topology ? { topology } : {}),
+  });
+  const progress = setInterval(() => {
+    const elapsed = ((performance.now() - started) / 1000).toFixed(0);
+    log(`chaos: ${elapsed}s ok=${recorder.counts.ok} fail=${recorder.counts.fail} info=${recorder.counts.info} faults=${nemesis.faults.length}`);
+  }, 5_000);
+  progress.unref();
+  try {
+    const context = { client, recorder, untilMs, seed: options.seed, opTimeoutMs: 1_500 };
+    const probes = probeRecoveries(client, nemesis, options.partitions, untilMs);
+    await Promise.all([
+      registerWorkload(context, 4, REGISTER_KEYS),
+      setWorkload(context, 3, SET_BUCKETS),
+      counterWorkload({ ...context, opTimeoutMs: options.counterTimeoutMs ?? 300 }, 2, COUNTER_KEY),
+      nemesis.run(untilMs),
+      probes,
+    ]);
+    clearInterval(progress);
+    log('chaos: faults stopped; healing and reading everything back');
+    await nemesis.healAll();
+    await cluster.waitReady(60_000);
+    await finalReads({ client, recorder, seed: options.seed, opTimeoutMs: 3_000 }, REGISTER_KEYS, SET_BUCKETS, COUNTER_KEY);
+  } finally {
+    clearInterval(progress);
+    client.close();
+    await recorder.close();
+    await cluster.stop();
+    await topology?.destroy();
+  }
+
+  const report = checkHistory(recorder.events, { registerKeys: REGISTER_KEYS, counterKey: COUNTER_KEY, setKey: 'set' });
+  const faults: Record<string, number> = {};
+  for (const fault of nemesis.faults) faults[fault.kind] = (faults[fault.kind] ?? 0) + 1;
+  const recoveries = nemesis.leaderKills.filter((kill) => kill.recoveredAtMs !== undefined).map((kill) => (kill.recoveredAtMs as number) - kill.atMs);
+  const recoveryMs = {
+    count: recoveries.length,
+    p50: percentile(recoveries, 0.5),
+    p99: percentile(recoveries, 0.99),
+    max: recoveries.length ? Math.max(...recoveries) : 0,
+    unrecovered: nemesis.leaderKills.length - recoveries.length,
+  };
+  log(`chaos: operations ok=${recorder.counts.ok} fail=${recorder.counts.fail} info=${recorder.counts.info}`);
+  log(`chaos: faults ${JSON.stringify(faults)}`);
+  log(`chaos: writes resumed after leader kills: n=${recoveryMs.count} p50=${recoveryMs.p50.toFixed(0)}ms p99=${recoveryMs.p99.toFixed(0)}ms max=${recoveryMs.max.toFixed(0)}ms unrecovered=${recoveryMs.unrecovered}`);
+  for (const line of report.lines) log(`chaos: ${line}`);
+  const summary = report.valid ? 'chaos: valid' : `chaos: INVALID (${report.problems.join('; ')})`;
+  log(summary);
+  if (!report.valid) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
+  return { valid: report.valid, report, historyPath, operations: { ...recorder.counts }, faults, recoveryMs, summary };
+}
+
+/**
+ * After each leader kill, writes to a key of that partition until one succeeds: the time from the
+ * kill to that success is how long the partition was unavailable for writes.
+ */
+async function probeRecoveries(client: AtollClient, nemesis: Nemesis, partitions: number, untilMs: number): Promise<void> {
+  const probeKeys = new Map<number, string>();
+  for (let n = 0; n < 100_000 && performance.now() < untilMs + 5_000; n++) {
+    const pending = nemesis.leaderKills.find((kill) => kill.recoveredAtMs === undefined);
+    if (!pending) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      continue;
+    }
+    let key = probeKeys.get(pending.partition);
+    if (!key) probeKeys.set(pending.partition, (key = Nemesis.probeKeyFor(pending.partition, partitions)));
+    try {
+      await client.put(key, String(n), { timeoutMs: 1_000 });
+      pending.recoveredAtMs = performance.now();
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+/** Network faults need every node in its own namespace; without root they are skipped, said aloud. */
+async function maybeTopology(options: ChaosOptions, log: (line: string) => void): Promise<Topology | undefined> {
+  if (!options.faults.some((fault) => NETWORK_FAULTS.includes(fault))) return undefined;
+  try {
+    await ensureIptables();
+  } catch {
+    // detectNetns reports why below.
+  }
+  const availability = await detectNetns();
+  if (!availability.available) {
+    log(`chaos: network faults skipped: ${availability.reason}`);
+    return undefined;
+  }
+  await cleanupStale('atollch');
+  return createTopology({ prefix: 'atollch', nodeCount: options.nodes });
+}
+
+function percentile(values: number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}

@@ -1,0 +1,208 @@
+/**
+ * The partition's memory of deduplicated requests (Raft thesis §6.3, client sessions): for each
+ * recent request id, the result its first entry produced. It is part of the replicated state:
+ * it changes only in apply batches, by rules that depend only on the applied sequence, so every
+ * replica recognises the same retries, after a restart or a snapshot install too.
+ *
+ * Storage (key-layout.ts): the queue entry P 'q' index holds the id and the encoded result and
+ * is never rewritten; the record P 'r' id points at it. Eviction is by apply order: the window
+ * keeps the newest `window` entries, and evicting the oldest only raises the dedup floor (a meta
+ * record). Evicted entries are deleted later, and only while no snapshot export runs: an export
+ * copies the queue entries at or above the floor it started with, so they must stay put until it
+ * ends. Deleting only below the committed floor keeps that true for exports that start later.
+ *
+ * MvccStore drives it: the table plans operations, the store writes them in its apply batch and
+ * then calls adopt() with the state that batch wrote.
+ */
+import assert from 'node:assert/strict';
+import { decodeUint64BE, encodeUint64BE } from '../storage/bytes.js';
+import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { decodeDedupEntry, readDedupEntryRequestId, type DedupEntry, type RecordedResult } from './dedup-record.js';
+import type { MvccKeyLayout } from './key-layout.js';
+
+/** The default number of deduplicated results a partition keeps (MvccStoreOptions.dedupWindow). */
+export const defaultDedupWindow = 100_000;
+
+/**
+ * One apply evicts at most this many entries. Normally it evicts one (it adds one to a full
+ * window); more only after the window shrank or a snapshot brought more, and the excess then
+ * goes a few entries per apply so no batch grows without bound.
+ */
+const evictionsPerApplyMax = 8;
+
+export interface DedupState {
+  /** Queue entries below this index are evicted. */
+  readonly floorIndex: number;
+  /** The live queue entries: those at or above floorIndex. */
+  readonly count: number;
+}
+
+export const emptyDedupState: DedupState = Object.freeze({ floorIndex: 0, count: 0 });
+
+export interface DedupPlan {
+  /** Deletes of evicted entries first, then the new entry and its record, then the meta records. */
+  readonly operations: WriteOperation[];
+  readonly state: DedupState;
+}
+
+export interface FoundResult {
+  /** The index of the entry that produced the result. */
+  readonly index: number;
+  readonly result: RecordedResult;
+}
+
+export class DedupTable {
+  // Invariant: mirrors the dedup meta records of the last batch written.
+  // Invariant: state.count queue entries lie at or above state.floorIndex, each pointed at by its record.
+  private state: DedupState;
+
+  constructor(
+    private readonly engine: StorageEngine,
+    private readonly layout: MvccKeyLayout,
+    readonly window: number,
+    state: DedupState,
+  ) {
+    assert(Number.isSafeInteger(window) && window >= 1, 'dedupWindow must be a positive integer');
+    this.state = state;
+  }
+
+  static async loadState(engine: StorageEngine, layout: MvccKeyLayout): Promise<DedupState> {
+    const floor = await engine.get(layout.dedupFloorKey);
+    const count = await engine.get(layout.dedupCountKey);
+    return {
+      floorIndex: floor === undefined ? 0 : decodeUint64BE(floor),
+      count: count === undefined ? 0 : decodeUint64BE(count),
+    };
+  }
+
+  get floorIndex(): number {
+    return this.state.floorIndex;
+  }
+
+  get count(): number {
+    return this.state.count;
+  }
+
+  /** Takes the state the last batch wrote (after an apply or an import). */
+  adopt(state: DedupState): void {
+    assert(state.floorIndex >= 0 && state.count >= 0);
+    this.state = state;
+  }
+
+  /** The recorded result of a request id, unless it was never recorded or has been evicted. */
+  async find(requestId: string): Promise<FoundResult | undefined> {
+    const pointer = await this.engine.get(this.layout.dedupRecordKey(requestId));
+    if (pointer === undefined) return undefined;
+    const index = decodeUint64BE(pointer);
+    if (index < this.state.floorIndex) return undefined;
+    const stored = await this.engine.get(this.layout.dedupQueueKey(index));
+    assert(stored !== undefined, 'a live dedup record points at a missing queue entry');
+    const entry = decodeStoredEntry(stored);
+    assert.equal(entry.requestId, requestId, 'a dedup record points at the queue entry of another request id');
+    return { index, result: entry.result };
+  }
+
+  /**
+   * Plans recording `encodedEntry` (the result of the entry at `index`) for a request id that
+   * find() did not know, evicting the oldest entries beyond the window. With `removeEvicted`
+   * (no snapshot export runs) it also deletes up to `removalLimit` entries evicted earlier.
+   */
+  async planRecord(input: {
+    readonly requestId: string;
+    readonly index: number;
+    readonly encodedEntry: Uint8Array;
+    readonly removeEvicted: boolean;
+    readonly removalLimit: number;
+  }): Promise<DedupPlan> {
+    const { requestId, index } = input;
+    assert(index >= this.state.floorIndex, 'a new dedup entry must be at or above the floor');
+    const evictions = this.evictionCount();
+    const floorIndex = await this.floorAfterEvicting(evictions, index);
+    const operations = input.removeEvicted ? (await this.planRemoval(input.removalLimit)).operations : [];
+    // After the deletes, so a re-recorded id (evicted, not yet removed) keeps its new record.
+    operations.push(
+      { type: 'put', key: this.layout.dedupQueueKey(index), value: input.encodedEntry },
+      { type: 'put', key: this.layout.dedupRecordKey(requestId), value: encodeUint64BE(index) },
+    );
+    const state = { floorIndex, count: this.state.count - evictions + 1 };
+    operations.push(...this.metaOperations(state));
+    return { operations, state };
+  }
+
+  private evictionCount(): number {
+    return Math.min(Math.max(0, this.state.count + 1 - this.window), evictionsPerApplyMax);
+  }
+
+  /**
+   * The floor after evicting the `evictions` oldest live entries: the index of the next live
+   * entry, or the new entry's when none is left.
+   */
+  private async floorAfterEvicting(evictions: number, newIndex: number): Promise<number> {
+    if (evictions === 0) return this.state.floorIndex;
+    const oldest = await this.liveIndexes(evictions + 1);
+    assert(oldest.length >= evictions, 'the dedup count is above the number of live queue entries');
+    return oldest[evictions] ?? newIndex;
+  }
+
+  /** The indexes of the oldest `limit` live queue entries. */
+  private async liveIndexes(limit: number): Promise<number[]> {
+    const indexes: number[] = [];
+    for await (const [key] of this.engine.iterate({ ...this.layout.dedupQueueRange(this.state.floorIndex), limit })) {
+      indexes.push(this.layout.parseDedupQueueKey(key));
+    }
+    return indexes;
+  }
+
+  /**
+   * Deletes for up to `limit` evicted entries below the committed floor, each with its record
+   * unless the id was recorded again since. Only while no snapshot export runs (the caller
+   * checks): exports that start later begin at or above the committed floor.
+   */
+  async planRemoval(limit: number): Promise<{ operations: WriteOperation[]; removedEntries: number }> {
+    const operations: WriteOperation[] = [];
+    let removedEntries = 0;
+    if (this.state.floorIndex === 0) return { operations, removedEntries };
+    const range = this.layout.dedupQueueRange(0, this.state.floorIndex);
+    for await (const [key, stored] of this.engine.iterate({ ...range, limit })) {
+      const index = this.layout.parseDedupQueueKey(key);
+      const recordKey = this.layout.dedupRecordKey(decodeStoredRequestId(stored));
+      const pointer = await this.engine.get(recordKey);
+      if (pointer !== undefined && decodeUint64BE(pointer) === index) operations.push({ type: 'del', key: recordKey });
+      operations.push({ type: 'del', key });
+      removedEntries++;
+    }
+    return { operations, removedEntries };
+  }
+
+  metaOperations(state: DedupState): WriteOperation[] {
+    return [
+      { type: 'put', key: this.layout.dedupFloorKey, value: encodeUint64BE(state.floorIndex) },
+      { type: 'put', key: this.layout.dedupCountKey, value: encodeUint64BE(state.count) },
+    ];
+  }
+
+  /**
+   * The queue entries a snapshot at `appliedIndex` (the current one) holds: the live ones, none
+   * newer. The caller keeps them on disk until the export ends (planRemoval is not called).
+   */
+  exportRange(appliedIndex: number): KeyRange {
+    return this.layout.dedupQueueRange(this.state.floorIndex, appliedIndex + 1);
+  }
+}
+
+/** Entries in the engine were written by this code or checked on import: bad bytes are corruption. */
+function decodeStoredEntry(stored: Uint8Array): DedupEntry {
+  try {
+    return decodeDedupEntry(stored);
+  } catch (error) {
+    assert.fail(`corrupt dedup queue entry: ${(error as Error).message}`);
+  }
+}
+
+function decodeStoredRequestId(stored: Uint8Array): string {
+  try {
+    return readDedupEntryRequestId(stored);
+  } catch (error) {
+    assert.fail(`corrupt dedup queue entry: ${(error as Error).message}`);
+  }
+}
