@@ -1,0 +1,44 @@
+/**
+ * The short fault run of `npm test`: real processes, at least ten leader kills, pauses and (when
+ * network namespaces work here) partitions; then the negative controls: each planted server defect
+ * must make the checkers report INVALID. The long run is `npm run chaos`.
+ */
+import { describe, expect, it } from 'vitest';
+import { runChaos } from '../../src/chaos/runner.js';
+
+const log = (line: string): void => {
+  if (/^chaos: (valid|INVALID|operations|faults|writes|registers|set|counter|network)/.test(line)) console.log(line);
+};
+
+describe('fault injection on real processes', () => {
+  it('stays valid through leader kills, pauses, node kills and partitions', async () => {
+    const result = await runChaos({
+      nodes: 3,
+      durationSec: 75,
+      seed: 11,
+      partitions: 6,
+      // Weighted towards leader kills (the main case): the schedule is drawn from this list.
+      faults: ['kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'pause-node', 'kill-node', 'isolate-leader', 'split'],
+      log,
+    });
+    expect(result.summary).toBe('chaos: valid');
+    expect(result.valid).toBe(true);
+    expect((result.faults['kill-leader'] ?? 0) + (result.faults['isolate-leader'] ?? 0)).toBeGreaterThanOrEqual(10);
+    expect(result.faults['pause-node'] ?? 0).toBeGreaterThanOrEqual(1);
+    expect(result.operations.ok).toBeGreaterThan(1_000);
+    expect(result.recoveryMs.unrecovered).toBe(0);
+  }, 240_000);
+
+  const controls: Array<{ bug: string; checker: RegExp }> = [
+    { bug: 'reads-without-quorum', checker: /registers: /},
+    { bug: 'ack-before-commit', checker: /set: lost write/ },
+    { bug: 'no-dedup', checker: /counter: double counting/ },
+  ];
+  for (const { bug, checker } of controls) {
+    it(`negative control: the checkers catch the planted defect ${bug}`, async () => {
+      const result = await runChaos({ nodes: 3, durationSec: 15, seed: 7, partitions: 6, faults: ['kill-leader', 'pause-node'], testBug: bug, log });
+      expect(result.valid).toBe(false);
+      expect(result.report.problems.join('\n')).toMatch(checker);
+    }, 180_000);
+  }
+});
