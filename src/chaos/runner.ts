@@ -158,7 +158,8 @@ async function maybeTopology(options: ChaosOptions, log: (line: string) => void)
     return undefined;
   }
   await cleanupStale('atollch');
-  return createTopology({ prefix: 'atollch', nodeCount: options.nodes });
+  // A subnet of its own, so a concurrent netns test (subnet 0) cannot collide with it.
+  return createTopology({ prefix: 'atollch', nodeCount: options.nodes, subnetIndex: 7 });
 }
 
 function percentile(values: number[], q: number): number {

@@ -12,15 +12,17 @@
  * return whose operation is not yet linearized, the current prefix is a dead end, so undo the
  * last choice and try the next call. A cache of (set of linearized operations, register value)
  * skips any configuration reached before, since what can follow depends only on those two.
+ * (The cache is a little stronger than that; see `push`.)
  *
  * Outcomes: a failed operation never took effect and is dropped, as are reads that did not
  * return ok (they observed nothing). An indeterminate ('info') write or cas may take effect at any
  * time after its invoke, or never: its return is placed at infinity, so it never forces a choice,
  * and the search succeeds once every ok operation is placed, whatever info operations remain.
  *
- * Two reductions keep the search small without changing its answer; each is argued where it is
- * applied, and test/chaos/checkers/register-cross-check.test.ts compares the whole against a
- * brute-force checker:
+ * Before searching, a shortcut convicts a read of an overwritten value outright when every write
+ * writes a distinct value (`findOverwrittenRead`). Two reductions keep the search small without
+ * changing its answer. Each is argued where it is applied, and
+ * test/chaos/checkers/register-cross-check.test.ts compares the whole against a brute-force checker:
  * - A read (or a cas that answered false) that fits the current value is taken at once, with no
  *   branching (`forcedReadOnly`).
  * - Values that no operation observes are one value, and info operations writing such a value
@@ -77,13 +79,26 @@ export function checkLinearizableRegister(operations: readonly Operation[], opti
   return unknown ?? { valid: true };
 }
 
-/** Checks one key's operations (all of which must be on that key). */
+/** Checks one key's operations (all of which must be on that key); like checkLinearizableRegister, ignores all but read, write and cas. */
 export function checkRegisterKey(key: string, operations: readonly Operation[], options: RegisterCheckOptions = {}): RegisterKeyResult {
   const maxExploredStates = options.maxExploredStates ?? defaultMaxExploredStates;
   assert.ok(Number.isSafeInteger(maxExploredStates) && maxExploredStates > 0, 'maxExploredStates must be a positive integer');
   const values = new ValueTable();
   const initialState = values.id(options.initialValue ?? null);
-  const prepared = partition(toSearchOps(operations, values), initialState, values);
+  const registerOperations = operations.filter((op) => (registerFunctions as readonly string[]).includes(op.f));
+  const searchOps = toSearchOps(registerOperations, values);
+  const prepared = partition(searchOps, initialState, values);
+  const stale = findOverwrittenRead(searchOps, initialState);
+  if (stale !== undefined) {
+    return {
+      valid: false,
+      key,
+      exploredStates: 0,
+      searchedOperations: prepared.listOps.length,
+      spareOperations: prepared.spareClasses.reduce((sum, spareClass) => sum + spareClass.members.length, 0),
+      explanation: explainOverwrittenRead(key, stale),
+    };
+  }
   const search = new Search(prepared, maxExploredStates);
   const outcome = search.run();
   const common = {
@@ -218,6 +233,85 @@ function malformed(operation: Operation, problem: string): never {
   throw new HistoryError('MALFORMED_OPERATION', `op ${operation.op} (${operation.f}): ${problem}`);
 }
 
+// ------------------------------------------------------------------ the shortcut
+
+/** A read that no order can explain, found without a search. */
+interface OverwrittenRead {
+  readonly read: SearchOp;
+  /** The op that wrote the value read; undefined if it is the initial value or nobody wrote it. */
+  readonly writer: SearchOp | undefined;
+  /** An op that wrote another value after the writer completed and completed before the read began. */
+  readonly overwriter: SearchOp | undefined;
+}
+
+/**
+ * A sound shortcut for the commonest violation, a read of a value already overwritten (or never
+ * written), which also explains itself better than a failed search. It applies when every write
+ * and swap writes a distinct value, other than the initial one, as the chaos workload's writes do;
+ * otherwise it finds nothing and the search decides.
+ *
+ * With distinct values, a read of v must come after the one op that wrote v (or, for the initial
+ * value, after nothing) with no other write between. If that writer completed before some ok
+ * write or swap began, and that one completed before the read began, the other write lies between
+ * them in every order: no order explains the read. An indeterminate writer may take effect
+ * arbitrarily late, so it never convicts. Of the reads convicted, the earliest invoked is reported.
+ */
+function findOverwrittenRead(searchOps: readonly SearchOp[], initialState: number): OverwrittenRead | undefined {
+  const writerOf = new Map<number, SearchOp>();
+  for (const op of searchOps) {
+    if (op.kind !== Kind.Write && op.kind !== Kind.CasSwap) continue;
+    if (op.value === initialState || writerOf.has(op.value)) return undefined;
+    writerOf.set(op.value, op);
+  }
+  // Ok writes and swaps by invoke time; earliestFrom[i] is the one of them from i on that completed first.
+  const overwriters = searchOps.filter((op) => op.determinate && (op.kind === Kind.Write || op.kind === Kind.CasSwap));
+  overwriters.sort((a, b) => a.invokeMs - b.invokeMs);
+  const earliestFrom: SearchOp[] = new Array<SearchOp>(overwriters.length);
+  for (let i = overwriters.length - 1; i >= 0; i--) {
+    const later = earliestFrom[i + 1];
+    earliestFrom[i] = later !== undefined && later.completeMs < overwriters[i]!.completeMs ? later : overwriters[i]!;
+  }
+  let found: OverwrittenRead | undefined;
+  for (const read of searchOps) {
+    if (read.kind !== Kind.Read || (found !== undefined && found.read.invokeMs <= read.invokeMs)) continue;
+    const writer = writerOf.get(read.value);
+    if (writer === undefined && read.value !== initialState) {
+      found = { read, writer: undefined, overwriter: undefined };
+      continue;
+    }
+    if (writer !== undefined && !writer.determinate) continue;
+    const afterMs = writer === undefined ? -Infinity : writer.completeMs;
+    const first = firstInvokedAfter(overwriters, afterMs);
+    const overwriter = first < overwriters.length ? earliestFrom[first]! : undefined;
+    if (overwriter !== undefined && overwriter.completeMs < read.invokeMs) found = { read, writer, overwriter };
+  }
+  return found;
+}
+
+/** The index of the first op (sorted by invoke) invoked strictly after `afterMs`. */
+function firstInvokedAfter(sorted: readonly SearchOp[], afterMs: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (sorted[middle]!.invokeMs <= afterMs) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function explainOverwrittenRead(key: string, { read, writer, overwriter }: OverwrittenRead): string {
+  const head = `key ${JSON.stringify(key)} is not linearizable: ${describeOperation(read.source)}`;
+  if (overwriter === undefined) return `${head} returned a value that no operation wrote.`;
+  if (writer === undefined) {
+    return `${head} returned the initial value, but ${describeOperation(overwriter.source)} had already replaced it: it completed before the read began.`;
+  }
+  return (
+    `${head} returned a value already overwritten: it was written by ${describeOperation(writer.source)}, ` +
+    `then ${describeOperation(overwriter.source)} began after that write completed and completed before the read began.`
+  );
+}
+
 /** Info operations that write the unobserved value and compare against the same `expected`. */
 interface SpareClass {
   readonly kind: Kind;
@@ -334,7 +428,7 @@ class Search {
   private readonly spareClasses: readonly SpareClass[];
   /** For each spare op (offset by listCount): its class. */
   private readonly spareClassOf: Int32Array;
-  /** For each spare class: the stack index of its first member. */
+  /** For each spare class: the op index (into `ops`) of its first member. */
   private readonly spareBase: Int32Array;
   /** For each spare class: how many members are linearized. */
   private readonly spareUsed: Int32Array;
