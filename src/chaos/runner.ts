@@ -36,6 +36,9 @@ export interface ChaosResult {
   readonly faults: Record<string, number>;
   readonly recoveryMs: { count: number; p50: number; p99: number; max: number; unrecovered: number };
   readonly summary: string;
+  /** Whether the network faults (namespaces) were available, and if not, why. */
+  readonly networkFaults: boolean;
+  readonly networkFaultsSkipped?: string;
 }
 
 const REGISTER_KEYS = ['ra/x', 'rb/x', 'rc/x', 'rd/x'];
@@ -50,7 +53,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   log(`chaos: seed ${options.seed}, ${options.nodes} nodes, ${options.durationSec}s, faults ${options.faults.join(',')}${options.testBug ? `, PLANTED BUG ${options.testBug}` : ''}`);
   log(`chaos: history ${historyPath}`);
 
-  const topology = await maybeTopology(options, log);
+  let networkFaultsSkipped: string | undefined;
+  const topology = await maybeTopology(options, (line) => {
+    networkFaultsSkipped = line.replace(/^chaos: network faults skipped: /, '');
+    log(line);
+  });
+  try {
+    return await runWithTopology(options, log, historyPath, topology, networkFaultsSkipped);
+  } finally {
+    await topology?.destroy();
+  }
+}
+
+async function runWithTopology(options: ChaosOptions, log: (line: string) => void, historyPath: string, topology: Topology | undefined, networkFaultsSkipped: string | undefined): Promise<ChaosResult> {
   const faultKinds = topology ? options.faults : options.faults.filter((fault) => !NETWORK_FAULTS.includes(fault));
   const cluster = await LocalCluster.start({
     ...(topology ? { topology } : {}),
@@ -97,7 +112,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     client.close();
     await recorder.close();
     await cluster.stop();
-    await topology?.destroy();
   }
 
   const report = checkHistory(recorder.events, { registerKeys: REGISTER_KEYS, counterKey: COUNTER_KEY, setKey: 'set' });
@@ -118,7 +132,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const summary = report.valid ? 'chaos: valid' : `chaos: INVALID (${report.problems.join('; ')})`;
   log(summary);
   if (!report.valid) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
-  return { valid: report.valid, report, historyPath, operations: { ...recorder.counts }, faults, recoveryMs, summary };
+  return {
+    valid: report.valid,
+    report,
+    historyPath,
+    operations: { ...recorder.counts },
+    faults,
+    recoveryMs,
+    summary,
+    networkFaults: topology !== undefined,
+    ...(networkFaultsSkipped !== undefined ? { networkFaultsSkipped } : {}),
+  };
 }
 
 /**

@@ -91,6 +91,8 @@ export class AtollNode implements api.NodeApi {
   private loopScheduled = false;
   private tickTimer: NodeJS.Timeout | undefined;
   private balanceTimer: NodeJS.Timeout | undefined;
+  private leaderRefreshTimer: NodeJS.Timeout | undefined;
+  private refreshingLeaders = false;
   private lastTickAtMs = performance.now();
   private closed = false;
   private fatal: Error | undefined;
@@ -167,6 +169,8 @@ export class AtollNode implements api.NodeApi {
       this.balanceLeaders();
       this.compactHistory();
     }), BALANCE_INTERVAL_MS);
+    this.leaderRefreshTimer = setInterval(() => void this.refreshRemoteLeaders(), BALANCE_INTERVAL_MS);
+    this.leaderRefreshTimer.unref();
     this.balanceTimer.unref();
     // Preferred leaders campaign at once, so a fresh cluster starts balanced.
     this.enqueue(() => {
@@ -334,6 +338,36 @@ export class AtollNode implements api.NodeApi {
       } catch {
         // Lost leadership meanwhile; the next leader compacts.
       }
+    }
+  }
+
+  /**
+   * With more nodes than replicas, a node does not host every partition. It learns those
+   * partitions' leaders from the peers that host them (their ClusterInfo), so it can forward
+   * straight to the leader and report a complete table.
+   */
+  private async refreshRemoteLeaders(): Promise<void> {
+    if (this.refreshingLeaders || this.closed || this.replicas.size === this.config.partitions) return;
+    this.refreshingLeaders = true;
+    try {
+      for (const peer of this.nodeIds) {
+        if (peer === this.id || !this.transport.isReachable(peer)) continue;
+        const hostsMissing = [...Array(this.config.partitions).keys()].some(
+          (partition) => !this.replicas.has(partition) && replicasOf(partition, this.nodeIds, this.config.replicationFactor).includes(peer),
+        );
+        if (!hostsMissing) continue;
+        try {
+          const info = await this.transport.clusterInfo(peer, Date.now() + 500);
+          for (const partition of info.partitions) {
+            if (this.replicas.has(partition.id) || !partition.replicas.includes(peer)) continue;
+            if (partition.leader !== 0) this.remoteLeaders.set(partition.id, partition.leader);
+          }
+        } catch {
+          // That peer is slow or down; another one answers next round.
+        }
+      }
+    } finally {
+      this.refreshingLeaders = false;
     }
   }
 
@@ -681,6 +715,7 @@ export class AtollNode implements api.NodeApi {
     this.closed = true;
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.balanceTimer) clearInterval(this.balanceTimer);
+    if (this.leaderRefreshTimer) clearInterval(this.leaderRefreshTimer);
     // Let the current iteration finish its write before closing the database under it.
     for (let i = 0; i < 200 && this.loopRunning; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     const shutdown = new AtollError('UNAVAILABLE', `node ${this.id} is shutting down`);

@@ -2,11 +2,17 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { limits } from '../limits.js';
 import { grpcChannelOptions } from '../server/channel-options.js';
+import { decodeClusterInfoResponse } from '../server/convert.js';
 import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
+import type { ClusterInfoResponse } from './api.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
 import type { KvOperation, KvResult } from '../server/kv-operation.js';
 import { packageDefinition } from '../server/protos.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from './raft-wire.js';
+
+type ClusterClient = grpc.Client & {
+  clusterInfo(request: unknown, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+};
 
 type PeerClient = grpc.Client & {
   raft(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
@@ -14,9 +20,16 @@ type PeerClient = grpc.Client & {
   forward(request: unknown, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
 };
 
-const PeerClientConstructor = (grpc.loadPackageDefinition(packageDefinition) as unknown as {
-  atoll: { v1: { Peer: new (address: string, credentials: grpc.ChannelCredentials, options?: object) => PeerClient } };
-}).atoll.v1.Peer;
+const loadedPackage = grpc.loadPackageDefinition(packageDefinition) as unknown as {
+  atoll: {
+    v1: {
+      Peer: new (address: string, credentials: grpc.ChannelCredentials, options?: object) => PeerClient;
+      Cluster: new (address: string, credentials: grpc.ChannelCredentials, options?: object) => ClusterClient;
+    };
+  };
+};
+const PeerClientConstructor = loadedPackage.atoll.v1.Peer;
+const ClusterClientConstructor = loadedPackage.atoll.v1.Cluster;
 
 /** Limits of the Raft stream to one peer. Raft tolerates loss, so beyond them frames are dropped. */
 const MAX_QUEUED_FRAMES = 256;
@@ -30,6 +43,7 @@ interface PeerLink {
   readonly id: number;
   readonly address: string;
   readonly client: PeerClient;
+  readonly cluster: ClusterClient;
   stream: grpc.ClientWritableStream<unknown> | undefined;
   /** Frames waiting for 'drain' (back-pressure), oldest first. */
   queued: Uint8Array[];
@@ -70,7 +84,8 @@ export class PeerTransport {
         'grpc.initial_reconnect_backoff_ms': 100,
         'grpc.max_reconnect_backoff_ms': 1000,
       });
-      this.links.set(id, { id, address, client, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
+      const cluster = new ClusterClientConstructor(address, grpc.credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 1000 });
+      this.links.set(id, { id, address, client, cluster, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
     }
   }
 
@@ -203,11 +218,30 @@ export class PeerTransport {
     });
   }
 
+  /** A peer's view of the cluster (used to learn leaders of partitions this node does not host). */
+  clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse> {
+    const link = this.links.get(peer);
+    if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));
+    return new Promise((resolve, reject) => {
+      link.cluster.clusterInfo({}, { deadline: deadlineMs }, (error, response) => {
+        if (error) reject(atollErrorOfServiceError(error));
+        else {
+          try {
+            resolve(decodeClusterInfoResponse(response));
+          } catch (decodeError) {
+            reject(decodeError);
+          }
+        }
+      });
+    });
+  }
+
   close(): void {
     this.closed = true;
     for (const link of this.links.values()) {
       link.stream?.end();
       link.client.close();
+      link.cluster.close();
     }
   }
 }
