@@ -90,7 +90,12 @@ export class LocalCluster {
       cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
     }
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
-    await cluster.waitReady();
+    try {
+      await cluster.waitReady();
+    } catch (error) {
+      await cluster.stop(); // Never leave processes behind.
+      throw error;
+    }
     return cluster;
   }
 
@@ -132,7 +137,14 @@ export class LocalCluster {
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    child.on('exit', (code, signal) => log.push(`[node ${id} exited: ${signal ?? code}]\n`));
+    child.on('exit', (code, signal) => {
+      log.push(`[node ${id} exited: ${signal ?? code}]\n`);
+      // Still registered means nobody killed or stopped it: the node died by itself.
+      if (this.processes.get(id) === child) {
+        this.processes.delete(id);
+        this.crashes.push({ id, code, signal, log: log.slice(-20).join('') });
+      }
+    });
     this.processes.set(id, child);
   }
 
@@ -141,10 +153,14 @@ export class LocalCluster {
     const child = this.processes.get(id);
     if (!child) return;
     this.processes.delete(id);
+    if (child.exitCode !== null || child.signalCode !== null) return; // It already died on its own.
     const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
     child.kill('SIGKILL');
     await exited;
   }
+
+  /** Nodes that exited without being asked to (a crash): id and the tail of their log. */
+  readonly crashes: Array<{ id: number; code: number | null; signal: string | null; log: string }> = [];
 
   async stopNode(id: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     const child = this.processes.get(id);

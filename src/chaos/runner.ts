@@ -114,6 +114,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     await cluster.stop();
   }
 
+  for (const crash of cluster.crashes) log(`chaos: node ${crash.id} CRASHED (exit ${crash.signal ?? crash.code}):\n${crash.log}`);
   const report = checkHistory(recorder.events, { registerKeys: REGISTER_KEYS, counterKey: COUNTER_KEY, setKey: 'set' });
   const faults: Record<string, number> = {};
   for (const fault of nemesis.faults) faults[fault.kind] = (faults[fault.kind] ?? 0) + 1;
@@ -129,11 +130,13 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   log(`chaos: faults ${JSON.stringify(faults)}`);
   log(`chaos: writes resumed after leader kills: n=${recoveryMs.count} p50=${recoveryMs.p50.toFixed(0)}ms p99=${recoveryMs.p99.toFixed(0)}ms max=${recoveryMs.max.toFixed(0)}ms unrecovered=${recoveryMs.unrecovered}`);
   for (const line of report.lines) log(`chaos: ${line}`);
-  const summary = report.valid ? 'chaos: valid' : `chaos: INVALID (${report.problems.join('; ')})`;
+  // A node that dies by itself is a failure even when the data survived it.
+  const problems = [...report.problems, ...cluster.crashes.map((crash) => `node ${crash.id} crashed (exit ${crash.signal ?? crash.code})`)];
+  const summary = problems.length === 0 ? 'chaos: valid' : `chaos: INVALID (${problems.join('; ')})`;
   log(summary);
-  if (!report.valid) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
+  if (problems.length > 0) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
   return {
-    valid: report.valid,
+    valid: problems.length === 0,
     report,
     historyPath,
     operations: { ...recorder.counts },
