@@ -7,7 +7,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { FaultKind } from './nemesis.js';
 import { runChaos } from './runner.js';
 
-const ALL_FAULTS: FaultKind[] = ['kill-leader', 'kill-node', 'pause-node', 'restart-all', 'isolate-leader', 'split'];
+const ALL_FAULTS: FaultKind[] = ['kill-leader', 'kill-node', 'kill-two', 'pause-node', 'restart-all', 'isolate-leader', 'split', 'slow-link', 'one-way-link', 'blackhole-link', 'reset-link'];
+const DEFAULT_FAULTS: FaultKind[] = ALL_FAULTS.filter((fault) => !fault.endsWith('-link'));
 
 function positive(name: string) {
   return (text: string): number => {
@@ -22,7 +23,7 @@ const program = new Command('chaos')
   .option('--duration <seconds>', 'how long faults run', positive('--duration'), 60)
   .option('--seed <n>', 'fault schedule seed', positive('--seed'), Math.floor(Math.random() * 1_000_000) + 1)
   .option('--partitions <n>', 'partitions', positive('--partitions'), 8)
-  .option('--faults <list>', `comma-separated: ${ALL_FAULTS.join(',')}`, ALL_FAULTS.join(','))
+  .option('--faults <list>', `comma-separated: ${ALL_FAULTS.join(',')} (the -link faults use loopback TCP proxies instead of namespaces)`, DEFAULT_FAULTS.join(','))
   .option('--bug <name>', 'plant a defect: reads-without-quorum | ack-before-commit')
   .option('--out <dir>', 'directory for the history file')
   .parse();

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { AtollClient } from '../client/index.js';
+import { FaultProxy } from './fault-proxy.js';
 import type { Topology } from './netns.js';
 
 /** The repository root, from src/chaos (vitest) or dist/src/chaos (compiled). */
@@ -70,6 +71,8 @@ export interface LocalClusterOptions {
   logLevel?: string;
   /** Run each node in its own network namespace (so the nemesis can partition them). */
   topology?: Topology;
+  /** Route every node-to-node connection through a TCP fault proxy (loopback only). */
+  linkProxies?: boolean;
 }
 
 export class LocalCluster {
@@ -89,6 +92,7 @@ export class LocalCluster {
       const ip = topology?.nodes.find((node) => node.id === id)?.ip;
       cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
     }
+    if (cluster.options.linkProxies && !topology) await cluster.startLinkProxies();
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
     try {
       await cluster.waitReady();
@@ -97,6 +101,30 @@ export class LocalCluster {
       throw error;
     }
     return cluster;
+  }
+
+  /** Directed links "from>to": node `from` dials node `to` through this proxy. */
+  readonly linkProxies = new Map<string, FaultProxy>();
+
+  private async startLinkProxies(): Promise<void> {
+    for (const [from] of this.addresses) {
+      for (const [to, address] of this.addresses) {
+        if (from === to) continue;
+        const [targetHost, targetPort] = address.split(':') as [string, string];
+        this.linkProxies.set(`${from}>${to}`, await FaultProxy.start({ listenHost: '127.0.0.1', targetHost, targetPort: Number(targetPort) }));
+      }
+    }
+  }
+
+  linkProxy(from: number, to: number): FaultProxy | undefined {
+    return this.linkProxies.get(`${from}>${to}`);
+  }
+
+  /** --dial for node `id`: its peers through the proxies, when there are proxies. */
+  private dialFlag(id: number): string[] {
+    if (this.linkProxies.size === 0) return [];
+    const dial = [...this.addresses.keys()].filter((peer) => peer !== id).map((peer) => `${peer}=127.0.0.1:${this.linkProxy(id, peer)?.port}`);
+    return ['--dial', dial.join(',')];
   }
 
   get endpoints(): string[] {
@@ -115,6 +143,7 @@ export class LocalCluster {
       ...['--partitions', String(this.options.partitions), '--tick-ms', String(this.options.tickMs)],
       ...['--snapshot-every', String(this.options.snapshotEvery), '--retention-revisions', String(this.options.retentionRevisions)],
       ...['--max-value-bytes', String(this.options.maxValueBytes)],
+      ...this.dialFlag(id),
       ...this.options.extraArgs,
     ];
     const spawnOptions: SpawnOptions = {
@@ -132,7 +161,10 @@ export class LocalCluster {
     const log: string[] = [];
     this.logs.set(id, log);
     const keep = (chunk: Buffer): void => {
-      log.push(chunk.toString());
+      const text = chunk.toString();
+      // A node reports a bug it survived (an unhandled rejection): the run must still fail.
+      if (text.includes('unhandled promise rejection')) this.bugReports.push({ id, line: text.slice(0, 2_000) });
+      log.push(text);
       if (log.length > 200) log.shift();
     };
     child.stdout?.on('data', keep);
@@ -158,6 +190,9 @@ export class LocalCluster {
     child.kill('SIGKILL');
     await exited;
   }
+
+  /** Bugs nodes logged and survived, such as an unhandled promise rejection. */
+  readonly bugReports: Array<{ id: number; line: string }> = [];
 
   /** Nodes that exited without being asked to (a crash): id and the tail of their log. */
   readonly crashes: Array<{ id: number; code: number | null; signal: string | null; log: string }> = [];
@@ -223,6 +258,7 @@ export class LocalCluster {
 
   async stop(): Promise<void> {
     await Promise.all([...this.processes.keys()].map((id) => this.kill(id)));
+    await Promise.all([...this.linkProxies.values()].map((proxy) => proxy.close()));
     rmSync(this.dataRoot, { recursive: true, force: true });
   }
 }

@@ -9,7 +9,21 @@ import { Rng } from '../raft/rng.js';
 import type { LocalCluster } from './local-cluster.js';
 import type { Topology } from './netns.js';
 
-export type FaultKind = 'kill-leader' | 'kill-node' | 'pause-node' | 'restart-all' | 'isolate-leader' | 'split';
+export type FaultKind =
+  | 'kill-leader'
+  | 'kill-node'
+  | 'kill-two'
+  | 'pause-node'
+  | 'restart-all'
+  | 'isolate-leader'
+  | 'split'
+  | 'slow-link'
+  | 'one-way-link'
+  | 'blackhole-link'
+  | 'reset-link';
+
+/** Faults on one node-to-node link, through the TCP fault proxies (no root needed). */
+export const LINK_FAULTS: readonly FaultKind[] = ['slow-link', 'one-way-link', 'blackhole-link', 'reset-link'];
 
 /** Faults that need the nodes in network namespaces (root, iptables). */
 export const NETWORK_FAULTS: readonly FaultKind[] = ['isolate-leader', 'split'];
@@ -94,6 +108,19 @@ export class Nemesis {
         this.healed(kind, node);
         return;
       }
+      case 'kill-two': {
+        // Two of five: still a majority left. With fewer nodes this would stop the cluster, so one.
+        if (ids.length < 5) return this.inject('kill-node');
+        const [a, b] = this.twoNodes(ids);
+        this.record({ kind, node: a, atMs: performance.now() });
+        this.options.log(`nemesis: kill-two nodes ${a} and ${b}`);
+        await Promise.all([this.cluster.kill(a), this.cluster.kill(b)]);
+        await this.sleep(down);
+        this.cluster.startNode(a);
+        this.cluster.startNode(b);
+        this.healed(kind, a);
+        return;
+      }
       case 'pause-node': {
         const node = this.rng.pick(ids);
         const pid = this.cluster.pidOf(node);
@@ -140,6 +167,37 @@ export class Nemesis {
         this.healed(kind, 0);
         return;
       }
+      case 'slow-link':
+      case 'one-way-link':
+      case 'blackhole-link':
+      case 'reset-link': {
+        const [a, b] = this.twoNodes(ids);
+        const there = this.cluster.linkProxy(a, b);
+        const back = this.cluster.linkProxy(b, a);
+        if (!there || !back) return;
+        this.record({ kind, node: a, atMs: performance.now() });
+        this.options.log(`nemesis: ${kind} between nodes ${a} and ${b}`);
+        if (kind === 'slow-link') {
+          const ms = 50 + this.rng.int(250);
+          there.setFault({ kind: 'delay', ms, jitterMs: ms / 2 });
+          back.setFault({ kind: 'delay', ms, jitterMs: ms / 2 });
+        } else if (kind === 'one-way-link') {
+          // a's bytes to b stall on both connections; b's bytes to a still flow.
+          there.setFault({ kind: 'drop', direction: 'forward' });
+          back.setFault({ kind: 'drop', direction: 'backward' });
+        } else if (kind === 'blackhole-link') {
+          there.setFault({ kind: 'blackhole' });
+          back.setFault({ kind: 'blackhole' });
+        } else {
+          there.setFault({ kind: 'reset' });
+          back.setFault({ kind: 'reset' });
+        }
+        await this.sleep(down);
+        there.clearFault();
+        back.clearFault();
+        this.healed(kind, a);
+        return;
+      }
       case 'restart-all': {
         this.record({ kind, node: 0, atMs: performance.now() });
         await Promise.all(ids.map((id) => this.cluster.kill(id)));
@@ -149,6 +207,12 @@ export class Nemesis {
         return;
       }
     }
+  }
+
+  private twoNodes(ids: readonly number[]): [number, number] {
+    const a = this.rng.pick(ids);
+    const others = ids.filter((id) => id !== a);
+    return [a, this.rng.pick(others)];
   }
 
   private async leaderOf(partition: number): Promise<number | undefined> {
@@ -168,6 +232,7 @@ export class Nemesis {
   /** Makes sure every node runs and none is paused (the end of a run, or after an error). */
   async healAll(): Promise<void> {
     await this.options.topology?.heal();
+    for (const proxy of this.cluster.linkProxies.values()) proxy.clearFault();
     for (const id of this.paused) {
       const pid = this.cluster.pidOf(id);
       if (pid !== undefined) process.kill(pid, 'SIGCONT');

@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { AtollClient } from '../client/index.js';
 import { checkHistory, type CheckReport } from './check-history.js';
 import { LocalCluster } from './local-cluster.js';
-import { NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
+import { LINK_FAULTS, NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
 import { cleanupStale, createTopology, detectNetns, ensureIptables, type Topology } from './netns.js';
 import { counterWorkload, finalReads, Recorder, registerWorkload, setWorkload } from './workloads.js';
 
@@ -66,9 +66,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 }
 
 async function runWithTopology(options: ChaosOptions, log: (line: string) => void, historyPath: string, topology: Topology | undefined, networkFaultsSkipped: string | undefined): Promise<ChaosResult> {
-  const faultKinds = topology ? options.faults : options.faults.filter((fault) => !NETWORK_FAULTS.includes(fault));
+  // Namespaces and loopback proxies exclude each other: with namespaces, link faults are skipped.
+  const faultKinds = options.faults.filter((fault) => (topology ? !LINK_FAULTS.includes(fault) : !NETWORK_FAULTS.includes(fault)));
+  const linkProxies = !topology && faultKinds.some((fault) => LINK_FAULTS.includes(fault));
   const cluster = await LocalCluster.start({
     ...(topology ? { topology } : {}),
+    linkProxies,
     nodes: options.nodes,
     partitions: options.partitions,
     tickMs: 50,
@@ -131,7 +134,12 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   log(`chaos: writes resumed after leader kills: n=${recoveryMs.count} p50=${recoveryMs.p50.toFixed(0)}ms p99=${recoveryMs.p99.toFixed(0)}ms max=${recoveryMs.max.toFixed(0)}ms unrecovered=${recoveryMs.unrecovered}`);
   for (const line of report.lines) log(`chaos: ${line}`);
   // A node that dies by itself is a failure even when the data survived it.
-  const problems = [...report.problems, ...cluster.crashes.map((crash) => `node ${crash.id} crashed (exit ${crash.signal ?? crash.code})`)];
+  for (const bug of cluster.bugReports) log(`chaos: node ${bug.id} reported a bug: ${bug.line}`);
+  const problems = [
+    ...report.problems,
+    ...cluster.crashes.map((crash) => `node ${crash.id} crashed (exit ${crash.signal ?? crash.code})`),
+    ...cluster.bugReports.map((bug) => `node ${bug.id} logged an unhandled rejection`),
+  ];
   const summary = problems.length === 0 ? 'chaos: valid' : `chaos: INVALID (${problems.join('; ')})`;
   log(summary);
   if (problems.length > 0) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);

@@ -40,6 +40,8 @@ export interface AtollNodeConfig {
   readonly maxValueBytes?: number;
   /** Deliberate defects for the fault suite's negative controls; never set in production. */
   readonly testBugs?: NodeTestBugs;
+  /** Addresses to dial peers at, when not their advertised ones (a harness's fault proxies). */
+  readonly dialAddresses?: ReadonlyMap<number, string>;
   readonly logger: Logger;
 }
 
@@ -110,9 +112,11 @@ export class AtollNode implements api.NodeApi {
     this.logger = config.logger;
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
     this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
+    const dialable = new Map(config.peers);
+    for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
     this.transport = new PeerTransport(
       config.id,
-      config.peers,
+      dialable,
       {
         onMessages: (from, messages) => this.enqueue(() => this.stepMessages(from, messages)),
         onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
@@ -542,7 +546,7 @@ export class AtollNode implements api.NodeApi {
   private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.config.testBugs?.readsWithoutQuorum) return Promise.resolve();
     return this.withDeadline(
-      new Promise<void>((resolve, reject) => {
+      () => new Promise<void>((resolve, reject) => {
         this.enqueue(() => {
           if (replica.raw.status().role !== 'leader') {
             reject(replica.notLeaderError());
@@ -561,7 +565,7 @@ export class AtollNode implements api.NodeApi {
     if (requestId !== undefined) validateRequestId(requestId);
     const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits), requestId);
     return this.withDeadline(
-      new Promise<ApplyResult>((resolve, reject) => {
+      () => new Promise<ApplyResult>((resolve, reject) => {
         this.enqueue(() => {
           try {
             replica.propose(payload, { resolve, reject }, this.config.testBugs?.ackBeforeCommit === true);
@@ -577,9 +581,15 @@ export class AtollNode implements api.NodeApi {
     });
   }
 
-  private withDeadline<T>(promise: Promise<T>, context: api.CallContext): Promise<T> {
+  /**
+   * Runs `start` under the caller's deadline. `start` is not called at all when the deadline has
+   * passed: a started request's promise must always have a listener, or its later rejection would
+   * be unhandled.
+   */
+  private withDeadline<T>(start: () => Promise<T>, context: api.CallContext): Promise<T> {
     const remaining = context.deadlineMs - Date.now();
     if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
+    const promise = start();
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)), remaining);
       const abort = (): void => reject(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     .option('--election-ticks <n>', 'election timeout in ticks (ATOLL_ELECTION_TICKS)', integer('--election-ticks', 3), Number(env['ATOLL_ELECTION_TICKS'] ?? NODE_DEFAULTS.electionTicks))
     .option('--retention-revisions <n>', 'revisions of history kept per partition (ATOLL_RETENTION_REVISIONS)', integer('--retention-revisions', 1), Number(env['ATOLL_RETENTION_REVISIONS'] ?? NODE_DEFAULTS.retentionRevisions))
     .option('--max-value-bytes <n>', 'largest value a write may carry, at most 3 MiB (ATOLL_MAX_VALUE_BYTES)', integer('--max-value-bytes', 1), Number(env['ATOLL_MAX_VALUE_BYTES'] ?? 1024 * 1024))
+    .option('--dial <list>', 'reach some peers through other addresses, id=host:port,... (a test harness\'s fault proxies)', env['ATOLL_DIAL'])
     .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup (needs ATOLL_ALLOW_TEST_BUGS=1)')
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     .parse();
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     snapshotEvery: number;
     maxValueBytes: number;
     unsafeTestBug?: string[];
+    dial?: string;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (!options.peers) program.error('error: --peers (or ATOLL_PEERS) is required');
@@ -82,6 +84,12 @@ async function main(): Promise<void> {
     peers = parsePeers(options.peers as string);
   } catch (error) {
     program.error(`error: ${(error as Error).message}`);
+  }
+  let dial = new Map<number, string>();
+  try {
+    if (options.dial) dial = parsePeers(options.dial);
+  } catch (error) {
+    program.error(`error: --dial: ${(error as Error).message}`);
   }
   const listen = options.listen ?? peers.get(id);
   if (!listen) program.error(`error: --peers has no address for node ${id} and --listen is not set`);
@@ -103,6 +111,7 @@ async function main(): Promise<void> {
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
     maxValueBytes: options.maxValueBytes,
+    dialAddresses: dial,
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup') },
     logger,
   });
@@ -137,6 +146,11 @@ async function main(): Promise<void> {
         });
     });
   };
+  // No request may crash a node: a promise rejection nobody handled is a bug to log loudly, and
+  // the node keeps serving (its loop and storage are unaffected by a stray request promise).
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason }, 'unhandled promise rejection (a bug); the node keeps running');
+  });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   const watchdog = setInterval(() => {

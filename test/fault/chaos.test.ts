@@ -31,6 +31,20 @@ describe('fault injection on real processes', () => {
     expect(result.recoveryMs.unrecovered).toBe(0);
   }, 240_000);
 
+  it('stays valid through slow, one-way, blackholed and reset links (TCP fault proxies)', async () => {
+    const result = await runChaos({
+      nodes: 3,
+      durationSec: 40,
+      seed: 5,
+      partitions: 6,
+      faults: ['slow-link', 'one-way-link', 'blackhole-link', 'reset-link', 'kill-leader'],
+      log,
+    });
+    expect(result.summary).toBe('chaos: valid');
+    const linkFaults = ['slow-link', 'one-way-link', 'blackhole-link', 'reset-link'].reduce((sum, kind) => sum + (result.faults[kind] ?? 0), 0);
+    expect(linkFaults).toBeGreaterThanOrEqual(5);
+  }, 180_000);
+
   const controls: Array<{ bug: string; checker: RegExp }> = [
     { bug: 'reads-without-quorum', checker: /registers: /},
     { bug: 'ack-before-commit', checker: /set: .*lost write/ },
