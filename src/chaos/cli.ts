@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { FaultKind } from './nemesis.js';
 import { runChaos } from './runner.js';
 
-const ALL_FAULTS: FaultKind[] = ['kill-leader', 'kill-node', 'kill-two', 'pause-node', 'restart-all', 'isolate-leader', 'split', 'slow-link', 'one-way-link', 'blackhole-link', 'reset-link'];
+const ALL_FAULTS: FaultKind[] = ['kill-leader', 'kill-node', 'kill-two', 'pause-node', 'restart-all', 'isolate-leader', 'split', 'one-way-partition', 'slow-link', 'one-way-link', 'blackhole-link', 'reset-link'];
 const DEFAULT_FAULTS: FaultKind[] = ALL_FAULTS.filter((fault) => !fault.endsWith('-link'));
 
 function positive(name: string) {

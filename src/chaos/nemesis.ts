@@ -17,6 +17,7 @@ export type FaultKind =
   | 'restart-all'
   | 'isolate-leader'
   | 'split'
+  | 'one-way-partition'
   | 'slow-link'
   | 'one-way-link'
   | 'blackhole-link'
@@ -26,7 +27,7 @@ export type FaultKind =
 export const LINK_FAULTS: readonly FaultKind[] = ['slow-link', 'one-way-link', 'blackhole-link', 'reset-link'];
 
 /** Faults that need the nodes in network namespaces (root, iptables). */
-export const NETWORK_FAULTS: readonly FaultKind[] = ['isolate-leader', 'split'];
+export const NETWORK_FAULTS: readonly FaultKind[] = ['isolate-leader', 'split', 'one-way-partition'];
 
 export interface NemesisOptions {
   readonly seed: number;
@@ -196,6 +197,23 @@ export class Nemesis {
         there.clearFault();
         back.clearFault();
         this.healed(kind, a);
+        return;
+      }
+      case 'one-way-partition': {
+        const topology = this.options.topology;
+        if (!topology) return;
+        // The leader of a partition stops hearing one follower while that follower still hears it.
+        const partition = this.rng.int(this.cluster.options.partitions);
+        const leader = await this.leaderOf(partition);
+        if (!leader) return;
+        const other = this.rng.pick(ids.filter((id) => id !== leader));
+        const [from, to] = this.rng.chance(0.5) ? [other, leader] : [leader, other];
+        this.record({ kind, node: from, partition, atMs: performance.now() });
+        this.options.log(`nemesis: one-way partition: node ${from} -> node ${to} dropped`);
+        await topology.dropOneWay(from, to);
+        await this.sleep(down);
+        await topology.heal();
+        this.healed(kind, from);
         return;
       }
       case 'restart-all': {

@@ -18,14 +18,14 @@ describe('fault injection on real processes', () => {
       seed: 11,
       partitions: 6,
       // Weighted towards leader kills (the main case): the schedule is drawn from this list.
-      faults: ['kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'pause-node', 'kill-node', 'isolate-leader', 'split'],
+      faults: ['kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'kill-leader', 'pause-node', 'kill-node', 'isolate-leader', 'split', 'one-way-partition'],
       log,
     });
     expect(result.summary).toBe('chaos: valid');
     expect(result.valid).toBe(true);
     expect(result.faults['kill-leader'] ?? 0).toBeGreaterThanOrEqual(10);
     expect(result.faults['pause-node'] ?? 0).toBeGreaterThanOrEqual(1);
-    if (result.networkFaults) expect((result.faults['isolate-leader'] ?? 0) + (result.faults['split'] ?? 0)).toBeGreaterThanOrEqual(1);
+    if (result.networkFaults) expect((result.faults['isolate-leader'] ?? 0) + (result.faults['split'] ?? 0) + (result.faults['one-way-partition'] ?? 0)).toBeGreaterThanOrEqual(1);
     else console.log(`partition faults not run: ${result.networkFaultsSkipped}`);
     expect(result.operations.ok).toBeGreaterThan(1_000);
     expect(result.recoveryMs.unrecovered).toBe(0);
