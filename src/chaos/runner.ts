@@ -42,7 +42,8 @@ export interface ChaosResult {
 }
 
 const REGISTER_KEYS = ['ra/x', 'rb/x', 'rc/x', 'rd/x'];
-const SET_BUCKETS = ['sa', 'sb', 'sc'];
+// Enough buckets that every partition holds some set elements: any leader kill hits the set.
+const SET_BUCKETS = ['sa', 'sb', 'sc', 'sd', 'se', 'sf', 'sg', 'sh', 'si', 'sj', 'sk', 'sl'];
 const COUNTER_KEY = 'counter/total';
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
@@ -100,7 +101,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     const probes = probeRecoveries(client, nemesis, options.partitions, untilMs);
     await Promise.all([
       registerWorkload(context, 4, REGISTER_KEYS),
-      setWorkload(context, 3, SET_BUCKETS),
+      setWorkload(context, 4, SET_BUCKETS),
       counterWorkload({ ...context, opTimeoutMs: options.counterTimeoutMs ?? 300 }, 2, COUNTER_KEY),
       nemesis.run(untilMs),
       probes,

@@ -52,7 +52,7 @@ describe('fault injection on real processes', () => {
   ];
   for (const { bug, checker } of controls) {
     it(`negative control: the checkers catch the planted defect ${bug}`, async () => {
-      const result = await runChaos({ nodes: 3, durationSec: 15, seed: 7, partitions: 6, faults: ['kill-leader', 'pause-node'], testBug: bug, log });
+      const result = await runChaos({ nodes: 3, durationSec: 20, seed: 7, partitions: 6, faults: ['kill-leader', 'kill-leader', 'pause-node'], testBug: bug, log });
       expect(result.valid).toBe(false);
       expect(result.report.problems.join('\n')).toMatch(checker);
     }, 180_000);
