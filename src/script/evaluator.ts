@@ -1,0 +1,361 @@
+/**
+ * Runs a parsed script against a transaction's view. The evaluator never commits: it reads and
+ * buffers writes through the TxnView, and tells the caller whether to commit them.
+ *
+ * Bounds (all SCRIPT_LIMIT, with the position where the limit was crossed):
+ * - steps: every statement, every expression evaluation and every loop turn is one step, and
+ *   built-ins that walk a list add one per element (maxScriptSteps);
+ * - keys: distinct keys read or written, keys returned by prefix reads included (maxScriptKeys);
+ * - time: the clock is read at every step and after every read of the store (maxScriptMs);
+ * - values: strings, lists and nesting are capped (values.ts), recursion by the parser's nesting.
+ *
+ * Scoping is flat: `let` and `for` bind names for the rest of the run, so a loop can accumulate
+ * (`let total = total + x`). A variable whose `let` did not run (a branch not taken) is a
+ * SCRIPT_ERROR when read.
+ */
+import { defaultLimits, type Limits } from '../limits.js';
+import type { TxnRecord, TxnView } from '../txn/txn-view.js';
+import type { ActionExpression, BinaryOperator, Expression, Script, Statement } from './ast.js';
+import { builtins, type BuiltinContext } from './builtins.js';
+import { arithmetic, compareValues, indexValue, negate, valuesEqual } from './operators.js';
+import { importParams, type ScriptParams } from './params.js';
+import { scriptError, valueError, valueLimitError, withPosition } from './script-errors.js';
+import type { SourcePosition } from './source-position.js';
+import {
+  isList,
+  isTruthy,
+  makeList,
+  ScriptEntry,
+  scriptValueToJson,
+  storedBytesOf,
+  textOf,
+  typeName,
+  valueCaps,
+  type ScriptValue,
+  type ValueCaps,
+} from './values.js';
+
+export interface ScriptRunOptions {
+  readonly params: ScriptParams;
+  readonly view: TxnView;
+  readonly limits?: Limits;
+  /** Milliseconds, for maxScriptMs; Date.now by default. */
+  readonly clock?: () => number;
+}
+
+export interface ScriptOutcome {
+  /** False when the script rolled back: the caller must commit nothing. */
+  readonly committed: boolean;
+  /** The returned value as JSON (scriptValueToJson); null without a `return` or after a rollback. */
+  readonly returnValue: unknown;
+}
+
+/** How a statement list ended early. */
+type Completion = { readonly kind: 'return'; readonly value: ScriptValue } | { readonly kind: 'rollback' } | undefined;
+
+/** A thrown value's text is cut to this many characters in the message (details.thrown has it all). */
+const maxThrownMessageLength = 1000;
+
+class ScriptRun implements BuiltinContext {
+  readonly caps: ValueCaps;
+  private readonly variables = new Map<string, ScriptValue>();
+  private readonly touchedKeys = new Set<string>();
+  private steps = 0;
+  private readonly startedMs: number;
+
+  constructor(
+    private readonly view: TxnView,
+    private readonly params: ReadonlyMap<string, ScriptValue>,
+    private readonly limits: Limits,
+    private readonly clock: () => number,
+  ) {
+    this.caps = valueCaps(limits);
+    this.startedMs = clock();
+  }
+
+  charge(steps: number): void {
+    this.steps += steps;
+    if (this.steps > this.limits.maxScriptSteps) {
+      throw valueLimitError(`the script took more than ${this.limits.maxScriptSteps} steps`, { maxScriptSteps: this.limits.maxScriptSteps });
+    }
+  }
+
+  async runStatements(statements: readonly Statement[]): Promise<Completion> {
+    for (const statement of statements) {
+      const completion = await this.runStatement(statement);
+      if (completion !== undefined) return completion;
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- bounds
+  // Limit errors are raised without a position; stepAt gives them the position of the step.
+
+  private step(): void {
+    this.charge(1);
+    this.checkTime();
+  }
+
+  private checkTime(): void {
+    const elapsedMs = this.clock() - this.startedMs;
+    if (elapsedMs > this.limits.maxScriptMs) {
+      throw valueLimitError(`the script ran longer than ${this.limits.maxScriptMs} ms`, { elapsedMs, maxScriptMs: this.limits.maxScriptMs });
+    }
+  }
+
+  private touch(key: string): void {
+    if (this.touchedKeys.has(key)) return;
+    this.touchedKeys.add(key);
+    if (this.touchedKeys.size > this.limits.maxScriptKeys) {
+      throw valueLimitError(`the script touched more than ${this.limits.maxScriptKeys} keys`, { maxScriptKeys: this.limits.maxScriptKeys });
+    }
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  /** One step at `position`: errors from it or from `run` that have no position yet get this one. */
+  private async stepAt<T>(position: SourcePosition, run: () => Promise<T>): Promise<T> {
+    try {
+      this.step();
+      return await run();
+    } catch (error) {
+      throw withPosition(error, position);
+    }
+  }
+
+  private runStatement(statement: Statement): Promise<Completion> {
+    return this.stepAt(statement.position, () => this.executeStatement(statement));
+  }
+
+  private async executeStatement(statement: Statement): Promise<Completion> {
+    switch (statement.kind) {
+      case 'let':
+        this.variables.set(statement.name, await this.evaluate(statement.value));
+        return undefined;
+      case 'action':
+        await this.evaluate(statement.action);
+        return undefined;
+      case 'if': {
+        const condition = isTruthy(await this.evaluate(statement.condition));
+        return this.runStatements(condition ? statement.then : (statement.otherwise ?? []));
+      }
+      case 'for':
+        return this.runFor(statement);
+      case 'return':
+        return { kind: 'return', value: statement.value === undefined ? null : await this.evaluate(statement.value) };
+      case 'throw': {
+        const value = await this.evaluate(statement.value);
+        const text = textOf(value);
+        const shown = text.length > maxThrownMessageLength ? `${text.slice(0, maxThrownMessageLength)}...` : text;
+        throw scriptError(`the script threw: ${shown}`, statement.position, { thrown: scriptValueToJson(value) });
+      }
+      case 'block':
+        return this.runStatements(statement.body);
+      case 'rollback':
+        return { kind: 'rollback' };
+    }
+  }
+
+  private async runFor(statement: Extract<Statement, { kind: 'for' }>): Promise<Completion> {
+    const iterable = await this.evaluate(statement.iterable);
+    if (!isList(iterable)) throw withPosition(valueError(`for needs a list, got ${typeName(iterable)}`), statement.iterable.position);
+    // Bounded by the list's length, which makeList caps; each turn is a step.
+    for (const item of iterable) {
+      this.step();
+      this.variables.set(statement.name, item);
+      const completion = await this.runStatements(statement.body);
+      if (completion !== undefined) return completion;
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  private evaluate(expression: Expression): Promise<ScriptValue> {
+    return this.stepAt(expression.position, () => this.evaluateNode(expression));
+  }
+
+  private async evaluateAll(expressions: readonly Expression[]): Promise<ScriptValue[]> {
+    const values: ScriptValue[] = [];
+    for (const expression of expressions) values.push(await this.evaluate(expression));
+    return values;
+  }
+
+  private async evaluateNode(expression: Expression): Promise<ScriptValue> {
+    switch (expression.kind) {
+      case 'literal':
+        return expression.value;
+      case 'list':
+        return makeList(await this.evaluateAll(expression.items), this.caps);
+      case 'variable':
+        return this.variable(expression.name);
+      case 'param':
+        // runScript checked that every referenced parameter is bound.
+        return this.params.get(expression.name)!;
+      case 'negate':
+        return negate(await this.evaluate(expression.operand));
+      case 'not':
+        return !isTruthy(await this.evaluate(expression.operand));
+      case 'binary':
+        if (expression.operator === 'and' || expression.operator === 'or') return this.logical(expression);
+        return this.binary(expression.operator, await this.evaluate(expression.left), await this.evaluate(expression.right));
+      case 'found':
+        return ((await this.evaluate(expression.operand)) !== null) !== expression.negated;
+      case 'index':
+        return indexValue(await this.evaluate(expression.target), await this.evaluate(expression.index));
+      case 'call':
+        return builtins.get(expression.name)!.apply(await this.evaluateAll(expression.args), this);
+      default:
+        return this.action(expression);
+    }
+  }
+
+  private variable(name: string): ScriptValue {
+    const value = this.variables.get(name);
+    if (value === undefined) throw valueError(`variable \`${name}\` has no value here (the \`let\` that sets it did not run)`);
+    return value;
+  }
+
+  /** `and` / `or`: the right side runs only when the left does not decide; the result is a bool. */
+  private async logical(expression: Extract<Expression, { kind: 'binary' }>): Promise<boolean> {
+    const left = isTruthy(await this.evaluate(expression.left));
+    if (expression.operator === 'and' ? !left : left) return left;
+    return isTruthy(await this.evaluate(expression.right));
+  }
+
+  private binary(operator: Exclude<BinaryOperator, 'and' | 'or'>, left: ScriptValue, right: ScriptValue): ScriptValue {
+    switch (operator) {
+      case '==':
+        return valuesEqual(left, right);
+      case '!=':
+        return !valuesEqual(left, right);
+      case '<':
+        return compareValues(left, right) < 0;
+      case '<=':
+        return compareValues(left, right) <= 0;
+      case '>':
+        return compareValues(left, right) > 0;
+      case '>=':
+        return compareValues(left, right) >= 0;
+      default:
+        return arithmetic(operator, left, right, this.caps);
+    }
+  }
+
+  // ---------------------------------------------------------------- the store
+
+  /** A key operand's value: a string, or an entry standing for its key. */
+  private async keyOf(expression: Expression): Promise<string> {
+    const value = await this.evaluate(expression);
+    const key = value instanceof ScriptEntry ? value.key : value;
+    if (typeof key !== 'string') throw withPosition(valueError(`a key must be a string, got ${typeName(value)}`), expression.position);
+    return key;
+  }
+
+  private async intOperand(expression: Expression | undefined, what: string): Promise<bigint | undefined> {
+    if (expression === undefined) return undefined;
+    const value = await this.evaluate(expression);
+    if (typeof value !== 'bigint') throw withPosition(valueError(`${what} must be an int, got ${typeName(value)}`), expression.position);
+    return value;
+  }
+
+  private async ttlOperand(expression: Expression | undefined): Promise<number | undefined> {
+    const ttlMs = await this.intOperand(expression, 'the TTL after `ex` (milliseconds)');
+    // The view checks the TTL range (INVALID_ARGUMENT); an int beyond 2^53 is out of it anyway.
+    return ttlMs === undefined ? undefined : Number(ttlMs);
+  }
+
+  private async revisionOperand(expression: Expression | undefined): Promise<number | undefined> {
+    const revision = await this.intOperand(expression, 'the revision after `cmprev`');
+    if (revision === undefined) return undefined;
+    if (revision < 0n) throw withPosition(valueError(`a revision is >= 0 (0 means absent), got ${revision}`), expression!.position);
+    return Number(revision);
+  }
+
+  /** A store call, with the clock checked when it returns. */
+  private async store<T>(call: () => Promise<T>): Promise<T> {
+    const result = await call();
+    this.checkTime();
+    return result;
+  }
+
+  private entryOf(record: TxnRecord | undefined): ScriptValue {
+    return record === undefined ? null : new ScriptEntry(record);
+  }
+
+  private async action(action: ActionExpression): Promise<ScriptValue> {
+    switch (action.kind) {
+      case 'get': {
+        const key = await this.keyOf(action.key);
+        this.touch(key);
+        return this.entryOf(await this.store(() => this.view.get(key)));
+      }
+      case 'exists': {
+        const key = await this.keyOf(action.key);
+        this.touch(key);
+        return this.store(() => this.view.exists(key));
+      }
+      case 'getByPrefix': {
+        const prefix = await this.evaluate(action.prefix);
+        if (typeof prefix !== 'string') throw withPosition(valueError(`a prefix must be a string, got ${typeName(prefix)}`), action.prefix.position);
+        const records = await this.store(() => this.view.getByPrefix(prefix));
+        for (const record of records) this.touch(record.key);
+        return makeList(records.map((record) => new ScriptEntry(record)), this.caps);
+      }
+      case 'delete': {
+        const key = await this.keyOf(action.key);
+        const ifModRevision = await this.revisionOperand(action.ifModRevision);
+        this.touch(key);
+        return this.store(() => this.view.delete(key, { ...(ifModRevision !== undefined && { ifModRevision }) }));
+      }
+      case 'incr': {
+        const key = await this.keyOf(action.key);
+        const delta = (await this.intOperand(action.delta, 'the amount after `by`')) ?? 1n;
+        const ttlMs = await this.ttlOperand(action.ttlMs);
+        this.touch(key);
+        return this.store(() => this.view.increment(key, delta, { ...(ttlMs !== undefined && { ttlMs }) }));
+      }
+      case 'set': {
+        const key = await this.keyOf(action.key);
+        const value = await this.evaluate(action.value);
+        const bytes = storedBytesOf(value);
+        const ttlMs = await this.ttlOperand(action.ttlMs);
+        const ifModRevision = await this.revisionOperand(action.ifModRevision);
+        this.touch(key);
+        const options = {
+          ...(action.ifAbsent && { ifAbsent: true }),
+          ...(action.ifPresent && { ifPresent: true }),
+          ...(ttlMs !== undefined && { ttlMs }),
+          ...(ifModRevision !== undefined && { ifModRevision }),
+        };
+        return this.store(() => this.view.put(key, bytes, options));
+      }
+    }
+  }
+}
+
+/** Fails (SCRIPT_ERROR at its first use) when the script uses a parameter that is not bound. */
+function checkParamsBound(script: Script, params: ReadonlyMap<string, ScriptValue>): void {
+  for (const reference of script.params) {
+    if (!params.has(reference.name)) {
+      throw scriptError(`parameter @${reference.name} is not bound`, reference.position, { param: reference.name });
+    }
+  }
+}
+
+/**
+ * Runs `script` against `options.view`. Resolves with `committed: false` after a rollback; the
+ * caller commits `view.writes()` (with the view's read set) only when `committed` is true.
+ * Rejects with SCRIPT_ERROR (a type error, an unbound parameter, `throw`), SCRIPT_LIMIT, or an
+ * error of the view (OUTSIDE_TRANSACTION, NOT_INTEGER, ...) with the position added; after a
+ * rejection nothing must be committed.
+ */
+export async function runScript(script: Script, options: ScriptRunOptions): Promise<ScriptOutcome> {
+  const limits = options.limits ?? defaultLimits;
+  const params = importParams(options.params, limits);
+  checkParamsBound(script, params);
+  const run = new ScriptRun(options.view, params, limits, options.clock ?? Date.now);
+  const completion = await run.runStatements(script.body);
+  if (completion?.kind === 'rollback') return { committed: false, returnValue: null };
+  return { committed: true, returnValue: completion === undefined ? null : scriptValueToJson(completion.value) };
+}
