@@ -57,6 +57,22 @@ export interface Limits {
    * stream (gRPC flow control then slows the client) instead of queueing without bound.
    */
   readonly maxStreamRequestsInFlight: number;
+  /** A transaction commits at most this long after it began (its handle then fails with TXN_EXPIRED). */
+  readonly maxTxnDurationMs: number;
+  /** A prefix read inside a transaction or script returns at most this many keys (else RESOURCE_EXHAUSTED). */
+  readonly maxTxnPrefixKeys: number;
+  /** A script's source is at most this many UTF-8 bytes. */
+  readonly maxScriptBytes: number;
+  /** A script evaluates at most this many steps (statements, expressions and loop turns). */
+  readonly maxScriptSteps: number;
+  /** A script reads and writes at most this many distinct keys (keys returned by prefix reads count). */
+  readonly maxScriptKeys: number;
+  /** A script evaluates for at most this long (its reads included) before it fails with SCRIPT_LIMIT. */
+  readonly maxScriptMs: number;
+  /** Parameters bound to a script: at most this many. */
+  readonly maxScriptParams: number;
+  /** A transaction's note (a script's return value, kept for retries) is at most this many bytes. */
+  readonly maxTxnNoteBytes: number;
 }
 
 export const defaultLimits: Limits = Object.freeze({
@@ -79,6 +95,14 @@ export const defaultLimits: Limits = Object.freeze({
   compactionBatchOps: 1000,
   defaultCallTimeoutMs: 10_000,
   maxStreamRequestsInFlight: 1024,
+  maxTxnDurationMs: 60_000,
+  maxTxnPrefixKeys: 10_000,
+  maxScriptBytes: 64 * kibibyte,
+  maxScriptSteps: 100_000,
+  maxScriptKeys: 10_000,
+  maxScriptMs: 2_000,
+  maxScriptParams: 256,
+  maxTxnNoteBytes: 64 * kibibyte,
 });
 
 /** Builds a limits object from the defaults and some overrides, asserting that it is coherent. */
@@ -110,6 +134,10 @@ export function assertLimits(limits: Limits): void {
   // A page must be able to examine at least one version of every key it returns.
   assert(limits.maxScanVersions >= limits.maxPageSize, 'maxScanVersions >= maxPageSize');
   assert(limits.minTtlMs <= limits.maxTtlMs, 'minTtlMs <= maxTtlMs');
+  // A script's prefix reads are transaction prefix reads, and it may write a whole batch.
+  assert(limits.maxScriptKeys >= limits.maxBatchOps, 'maxScriptKeys >= maxBatchOps');
+  // The script's time budget must leave a default call time to commit.
+  assert(limits.maxScriptMs < limits.defaultCallTimeoutMs, 'maxScriptMs < defaultCallTimeoutMs');
   // A stream request's timeout travels as a uint32 of milliseconds.
   assert(limits.defaultCallTimeoutMs <= 0xffff_ffff, 'defaultCallTimeoutMs fits a uint32');
   // Expiry times are nowMs + ttlMs and must stay exact doubles for any plausible wall clock.

@@ -3,9 +3,10 @@
  * cluster and returns the exit code, so tests drive it without spawning processes.
  *
  * Exit codes: 0 success; 1 the answer was negative (get/del/extend of a missing key, exists of a
- * missing key, a conditional put whose condition did not hold); 2 an error, printed on stderr as
+ * missing key, a conditional put whose condition did not hold, a script that rolled back); 2 an error, printed on stderr as
  * `error CODE: message` (usage errors print commander's message).
  */
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
@@ -229,6 +230,51 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }),
     );
 
+  const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+  program
+    .command('txn')
+    .description('run a script transaction (docs/script-language.md); prints its return value as JSON')
+    .option('-e, --eval <script>', 'the script text')
+    .option('-f, --file <path>', 'read the script from a file')
+    .option('--param <name=text>', 'bind @name to a string (repeatable)', collect)
+    .option('--param-json <name=json>', 'bind @name to a JSON value: 42, true, [1,2] (repeatable)', collect)
+    .option('--bucket <bucket>', 'the bucket to run in (default: the first key the script names)')
+    .addOption(new Option('--isolation <level>', 'snapshot or serializable').choices(['snapshot', 'serializable']).default('snapshot'))
+    .action(
+      act((options) => async (client, print, globals) => {
+        const opts = options as { eval?: string; file?: string; param?: string[]; paramJson?: string[]; bucket?: string; isolation: 'snapshot' | 'serializable' };
+        if ((opts.eval === undefined) === (opts.file === undefined)) throw new AtollError('INVALID_ARGUMENT', 'give the script with exactly one of -e SCRIPT or -f FILE');
+        const script = opts.eval ?? readFileSync(opts.file!, 'utf8');
+        const params: Record<string, unknown> = {};
+        const bind = (spec: string, parse: (text: string) => unknown): void => {
+          const at = spec.indexOf('=');
+          if (at <= 0) throw new AtollError('INVALID_ARGUMENT', `a parameter is NAME=VALUE, got ${JSON.stringify(spec)}`);
+          params[spec.slice(0, at)] = parse(spec.slice(at + 1));
+        };
+        for (const spec of opts.param ?? []) bind(spec, (text) => text);
+        for (const spec of opts.paramJson ?? []) {
+          bind(spec, (text) => {
+            try {
+              return JSON.parse(text) as unknown;
+            } catch {
+              throw new AtollError('INVALID_ARGUMENT', `--param-json ${spec.slice(0, spec.indexOf('='))}: not JSON: ${text}`);
+            }
+          });
+        }
+        const result = await client.executeScript(script, {
+          params,
+          isolation: opts.isolation,
+          ...(opts.bucket !== undefined && { bucket: opts.bucket }),
+        });
+        if (globals.json === true) {
+          print(json({ result: result.value, committed: result.committed, revision: result.revision, attempts: result.attempts }));
+        } else {
+          print(JSON.stringify(result.value));
+        }
+        return result.committed ? exitCodes.ok : exitCodes.negative;
+      }),
+    );
+
   const cluster = program.command('cluster').description('inspect and steer the cluster');
   cluster
     .command('status')
@@ -252,6 +298,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         return exitCodes.ok;
       }),
     );
+
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

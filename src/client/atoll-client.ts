@@ -26,11 +26,16 @@
  */
 import { AtollError } from '../errors.js';
 import { partitionOf } from '../keys/partition-table.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
-import type { ClusterInfoResponse, Consistency, GetByPrefixRequest, PutRequest } from '../node/api.js';
+import { randomUUID } from 'node:crypto';
+import { bucketOf } from '../keys/bucket.js';
+import type { ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest } from '../node/api.js';
+import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
+import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
 import { deadlineMsOf, sleep, throwIfAborted, type CallOptions } from './call-options.js';
-import { clientErrorOf } from './client-error.js';
+import { AtollClientError, clientErrorOf } from './client-error.js';
 import {
   checkConsistency,
   checkDelta,
@@ -59,6 +64,7 @@ import {
   type PutResult,
 } from './results.js';
 import { backoffDelayMs, retryActionOf } from './retry-policy.js';
+import { Transaction, type TransactionTransport } from './transaction.js';
 
 /** The subset of a logger the client uses; a pino logger fits. */
 export interface ClientLogger {
@@ -145,6 +151,56 @@ export interface ScanOptions extends ReadOptions {
 }
 
 export type ClusterInfo = ClusterInfoResponse;
+
+export interface BeginTransactionOptions extends CallOptions {
+  /** 'snapshot' (default): first committer wins on the keys written. 'serializable': also on keys and prefixes read. */
+  readonly isolation?: Isolation;
+}
+
+export interface TransactionOptions extends BeginTransactionOptions {
+  /** How many times to run the callback again after a conflict (default 10). */
+  readonly retries?: number;
+}
+
+export interface TransactionOutcome<T> {
+  /** What the callback returned (from the run that committed, or that rolled back). */
+  readonly value: T;
+  /** False when the callback called tx.rollback(). */
+  readonly committed: boolean;
+  /** The commit's revision (the snapshot revision when nothing was written). */
+  readonly revision: number;
+  /** Runs of the callback: 1 + conflicts retried. */
+  readonly attempts: number;
+}
+
+export interface ScriptOptions extends WriteCallOptions {
+  /** Values for @name placeholders: JSON-serialisable (bigints travel as integers). */
+  readonly params?: Readonly<Record<string, unknown>>;
+  readonly isolation?: Isolation;
+  /** The bucket whose partition runs the script; default: the first key the script names. */
+  readonly bucket?: string;
+}
+
+export interface ScriptResult {
+  /** The script's return value, parsed from JSON (null when it returned nothing). */
+  readonly value: unknown;
+  /** False when the script rolled back. */
+  readonly committed: boolean;
+  readonly revision: number;
+  /** Evaluations at the leader (it re-runs a script that lost a conflict). */
+  readonly attempts: number;
+}
+
+/** The whole of client.transaction(), retries included, gets this long unless told otherwise. */
+const defaultTransactionTimeoutMs = 30_000;
+const defaultTransactionRetries = 10;
+
+/** JSON text of a script parameter; bigints become JSON integers. */
+function paramJson(name: string, value: unknown): string {
+  const text = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? `@@bigint:${item.toString()}` : item));
+  if (text === undefined) throw new AtollError('INVALID_ARGUMENT', `script parameter ${name} is not JSON-serialisable`);
+  return text.replace(/"@@bigint:(-?\d+)"/g, '$1');
+}
 
 /** Don't ask for a new cluster map more often than this, however many requests fail at once. */
 const minRefreshIntervalMs = 200;
@@ -287,6 +343,114 @@ export class AtollClient {
       yield* page.items;
       pageToken = page.nextPageToken;
     } while (pageToken !== '');
+  }
+
+  /**
+   * Starts a snapshot transaction over the partition of `bucketOrKey` (a bucket name or any key in
+   * it). See Transaction; or use transaction(), which commits and retries conflicts for you.
+   */
+  async beginTransaction(bucketOrKey: string, options: BeginTransactionOptions = {}): Promise<Transaction> {
+    const request = checked(() => ({
+      key: checkKey(bucketOrKey),
+      ...(options.isolation !== undefined && { isolation: checkIsolation(options.isolation) }),
+    }));
+    const begun = await this.runKey('beginTransaction', request, options);
+    const partitionCount = this.map?.partitionCount;
+    if (partitionCount === undefined) throw clientErrorOf(new AtollError('UNAVAILABLE', 'no cluster map yet'), false);
+    const { timeoutMs, deadline, signal } = options;
+    const callOptions: CallOptions = { ...(timeoutMs !== undefined && { timeoutMs }), ...(deadline !== undefined && { deadline }), ...(signal !== undefined && { signal }) };
+    return checked(() => new Transaction(this.transactionTransport(), begun, partitionCount, callOptions, this.maxValueBytes));
+  }
+
+  /**
+   * Runs `body` in a transaction on `bucket`'s partition and commits it; on TXN_CONFLICT runs it
+   * again at a new snapshot (up to `retries` times, with jittered back-off). The body may run more
+   * than once, so keep side effects other than the transaction's own reads and writes out of it.
+   * If the body throws, nothing is written and the error propagates; if it calls tx.rollback(),
+   * nothing is written and the outcome says committed: false. `timeoutMs` / `deadline` bound the
+   * whole (default 30 s).
+   */
+  async transaction<T>(bucket: string, body: (tx: Transaction) => Promise<T>, options: TransactionOptions = {}): Promise<TransactionOutcome<T>> {
+    const retries = options.retries ?? defaultTransactionRetries;
+    if (!Number.isSafeInteger(retries) || retries < 0) throw clientErrorOf(new AtollError('INVALID_ARGUMENT', 'retries must be a non-negative integer'), false);
+    const deadlineMs = checked(() => deadlineMsOf(options, defaultTransactionTimeoutMs));
+    const { isolation, signal } = options;
+    const callOptions = { deadline: deadlineMs, ...(signal !== undefined && { signal }), ...(isolation !== undefined && { isolation }) };
+    for (let attempt = 1; ; attempt++) {
+      const tx = await this.beginTransaction(bucket, callOptions);
+      let value: T;
+      try {
+        value = await body(tx);
+      } catch (error) {
+        tx.rollback();
+        throw error;
+      }
+      if (tx.state === 'rolled back') return { value, committed: false, revision: tx.snapshotRevision, attempts: attempt };
+      try {
+        const { revision } = await tx.commit(callOptions);
+        return { value, committed: true, revision, attempts: attempt };
+      } catch (error) {
+        if (!isAtollClientErrorCode(error, 'TXN_CONFLICT') || attempt > retries) throw error;
+        const delayMs = backoffDelayMs(attempt);
+        if (Date.now() + delayMs >= deadlineMs) throw error;
+        this.logger?.debug({ bucket, attempt }, 'atoll transaction conflicted; running it again');
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  /**
+   * Runs a script transaction (docs/script-language.md) at its partition's leader, atomically.
+   * It is sent with a request id (default: a random UUID) and resent with the same id when the
+   * outcome of a send is unknown, so it commits at most once.
+   */
+  async executeScript(script: string, options: ScriptOptions = {}): Promise<ScriptResult> {
+    const { request, bucket } = checked(() => {
+      if (typeof script !== 'string' || script.trim() === '') throw new AtollError('INVALID_ARGUMENT', 'script must be a non-empty string');
+      const params: Record<string, string> = {};
+      for (const [name, value] of Object.entries(options.params ?? {})) params[name] = paramJson(name, value);
+      const routeBucket = options.bucket !== undefined ? bucketOf(checkKey(options.bucket)) : scriptBucketOf(script, params);
+      return {
+        request: {
+          script,
+          params,
+          ...(options.isolation !== undefined && { isolation: checkIsolation(options.isolation) }),
+          ...(options.bucket !== undefined && { bucket: options.bucket }),
+          requestId: options.requestId ?? randomUUID(),
+        },
+        bucket: routeBucket,
+      };
+    });
+    const route: Route = (map) => (bucket === undefined ? undefined : map.partitionOfBucket(bucket));
+    const deadlineMs = checked(() => deadlineMsOf(options, this.defaultTimeoutMs));
+    for (let resend = 0; ; resend++) {
+      try {
+        const response = await this.run({ kind: 'executeScript', request }, route, { ...options, deadline: deadlineMs });
+        return { value: JSON.parse(response.resultJson) as unknown, committed: response.committed, revision: response.revision, attempts: response.attempts };
+      } catch (error) {
+        const unknown = error instanceof AtollClientError && error.indeterminate && error.code !== 'DEADLINE_EXCEEDED';
+        if (!unknown || resend >= 5 || Date.now() >= deadlineMs) throw error;
+        await sleep(backoffDelayMs(resend), options.signal);
+      }
+    }
+  }
+
+  private transactionTransport(): TransactionTransport {
+    const route = (partition: number): Route => () => partition;
+    return {
+      txnGet: async (partition, key, transaction, options) => {
+        const response = await this.run({ kind: 'get', request: { key, transaction } }, route(partition), options);
+        if (!response.found) return undefined;
+        const { value, createRevision, modRevision, version, expiresAtMs } = response;
+        return { key, value, createRevision, modRevision, version, expiresAtMs } satisfies TxnRecord;
+      },
+      txnPrefixPage: async (partition, prefix, transaction, pageToken, options) => {
+        const request: GetByPrefixRequest = { prefix, transaction, limit: limits.maxPageSize, ...(pageToken !== '' && { pageToken }) };
+        const response = await this.run({ kind: 'getByPrefix', request }, route(partition), options);
+        return { items: [...response.items], nextPageToken: response.nextPageToken };
+      },
+      commit: (partition: number, request: CommitRequest, options: CallOptions) => this.run({ kind: 'commit', request }, route(partition), options),
+    };
   }
 
   /** The cluster as one node sees it: nodes, partitions, leaders. Also refreshes the routing map. */
@@ -474,6 +638,22 @@ function checked<T>(build: () => T): T {
     if (error instanceof AtollError) throw clientErrorOf(error, false);
     throw error;
   }
+}
+
+function checkIsolation(isolation: unknown): Isolation {
+  if (isolation === 'snapshot' || isolation === 'serializable') return isolation;
+  throw new AtollError('INVALID_ARGUMENT', `isolation must be 'snapshot' or 'serializable', got ${String(isolation)}`);
+}
+
+function isAtollClientErrorCode(error: unknown, code: AtollError['code']): boolean {
+  return error instanceof AtollClientError && error.code === code;
+}
+
+/** The bucket a script runs in, from its first literal key (parsing also reports syntax errors early). */
+function scriptBucketOf(script: string, params: Record<string, string>): string | undefined {
+  const target = scriptRoutingTarget(parseScript(script), paramsFromJson(params));
+  if (target === undefined) return undefined;
+  return 'key' in target ? bucketOf(target.key) : prefixBucket(target.prefix).bucket;
 }
 
 function consistencyOf(options: ReadOptions): { consistency?: Consistency } {

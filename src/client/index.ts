@@ -2,6 +2,11 @@
 export {
   AtollClient,
   type AtollClientOptions,
+  type BeginTransactionOptions,
+  type ScriptOptions,
+  type ScriptResult,
+  type TransactionOptions,
+  type TransactionOutcome,
   type ClientLogger,
   type ClusterInfo,
   type DeleteOptions,
@@ -26,3 +31,4 @@ export type {
   PrefixPage,
   PutResult,
 } from './results.js';
+export { Transaction, type CommitOptions, type CommitResult, type TxnDeleteOptions, type TxnPutOptions } from './transaction.js';

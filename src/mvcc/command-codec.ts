@@ -15,7 +15,7 @@
  *     batch     5  count uint32, count × write op (tag and body)
  *     txn       6  snapshotRevision u64, isolation uint8 (0 snapshot, 1 serializable),
  *                  count uint32, count × key, count uint32, count × prefix text,
- *                  count uint32, count × write op
+ *                  count uint32, count × write op, flags uint8 (1 note), [note bytes]
  *     compact   7  belowRevision u64
  *
  * encodeCommand runs validateCommand first, so nothing malformed is ever encoded into the log.
@@ -74,6 +74,8 @@ function writeCommand(writer: ByteWriter, command: Command): void {
       writer.uint32(command.readPrefixes.length);
       for (const prefix of command.readPrefixes) writeText(writer, prefix);
       writeWrites(writer, command.writes);
+      writer.uint8(command.note === undefined ? 0 : 1);
+      if (command.note !== undefined) writer.bytes(command.note);
       return;
     case 'compact':
       writer.uint8(tags.compact).uint64(command.belowRevision);
@@ -145,7 +147,11 @@ function readCommand(reader: ByteReader): Command {
       if (isolation === undefined) throw reader.malformed('unknown transaction isolation');
       const readKeys = readTexts(reader);
       const readPrefixes = readTexts(reader);
-      return { type: 'txn', snapshotRevision, isolation, readKeys, readPrefixes, writes: readWrites(reader) };
+      const writes = readWrites(reader);
+      const flags = reader.uint8();
+      if ((flags & ~1) !== 0) throw reader.malformed(`unknown transaction flags ${flags}`);
+      const base = { type: 'txn' as const, snapshotRevision, isolation, readKeys, readPrefixes, writes };
+      return (flags & 1) !== 0 ? { ...base, note: reader.bytes() } : base;
     }
     case tags.compact:
       return { type: 'compact', belowRevision: reader.uint64() };

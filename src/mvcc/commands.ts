@@ -79,6 +79,11 @@ export interface TxnCommand {
   readonly readKeys: string[];
   readonly readPrefixes: string[];
   readonly writes: WriteOp[];
+  /**
+   * Opaque bytes recorded with the result under the entry's request id (a script's return value),
+   * so a retry of the request gets them back; at most limits.maxTxnNoteBytes.
+   */
+  readonly note?: Uint8Array;
 }
 
 /**
@@ -169,4 +174,6 @@ export interface ApplyResult {
   readonly error?: AtollError;
   /** One result per write, in command order (empty for compact, replays and errors). */
   readonly writes: WriteResult[];
+  /** A transaction's note (TxnCommand.note), also when answered from the dedup record. */
+  readonly note?: Uint8Array;
 }

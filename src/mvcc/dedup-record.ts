@@ -4,7 +4,8 @@
  * everything ApplyResult reports except what belongs to the retrying entry (its index).
  *
  *   entry    = formatVersion uint8 (1), requestId text, result
- *   result   = revision u64, flags uint8 (1 applied, 2 error), [error], count uint32, count × write
+ *   result   = revision u64, flags uint8 (1 applied, 2 error, 4 note), [error], count uint32, count × write,
+ *              [note bytes]
  *   error    = code text, message text, details text (JSON, bigints as decimal text; "" for none)
  *   write    = type uint8 (1 put, 2 delete, 3 increment, 4 extend), key text, flags uint8,
  *              [current version], [previous version], [counter int64]
@@ -27,7 +28,7 @@ import { validateRequestId } from './validate-command.js';
 
 const formatVersion = 1;
 
-const resultFlags = { applied: 1, error: 2 };
+const resultFlags = { applied: 1, error: 2, note: 4 };
 const writeFlags = { conditionHeld: 1, current: 2, previous: 4, previousNull: 8, deletedReported: 16, deleted: 32, counter: 64 };
 const versionFlags = { expiry: 1 };
 const writeTypes: readonly WriteOp['type'][] = ['put', 'delete', 'increment', 'extend'];
@@ -38,6 +39,8 @@ export interface RecordedResult {
   readonly applied: boolean;
   readonly error?: AtollError;
   readonly writes: WriteResult[];
+  /** A transaction's note (TxnCommand.note). */
+  readonly note?: Uint8Array;
 }
 
 export interface DedupEntry {
@@ -50,10 +53,13 @@ export function encodeDedupEntry(entry: DedupEntry): Uint8Array {
   writer.uint8(formatVersion).text(entry.requestId);
   const { result } = entry;
   writer.uint64(result.revision);
-  writer.uint8((result.applied ? resultFlags.applied : 0) | (result.error !== undefined ? resultFlags.error : 0));
+  writer.uint8(
+    (result.applied ? resultFlags.applied : 0) | (result.error !== undefined ? resultFlags.error : 0) | (result.note !== undefined ? resultFlags.note : 0),
+  );
   if (result.error !== undefined) writeError(writer, result.error);
   writer.uint32(result.writes.length);
   for (const write of result.writes) writeWrite(writer, write);
+  if (result.note !== undefined) writer.bytes(result.note);
   return writer.finish();
 }
 
@@ -98,9 +104,13 @@ export function decodeDedupEntry(bytes: Uint8Array): DedupEntry {
   const writes: WriteResult[] = [];
   // Each write takes at least 6 bytes, so a malformed count fails on running out of input.
   for (let index = 0; index < count; index++) writes.push(readWrite(reader));
+  const note = (flags & resultFlags.note) !== 0 ? reader.bytes() : undefined;
   reader.finish();
   const applied = (flags & resultFlags.applied) !== 0;
-  return { requestId, result: error === undefined ? { revision, applied, writes } : { revision, applied, error, writes } };
+  return {
+    requestId,
+    result: { revision, applied, writes, ...(error !== undefined && { error }), ...(note !== undefined && { note }) },
+  };
 }
 
 /** Only the request id of an entry, without decoding its result (for removing evicted entries). */

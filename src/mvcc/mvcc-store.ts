@@ -163,6 +163,7 @@ interface Outcome {
   readonly operations: WriteOperation[];
   readonly newRevision?: number;
   readonly newCompactedRevision?: number;
+  readonly note?: Uint8Array;
 }
 
 /** The dedup queue entries a snapshot import has written so far. */
@@ -312,7 +313,8 @@ export class MvccStore {
    * proposing so bad input fails early. Assertion errors (misuse, corruption) do throw.
    *
    * With `context.requestId`, the result is recorded in the same batch, failures included (a
-   * retried compare-and-swap that failed fails again, it is not tried again); an entry whose id
+   * retried compare-and-swap that failed fails again, it is not tried again) except a
+   * transaction's TXN_CONFLICT, which changed nothing and may be retried; an entry whose id
    * is recorded returns that result with `duplicate: true`. A replay is still only a replay.
    */
   async apply(command: Command, context: ApplyContext): Promise<ApplyResult> {
@@ -342,8 +344,11 @@ export class MvccStore {
       if (found !== undefined) return this.answerDuplicate(found, context.index);
     }
     const decided = await this.decide(command, context.nowMs);
+    // A transaction that lost a conflict changed nothing and is not recorded, so a retry with the
+    // same id (a script re-run at a newer snapshot) can still commit exactly once.
+    const record = request.kind === 'deduplicated' && decided.error?.code !== 'TXN_CONFLICT';
     const { outcome, dedupPlan } =
-      request.kind === 'deduplicated'
+      record
         ? await this.planDedupRecord(request.requestId, context.index, decided)
         : { outcome: decided, dedupPlan: undefined };
     await this.commit(outcome, context.index, dedupPlan);
@@ -361,6 +366,7 @@ export class MvccStore {
       duplicate: false,
       writes: outcome.writes,
       ...(outcome.error !== undefined && { error: outcome.error }),
+      ...(outcome.note !== undefined && { note: outcome.note }),
     };
   }
 
@@ -378,7 +384,7 @@ export class MvccStore {
 
   private async answerDuplicate(found: FoundResult, index: number): Promise<ApplyResult> {
     await this.commit(emptyOutcome, index);
-    const { revision, applied, error, writes } = found.result;
+    const { revision, applied, error, writes, note } = found.result;
     return {
       index,
       revision,
@@ -388,6 +394,7 @@ export class MvccStore {
       originalIndex: found.index,
       writes,
       ...(error !== undefined && { error }),
+      ...(note !== undefined && { note }),
     };
   }
 
@@ -421,8 +428,13 @@ export class MvccStore {
 
   private recordedResultOf(outcome: Outcome): RecordedResult {
     const revision = outcome.newRevision ?? this.revisionValue;
-    const base = { revision, applied: outcome.applied, writes: outcome.writes };
-    return outcome.error === undefined ? base : { ...base, error: outcome.error };
+    return {
+      revision,
+      applied: outcome.applied,
+      writes: outcome.writes,
+      ...(outcome.error !== undefined && { error: outcome.error }),
+      ...(outcome.note !== undefined && { note: outcome.note }),
+    };
   }
 
   private enterExclusive(): void {
@@ -435,8 +447,10 @@ export class MvccStore {
       validateCommand(command, this.limits);
       if (command.type === 'compact') return this.decideCompact(command);
       this.checkOwnership(command);
-      if (command.type === 'txn') await this.checkTxn(command);
-      return await this.decideWrites(command, nowMs);
+      if (command.type !== 'txn') return await this.decideWrites(command, nowMs);
+      await this.checkTxn(command);
+      const outcome = await this.decideWrites(command, nowMs);
+      return command.note === undefined || !outcome.applied ? outcome : { ...outcome, note: command.note };
     } catch (error) {
       if (!(error instanceof AtollError)) throw error;
       return failedOutcome(error);

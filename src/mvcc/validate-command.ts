@@ -174,6 +174,15 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
       validateList(command.readPrefixes, 'readPrefixes', limits.maxTxnReadPrefixes);
       command.readPrefixes.forEach((prefix) => validateKeyPrefix(prefix, limits));
       validateWrites(command.writes, limits);
+      if (command.note !== undefined) {
+        if (!(command.note instanceof Uint8Array)) throw invalid('note must be bytes');
+        if (command.note.length > limits.maxTxnNoteBytes) {
+          throw new AtollError('RESOURCE_EXHAUSTED', `a transaction note is at most ${limits.maxTxnNoteBytes} bytes`, {
+            noteBytes: command.note.length,
+            maxNoteBytes: limits.maxTxnNoteBytes,
+          });
+        }
+      }
       return;
     case 'compact':
       validateRevisionNumber(command.belowRevision, 'belowRevision');

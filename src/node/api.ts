@@ -6,6 +6,7 @@
  * thrown as AtollError (src/errors.ts) with a stable code; NOT_LEADER / NO_LEADER carry
  * `details.leaderHint` = { nodeId, address } when a leader is known.
  */
+import type { KeyLoad } from '../hotkeys/index.js';
 
 export type Consistency = 'linearizable' | 'stale';
 
@@ -32,6 +33,8 @@ export interface GetRequest {
   /** Read at a past revision (0 or absent: latest). */
   readonly revision?: number;
   readonly consistency?: Consistency;
+  /** Read inside this transaction (its handle): at its snapshot; revision and consistency must be unset. */
+  readonly transaction?: string;
 }
 
 export interface GetResponse {
@@ -97,6 +100,8 @@ export interface IncrementResponse {
 export interface ExistsRequest {
   readonly key: string;
   readonly consistency?: Consistency;
+  /** Read inside this transaction (its handle): at its snapshot; revision and consistency must be unset. */
+  readonly transaction?: string;
 }
 
 export interface ExistsResponse {
@@ -126,6 +131,8 @@ export interface GetByPrefixRequest {
   /** Opaque token from the previous page; pages continue at the same revision. */
   readonly pageToken?: string;
   readonly consistency?: Consistency;
+  /** Read inside this transaction (its handle): at its snapshot; revision and consistency must be unset. */
+  readonly transaction?: string;
 }
 
 export interface GetByPrefixResponse {
@@ -133,6 +140,68 @@ export interface GetByPrefixResponse {
   readonly revision: number;
   /** Empty when there are no more pages. */
   readonly nextPageToken: string;
+}
+
+/** See proto Isolation: SNAPSHOT checks the write set at commit, SERIALIZABLE also the read set. */
+export type Isolation = 'snapshot' | 'serializable';
+
+export interface BeginTransactionRequest {
+  /** A bucket name or any key in the bucket. */
+  readonly key: string;
+  readonly isolation?: Isolation;
+}
+
+export interface BeginTransactionResponse {
+  /** The opaque handle (src/txn/txn-handle.ts): pass it to reads and to commit. */
+  readonly transaction: string;
+  readonly partition: number;
+  readonly bucket: string;
+  readonly snapshotRevision: number;
+  readonly isolation: Isolation;
+  readonly expiresAtMs: number;
+}
+
+/** One unconditional write of a transaction: a put, or a delete when `delete` is set. */
+export interface TxnWrite {
+  readonly key: string;
+  readonly delete?: boolean;
+  readonly value?: Uint8Array;
+  readonly ttlMs?: number;
+  readonly keepTtl?: boolean;
+}
+
+export interface CommitRequest {
+  readonly transaction: string;
+  readonly writes: readonly TxnWrite[];
+  readonly readKeys: readonly string[];
+  readonly readPrefixes: readonly string[];
+  /** Idempotency key: a retry with the same id returns the first attempt's result (exactly-once). */
+  readonly requestId?: string;
+}
+
+export interface CommitResponse {
+  readonly revision: number;
+}
+
+export interface ExecuteScriptRequest {
+  readonly script: string;
+  /** @name parameters, each value as JSON text. */
+  readonly params?: Readonly<Record<string, string>>;
+  readonly isolation?: Isolation;
+  /** The bucket (or a key in it) to run in; absent: the first key the script names. */
+  readonly bucket?: string;
+  /** Idempotency key: a retry with the same id returns the first committed result. */
+  readonly requestId?: string;
+}
+
+export interface ExecuteScriptResponse {
+  /** The return value as JSON text. */
+  readonly resultJson: string;
+  /** False when the script rolled back (nothing written). */
+  readonly committed: boolean;
+  readonly revision: number;
+  /** Evaluations at the leader (a script that lost a conflict runs again at a newer snapshot). */
+  readonly attempts: number;
 }
 
 export interface NodeInfo {
@@ -155,6 +224,14 @@ export interface PartitionInfo {
   readonly commitIndex: number;
   readonly appliedIndex: number;
   readonly revision: number;
+  /**
+   * Requests per second the answering node served for the partition (all of them at the leader;
+   * stale and transaction reads it answered locally at a replica), decayed with a 5 s half-life.
+   * Sum over nodes for the partition's load. Absent from nodes that do not report load.
+   */
+  readonly requestsPerSecond?: number;
+  /** Its hottest keys among those requests, hottest first, approximate (src/hotkeys): at most 8. */
+  readonly topKeys?: readonly KeyLoad[];
 }
 
 export interface ClusterInfoResponse {
@@ -182,6 +259,9 @@ export interface NodeApi {
   exists(request: ExistsRequest, context: CallContext): Promise<ExistsResponse>;
   extend(request: ExtendRequest, context: CallContext): Promise<ExtendResponse>;
   getByPrefix(request: GetByPrefixRequest, context: CallContext): Promise<GetByPrefixResponse>;
+  beginTransaction(request: BeginTransactionRequest, context: CallContext): Promise<BeginTransactionResponse>;
+  commit(request: CommitRequest, context: CallContext): Promise<CommitResponse>;
+  executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse>;
   clusterInfo(context: CallContext): Promise<ClusterInfoResponse>;
   transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void>;
 }

@@ -12,7 +12,7 @@ import { Rng } from '../raft/rng.js';
 import type { Message } from '../raft/types.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
-import type { KvOperation, KvResult } from '../server/kv-operation.js';
+import type { KvKind, KvOperation, KvResult, KvTypes } from '../server/kv-operation.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
 import { LevelEngine } from '../storage/level-engine.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
@@ -22,6 +22,11 @@ import { PeerTransport } from './peer-transport.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import type { GroupMessage } from './raft-wire.js';
+import { encodeTxnHandle } from '../txn/txn-handle.js';
+import { TxnScope } from '../txn/txn-scope.js';
+import { getResponseOf, keyRecordOf } from './records.js';
+import { runScriptAtLeader, scriptBucket } from './script-runner.js';
+import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
 
 export interface AtollNodeConfig {
   readonly id: number;
@@ -56,6 +61,8 @@ export interface NodeTestBugs {
   readonly ackBeforeCommit?: boolean;
   /** Ignore request ids: a retried write applies again (breaks exactly-once increments). */
   readonly noDedup?: boolean;
+  /** Commit a transaction's first write in a log entry of its own: a snapshot, conflict or crash in between leaves half of it. */
+  readonly tornTransactions?: boolean;
 }
 
 export const NODE_DEFAULTS = {
@@ -103,6 +110,8 @@ export class AtollNode implements api.NodeApi {
   private readonly nodeIds: number[];
   /** Limits every replica applies identically: values are checked before proposing and on apply. */
   private readonly limits: Limits;
+  /** Request rates and hot keys of the partitions this node serves (src/hotkeys), for ClusterInfo. */
+  private readonly load: LoadTracker;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -112,6 +121,7 @@ export class AtollNode implements api.NodeApi {
     this.logger = config.logger;
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
     this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
+    this.load = new LoadTracker({ maxPartitions: config.partitions });
     const dialable = new Map(config.peers);
     for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
     this.transport = new PeerTransport(
@@ -389,12 +399,39 @@ export class AtollNode implements api.NodeApi {
     return this.remoteLeaders.get(partition) ?? preferredLeaderOf(partition, this.nodeIds, this.config.replicationFactor);
   }
 
+  /** The partition an operation runs on (decoding the transaction handle or the script as needed). */
+  private partitionOf(operation: KvOperation): number {
+    switch (operation.kind) {
+      case 'getByPrefix':
+        return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, this.config.partitions);
+      case 'commit':
+        return this.txnScope(operation.request.transaction).handle.partition;
+      case 'executeScript':
+        return partitionOfBucket(scriptBucket(operation.request, this.limits), this.config.partitions);
+      default:
+        return this.partitionOfKey(operation.request.key);
+    }
+  }
+
+  private txnScope(transaction: string): TxnScope {
+    return TxnScope.fromText(transaction, this.config.partitions);
+  }
+
   private async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
     const hops = context.hops ?? 0;
     const local = this.replicas.get(partition);
     const isRead = operation.kind === 'get' || operation.kind === 'exists' || operation.kind === 'getByPrefix';
-    const staleRead = isRead && (operation.request.consistency === 'stale' || this.config.testBugs?.readsWithoutQuorum === true);
+    const staleRead =
+      isRead &&
+      operation.request.transaction === undefined &&
+      (operation.request.consistency === 'stale' || this.config.testBugs?.readsWithoutQuorum === true);
     if (local && staleRead) return this.executeLocal(local, operation, context);
+    // A read inside a transaction reads immutable versions at or below its snapshot revision, so
+    // any replica that has applied that revision answers it exactly, without a leader round.
+    if (local && isRead && operation.request.transaction !== undefined) {
+      const { snapshotRevision } = this.txnScope(operation.request.transaction).handle;
+      if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
+    }
     let leader = this.leaderOf(partition);
     if (local && leader === 0) leader = await this.waitForLeader(local, context);
     if (leader === this.id && local) return this.executeLocal(local, operation, context);
@@ -450,26 +487,22 @@ export class AtollNode implements api.NodeApi {
   }
 
   private async executeOn(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
+    this.load.record(replica.id, loadKeyOf(operation.request), performance.now());
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;
+        if (request.transaction !== undefined) return { kind: 'get', response: await this.txnGet(replica, request, context) };
         if (request.consistency !== 'stale') await this.readBarrier(replica, context);
         const result = await replica.mvcc.get(request.key, { nowMs: Date.now(), ...(request.revision ? { revision: request.revision } : {}) });
-        return {
-          kind: 'get',
-          response: {
-            found: result.found,
-            value: result.value ?? new Uint8Array(0),
-            createRevision: result.createRevision,
-            modRevision: result.modRevision,
-            version: result.version,
-            expiresAtMs: result.expiresAtMs ?? 0,
-            revision: result.revision,
-          },
-        };
+        return { kind: 'get', response: getResponseOf(result) };
       }
       case 'exists': {
         const request = operation.request;
+        if (request.transaction !== undefined) {
+          const found = await this.txnGet(replica, { key: request.key, transaction: request.transaction }, context);
+          return { kind: 'exists', response: { exists: found.found, revision: found.revision } };
+        }
         if (request.consistency !== 'stale') await this.readBarrier(replica, context);
         const result = await replica.mvcc.get(request.key, { nowMs: Date.now() });
         return { kind: 'exists', response: { exists: result.found, revision: result.revision } };
@@ -493,7 +526,7 @@ export class AtollNode implements api.NodeApi {
         const result = await this.propose(replica, op, context, r.requestId);
         const write = result.writes[0];
         const previous = write?.previous;
-        return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecord(previous) } : {}) } };
+        return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecordOf(previous) } : {}) } };
       }
       case 'delete': {
         const r = operation.request;
@@ -520,23 +553,97 @@ export class AtollNode implements api.NodeApi {
           response: { extended: write?.conditionHeld ?? false, expiresAtMs: write?.current?.expiresAtMs ?? 0, revision: result.revision },
         };
       }
+      case 'beginTransaction':
+        return { kind: 'beginTransaction', response: await this.beginAt(replica, operation.request, context) };
+      case 'commit': {
+        const r = operation.request;
+        const scope = this.txnScope(r.transaction);
+        scope.checkAlive(Date.now(), this.limits);
+        let command = scope.commandOf(r);
+        if (this.config.testBugs?.tornTransactions === true && command.writes.length > 1) {
+          await this.propose(replica, { ...command, writes: command.writes.slice(0, 1) }, context);
+          command = { ...command, writes: command.writes.slice(1) };
+        }
+        const result = await this.propose(replica, command, context, r.requestId);
+        return { kind: 'commit', response: { revision: result.revision } };
+      }
+      case 'executeScript':
+        return {
+          kind: 'executeScript',
+          response: await runScriptAtLeader({
+            request: operation.request,
+            limits: this.limits,
+            partitionCount: this.config.partitions,
+            begin: () => this.beginAt(replica, { key: scriptBucket(operation.request, this.limits), isolation: operation.request.isolation ?? 'snapshot' }, context),
+            mvcc: replica.mvcc,
+            propose: (command, requestId) => this.propose(replica, command, context, requestId),
+            deadlineMs: context.deadlineMs,
+          }),
+        };
     }
+  }
+
+  /** Starts a transaction: a linearizable read of the partition's revision, taken as the snapshot. */
+  private async beginAt(replica: PartitionReplica, request: api.BeginTransactionRequest, context: api.CallContext): Promise<api.BeginTransactionResponse> {
+    await this.readBarrier(replica, context);
+    const isolation = request.isolation ?? 'snapshot';
+    const bucket = bucketOf(request.key);
+    const startedAtMs = Date.now();
+    const handle = { partition: replica.id, partitionCount: this.config.partitions, bucket, snapshotRevision: replica.mvcc.revision, isolation, startedAtMs };
+    return {
+      transaction: encodeTxnHandle(handle),
+      partition: replica.id,
+      bucket,
+      snapshotRevision: handle.snapshotRevision,
+      isolation,
+      expiresAtMs: startedAtMs + this.limits.maxTxnDurationMs,
+    };
+  }
+
+  /** Waits until the replica has applied `revision` (a leader that just took over may be behind). */
+  private async ensureRevision(replica: PartitionReplica, revision: number, context: api.CallContext): Promise<void> {
+    if (replica.mvcc.revision >= revision) return;
+    await this.readBarrier(replica, context);
+    if (replica.mvcc.revision < revision) {
+      throw new AtollError('FUTURE_REVISION', `partition ${replica.id} has not reached revision ${revision}`, { revision });
+    }
+  }
+
+  /** A get inside a transaction: at its snapshot revision and clock, confined to its partition. */
+  private async txnGet(replica: PartitionReplica, request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
+    const { handle } = this.txnRead(request.transaction!, request.revision, (scope) => scope.checkKey(request.key));
+    await this.ensureRevision(replica, handle.snapshotRevision, context);
+    return getResponseOf(await replica.mvcc.get(request.key, { nowMs: handle.startedAtMs, revision: handle.snapshotRevision }));
+  }
+
+  private txnRead(transaction: string, revision: number | undefined, check: (scope: TxnScope) => void): TxnScope {
+    const scope = this.txnScope(transaction);
+    if (revision !== undefined && revision !== scope.handle.snapshotRevision) {
+      throw new AtollError('INVALID_ARGUMENT', 'a read inside a transaction is at its snapshot revision: leave revision unset', {
+        revision,
+        snapshotRevision: scope.handle.snapshotRevision,
+      });
+    }
+    check(scope);
+    return scope;
   }
 
   private async prefixPage(replica: PartitionReplica, request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
     const scope = prefixBucket(request.prefix);
     const token = request.pageToken ? decodePageToken(request.pageToken) : undefined;
-    if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
-    const revision = token?.revision ?? request.revision;
+    const txn = request.transaction === undefined ? undefined : this.txnRead(request.transaction, token?.revision ?? request.revision, (s) => s.checkPrefix(request.prefix)).handle;
+    if (txn !== undefined) await this.ensureRevision(replica, txn.snapshotRevision, context);
+    else if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
+    const revision = txn?.snapshotRevision ?? token?.revision ?? request.revision;
     const limit = Math.min(request.limit && request.limit > 0 ? request.limit : defaultLimits.defaultPageSize, defaultLimits.maxPageSize);
     const page = await replica.mvcc.getByPrefix(scope.keyPrefix, {
-      nowMs: Date.now(),
+      nowMs: txn?.startedAtMs ?? Date.now(),
       limit,
       ...(revision ? { revision } : {}),
       ...(token ? { after: token.after } : {}),
     });
     return {
-      items: page.items.map(keyRecord),
+      items: page.items.map(keyRecordOf),
       revision: page.revision,
       nextPageToken: page.more && page.continueAfter !== undefined ? encodePageToken(page.revision, page.continueAfter) : '',
     };
@@ -559,8 +666,7 @@ export class AtollNode implements api.NodeApi {
     );
   }
 
-  private propose(replica: PartitionReplica, op: WriteOp, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
-    const command: Command = op;
+  private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
     // Validation happens here, before anything reaches the log: bad input changes nothing.
     if (requestId !== undefined) validateRequestId(requestId);
     const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits), requestId);
@@ -603,47 +709,60 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ NodeApi
 
-  async get(request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
-    return (await this.route(this.partitionOfKey(request.key), { kind: 'get', request }, context)).response as api.GetResponse;
+  /** Routes one operation to its partition (here or at its leader) and returns its response. */
+  private async serve<K extends KvKind>(kind: K, request: KvTypes[K]['request'], context: api.CallContext): Promise<KvTypes[K]['response']> {
+    const operation = { kind, request } as KvOperation;
+    return (await this.route(this.partitionOf(operation), operation, context)).response as KvTypes[K]['response'];
   }
 
-  async put(request: api.PutRequest, context: api.CallContext): Promise<api.PutResponse> {
-    return (await this.route(this.partitionOfKey(request.key), { kind: 'put', request }, context)).response as api.PutResponse;
+  get(request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
+    return this.serve('get', request, context);
   }
 
-  async delete(request: api.DeleteRequest, context: api.CallContext): Promise<api.DeleteResponse> {
-    return (await this.route(this.partitionOfKey(request.key), { kind: 'delete', request }, context)).response as api.DeleteResponse;
+  put(request: api.PutRequest, context: api.CallContext): Promise<api.PutResponse> {
+    return this.serve('put', request, context);
   }
 
-  async increment(request: api.IncrementRequest, context: api.CallContext): Promise<api.IncrementResponse> {
-    return (await this.route(this.partitionOfKey(request.key), { kind: 'increment', request }, context)).response as api.IncrementResponse;
+  delete(request: api.DeleteRequest, context: api.CallContext): Promise<api.DeleteResponse> {
+    return this.serve('delete', request, context);
   }
 
-  async exists(request: api.ExistsRequest, context: api.CallContext): Promise<api.ExistsResponse> {
-    return (await this.route(this.partitionOfKey(request.key), { kind: 'exists', request }, context)).response as api.ExistsResponse;
+  increment(request: api.IncrementRequest, context: api.CallContext): Promise<api.IncrementResponse> {
+    return this.serve('increment', request, context);
   }
 
-  async extend(request: api.ExtendRequest, context: api.CallContext): Promise<api.ExtendResponse> {
-    return (await this.route(this.partitionOfKey(request.key), { kind: 'extend', request }, context)).response as api.ExtendResponse;
+  exists(request: api.ExistsRequest, context: api.CallContext): Promise<api.ExistsResponse> {
+    return this.serve('exists', request, context);
   }
 
-  async getByPrefix(request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
-    const { bucket } = prefixBucket(request.prefix);
-    const partition = partitionOfBucket(bucket, this.config.partitions);
-    return (await this.route(partition, { kind: 'getByPrefix', request }, context)).response as api.GetByPrefixResponse;
+  extend(request: api.ExtendRequest, context: api.CallContext): Promise<api.ExtendResponse> {
+    return this.serve('extend', request, context);
+  }
+
+  getByPrefix(request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
+    return this.serve('getByPrefix', request, context);
+  }
+
+  beginTransaction(request: api.BeginTransactionRequest, context: api.CallContext): Promise<api.BeginTransactionResponse> {
+    return this.serve('beginTransaction', request, context);
+  }
+
+  commit(request: api.CommitRequest, context: api.CallContext): Promise<api.CommitResponse> {
+    return this.serve('commit', request, context);
+  }
+
+  executeScript(request: api.ExecuteScriptRequest, context: api.CallContext): Promise<api.ExecuteScriptResponse> {
+    return this.serve('executeScript', request, context);
   }
 
   /** Runs a request forwarded by another node (Peer.Forward). */
   async executeForwarded(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    const partition =
-      operation.kind === 'getByPrefix'
-        ? partitionOfBucket(prefixBucket(operation.request.prefix).bucket, this.config.partitions)
-        : this.partitionOfKey(operation.request.key);
-    return this.route(partition, operation, context);
+    return this.route(this.partitionOf(operation), operation, context);
   }
 
   async clusterInfo(): Promise<api.ClusterInfoResponse> {
     const table = partitionTable(this.config.partitions);
+    const load = this.load.report(performance.now());
     const partitions: api.PartitionInfo[] = table.map((range) => {
       const replica = this.replicas.get(range.id);
       const status = replica?.raw.status();
@@ -657,6 +776,7 @@ export class AtollNode implements api.NodeApi {
         commitIndex: status?.commit ?? 0,
         appliedIndex: replica?.appliedIndex ?? 0,
         revision: replica?.mvcc.revision ?? 0,
+        ...load.of(range.id),
       };
     });
     return {
@@ -737,17 +857,6 @@ export class AtollNode implements api.NodeApi {
   get failure(): Error | undefined {
     return this.fatal;
   }
-}
-
-function keyRecord(version: KeyVersion): api.KeyRecord {
-  return {
-    key: version.key,
-    value: version.value,
-    createRevision: version.createRevision,
-    modRevision: version.modRevision,
-    version: version.version,
-    expiresAtMs: version.expiresAtMs ?? 0,
-  };
 }
 
 function encodePageToken(revision: number, after: string): string {

@@ -27,7 +27,15 @@ import type {
   GetByPrefixResponse,
   GetRequest,
   GetResponse,
+  BeginTransactionRequest,
+  BeginTransactionResponse,
+  CommitRequest,
+  CommitResponse,
+  ExecuteScriptRequest,
+  ExecuteScriptResponse,
   IncrementRequest,
+  Isolation,
+  TxnWrite,
   IncrementResponse,
   KeyRecord,
   NodeInfo,
@@ -50,7 +58,15 @@ import type {
   GetByPrefixResponseMessage,
   GetRequestMessage,
   GetResponseMessage,
+  BeginTransactionRequestMessage,
+  BeginTransactionResponseMessage,
+  CommitRequestMessage,
+  CommitResponseMessage,
+  ExecuteScriptRequestMessage,
+  ExecuteScriptResponseMessage,
   IncrementRequestMessage,
+  IsolationName,
+  TxnWriteMessage,
   IncrementResponseMessage,
   KeyRecordMessage,
   NodeInfoMessage,
@@ -160,6 +176,7 @@ export function decodeKeyRecord(value: unknown): KeyRecord {
 export function encodeGetRequest(request: GetRequest): GetRequestMessage {
   const message: GetRequestMessage = { key: request.key, consistency: encodeConsistency(request.consistency) };
   if (request.revision !== undefined && request.revision !== 0) message.revision = formatWireInt64(request.revision);
+  if (request.transaction !== undefined) message.transaction = request.transaction;
   return message;
 }
 
@@ -168,7 +185,8 @@ export function decodeGetRequest(value: unknown): GetRequest {
   const key = decodeKey(message.key);
   const revision = decodeReadRevision(message.revision);
   const consistency = decodeConsistency(message.consistency);
-  return revision === undefined ? { key, consistency } : { key, revision, consistency };
+  const transaction = decodeText(message.transaction, 'transaction');
+  return { key, consistency, ...(revision !== undefined && { revision }), ...(transaction !== '' && { transaction }) };
 }
 
 export function encodeGetResponse(response: GetResponse): GetResponseMessage {
@@ -311,12 +329,15 @@ export function decodeIncrementResponse(value: unknown): IncrementResponse {
 // Exists
 
 export function encodeExistsRequest(request: ExistsRequest): ExistsRequestMessage {
-  return { key: request.key, consistency: encodeConsistency(request.consistency) };
+  const message: ExistsRequestMessage = { key: request.key, consistency: encodeConsistency(request.consistency) };
+  if (request.transaction !== undefined) message.transaction = request.transaction;
+  return message;
 }
 
 export function decodeExistsRequest(value: unknown): ExistsRequest {
   const message = decodeMessage<ExistsRequestMessage>(value, 'ExistsRequest');
-  return { key: decodeKey(message.key), consistency: decodeConsistency(message.consistency) };
+  const transaction = decodeText(message.transaction, 'transaction');
+  return { key: decodeKey(message.key), consistency: decodeConsistency(message.consistency), ...(transaction !== '' && { transaction }) };
 }
 
 export function encodeExistsResponse(response: ExistsResponse): ExistsResponseMessage {
@@ -380,6 +401,7 @@ export function encodeGetByPrefixRequest(request: GetByPrefixRequest): GetByPref
   };
   if (request.revision !== undefined && request.revision !== 0) message.revision = formatWireInt64(request.revision);
   if (request.limit !== undefined) message.limit = request.limit;
+  if (request.transaction !== undefined) message.transaction = request.transaction;
   return message;
 }
 
@@ -401,6 +423,8 @@ export function decodeGetByPrefixRequest(value: unknown): GetByPrefixRequest {
   if (message.limit !== undefined && message.limit !== null) request.limit = parseWireUint32(message.limit, 'limit');
   const pageToken = decodeText(message.pageToken, 'page_token');
   if (pageToken !== '') request.pageToken = pageToken;
+  const transaction = decodeText(message.transaction, 'transaction');
+  if (transaction !== '') request.transaction = transaction;
   return request;
 }
 
@@ -494,4 +518,159 @@ export function decodeTransferLeaderRequest(value: unknown): TransferLeaderReque
   const targetNode = parseWireUint32(message.targetNode ?? 0, 'target_node');
   if (targetNode === 0) throw new AtollError('INVALID_ARGUMENT', 'transfer leader needs target_node: the id of a replica');
   return { partition: parseWireUint32(message.partition ?? 0, 'partition'), targetNode };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Transactions and scripts
+
+function decodeIsolation(value: unknown): Isolation {
+  if (value === undefined || value === null || value === 'SNAPSHOT' || value === 0) return 'snapshot';
+  if (value === 'SERIALIZABLE' || value === 1) return 'serializable';
+  throw new AtollError('INVALID_ARGUMENT', `isolation must be SNAPSHOT or SERIALIZABLE, got ${String(value)}`);
+}
+
+function encodeIsolation(isolation: Isolation | undefined): IsolationName {
+  return isolation === 'serializable' ? 'SERIALIZABLE' : 'SNAPSHOT';
+}
+
+export function encodeBeginTransactionRequest(request: BeginTransactionRequest): BeginTransactionRequestMessage {
+  return { key: request.key, isolation: encodeIsolation(request.isolation) };
+}
+
+export function decodeBeginTransactionRequest(value: unknown): BeginTransactionRequest {
+  const message = decodeMessage<BeginTransactionRequestMessage>(value, 'BeginTransactionRequest');
+  return { key: decodeKey(message.key), isolation: decodeIsolation(message.isolation) };
+}
+
+export function encodeBeginTransactionResponse(response: BeginTransactionResponse): BeginTransactionResponseMessage {
+  return {
+    transaction: response.transaction,
+    partition: response.partition,
+    bucket: response.bucket,
+    snapshotRevision: formatWireInt64(response.snapshotRevision),
+    isolation: encodeIsolation(response.isolation),
+    expiresAtMs: formatWireInt64(response.expiresAtMs),
+  };
+}
+
+export function decodeBeginTransactionResponse(value: unknown): BeginTransactionResponse {
+  const message = decodeMessage<BeginTransactionResponseMessage>(value, 'BeginTransactionResponse');
+  return {
+    transaction: decodeText(message.transaction, 'transaction'),
+    partition: parseWireUint32(message.partition ?? 0, 'partition'),
+    bucket: decodeText(message.bucket, 'bucket'),
+    snapshotRevision: decodeCount(message.snapshotRevision, 'snapshot_revision'),
+    isolation: decodeIsolation(message.isolation),
+    expiresAtMs: decodeCount(message.expiresAtMs, 'expires_at_ms'),
+  };
+}
+
+function encodeTxnWrite(write: TxnWrite): TxnWriteMessage {
+  const message: TxnWriteMessage = { key: write.key };
+  if (write.delete === true) {
+    message.delete = true;
+    return message;
+  }
+  message.value = write.value ?? new Uint8Array(0);
+  if (write.ttlMs !== undefined) message.ttlMs = formatWireInt64(write.ttlMs);
+  if (write.keepTtl === true) message.keepTtl = true;
+  return message;
+}
+
+function decodeTxnWrite(value: unknown): TxnWrite {
+  const message = decodeMessage<TxnWriteMessage>(value, 'TxnWrite');
+  const key = decodeKey(message.key);
+  if (decodeBoolean(message.delete, 'delete')) return { key, delete: true };
+  const ttlMs = decodeOptionalCount(message.ttlMs, 'ttl_ms');
+  return {
+    key,
+    value: decodeBytes(message.value, 'value'),
+    ...(ttlMs !== undefined && { ttlMs }),
+    ...(decodeBoolean(message.keepTtl, 'keep_ttl') && { keepTtl: true }),
+  };
+}
+
+export function encodeCommitRequest(request: CommitRequest): CommitRequestMessage {
+  const message: CommitRequestMessage = {
+    transaction: request.transaction,
+    writes: request.writes.map(encodeTxnWrite),
+    readKeys: [...request.readKeys],
+    readPrefixes: [...request.readPrefixes],
+  };
+  if (request.requestId !== undefined) message.requestId = request.requestId;
+  return message;
+}
+
+export function decodeCommitRequest(value: unknown): CommitRequest {
+  const message = decodeMessage<CommitRequestMessage>(value, 'CommitRequest');
+  const requestId = decodeRequestId(message.requestId);
+  return {
+    transaction: decodeText(message.transaction, 'transaction'),
+    writes: decodeRepeated(message.writes, 'writes', decodeTxnWrite),
+    readKeys: decodeRepeated(message.readKeys, 'read_keys', decodeKey),
+    readPrefixes: decodeRepeated(message.readPrefixes, 'read_prefixes', (item) => decodeText(item, 'read_prefixes')),
+    ...(requestId !== undefined && { requestId }),
+  };
+}
+
+export function encodeCommitResponse(response: CommitResponse): CommitResponseMessage {
+  return { revision: formatWireInt64(response.revision) };
+}
+
+export function decodeCommitResponse(value: unknown): CommitResponse {
+  const message = decodeMessage<CommitResponseMessage>(value, 'CommitResponse');
+  return { revision: decodeCount(message.revision, 'revision') };
+}
+
+export function encodeExecuteScriptRequest(request: ExecuteScriptRequest): ExecuteScriptRequestMessage {
+  const message: ExecuteScriptRequestMessage = {
+    script: request.script,
+    params: { ...request.params },
+    isolation: encodeIsolation(request.isolation),
+  };
+  if (request.bucket !== undefined) message.bucket = request.bucket;
+  if (request.requestId !== undefined) message.requestId = request.requestId;
+  return message;
+}
+
+function decodeParams(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new AtollError('INVALID_ARGUMENT', 'params must be a map of strings');
+  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, text] of Object.entries(value)) params[name] = decodeText(text, `params.${name}`);
+  return params;
+}
+
+export function decodeExecuteScriptRequest(value: unknown): ExecuteScriptRequest {
+  const message = decodeMessage<ExecuteScriptRequestMessage>(value, 'ExecuteScriptRequest');
+  const script = decodeText(message.script, 'script');
+  if (script.trim() === '') throw new AtollError('INVALID_ARGUMENT', 'the request has no script: set `script` to the script text');
+  const bucket = decodeText(message.bucket, 'bucket');
+  const requestId = decodeRequestId(message.requestId);
+  return {
+    script,
+    params: decodeParams(message.params),
+    isolation: decodeIsolation(message.isolation),
+    ...(bucket !== '' && { bucket }),
+    ...(requestId !== undefined && { requestId }),
+  };
+}
+
+export function encodeExecuteScriptResponse(response: ExecuteScriptResponse): ExecuteScriptResponseMessage {
+  return {
+    resultJson: response.resultJson,
+    committed: response.committed,
+    revision: formatWireInt64(response.revision),
+    attempts: response.attempts,
+  };
+}
+
+export function decodeExecuteScriptResponse(value: unknown): ExecuteScriptResponse {
+  const message = decodeMessage<ExecuteScriptResponseMessage>(value, 'ExecuteScriptResponse');
+  return {
+    resultJson: decodeText(message.resultJson, 'result_json') || 'null',
+    committed: decodeBoolean(message.committed, 'committed'),
+    revision: decodeCount(message.revision, 'revision'),
+    attempts: parseWireUint32(message.attempts ?? 0, 'attempts'),
+  };
 }

@@ -6,7 +6,13 @@
  */
 import { AtollError } from '../errors.js';
 import type {
+  BeginTransactionRequest,
+  BeginTransactionResponse,
   CallContext,
+  CommitRequest,
+  CommitResponse,
+  ExecuteScriptRequest,
+  ExecuteScriptResponse,
   DeleteRequest,
   DeleteResponse,
   ExistsRequest,
@@ -35,6 +41,9 @@ export interface KvTypes {
   exists: { request: ExistsRequest; response: ExistsResponse };
   extend: { request: ExtendRequest; response: ExtendResponse };
   getByPrefix: { request: GetByPrefixRequest; response: GetByPrefixResponse };
+  beginTransaction: { request: BeginTransactionRequest; response: BeginTransactionResponse };
+  commit: { request: CommitRequest; response: CommitResponse };
+  executeScript: { request: ExecuteScriptRequest; response: ExecuteScriptResponse };
 }
 
 export type KvKind = keyof KvTypes;
@@ -45,10 +54,21 @@ export type KvResult = { [K in KvKind]: { readonly kind: K; readonly response: K
 /** A KvResult narrowed to one kind. */
 export type KvResultOf<K extends KvKind> = Extract<KvResult, { kind: K }>;
 
-export const kvKinds: readonly KvKind[] = Object.freeze(['get', 'put', 'delete', 'increment', 'exists', 'extend', 'getByPrefix']);
+export const kvKinds: readonly KvKind[] = Object.freeze([
+  'get',
+  'put',
+  'delete',
+  'increment',
+  'exists',
+  'extend',
+  'getByPrefix',
+  'beginTransaction',
+  'commit',
+  'executeScript',
+]);
 
 /** Operations that change state: a client must not blindly retry one whose outcome is unknown. */
-const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend']);
+const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend', 'commit', 'executeScript']);
 
 export function isWriteKind(kind: KvKind): boolean {
   return writeKinds.has(kind);
@@ -124,6 +144,30 @@ export const kvCodecs: { readonly [K in KvKind]: KvCodec<K> } = Object.freeze({
     encodeResponse: convert.encodeGetByPrefixResponse,
     decodeResponse: convert.decodeGetByPrefixResponse,
     run: (api, request, context) => api.getByPrefix(request, context),
+  },
+  beginTransaction: {
+    method: 'BeginTransaction',
+    encodeRequest: convert.encodeBeginTransactionRequest,
+    decodeRequest: convert.decodeBeginTransactionRequest,
+    encodeResponse: convert.encodeBeginTransactionResponse,
+    decodeResponse: convert.decodeBeginTransactionResponse,
+    run: (api, request, context) => api.beginTransaction(request, context),
+  },
+  commit: {
+    method: 'Commit',
+    encodeRequest: convert.encodeCommitRequest,
+    decodeRequest: convert.decodeCommitRequest,
+    encodeResponse: convert.encodeCommitResponse,
+    decodeResponse: convert.decodeCommitResponse,
+    run: (api, request, context) => api.commit(request, context),
+  },
+  executeScript: {
+    method: 'ExecuteScript',
+    encodeRequest: convert.encodeExecuteScriptRequest,
+    decodeRequest: convert.decodeExecuteScriptRequest,
+    encodeResponse: convert.encodeExecuteScriptResponse,
+    decodeResponse: convert.decodeExecuteScriptResponse,
+    run: (api, request, context) => api.executeScript(request, context),
   },
 });
 

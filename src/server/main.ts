@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     .option('--retention-revisions <n>', 'revisions of history kept per partition (ATOLL_RETENTION_REVISIONS)', integer('--retention-revisions', 1), Number(env['ATOLL_RETENTION_REVISIONS'] ?? NODE_DEFAULTS.retentionRevisions))
     .option('--max-value-bytes <n>', 'largest value a write may carry, at most 3 MiB (ATOLL_MAX_VALUE_BYTES)', integer('--max-value-bytes', 1), Number(env['ATOLL_MAX_VALUE_BYTES'] ?? 1024 * 1024))
     .option('--dial <list>', 'reach some peers through other addresses, id=host:port,... (a test harness\'s fault proxies)', env['ATOLL_DIAL'])
-    .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup (needs ATOLL_ALLOW_TEST_BUGS=1)')
+    .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions (needs ATOLL_ALLOW_TEST_BUGS=1)')
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     .parse();
   const options = program.opts<{
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   if (!listen) program.error(`error: --peers has no address for node ${id} and --listen is not set`);
   const bugs = options.unsafeTestBug ?? [];
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
-  for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
+  for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
   if (options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     snapshotEveryEntries: options.snapshotEvery,
     maxValueBytes: options.maxValueBytes,
     dialAddresses: dial,
-    testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup') },
+    testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
     logger,
   });
   const server = createGrpcServer();

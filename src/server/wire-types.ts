@@ -11,6 +11,8 @@ export type Int64Text = string;
 
 export type ConsistencyName = 'LINEARIZABLE' | 'STALE';
 
+export type IsolationName = 'SNAPSHOT' | 'SERIALIZABLE';
+
 export interface KeyRecordMessage {
   key: string;
   value: Uint8Array;
@@ -24,6 +26,7 @@ export interface GetRequestMessage {
   key: string;
   revision?: Int64Text;
   consistency?: ConsistencyName;
+  transaction?: string;
 }
 
 export interface GetResponseMessage {
@@ -83,6 +86,7 @@ export interface IncrementResponseMessage {
 export interface ExistsRequestMessage {
   key: string;
   consistency?: ConsistencyName;
+  transaction?: string;
 }
 
 export interface ExistsResponseMessage {
@@ -108,12 +112,62 @@ export interface GetByPrefixRequestMessage {
   limit?: number;
   pageToken?: string;
   consistency?: ConsistencyName;
+  transaction?: string;
 }
 
 export interface GetByPrefixResponseMessage {
   items: KeyRecordMessage[];
   revision: Int64Text;
   nextPageToken: string;
+}
+
+export interface BeginTransactionRequestMessage {
+  key: string;
+  isolation?: IsolationName;
+}
+
+export interface BeginTransactionResponseMessage {
+  transaction: string;
+  partition: number;
+  bucket: string;
+  snapshotRevision: Int64Text;
+  isolation: IsolationName;
+  expiresAtMs: Int64Text;
+}
+
+export interface TxnWriteMessage {
+  key: string;
+  delete?: boolean;
+  value?: Uint8Array;
+  ttlMs?: Int64Text;
+  keepTtl?: boolean;
+}
+
+export interface CommitRequestMessage {
+  transaction: string;
+  writes: TxnWriteMessage[];
+  readKeys: string[];
+  readPrefixes: string[];
+  requestId?: string;
+}
+
+export interface CommitResponseMessage {
+  revision: Int64Text;
+}
+
+export interface ExecuteScriptRequestMessage {
+  script: string;
+  params: Record<string, string>;
+  isolation?: IsolationName;
+  bucket?: string;
+  requestId?: string;
+}
+
+export interface ExecuteScriptResponseMessage {
+  resultJson: string;
+  committed: boolean;
+  revision: Int64Text;
+  attempts: number;
 }
 
 export interface NodeInfoMessage {
@@ -157,6 +211,9 @@ export interface KvRequestMessages {
   exists: ExistsRequestMessage;
   extend: ExtendRequestMessage;
   getByPrefix: GetByPrefixRequestMessage;
+  beginTransaction: BeginTransactionRequestMessage;
+  commit: CommitRequestMessage;
+  executeScript: ExecuteScriptRequestMessage;
 }
 
 /** Response message types by oneof case name (StreamResponse and ForwardResponse). */
@@ -168,6 +225,9 @@ export interface KvResponseMessages {
   exists: ExistsResponseMessage;
   extend: ExtendResponseMessage;
   getByPrefix: GetByPrefixResponseMessage;
+  beginTransaction: BeginTransactionResponseMessage;
+  commit: CommitResponseMessage;
+  executeScript: ExecuteScriptResponseMessage;
 }
 
 export interface StreamErrorMessage {

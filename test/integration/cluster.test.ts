@@ -6,28 +6,13 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { LocalCluster } from './local-cluster.js';
+import { call, genericKvClient } from './plain-grpc.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const PARTITIONS = 8;
-
-type Callback = (error: grpc.ServiceError | null, response: Record<string, unknown>) => void;
-type GenericKv = Record<string, (request: object, options: grpc.CallOptions, callback: Callback) => void> & grpc.Client;
-
-function genericKvClient(address: string): GenericKv {
-  const definition = protoLoader.loadSync(['atoll/v1/kv.proto'], { includeDirs: [join(root, 'proto')], longs: String, defaults: true, oneofs: true });
-  const pkg = grpc.loadPackageDefinition(definition) as unknown as { atoll: { v1: { KV: new (a: string, c: grpc.ChannelCredentials) => GenericKv } } };
-  return new pkg.atoll.v1.KV(address, grpc.credentials.createInsecure());
-}
-
-function call(client: GenericKv, method: string, request: object): Promise<Record<string, unknown>> {
-  return new Promise((resolveCall, reject) => {
-    client[method]?.call(client, request, { deadline: Date.now() + 5_000 }, (error, response) => (error ? reject(error) : resolveCall(response)));
-  });
-}
 
 function cli(cluster: LocalCluster, args: string[], endpoint?: string): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [join(root, 'dist/src/cli/atoll.js'), '--endpoints', endpoint ?? cluster.endpoints.join(','), ...args], {

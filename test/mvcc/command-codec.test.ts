@@ -39,7 +39,8 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     readKeys: fc.array(keyArbitrary, { maxLength: 3 }),
     readPrefixes: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
     writes: writesArbitrary,
-  }),
+    note: fc.uint8Array({ maxLength: 8 }),
+  }, { requiredKeys: ['type', 'snapshotRevision', 'isolation', 'readKeys', 'readPrefixes', 'writes'] }),
   fc.record({ type: fc.constant('compact' as const), belowRevision: revisionArbitrary }),
 );
 

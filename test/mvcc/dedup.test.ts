@@ -78,6 +78,8 @@ describe('dedup entry encoding', () => {
     };
     const decoded = decodeDedupEntry(encodeDedupEntry(entry));
     expect(decoded.result.writes).toStrictEqual(entry.result.writes);
+    const noted = decodeDedupEntry(encodeDedupEntry({ requestId: 'n', result: { revision: 2, applied: true, writes: [], note: text('[1,2]') } }));
+    expect(noted.result.note).toStrictEqual(text('[1,2]'));
     expect(decoded.result.error).toMatchObject({ code: 'OVERFLOW', message: 'too big', details: { key: 'k', current: '9', nested: { n: 1 } } });
     expect(decoded.result.error).toBeInstanceOf(AtollError);
     expect(decoded).toMatchObject({ requestId: 'req-😀', result: { revision: 9, applied: false } });
@@ -92,6 +94,39 @@ describe('dedup entry encoding', () => {
 });
 
 describe.each(engineKinds)('MvccStore deduplication on $name', (kind) => {
+  it('does not record a transaction that lost a conflict, and returns a committed one\'s note to a retry', async () => {
+    const partition = await Partition.create(kind);
+    await partition.put('bank/a', '10');
+    const snapshot = partition.store.revision;
+    await partition.put('bank/a', '11');
+    const txn = (snapshotRevision: number, value: string): Command => ({
+      type: 'txn',
+      snapshotRevision,
+      isolation: 'snapshot',
+      readKeys: [],
+      readPrefixes: [],
+      writes: [{ type: 'put', key: 'bank/a', value: text(value) }],
+      note: text(`{"set":${value}}`),
+    });
+    const lost = await partition.apply(txn(snapshot, '20'), 'script-1');
+    expect(lost.error?.code).toBe('TXN_CONFLICT');
+    expect(lost.note).toBeUndefined();
+    expect(partition.store.dedupStatus().recordCount).toBe(0);
+    // The same request id, run again at a newer snapshot, commits once.
+    const won = await partition.apply(txn(partition.store.revision, '21'), 'script-1');
+    expect(won).toMatchObject({ applied: true, duplicate: false });
+    expect(new TextDecoder().decode(won.note)).toBe('{"set":21}');
+    const retried = await partition.apply(txn(partition.store.revision, '22'), 'script-1');
+    expect(retried).toMatchObject({ applied: true, duplicate: true, revision: won.revision });
+    expect(new TextDecoder().decode(retried.note)).toBe('{"set":21}');
+    expect(await partition.value('bank/a')).toBe('21');
+    // The record (note included) survives a restart.
+    await partition.reopen(kind);
+    const afterRestart = await partition.apply(txn(partition.store.revision, '23'), 'script-1');
+    expect(afterRestart).toMatchObject({ duplicate: true, revision: won.revision });
+    expect(new TextDecoder().decode(afterRestart.note)).toBe('{"set":21}');
+  });
+
   it('applies an increment once however often it is retried, and each new id again', async () => {
     const partition = await Partition.create(kind);
     const first = await partition.apply(increment('counter', 5n), 'req-1');

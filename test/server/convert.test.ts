@@ -40,7 +40,19 @@ const recordArbitrary: fc.Arbitrary<KeyRecord> = fc.record({
 describe('protos', () => {
   it('load both files and every service', () => {
     expect(protoFilePaths.map((path) => path.replace(/.*proto\//, ''))).toEqual(['atoll/v1/kv.proto', 'atoll/v1/cluster.proto']);
-    expect(Object.keys(kvServiceDefinition)).toEqual(['Get', 'Put', 'Delete', 'Increment', 'Exists', 'Extend', 'GetByPrefix', 'Stream']);
+    expect(Object.keys(kvServiceDefinition)).toEqual([
+      'Get',
+      'Put',
+      'Delete',
+      'Increment',
+      'Exists',
+      'Extend',
+      'GetByPrefix',
+      'BeginTransaction',
+      'Commit',
+      'ExecuteScript',
+      'Stream',
+    ]);
     expect(packageDefinition['atoll.v1.Cluster']).toBeDefined();
     expect(Object.keys(peerServiceDefinition)).toEqual(['Raft', 'Forward']);
   });
@@ -173,6 +185,21 @@ describe('Forward codec (for the node)', () => {
     { kind: 'exists', request: { key: 'a/b', consistency: 'linearizable' } },
     { kind: 'extend', request: { key: 'a/b', ttlMs: 5 } },
     { kind: 'getByPrefix', request: { prefix: 'a', limit: 5, consistency: 'linearizable' } },
+    { kind: 'get', request: { key: 'a/b', consistency: 'linearizable', transaction: 'atx1.e30' } },
+    { kind: 'exists', request: { key: 'a/b', consistency: 'linearizable', transaction: 'atx1.e30' } },
+    { kind: 'getByPrefix', request: { prefix: 'a', consistency: 'linearizable', pageToken: 'p', transaction: 'atx1.e30' } },
+    { kind: 'beginTransaction', request: { key: 'bank', isolation: 'serializable' } },
+    {
+      kind: 'commit',
+      request: {
+        transaction: 'atx1.e30',
+        writes: [{ key: 'bank/a', value: Uint8Array.of(1), ttlMs: 9 }, { key: 'bank/b', delete: true }, { key: 'bank/c', value: new Uint8Array(0), keepTtl: true }],
+        readKeys: ['bank/d'],
+        readPrefixes: ['bank/'],
+        requestId: 'r-1',
+      },
+    },
+    { kind: 'executeScript', request: { script: 'return @x', params: { x: '[1,"two"]' }, isolation: 'snapshot', bucket: 'b', requestId: 'r-2' } },
   ];
 
   it.each(operations)('$kind requests survive the wire with their hop count', (operation) => {
@@ -186,6 +213,9 @@ describe('Forward codec (for the node)', () => {
       { kind: 'put', response: { applied: false, revision: 5 } },
       { kind: 'increment', response: { value: 2n ** 63n - 1n, revision: 6 } },
       { kind: 'getByPrefix', response: { items: [], revision: 1, nextPageToken: '' } },
+      { kind: 'beginTransaction', response: { transaction: 'atx1.e30', partition: 3, bucket: 'bank', snapshotRevision: 41, isolation: 'serializable', expiresAtMs: 1_700_000_060_000 } },
+      { kind: 'commit', response: { revision: 42 } },
+      { kind: 'executeScript', response: { resultJson: '{"a":[1,2]}', committed: true, revision: 43, attempts: 2 } },
     ];
     for (const result of results) {
       expect(decodeForwardResponse(overWire(peer['Forward']!, 'response', encodeForwardResponse(result)))).toEqual(result);

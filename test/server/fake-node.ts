@@ -7,10 +7,23 @@
 import { AtollError } from '../../src/errors.js';
 import { partitionTable } from '../../src/keys/partition-table.js';
 import { prefixBucket } from '../../src/keys/prefix-bucket.js';
-import type { Command, KeyVersion, WriteResult } from '../../src/mvcc/commands.js';
+import { bucketOf } from '../../src/keys/bucket.js';
+import { partitionOfBucket } from '../../src/keys/partition-table.js';
+import { defaultLimits } from '../../src/limits.js';
+import type { ApplyResult, Command, KeyVersion, WriteResult } from '../../src/mvcc/commands.js';
+import { getResponseOf } from '../../src/node/records.js';
+import { runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
+import { encodeTxnHandle } from '../../src/txn/txn-handle.js';
+import { TxnScope } from '../../src/txn/txn-scope.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type {
+  BeginTransactionRequest,
+  BeginTransactionResponse,
   CallContext,
+  CommitRequest,
+  CommitResponse,
+  ExecuteScriptRequest,
+  ExecuteScriptResponse,
   ClusterInfoResponse,
   DeleteRequest,
   DeleteResponse,
@@ -102,25 +115,21 @@ export class FakeNode implements NodeApi {
   }
 
   private async apply(command: Command): Promise<{ revision: number; applied: boolean; write: WriteResult | undefined }> {
-    const run = this.applyChain.then(() => this.store.apply(command, { index: ++this.index, nowMs: Date.now() }));
+    const result = await this.applyEntry(command);
+    return { revision: result.revision, applied: result.applied, write: result.writes[0] };
+  }
+
+  private async applyEntry(command: Command, requestId?: string): Promise<ApplyResult> {
+    const run = this.applyChain.then(() => this.store.apply(command, { index: ++this.index, nowMs: Date.now(), ...(requestId !== undefined && { requestId }) }));
     this.applyChain = run.catch(() => undefined);
     const result = await run;
     if (result.error !== undefined) throw result.error;
-    return { revision: result.revision, applied: result.applied, write: result.writes[0] };
+    return result;
   }
 
   async get(request: GetRequest, context: CallContext): Promise<GetResponse> {
     await this.enter('get', request, context);
-    const result = await this.store.get(request.key, { nowMs: Date.now(), ...(request.revision !== undefined && { revision: request.revision }) });
-    return {
-      found: result.found,
-      value: result.value ?? new Uint8Array(0),
-      createRevision: result.createRevision,
-      modRevision: result.modRevision,
-      version: result.version,
-      expiresAtMs: result.expiresAtMs ?? 0,
-      revision: result.revision,
-    };
+    return getResponseOf(await this.store.get(request.key, { nowMs: Date.now(), ...(request.revision !== undefined && { revision: request.revision }) }));
   }
 
   async put(request: PutRequest, context: CallContext): Promise<PutResponse> {
@@ -168,6 +177,38 @@ export class FakeNode implements NodeApi {
     });
     const nextPageToken = page.more ? Buffer.from(JSON.stringify({ after: page.continueAfter, revision: page.revision })).toString('base64url') : '';
     return { items: page.items.map(keyRecordOf), revision: page.revision, nextPageToken };
+  }
+
+  async beginTransaction(request: BeginTransactionRequest, context: CallContext): Promise<BeginTransactionResponse> {
+    await this.enter('beginTransaction', request, context);
+    const bucket = bucketOf(request.key);
+    const partition = partitionOfBucket(bucket, this.partitionCount);
+    const isolation = request.isolation ?? 'snapshot';
+    const startedAtMs = Date.now();
+    const snapshotRevision = this.store.revision;
+    const transaction = encodeTxnHandle({ partition, partitionCount: this.partitionCount, bucket, snapshotRevision, isolation, startedAtMs });
+    return { transaction, partition, bucket, snapshotRevision, isolation, expiresAtMs: startedAtMs + defaultLimits.maxTxnDurationMs };
+  }
+
+  async commit(request: CommitRequest, context: CallContext): Promise<CommitResponse> {
+    await this.enter('commit', request, context);
+    const scope = TxnScope.fromText(request.transaction, this.partitionCount);
+    scope.checkAlive(Date.now());
+    return { revision: (await this.applyEntry(scope.commandOf(request), request.requestId)).revision };
+  }
+
+  async executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse> {
+    await this.enter('executeScript', request, context);
+    const key = scriptBucket(request, defaultLimits);
+    return runScriptAtLeader({
+      request,
+      limits: defaultLimits,
+      partitionCount: this.partitionCount,
+      begin: () => this.beginTransaction({ key, isolation: request.isolation ?? 'snapshot' }, context),
+      mvcc: this.store,
+      propose: (command, requestId) => this.applyEntry(command, requestId),
+      deadlineMs: context.deadlineMs,
+    });
   }
 
   async clusterInfo(context: CallContext): Promise<ClusterInfoResponse> {

@@ -1,0 +1,150 @@
+/**
+ * Script transactions at the partition's leader: begin a snapshot (a linearizable read of the
+ * revision), evaluate the script against it through a TxnView over the local MVCC store, and
+ * commit its writes as one transaction entry, exactly like an interactive transaction.
+ *
+ * A script is a pure function of its snapshot, its parameters and the snapshot clock, so when the
+ * commit loses a conflict the leader simply runs it again at a newer snapshot (up to
+ * maxScriptAttempts, within the caller's deadline). Re-runs of one partition take turns (a
+ * per-partition lock held from begin to applied commit), so scripts that keep colliding make
+ * progress: a re-run can then only lose to writes that were not themselves re-runs. That keeps exactly-once with a request id:
+ * a conflicted entry records nothing under the id (mvcc-store.ts), the committed one records the
+ * script's return value as the entry's note, and a retry of the request gets that note back.
+ */
+import { AtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import type { Limits } from '../limits.js';
+import type { ApplyResult, Command, MvccStore } from '../mvcc/index.js';
+import { paramsFromJson, parseScript, runScript, scriptRoutingTarget } from '../script/index.js';
+import { TxnScope } from '../txn/txn-scope.js';
+import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
+import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from './api.js';
+import { getResponseOf, keyRecordOf } from './records.js';
+
+/** How many times the leader evaluates a script that keeps losing conflicts. */
+export const maxScriptAttempts = 10;
+
+/** One chain per partition store: re-runs after a conflict go one at a time. */
+const retryTurns = new WeakMap<MvccStore, Promise<unknown>>();
+
+/** Runs `work` after every earlier re-run of the same partition has finished. */
+function inTurn<T>(mvcc: MvccStore, work: () => Promise<T>): Promise<T> {
+  const previous = retryTurns.get(mvcc) ?? Promise.resolve();
+  const run = previous.then(work, work);
+  retryTurns.set(mvcc, run.catch(() => undefined));
+  return run;
+}
+
+/**
+ * The bucket whose partition runs the script: the request's `bucket`, or the first key or prefix
+ * the script names literally (or through a bound parameter).
+ */
+export function scriptBucket(request: ExecuteScriptRequest, limits: Limits): string {
+  if (request.bucket !== undefined && request.bucket !== '') return bucketOf(request.bucket);
+  const script = parseScript(request.script, limits);
+  const target = scriptRoutingTarget(script, paramsFromJson(request.params ?? {}, limits));
+  if (target === undefined) {
+    throw new AtollError(
+      'INVALID_ARGUMENT',
+      'the script names no key or prefix literally, so its partition is unknown: set the request\'s bucket (atoll txn --bucket)',
+    );
+  }
+  return 'key' in target ? bucketOf(target.key) : prefixBucket(target.prefix).bucket;
+}
+
+/** Snapshot reads from the leader's own store, at the transaction's revision and clock. */
+export function storeSnapshotReader(mvcc: MvccStore, snapshotRevision: number, nowMs: number, limits: Limits): SnapshotReader {
+  return {
+    async get(key) {
+      const { found, revision: _revision, ...record } = getResponseOf(await mvcc.get(key, { revision: snapshotRevision, nowMs }));
+      return found ? { key, ...record } : undefined;
+    },
+    async getByPrefix(keyPrefix, maxKeys) {
+      const records: TxnRecord[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await mvcc.getByPrefix(keyPrefix, {
+          revision: snapshotRevision,
+          nowMs,
+          limit: limits.maxPageSize,
+          ...(after !== undefined && { after }),
+        });
+        for (const item of page.items) records.push(keyRecordOf(item));
+        if (records.length > maxKeys) {
+          throw new AtollError('RESOURCE_EXHAUSTED', `a prefix read in a transaction returns at most ${maxKeys} keys`, { keyPrefix, maxKeys });
+        }
+        if (!page.more || page.continueAfter === undefined) return records;
+        after = page.continueAfter;
+      }
+    },
+  };
+}
+
+export interface ScriptRunContext {
+  readonly request: ExecuteScriptRequest;
+  readonly limits: Limits;
+  readonly partitionCount: number;
+  /** Begins a transaction on this leader (a read barrier, then the revision). */
+  readonly begin: () => Promise<BeginTransactionResponse>;
+  readonly mvcc: MvccStore;
+  readonly propose: (command: Command, requestId: string | undefined) => Promise<ApplyResult>;
+  readonly deadlineMs: number;
+}
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
+
+export async function runScriptAtLeader(context: ScriptRunContext): Promise<ExecuteScriptResponse> {
+  const script = parseScript(context.request.script, context.limits);
+  const params = paramsFromJson(context.request.params ?? {}, context.limits);
+  const first = await attemptScript(context, script, params, 1);
+  if (first !== 'conflict') return first;
+  for (let attempt = 2; ; attempt++) {
+    const result = await inTurn(context.mvcc, () => attemptScript(context, script, params, attempt));
+    if (result !== 'conflict') return result;
+  }
+}
+
+/** One evaluation and commit: the response, or 'conflict' when it lost and may run again. */
+async function attemptScript(
+  context: ScriptRunContext,
+  script: ReturnType<typeof parseScript>,
+  params: ReturnType<typeof paramsFromJson>,
+  attempt: number,
+): Promise<ExecuteScriptResponse | 'conflict'> {
+  const { request, limits } = context;
+  const begun = await context.begin();
+  const scope = TxnScope.fromText(begun.transaction, context.partitionCount);
+  const { snapshotRevision, startedAtMs } = scope.handle;
+  const view = new TxnView({
+    reader: storeSnapshotReader(context.mvcc, snapshotRevision, startedAtMs, limits),
+    nowMs: startedAtMs,
+    limits,
+    checkKey: (key) => scope.checkKey(key),
+    checkPrefix: (bucket, prefix) => scope.checkBucket(bucket, `prefix ${JSON.stringify(prefix)}`),
+  });
+  const outcome = await runScript(script, { params, view, limits });
+  const resultJson = JSON.stringify(outcome.returnValue ?? null);
+  if (!outcome.committed || view.writeCount === 0) {
+    // Nothing to write: the snapshot itself is the consistent answer, no log entry needed.
+    return { resultJson, committed: outcome.committed, revision: snapshotRevision, attempts: attempt };
+  }
+  const note = textEncoder.encode(resultJson);
+  if (note.length > limits.maxTxnNoteBytes) {
+    throw new AtollError('SCRIPT_LIMIT', `a script that writes returns at most ${limits.maxTxnNoteBytes} bytes of JSON`, {
+      resultBytes: note.length,
+      maxResultBytes: limits.maxTxnNoteBytes,
+    });
+  }
+  try {
+    const result = await context.propose(scope.command(view.writes(), view.readKeys, view.readPrefixes, note), request.requestId);
+    // A retried request answered from the dedup record carries the first run's return value.
+    const committedJson = result.note !== undefined ? textDecoder.decode(result.note) : resultJson;
+    return { resultJson: committedJson, committed: true, revision: result.revision, attempts: attempt };
+  } catch (error) {
+    const retry = error instanceof AtollError && error.code === 'TXN_CONFLICT' && attempt < maxScriptAttempts && Date.now() < context.deadlineMs - 50;
+    if (!retry) throw error;
+    return 'conflict';
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The partition a transaction is confined to, and the checks that keep it there. A transaction
+ * (interactive or script) reads and writes one partition: the one its bucket hashes to. Other
+ * buckets that hash to the same partition are allowed (they are committed by the same log entry);
+ * a key of any other partition fails with OUTSIDE_TRANSACTION, naming both buckets, before
+ * anything is read, buffered or proposed.
+ */
+import { AtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { partitionOfBucket } from '../keys/partition-table.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import { validateKey } from '../keys/validate-key.js';
+import { defaultLimits, type Limits } from '../limits.js';
+import type { TxnCommand, WriteOp } from '../mvcc/commands.js';
+import type { CommitRequest } from '../node/api.js';
+import { decodeTxnHandle, type TxnHandle } from './txn-handle.js';
+
+export class TxnScope {
+  private constructor(readonly handle: TxnHandle) {}
+
+  /** Decodes a handle for a cluster of `partitionCount` partitions (INVALID_TRANSACTION otherwise). */
+  static fromText(text: unknown, partitionCount: number): TxnScope {
+    const handle = decodeTxnHandle(text);
+    if (handle.partitionCount !== partitionCount) {
+      throw new AtollError(
+        'INVALID_TRANSACTION',
+        `the transaction was begun on a cluster with ${handle.partitionCount} partitions, this one has ${partitionCount}`,
+      );
+    }
+    return new TxnScope(handle);
+  }
+
+  static of(handle: TxnHandle): TxnScope {
+    return new TxnScope(handle);
+  }
+
+  checkKey(key: string): void {
+    validateKey(key);
+    this.checkBucket(bucketOf(key), `key ${JSON.stringify(key)}`);
+  }
+
+  checkPrefix(prefix: string): void {
+    this.checkBucket(prefixBucket(prefix).bucket, `prefix ${JSON.stringify(prefix)}`);
+  }
+
+  checkBucket(bucket: string, what: string): void {
+    const partition = partitionOfBucket(bucket, this.handle.partitionCount);
+    if (partition === this.handle.partition) return;
+    throw new AtollError(
+      'OUTSIDE_TRANSACTION',
+      `${what} is in bucket ${JSON.stringify(bucket)} (partition ${partition}), outside the transaction on bucket ` +
+        `${JSON.stringify(this.handle.bucket)} (partition ${this.handle.partition}): a transaction covers one partition`,
+      { bucket, partition, transactionBucket: this.handle.bucket, transactionPartition: this.handle.partition },
+    );
+  }
+
+  /** Fails with TXN_EXPIRED once the transaction has outlived limits.maxTxnDurationMs. */
+  checkAlive(nowMs: number, limits: Limits = defaultLimits): void {
+    const expiresAtMs = this.handle.startedAtMs + limits.maxTxnDurationMs;
+    if (nowMs <= expiresAtMs) return;
+    throw new AtollError(
+      'TXN_EXPIRED',
+      `the transaction began ${nowMs - this.handle.startedAtMs} ms ago; transactions must commit within ${limits.maxTxnDurationMs} ms`,
+      { startedAtMs: this.handle.startedAtMs, expiresAtMs },
+    );
+  }
+
+  /**
+   * The log command for a commit request: every key and prefix checked against the scope, one
+   * write per key. Read keys and prefixes travel only under SERIALIZABLE, where they are checked.
+   */
+  commandOf(request: Pick<CommitRequest, 'writes' | 'readKeys' | 'readPrefixes'>): TxnCommand {
+    const writes: WriteOp[] = request.writes.map((write) => {
+      if (write.delete === true) return { type: 'delete', key: write.key };
+      return {
+        type: 'put',
+        key: write.key,
+        value: write.value ?? new Uint8Array(0),
+        ...(write.ttlMs !== undefined && { ttlMs: write.ttlMs }),
+        ...(write.keepTtl === true && { keepTtl: true }),
+      };
+    });
+    return this.command(writes, request.readKeys, request.readPrefixes);
+  }
+
+  /** The log command for unconditional puts and deletes (at most one per key), with an optional note. */
+  command(writes: readonly WriteOp[], readKeys: readonly string[], readPrefixes: readonly string[], note?: Uint8Array): TxnCommand {
+    const seen = new Set<string>();
+    for (const write of writes) {
+      this.checkKey(write.key);
+      if (seen.has(write.key)) {
+        throw new AtollError('INVALID_ARGUMENT', `a transaction writes each key at most once; ${JSON.stringify(write.key)} appears twice`, {
+          key: write.key,
+        });
+      }
+      seen.add(write.key);
+    }
+    const serializable = this.handle.isolation === 'serializable';
+    for (const key of readKeys) this.checkKey(key);
+    const keyPrefixes = readPrefixes.map((prefix) => {
+      this.checkPrefix(prefix);
+      return prefixBucket(prefix).keyPrefix;
+    });
+    return {
+      type: 'txn',
+      snapshotRevision: this.handle.snapshotRevision,
+      isolation: this.handle.isolation,
+      readKeys: serializable ? [...new Set(readKeys)] : [],
+      readPrefixes: serializable ? [...new Set(keyPrefixes)] : [],
+      writes: [...writes],
+      ...(note !== undefined && { note }),
+    };
+  }
+}

@@ -1,0 +1,351 @@
+/**
+ * What a transaction sees: a snapshot of one partition at a fixed revision and a fixed clock,
+ * with the transaction's own buffered writes laid over it. Interactive transactions (the client
+ * library) and scripts (evaluated at the leader) both read and write through a TxnView, so they
+ * behave identically; only where the snapshot reads come from differs.
+ *
+ * Invariants:
+ * - The snapshot does not move: every snapshot read is served at one revision and one `nowMs`
+ *   (the transaction's start), so a key cannot expire or change in the middle of a transaction.
+ *   Snapshot reads are cached; a key is read from the reader at most once.
+ * - Own writes are visible to later reads (read-your-writes), including in prefix reads.
+ * - The write buffer holds at most one final write per key, and every buffered write is
+ *   unconditional: conditions (ifAbsent, ifPresent, ifModRevision, ifValue) and increments are
+ *   resolved against the view when they are called. That is exact because the commit aborts
+ *   (first committer wins) if any written key changed after the snapshot.
+ * - Every key and prefix the view consulted the snapshot for is recorded in readKeys and
+ *   readPrefixes, which a SERIALIZABLE commit validates (no phantoms).
+ * - `checkKey` / `checkPrefix` run before anything is read or buffered, so a key outside the
+ *   transaction's partition changes nothing.
+ */
+import { AtollError } from '../errors.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import { utf8ByteLength } from '../keys/utf8.js';
+import { validateKey } from '../keys/validate-key.js';
+import { defaultLimits, type Limits } from '../limits.js';
+import type { DeleteOp, PutOp, WriteOp } from '../mvcc/commands.js';
+import type { KeyRecord } from '../node/api.js';
+import { formatInt64, isInt64, parseCanonicalInt64 } from '../mvcc/int64-text.js';
+import { equalBytes } from '../storage/bytes.js';
+
+/** A live key as a transaction sees it (a KeyRecord). Own (uncommitted) writes have modRevision 0. */
+export type TxnRecord = KeyRecord;
+
+/** Reads of one partition at the transaction's snapshot revision and clock. */
+export interface SnapshotReader {
+  get(key: string): Promise<TxnRecord | undefined>;
+  /**
+   * Every live key starting with `keyPrefix` (a raw key prefix, as prefixBucket returns) at the
+   * snapshot, in key order. It fails with RESOURCE_EXHAUSTED past `maxKeys` keys.
+   */
+  getByPrefix(keyPrefix: string, maxKeys: number): Promise<TxnRecord[]>;
+}
+
+export interface TxnViewOptions {
+  readonly reader: SnapshotReader;
+  /** The clock the snapshot is read at: expiry of own writes with a TTL counts from it. */
+  readonly nowMs: number;
+  readonly limits?: Limits;
+  /** Throws (OUTSIDE_TRANSACTION) when a key is not in the transaction's partition. */
+  readonly checkKey?: (key: string) => void;
+  /** Throws when a prefix's bucket is not in the transaction's partition. */
+  readonly checkPrefix?: (bucket: string, prefix: string) => void;
+}
+
+export interface TxnPutOptions {
+  readonly ttlMs?: number;
+  readonly keepTtl?: boolean;
+  readonly ifAbsent?: boolean;
+  readonly ifPresent?: boolean;
+  /** 0 means "absent". A key this transaction already wrote has no revision yet: the condition fails. */
+  readonly ifModRevision?: number;
+  readonly ifValue?: Uint8Array;
+}
+
+export interface TxnDeleteOptions {
+  readonly ifModRevision?: number;
+  readonly ifValue?: Uint8Array;
+}
+
+type BufferedWrite =
+  | { readonly kind: 'put'; readonly value: Uint8Array; readonly ttlMs?: number; readonly keepTtl?: boolean }
+  | { readonly kind: 'delete' };
+
+interface Conditions {
+  readonly ifAbsent?: boolean;
+  readonly ifPresent?: boolean;
+  readonly ifModRevision?: number;
+  readonly ifValue?: Uint8Array;
+}
+
+function hasConditions(conditions: Conditions): boolean {
+  return (
+    conditions.ifAbsent === true ||
+    conditions.ifPresent === true ||
+    conditions.ifModRevision !== undefined ||
+    conditions.ifValue !== undefined
+  );
+}
+
+function conditionsHold(current: TxnRecord | undefined, conditions: Conditions): boolean {
+  if (conditions.ifAbsent === true && current !== undefined) return false;
+  if (conditions.ifPresent === true && current === undefined) return false;
+  if (conditions.ifModRevision !== undefined) {
+    if (conditions.ifModRevision === 0 ? current !== undefined : current?.modRevision !== conditions.ifModRevision) return false;
+  }
+  if (conditions.ifValue !== undefined && (current === undefined || !equalBytes(current.value, conditions.ifValue))) return false;
+  return true;
+}
+
+export class TxnView {
+  private readonly reader: SnapshotReader;
+  private readonly nowMs: number;
+  private readonly limits: Limits;
+  private readonly checkKeyOption: ((key: string) => void) | undefined;
+  private readonly checkPrefixOption: ((bucket: string, prefix: string) => void) | undefined;
+  /** Snapshot reads, null for "absent at the snapshot". */
+  private readonly snapshotKeys = new Map<string, TxnRecord | null>();
+  private readonly snapshotPrefixes = new Map<string, TxnRecord[]>();
+  private readonly buffered = new Map<string, BufferedWrite>();
+  private bufferedBytes = 0;
+  private readonly readKeySet = new Set<string>();
+  private readonly readPrefixSet = new Set<string>();
+
+  constructor(options: TxnViewOptions) {
+    this.reader = options.reader;
+    this.nowMs = options.nowMs;
+    this.limits = options.limits ?? defaultLimits;
+    this.checkKeyOption = options.checkKey;
+    this.checkPrefixOption = options.checkPrefix;
+  }
+
+  /** Keys whose snapshot state this transaction depended on. */
+  get readKeys(): string[] {
+    return [...this.readKeySet];
+  }
+
+  /** Raw key prefixes this transaction scanned at the snapshot. */
+  get readPrefixes(): string[] {
+    return [...this.readPrefixSet];
+  }
+
+  /** How many distinct keys are buffered for writing. */
+  get writeCount(): number {
+    return this.buffered.size;
+  }
+
+  /** The buffered writes as unconditional MVCC write ops, one per key, in first-write order. */
+  writes(): WriteOp[] {
+    const ops: WriteOp[] = [];
+    for (const [key, write] of this.buffered) {
+      if (write.kind === 'delete') {
+        const op: DeleteOp = { type: 'delete', key };
+        ops.push(op);
+        continue;
+      }
+      const op: PutOp = {
+        type: 'put',
+        key,
+        value: write.value,
+        ...(write.ttlMs !== undefined && { ttlMs: write.ttlMs }),
+        ...(write.keepTtl === true && { keepTtl: true }),
+      };
+      ops.push(op);
+    }
+    return ops;
+  }
+
+  async get(key: string): Promise<TxnRecord | undefined> {
+    this.checkKey(key);
+    const base = await this.snapshotGet(key);
+    const write = this.buffered.get(key);
+    if (write === undefined) return base;
+    return this.recordOfWrite(key, write, base);
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.get(key)) !== undefined;
+  }
+
+  /** Live keys under a bucket name or a prefix (prefixBucket's two forms), own writes included. */
+  async getByPrefix(prefix: string): Promise<TxnRecord[]> {
+    const { bucket, keyPrefix } = prefixBucket(prefix);
+    this.checkPrefixOption?.(bucket, prefix);
+    let base = this.snapshotPrefixes.get(keyPrefix);
+    if (base === undefined) {
+      base = await this.reader.getByPrefix(keyPrefix, this.limits.maxTxnPrefixKeys);
+      this.snapshotPrefixes.set(keyPrefix, base);
+      this.readPrefixSet.add(keyPrefix);
+    }
+    const touched = [...this.buffered.keys()].filter((key) => key.startsWith(keyPrefix));
+    if (touched.length === 0) return base;
+    const merged = new Map<string, TxnRecord>(base.map((record) => [record.key, record]));
+    for (const key of touched) {
+      const write = this.buffered.get(key)!;
+      const own = this.recordOfWrite(key, write, merged.get(key) ?? (await this.snapshotGet(key)));
+      if (own === undefined) merged.delete(key);
+      else merged.set(key, own);
+    }
+    if (merged.size > this.limits.maxTxnPrefixKeys) throw this.tooManyPrefixKeys(prefix);
+    // UTF-8 byte order is code point order; compare code points, not UTF-16 units.
+    return [...merged.values()].sort((a, b) => compareCodePoints(a.key, b.key));
+  }
+
+  /** Buffers a put when its conditions hold in the view; returns whether they held. */
+  async put(key: string, value: Uint8Array, options: TxnPutOptions = {}): Promise<boolean> {
+    this.checkKey(key);
+    this.checkValue(value);
+    if (options.ttlMs !== undefined) this.checkTtl(options.ttlMs);
+    if (options.ttlMs !== undefined && options.keepTtl === true) {
+      throw new AtollError('INVALID_ARGUMENT', 'ttlMs and keepTtl cannot be combined');
+    }
+    if (options.ifAbsent === true && options.ifPresent === true) {
+      throw new AtollError('INVALID_ARGUMENT', 'ifAbsent and ifPresent cannot be combined');
+    }
+    if (hasConditions(options)) {
+      const current = await this.get(key);
+      if (!conditionsHold(current, options)) return false;
+    }
+    const previous = this.buffered.get(key);
+    if (options.keepTtl === true && previous?.kind === 'put') {
+      // Keeping the TTL of this transaction's own earlier put means keeping that put's TTL.
+      this.buffer(key, { kind: 'put', value, ...ttlOf(previous) });
+    } else {
+      this.buffer(key, {
+        kind: 'put',
+        value,
+        ...(options.ttlMs !== undefined && { ttlMs: options.ttlMs }),
+        ...(options.keepTtl === true && previous === undefined && { keepTtl: true }),
+      });
+    }
+    return true;
+  }
+
+  /** Buffers a delete of a key live in the view; returns whether one was (and conditions held). */
+  async delete(key: string, options: TxnDeleteOptions = {}): Promise<boolean> {
+    this.checkKey(key);
+    const current = await this.get(key);
+    if (!conditionsHold(current, options)) return false;
+    if (current === undefined) return false;
+    this.buffer(key, { kind: 'delete' });
+    return true;
+  }
+
+  /**
+   * Adds `delta` to the decimal int64 counter under `key` in the view (absent counts as 0) and
+   * buffers the sum, keeping the key's expiry unless `ttlMs` sets one. NOT_INTEGER and OVERFLOW
+   * fail as outside a transaction, and change nothing.
+   */
+  async increment(key: string, delta: bigint, options: { readonly ttlMs?: number } = {}): Promise<bigint> {
+    this.checkKey(key);
+    if (typeof delta !== 'bigint' || !isInt64(delta)) throw new AtollError('INVALID_ARGUMENT', 'delta must be a signed 64-bit integer');
+    if (options.ttlMs !== undefined) this.checkTtl(options.ttlMs);
+    const current = await this.get(key);
+    const base = current === undefined ? 0n : parseCanonicalInt64(current.value);
+    if (base === undefined) {
+      throw new AtollError('NOT_INTEGER', `the value of ${JSON.stringify(key)} is not a decimal 64-bit integer`, { key });
+    }
+    const sum = base + delta;
+    if (!isInt64(sum)) throw new AtollError('OVERFLOW', `incrementing ${JSON.stringify(key)} would leave the int64 range`, { key });
+    const previous = this.buffered.get(key);
+    const ttl =
+      options.ttlMs !== undefined
+        ? { ttlMs: options.ttlMs }
+        : previous?.kind === 'put'
+          ? ttlOf(previous)
+          : current === undefined
+            ? {}
+            : { keepTtl: true as const };
+    this.buffer(key, { kind: 'put', value: formatInt64(sum), ...ttl });
+    return sum;
+  }
+
+  private async snapshotGet(key: string): Promise<TxnRecord | undefined> {
+    this.readKeySet.add(key);
+    const cached = this.snapshotKeys.get(key);
+    if (cached !== undefined) return cached ?? undefined;
+    const record = await this.reader.get(key);
+    this.snapshotKeys.set(key, record ?? null);
+    return record;
+  }
+
+  private recordOfWrite(key: string, write: BufferedWrite, base: TxnRecord | undefined): TxnRecord | undefined {
+    if (write.kind === 'delete') return undefined;
+    const expiresAtMs =
+      write.ttlMs !== undefined ? this.nowMs + write.ttlMs : write.keepTtl === true && base !== undefined ? base.expiresAtMs : 0;
+    return {
+      key,
+      value: write.value,
+      createRevision: base?.createRevision ?? 0,
+      modRevision: 0,
+      version: (base?.version ?? 0) + 1,
+      expiresAtMs,
+    };
+  }
+
+  private buffer(key: string, write: BufferedWrite): void {
+    const previous = this.buffered.get(key);
+    const bytesOf = (entry: BufferedWrite | undefined): number =>
+      entry === undefined ? 0 : utf8ByteLength(key) + (entry.kind === 'put' ? entry.value.length : 0);
+    if (previous === undefined && this.buffered.size >= this.limits.maxBatchOps) {
+      throw new AtollError('RESOURCE_EXHAUSTED', `a transaction writes at most ${this.limits.maxBatchOps} keys`, {
+        maxWrites: this.limits.maxBatchOps,
+      });
+    }
+    const bytes = this.bufferedBytes - bytesOf(previous) + bytesOf(write);
+    if (bytes > this.limits.maxBatchBytes) {
+      throw new AtollError('RESOURCE_EXHAUSTED', `a transaction writes at most ${this.limits.maxBatchBytes} key and value bytes`, {
+        bytes,
+        maxBytes: this.limits.maxBatchBytes,
+      });
+    }
+    // Re-inserting keeps first-write order stable (Map keeps the original position on set).
+    this.buffered.set(key, write);
+    this.bufferedBytes = bytes;
+  }
+
+  private checkKey(key: string): void {
+    validateKey(key);
+    this.checkKeyOption?.(key);
+  }
+
+  private checkValue(value: Uint8Array): void {
+    if (!(value instanceof Uint8Array)) throw new AtollError('INVALID_ARGUMENT', 'a value must be bytes');
+    if (value.length > this.limits.maxValueBytes) {
+      throw new AtollError('VALUE_TOO_LARGE', `a value must be at most ${this.limits.maxValueBytes} bytes, got ${value.length}`, {
+        valueBytes: value.length,
+        maxValueBytes: this.limits.maxValueBytes,
+      });
+    }
+  }
+
+  private checkTtl(ttlMs: number): void {
+    if (!Number.isSafeInteger(ttlMs) || ttlMs < this.limits.minTtlMs || ttlMs > this.limits.maxTtlMs) {
+      throw new AtollError('INVALID_ARGUMENT', `ttlMs must be an integer in [${this.limits.minTtlMs}, ${this.limits.maxTtlMs}]`, { ttlMs });
+    }
+  }
+
+  private tooManyPrefixKeys(prefix: string): AtollError {
+    return new AtollError('RESOURCE_EXHAUSTED', `a prefix read in a transaction returns at most ${this.limits.maxTxnPrefixKeys} keys`, {
+      prefix,
+      maxKeys: this.limits.maxTxnPrefixKeys,
+    });
+  }
+}
+
+function ttlOf(write: { readonly ttlMs?: number; readonly keepTtl?: boolean }): { ttlMs?: number; keepTtl?: true } {
+  if (write.ttlMs !== undefined) return { ttlMs: write.ttlMs };
+  return write.keepTtl === true ? { keepTtl: true } : {};
+}
+
+/** Orders strings by Unicode code point (= UTF-8 byte order), as the store returns keys. */
+export function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
