@@ -1,11 +1,12 @@
 /**
- * Runs every checker that applies to a chaos history and condenses their verdicts for the report.
+ * Runs every checker on a chaos history (checkAll routes each operation to its checker) and
+ * condenses their verdicts for the report. Every checker is required: a workload that recorded
+ * nothing proves nothing, so its 'unknown' fails the run.
  */
-import { pairOperations, type HistoryEvent } from './history.js';
-import { checkCounter } from './checkers/counter.js';
-import { checkLinearizableRegister } from './checkers/linearizable-register.js';
-import { checkSet } from './checkers/set.js';
+import { checkAll, checkerNames } from './checkers/check-all.js';
+import type { BankCheckOptions } from './checkers/bank.js';
 import { headline, type Verdict } from './checkers/verdict.js';
+import type { HistoryEvent } from './history.js';
 
 export interface CheckReport {
   readonly valid: boolean;
@@ -17,24 +18,19 @@ export interface CheckReport {
 }
 
 export interface CheckOptions {
-  readonly registerKeys: readonly string[];
-  readonly counterKey: string;
-  readonly setKey: string;
+  /** The bank's accounts and the total every snapshot must show. */
+  readonly bank: BankCheckOptions;
 }
 
 export function checkHistory(events: readonly HistoryEvent[], options: CheckOptions): CheckReport {
-  const operations = pairOperations(events);
-  const registerOps = operations.filter((op) => op.key !== undefined && options.registerKeys.includes(op.key));
-  const verdicts: Record<string, Verdict> = {
-    registers: checkLinearizableRegister(registerOps),
-    set: checkSet(operations.filter((op) => op.key === options.setKey)),
-    counter: checkCounter(operations.filter((op) => op.key === options.counterKey)),
-  };
+  const { results, operationCounts } = checkAll(events, { checkers: checkerNames, bank: options.bank });
+  const verdicts: Record<string, Verdict> = { ...results };
   const lines: string[] = [];
   const problems: string[] = [];
   for (const [name, verdict] of Object.entries(verdicts)) {
     const text = headline(verdict);
-    lines.push(`${name}: ${verdict.valid === true ? 'valid' : verdict.valid === false ? `INVALID: ${text}` : `unknown: ${text}`}`);
+    const count = operationCounts[name as keyof typeof operationCounts];
+    lines.push(`${name}: ${verdict.valid === true ? `valid (${count} ops)` : verdict.valid === false ? `INVALID: ${text}` : `unknown: ${text}`}`);
     if (verdict.valid !== true) problems.push(`${name}: ${text}`);
   }
   return { valid: problems.length === 0, lines, problems, verdicts };

@@ -24,7 +24,7 @@ const program = new Command('chaos')
   .option('--seed <n>', 'fault schedule seed', positive('--seed'), Math.floor(Math.random() * 1_000_000) + 1)
   .option('--partitions <n>', 'partitions', positive('--partitions'), 8)
   .option('--faults <list>', `comma-separated: ${ALL_FAULTS.join(',')} (the -link faults use loopback TCP proxies instead of namespaces)`, DEFAULT_FAULTS.join(','))
-  .option('--bug <name>', 'plant a defect: reads-without-quorum | ack-before-commit')
+  .option('--bug <name>', 'plant a defect: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions')
   .option('--out <dir>', 'directory for the history file')
   .parse();
 

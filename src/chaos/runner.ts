@@ -1,7 +1,8 @@
 /**
- * One fault-injection run: start a real cluster, drive the workloads through the client library
- * while the nemesis kills, pauses and restarts nodes, heal, read everything back, check the
- * history, and report. The last line is `chaos: valid` or `chaos: INVALID (...)`.
+ * One fault-injection run: start a real cluster, drive the workloads (registers, sets, counters and
+ * a bank of transactions) through the client library while the nemesis kills, pauses and restarts
+ * nodes, heal, read everything back, check the history, and report. The last line is
+ * `chaos: valid` or `chaos: INVALID (...)`.
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,8 @@ import { checkHistory, type CheckReport } from './check-history.js';
 import { LocalCluster } from './local-cluster.js';
 import { LINK_FAULTS, NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
 import { cleanupStale, createTopology, detectNetns, ensureIptables, type Topology } from './netns.js';
-import { counterWorkload, finalReads, Recorder, registerWorkload, setWorkload } from './workloads.js';
+import { partitionOfBucket } from '../keys/partition-table.js';
+import { bankTotal, bankWorkload, counterWorkload, finalReads, makeBank, openBank, Recorder, registerWorkload, setWorkload } from './workloads.js';
 
 export interface ChaosOptions {
   readonly nodes: number;
@@ -20,7 +22,7 @@ export interface ChaosOptions {
   readonly seed: number;
   readonly partitions: number;
   readonly faults: readonly FaultKind[];
-  /** A planted server defect (negative control): reads-without-quorum | ack-before-commit. */
+  /** A planted server defect (negative control): reads-without-quorum | ack-before-commit | no-dedup | torn-transactions. */
   readonly testBug?: string;
   readonly historyDir?: string;
   /** Per-attempt timeout of counter increments: short ones force retries of writes that did apply. */
@@ -35,6 +37,8 @@ export interface ChaosResult {
   readonly operations: { ok: number; fail: number; info: number };
   readonly faults: Record<string, number>;
   readonly recoveryMs: { count: number; p50: number; p99: number; max: number; unrecovered: number };
+  /** Leader kills and isolations that hit the bank's partition, where the transactions run. */
+  readonly bankLeaderFaults: number;
   readonly summary: string;
   /** Whether the network faults (namespaces) were available, and if not, why. */
   readonly networkFaults: boolean;
@@ -45,6 +49,7 @@ const REGISTER_KEYS = ['ra/x', 'rb/x', 'rc/x', 'rd/x'];
 // Enough buckets that every partition holds some set elements: any leader kill hits the set.
 const SET_BUCKETS = ['sa', 'sb', 'sc', 'sd', 'se', 'sf', 'sg', 'sh', 'si', 'sj', 'sk', 'sl'];
 const COUNTER_KEY = 'counter/total';
+const BANK = makeBank('bank', 8, 100);
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -97,12 +102,15 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   }, 5_000);
   progress.unref();
   try {
+    // Before any fault: the accounts exist once, so every snapshot must show the whole total.
+    await openBank(client, BANK, 5_000);
     const context = { client, recorder, untilMs, seed: options.seed, opTimeoutMs: 1_500 };
     const probes = probeRecoveries(client, nemesis, options.partitions, untilMs);
     await Promise.all([
       registerWorkload(context, 4, REGISTER_KEYS),
       setWorkload(context, 4, SET_BUCKETS),
       counterWorkload({ ...context, opTimeoutMs: options.counterTimeoutMs ?? 300 }, 2, COUNTER_KEY),
+      bankWorkload(context, 4, BANK),
       nemesis.run(untilMs),
       probes,
     ]);
@@ -110,7 +118,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     log('chaos: faults stopped; healing and reading everything back');
     await nemesis.healAll();
     await cluster.waitReady(60_000);
-    await finalReads({ client, recorder, seed: options.seed, opTimeoutMs: 3_000 }, REGISTER_KEYS, SET_BUCKETS, COUNTER_KEY);
+    await finalReads({ client, recorder, seed: options.seed, opTimeoutMs: 3_000 }, { registerKeys: REGISTER_KEYS, setBuckets: SET_BUCKETS, counterKey: COUNTER_KEY, bank: BANK });
   } finally {
     clearInterval(progress);
     client.close();
@@ -119,7 +127,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   }
 
   for (const crash of cluster.crashes) log(`chaos: node ${crash.id} CRASHED (exit ${crash.signal ?? crash.code}):\n${crash.log}`);
-  const report = checkHistory(recorder.events, { registerKeys: REGISTER_KEYS, counterKey: COUNTER_KEY, setKey: 'set' });
+  const report = checkHistory(recorder.events, { bank: { total: bankTotal(BANK), accounts: BANK.accounts } });
   const faults: Record<string, number> = {};
   for (const fault of nemesis.faults) faults[fault.kind] = (faults[fault.kind] ?? 0) + 1;
   const recoveries = nemesis.leaderKills.filter((kill) => kill.recoveredAtMs !== undefined).map((kill) => (kill.recoveredAtMs as number) - kill.atMs);
@@ -133,6 +141,9 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   log(`chaos: operations ok=${recorder.counts.ok} fail=${recorder.counts.fail} info=${recorder.counts.info}`);
   log(`chaos: faults ${JSON.stringify(faults)}`);
   log(`chaos: writes resumed after leader kills: n=${recoveryMs.count} p50=${recoveryMs.p50.toFixed(0)}ms p99=${recoveryMs.p99.toFixed(0)}ms max=${recoveryMs.max.toFixed(0)}ms unrecovered=${recoveryMs.unrecovered}`);
+  const bankPartition = partitionOfBucket(BANK.bucket, options.partitions);
+  const bankLeaderFaults = nemesis.leaderKills.filter((kill) => kill.partition === bankPartition).length;
+  log(`chaos: bank: partition ${bankPartition}, ${bankLeaderFaults} leader kills or isolations of it`);
   for (const line of report.lines) log(`chaos: ${line}`);
   // A node that dies by itself is a failure even when the data survived it.
   for (const bug of cluster.bugReports) log(`chaos: node ${bug.id} reported a bug: ${bug.line}`);
@@ -151,6 +162,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     operations: { ...recorder.counts },
     faults,
     recoveryMs,
+    bankLeaderFaults,
     summary,
     networkFaults: topology !== undefined,
     ...(networkFaultsSkipped !== undefined ? { networkFaultsSkipped } : {}),

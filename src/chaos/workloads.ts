@@ -5,7 +5,7 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import type { AtollClient } from '../client/index.js';
+import type { AtollClient, Transaction } from '../client/index.js';
 import { Rng } from '../raft/rng.js';
 import type { HistoryEvent, OpFunction } from './history.js';
 
@@ -180,8 +180,146 @@ export async function counterWorkload(context: WorkloadContext, processes: numbe
   );
 }
 
-/** Final reads after healing: every set element present, each register, the counter. */
-export async function finalReads(context: Omit<WorkloadContext, 'untilMs'>, registerKeys: readonly string[], setBuckets: readonly string[], counterKey: string): Promise<void> {
+/**
+ * A bank: accounts in one bucket (so one partition, where transactions live), each opened with the
+ * same balance before the faults start. Transfers move money between two accounts in one
+ * transaction; snapshot reads read every balance in one. Checked by the bank checker: every
+ * snapshot, the final one after healing included, must show the opening total and no negative
+ * balance, which holds only if each transfer is entirely visible or entirely absent.
+ */
+export interface Bank {
+  readonly bucket: string;
+  /** Every account's key, in `bucket`. */
+  readonly accounts: readonly string[];
+  readonly openingBalance: number;
+}
+
+export function makeBank(bucket: string, accountCount: number, openingBalance: number): Bank {
+  const accounts = Array.from({ length: accountCount }, (_, index) => `${bucket}/acct-${index}`);
+  return { bucket, accounts, openingBalance };
+}
+
+/** The total every snapshot of the bank must show. */
+export function bankTotal(bank: Bank): number {
+  return bank.accounts.length * bank.openingBalance;
+}
+
+/** Largest amount one transfer moves: a fraction of an opening balance, so some transfers are refused as overdrafts. */
+const MAX_TRANSFER = 50;
+
+/**
+ * Opens every account in one transaction, before the faults start. Each put is `ifAbsent`, so a
+ * rerun after an unknown outcome leaves accounts that already exist alone.
+ */
+export async function openBank(client: AtollClient, bank: Bank, timeoutMs: number): Promise<void> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      await client.transaction(
+        bank.bucket,
+        async (tx) => {
+          for (const account of bank.accounts) await tx.put(account, String(bank.openingBalance), { ifAbsent: true });
+        },
+        { timeoutMs },
+      );
+      return;
+    } catch (error) {
+      lastError = error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw lastError;
+}
+
+/**
+ * Several processes, each mixing transfers (random accounts and amount, snapshot or serializable
+ * isolation) with snapshot reads of every balance. A transfer reads both balances, refuses an
+ * overdraft (recorded as fail: nothing was written), and moves the money with two increments that
+ * commit together. A conflict that outlived the retries is fail (nothing changed); any other failed
+ * commit is info (it may have applied); a failed begin or read is fail.
+ */
+export async function bankWorkload(context: WorkloadContext, processes: number, bank: Bank): Promise<void> {
+  await Promise.all(
+    Array.from({ length: processes }, async (_, index) => {
+      const process = 300 + index;
+      const rng = new Rng(context.seed * 13 + process);
+      for (let n = 0; n < 100_000 && performance.now() < context.untilMs; n++) {
+        if (rng.chance(0.2)) await readBalances(context, process, bank);
+        else await transfer(context, process, bank, rng);
+      }
+    }),
+  );
+}
+
+async function transfer(context: WorkloadContext, process: number, bank: Bank, rng: Rng): Promise<void> {
+  const from = rng.pick(bank.accounts);
+  const to = rng.pick(bank.accounts.filter((account) => account !== from));
+  const amount = 1 + rng.int(MAX_TRANSFER);
+  const isolation = rng.chance(0.5) ? 'serializable' : 'snapshot';
+  await context.recorder.run(process, 'transfer', bank.bucket, { from, to, amount, isolation }, async () => {
+    // Whether the body has run to its end, so that a later error is (most likely) the commit's.
+    let committing = false;
+    try {
+      const outcome = await context.client.transaction(
+        bank.bucket,
+        async (tx) => {
+          committing = false;
+          const fromBalance = await balanceIn(tx, from);
+          // Read as a bank would; under serializable isolation the read joins the read set.
+          await tx.get(to);
+          if (fromBalance < amount) {
+            tx.rollback();
+            return;
+          }
+          await tx.increment(from, -amount);
+          await tx.increment(to, amount);
+          committing = true;
+        },
+        { isolation, retries: 5, timeoutMs: context.opTimeoutMs * 2 },
+      );
+      return outcome.committed ? { type: 'ok' } : { type: 'fail', error: 'INSUFFICIENT_FUNDS' };
+    } catch (error) {
+      const outcome = failure(error, committing);
+      // Only a conflict proves a commit changed nothing: the client resends a commit whose outcome
+      // it does not know, and a definite failure of the resend says nothing about the first send.
+      return committing && outcome.error !== 'TXN_CONFLICT' ? { ...outcome, type: 'info' } : outcome;
+    }
+  });
+}
+
+async function balanceIn(tx: Transaction, account: string): Promise<number> {
+  const got = await tx.get(account);
+  return got.found ? Number(got.text()) : 0;
+}
+
+/** Every balance at one snapshot: a read-only transaction, which commits without a round trip. */
+function snapshotBalances(client: AtollClient, bank: Bank, timeoutMs: number): Promise<Record<string, number>> {
+  return client
+    .transaction(bank.bucket, async (tx) => Object.fromEntries((await tx.getByPrefix(bank.bucket)).map((entry) => [entry.key, Number(entry.text())])), { timeoutMs })
+    .then((outcome) => outcome.value);
+}
+
+async function readBalances(context: WorkloadContext, process: number, bank: Bank): Promise<void> {
+  await context.recorder.run(process, 'readBalances', bank.bucket, undefined, async () => {
+    try {
+      return { type: 'ok', value: await snapshotBalances(context.client, bank, context.opTimeoutMs * 2) };
+    } catch (error) {
+      return failure(error, false);
+    }
+  });
+}
+
+/** What the final reads after healing read back. */
+export interface FinalReadTargets {
+  readonly registerKeys: readonly string[];
+  readonly setBuckets: readonly string[];
+  readonly counterKey: string;
+  readonly bank: Bank;
+}
+
+/** Final reads after healing: every set element present, each register, the counter, the bank. */
+export async function finalReads(context: Omit<WorkloadContext, 'untilMs'>, targets: FinalReadTargets): Promise<void> {
+  const { registerKeys, setBuckets, counterKey, bank } = targets;
   const process = 999;
   const attempt = async <T>(read: () => Promise<T>): Promise<T> => {
     let lastError: unknown;
@@ -210,4 +348,8 @@ export async function finalReads(context: Omit<WorkloadContext, 'untilMs'>, regi
     const got = await attempt(() => context.client.get(counterKey, { timeoutMs: context.opTimeoutMs }));
     return { type: 'ok', value: got.found ? Number(text(got.value)) : 0 };
   });
+  await context.recorder.run(process, 'readBalances', bank.bucket, undefined, async () => ({
+    type: 'ok',
+    value: await attempt(() => snapshotBalances(context.client, bank, context.opTimeoutMs)),
+  }));
 }

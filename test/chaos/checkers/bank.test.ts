@@ -20,6 +20,24 @@ describe('bank checker', () => {
     if (verdict.valid === false) expect(verdict.explanation).toMatch(/^bank snapshot \(op \d+, .*\) sums to 70, not the total 100$/);
   });
 
+  it('negative control: a transfer torn by a crash shows in the final read after recovery', () => {
+    // Half of the second transfer (the debit) survived a leader kill; its commit was indeterminate.
+    const ops = [
+      h.transfer('a', 'b', 30, [0, 5]),
+      h.transfer('b', 'c', 10, [6, 9], { status: 'info' }),
+      h.readBalances({ a: 70, b: 30, c: 0 }, [5, 6]),
+      h.readBalances({ a: 70, b: 20, c: 0 }, [1000, 1001]),
+    ];
+    const verdict = checkBank(ops, { total: 100, accounts: ['a', 'b', 'c'] });
+    expect(verdict).toMatchObject({ valid: false, anomalies: [{ kind: 'wrong-total', read: { invokeMs: 1000 } }] });
+    expect(verdict.summary).toMatchObject({ readsChecked: 2, transfersAcknowledged: 1 });
+    // The same history with the whole transfer applied, or none of it, is valid.
+    const whole = ops.map((op) => (op.invokeMs === 1000 ? h.readBalances({ a: 70, b: 20, c: 10 }, [1000, 1001]) : op));
+    const none = ops.map((op) => (op.invokeMs === 1000 ? h.readBalances({ a: 70, b: 30, c: 0 }, [1000, 1001]) : op));
+    expect(checkBank(whole, { total: 100, accounts: ['a', 'b', 'c'] }).valid).toBe(true);
+    expect(checkBank(none, { total: 100, accounts: ['a', 'b', 'c'] }).valid).toBe(true);
+  });
+
   it('without a total, holds every snapshot to the first one', () => {
     const ops = [h.readBalances({ a: 50, b: 50 }, [0, 1]), h.readBalances({ a: 40, b: 60 }, [2, 3])];
     expect(checkBank(ops)).toMatchObject({ valid: true, summary: { total: 100, totalFrom: 'first-read' } });
