@@ -32,3 +32,11 @@ export type {
   PutResult,
 } from './results.js';
 export { Transaction, type CommitOptions, type CommitResult, type TxnDeleteOptions, type TxnPutOptions } from './transaction.js';
+export {
+  maxCounterShards,
+  ShardedCounter,
+  type ShardedCounterOptions,
+  type ShardedIncrementOptions,
+  type ShardedIncrementResult,
+  type ShardedReadOptions,
+} from './sharded-counter.js';
