@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Atoll and etcd side by side on this machine, in one run (`npm run bench:etcd`, which builds first).
+#
+# Starts a three-member etcd cluster (Debian's etcd-server, installed with apt when missing; default
+# settings, so the WAL is fsynced) and a three-node Atoll cluster (dist/src/server/main.js, default
+# settings, fsync on), each on loopback with its own data directories under one temporary
+# directory. Then, for each workload and concurrency, it runs `atoll bench` against Atoll and
+# `atoll bench --system etcd` against etcd (the same workload code and parameters in the same kind
+# of Node.js process, etcd through the etcd3 npm client) alternately, A B A B, and prints one table
+# per workload with both systems and the ratio Atoll/etcd, then one line per workload and
+# concurrency: `ratio put c=64 atoll/etcd=2.31`. Everything it started is stopped on exit, on
+# failure and on Ctrl-C.
+#
+# Options (defaults in brackets):
+#   --workloads LIST     put,get,stale-get,incr (also mixed, prefix, txn)  [put,get,stale-get,incr]
+#   --concurrency LIST   requests in flight                                  [1,16,64,256]
+#   --duration S         seconds measured per run, after the warm-up         [10]
+#   --warmup S           seconds of unrecorded load before each run          [3]
+#   --keys N             keys preloaded into each system                     [100000]
+#   --value-size BYTES                                                       [128]
+#   --rounds N           A B pairs per workload and concurrency              [2]
+#   --results DIR        where the JSON results, tables and SVG go           [a new /tmp/atoll-vs-etcd-* dir]
+#   --cpu-prof DIR       run the Atoll servers under `node --cpu-prof`, profiles into DIR
+# Environment: BENCH_ATOLL_PORT (27011: nodes at 27011-27013), BENCH_ETCD_PORT (23791: clients at
+# 23791-23793, peers at 23801-23803).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+workloads="put,get,stale-get,incr"
+concurrency="1,16,64,256"
+duration=10
+warmup=3
+keys=100000
+value_size=128
+rounds=2
+results=""
+cpu_prof=""
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+  exit "${1:-0}"
+}
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --workloads) workloads="$2"; shift 2 ;;
+    --concurrency) concurrency="$2"; shift 2 ;;
+    --duration) duration="$2"; shift 2 ;;
+    --warmup) warmup="$2"; shift 2 ;;
+    --keys) keys="$2"; shift 2 ;;
+    --value-size) value_size="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
+    --results) results="$2"; shift 2 ;;
+    --cpu-prof) cpu_prof="$2"; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "bench-vs-etcd: unknown option $1" >&2; usage 2 ;;
+  esac
+done
+
+say() { echo "bench-vs-etcd: $*" >&2; }
+
+atoll_base_port="${BENCH_ATOLL_PORT:-27011}"
+etcd_base_port="${BENCH_ETCD_PORT:-23791}"
+atoll_cli=(node "$root/dist/src/cli/atoll.js")
+[[ -f "$root/dist/src/server/main.js" ]] || { say "dist/ is missing: run npm run build (npm run bench:etcd does)"; exit 2; }
+
+# ----------------------------------------------------------------------------- etcd install
+if ! command -v etcd >/dev/null 2>&1; then
+  say "installing Debian's etcd-server and etcd-client (apt-get)"
+  if [[ $(id -u) -ne 0 ]]; then say "etcd is missing and this is not root: apt-get install etcd-server etcd-client"; exit 2; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null; }
+fi
+say "$(etcd --version | head -1), $(node --version), $(nproc) cores"
+
+# ----------------------------------------------------------------------------- clean-up
+work="$(mktemp -d "${TMPDIR:-/tmp}/atoll-vs-etcd-data.XXXXXX")"
+results="${results:-$(mktemp -d "${TMPDIR:-/tmp}/atoll-vs-etcd-results.XXXXXX")}"
+mkdir -p "$results/runs"
+started_pids=()
+bench_pid=""
+failed_runs=0
+
+cleanup() {
+  local status=$?
+  trap - EXIT
+  trap '' INT TERM # A second Ctrl-C must not cut the clean-up short.
+  if [[ -n $bench_pid ]]; then kill -TERM "$bench_pid" 2>/dev/null || true; fi
+  if [[ ${#started_pids[@]} -gt 0 ]]; then
+    say "stopping ${#started_pids[@]} server processes"
+    kill -TERM "${started_pids[@]}" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      local alive=0
+      for pid in "${started_pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+      [[ $alive -eq 0 ]] && break
+      sleep 0.1
+    done
+    kill -KILL "${started_pids[@]}" 2>/dev/null || true
+    wait 2>/dev/null || true
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT TERM
+
+# Runs a bench process in the background and waits for it, so Ctrl-C reaches the trap at once.
+run_bench() {
+  "${atoll_cli[@]}" bench "$@" &
+  bench_pid=$!
+  local status=0
+  wait "$bench_pid" || status=$?
+  bench_pid=""
+  return "$status"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# ----------------------------------------------------------------------------- etcd cluster
+etcd_endpoints=""
+etcd_cluster=""
+for i in 1 2 3; do
+  etcd_cluster+="${etcd_cluster:+,}e$i=http://127.0.0.1:$((etcd_base_port + 9 + i))"
+  etcd_endpoints+="${etcd_endpoints:+,}127.0.0.1:$((etcd_base_port + i - 1))"
+done
+etcd_pids=()
+for i in 1 2 3; do
+  client_port=$((etcd_base_port + i - 1))
+  peer_port=$((etcd_base_port + 9 + i))
+  for port in $client_port $peer_port; do port_in_use "$port" && { say "port $port is in use (set BENCH_ETCD_PORT)"; exit 2; }; done
+  etcd --name "e$i" --data-dir "$work/etcd/e$i" \
+    --listen-client-urls "http://127.0.0.1:$client_port" --advertise-client-urls "http://127.0.0.1:$client_port" \
+    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-cluster "$etcd_cluster" --initial-cluster-token atoll-bench --initial-cluster-state new \
+    >"$work/etcd-e$i.log" 2>&1 &
+  started_pids+=($!)
+  etcd_pids+=($!)
+done
+say "etcd: 3 members starting (clients $etcd_endpoints, pids ${etcd_pids[*]})"
+
+# ----------------------------------------------------------------------------- Atoll cluster
+atoll_endpoints=""
+atoll_peers=""
+for i in 1 2 3; do
+  port=$((atoll_base_port + i - 1))
+  port_in_use "$port" && { say "port $port is in use (set BENCH_ATOLL_PORT)"; exit 2; }
+  atoll_peers+="${atoll_peers:+,}$i=127.0.0.1:$port"
+  atoll_endpoints+="${atoll_endpoints:+,}127.0.0.1:$port"
+done
+node_flags=()
+if [[ -n "$cpu_prof" ]]; then mkdir -p "$cpu_prof"; node_flags=(--cpu-prof --cpu-prof-dir "$cpu_prof"); fi
+atoll_pids=()
+for i in 1 2 3; do
+  ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/server/main.js" \
+    --id "$i" --peers "$atoll_peers" --data-dir "$work/atoll/node$i" >"$work/atoll-node$i.log" 2>&1 &
+  started_pids+=($!)
+  atoll_pids+=($!)
+done
+say "atoll: 3 nodes starting (clients $atoll_endpoints, pids ${atoll_pids[*]})"
+
+wait_ready() { # name, seconds, command...: polls the command; fails fast when a server died
+  local name="$1" seconds="$2"
+  shift 2
+  local deadline=$((SECONDS + seconds)) pid
+  until "$@" >/dev/null 2>&1; do
+    for pid in "${started_pids[@]}"; do
+      kill -0 "$pid" 2>/dev/null || { say "a server (pid $pid) exited while $name was starting; the logs:"; tail -n 20 "$work"/*.log >&2 || true; exit 1; }
+    done
+    if [[ $SECONDS -ge $deadline ]]; then
+      say "$name not ready after ${seconds}s; the logs:"
+      tail -n 20 "$work"/*.log >&2 || true
+      exit 1
+    fi
+    sleep 0.5
+  done
+  say "$name ready"
+}
+atoll_ready() { # every node answers and knows a leader for every partition
+  local endpoint
+  for endpoint in ${atoll_endpoints//,/ }; do
+    "${atoll_cli[@]}" --endpoints "$endpoint" --timeout 2000 --json cluster status \
+      | node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8")); process.exit(s.partitions.length > 0 && s.partitions.every((p) => p.leader !== 0) ? 0 : 1)' \
+      || return 1
+  done
+}
+wait_ready "etcd" 60 etcdctl --endpoints "$etcd_endpoints" endpoint health
+wait_ready "atoll" 90 atoll_ready
+
+endpoints_of() { [[ $1 == atoll ]] && echo "$atoll_endpoints" || echo "$etcd_endpoints"; }
+pids_of() { local IFS=,; [[ $1 == atoll ]] && echo "${atoll_pids[*]}" || echo "${etcd_pids[*]}"; }
+etcd_fsyncs() { # WAL fsyncs so far, summed over the members (from their Prometheus metrics)
+  local total=0 endpoint count
+  for endpoint in ${etcd_endpoints//,/ }; do
+    count=$(curl -fsS "http://$endpoint/metrics" 2>/dev/null | awk '/^etcd_disk_wal_fsync_duration_seconds_count/ {print $2}') || count=0
+    total=$((total + ${count:-0}))
+  done
+  echo "$total"
+}
+
+common=(--keys "$keys" --value-size "$value_size" --timeout 10000)
+
+# ----------------------------------------------------------------------------- preload
+for system in atoll etcd; do
+  say "$system: preloading $keys keys of $value_size bytes"
+  run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" \
+    --workloads "$workloads" --concurrency 1 --ops 1 --warmup 0 >"$results/preload-$system.txt"
+done
+
+# ----------------------------------------------------------------------------- A B A B
+IFS=, read -r -a workload_list <<<"$workloads"
+IFS=, read -r -a concurrency_list <<<"$concurrency"
+total_runs=$(( ${#workload_list[@]} * ${#concurrency_list[@]} * rounds * 2 ))
+run=0
+for workload in "${workload_list[@]}"; do
+  for c in "${concurrency_list[@]}"; do
+    for round in $(seq 1 "$rounds"); do
+      for system in atoll etcd; do
+        run=$((run + 1))
+        say "[$run/$total_runs] $system $workload c=$c round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+        out="$results/runs/$workload-c$c-r$round-$system.json"
+        if [[ $system == etcd ]]; then
+          fsyncs_before=$(etcd_fsyncs)
+          started_at=$(date +%s.%N)
+        fi
+        if ! run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" --no-preload \
+          --workloads "$workload" --concurrency "$c" --duration "$duration" --warmup "$warmup" \
+          --sample-pids "$(pids_of "$system")" --json >"$out"; then
+          say "$system $workload c=$c round $round failed (see above); going on"
+          failed_runs=$((failed_runs + 1))
+        fi
+        if [[ $system == etcd ]]; then
+          rate=$(awk -v n="$(( $(etcd_fsyncs) - fsyncs_before ))" -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", n / (b - a) }')
+          say "etcd WAL fsyncs ≈ $rate/s over the 3 members (warm-up included)"
+        fi
+      done
+    done
+  done
+done
+
+# ----------------------------------------------------------------------------- results
+say "results in $results"
+node "$root/dist/src/bench/compare-cli.js" "$results/runs" --markdown "$results/comparison.md" --out "$results/latency.svg"
+if [[ $failed_runs -gt 0 ]]; then say "$failed_runs runs failed"; exit 1; fi
