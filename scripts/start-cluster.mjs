@@ -4,9 +4,12 @@
  * and `atoll: cluster ready` once every partition has a leader; Ctrl-C stops all three cleanly.
  * Environment: ATOLL_DATA (default ./data), ATOLL_BASE_PORT (default 7001), ATOLL_NODES (default 3),
  * ATOLL_PARTITIONS (default 64), ATOLL_LOG_LEVEL (default warn for this script).
+ * ATOLL_CERTS=DIR serves TLS with the certificates scripts/dev-certs.sh made in DIR: clients use
+ * `--tls-ca DIR/ca.pem`, and the nodes talk to each other over mutual TLS on peer ports
+ * ATOLL_BASE_PORT + 100 and up (docs/security.md, "TLS").
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -22,6 +25,18 @@ const readyTimeoutMs = Number(process.env.ATOLL_READY_TIMEOUT_MS ?? 60_000);
 const ids = Array.from({ length: nodeCount }, (_, i) => i + 1);
 const addressOf = (id) => `127.0.0.1:${basePort + id - 1}`;
 const peers = ids.map((id) => `${id}=${addressOf(id)}`).join(',');
+const certs = process.env.ATOLL_CERTS ? resolve(process.env.ATOLL_CERTS) : undefined;
+if (certs && !existsSync(join(certs, 'ca.pem'))) {
+  console.error(`atoll: no ${join(certs, 'ca.pem')}; make the certificates first: scripts/dev-certs.sh ${certs}`);
+  process.exit(1);
+}
+const peerAddresses = ids.map((id) => `${id}=127.0.0.1:${basePort + 100 + id - 1}`).join(',');
+/** Node `id`'s TLS flags: its client-port and peer certificates, every peer port, the peer CA. */
+const tlsFlags = (id) =>
+  certs
+    ? ['--tls-cert', join(certs, `node${id}.pem`), '--tls-key', join(certs, `node${id}-key.pem`), '--peer-addresses', peerAddresses,
+       '--peer-cert', join(certs, `node${id}-peer.pem`), '--peer-key', join(certs, `node${id}-peer-key.pem`), '--peer-ca', join(certs, 'peer-ca.pem')]
+    : [];
 
 const children = new Map();
 let stopping = false;
@@ -29,7 +44,7 @@ let stopping = false;
 for (const id of ids) {
   const dataDir = join(dataRoot, `node${id}`);
   mkdirSync(dataDir, { recursive: true });
-  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions)], {
+  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), ...tlsFlags(id)], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, ATOLL_LOG_LEVEL: process.env.ATOLL_LOG_LEVEL ?? 'warn', ATOLL_LOG_FORMAT: 'json' },
   });
@@ -63,7 +78,8 @@ process.on('SIGTERM', () => stop(0));
 
 const definition = protoLoader.loadSync(['atoll/v1/cluster.proto'], { includeDirs: [join(root, 'proto')], keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
 const Cluster = grpc.loadPackageDefinition(definition).atoll.v1.Cluster;
-const clients = ids.map((id) => new Cluster(addressOf(id), grpc.credentials.createInsecure()));
+const credentials = certs ? grpc.credentials.createSsl(readFileSync(join(certs, 'ca.pem'))) : grpc.credentials.createInsecure();
+const clients = ids.map((id) => new Cluster(addressOf(id), credentials));
 
 function clusterInfo(client) {
   return new Promise((resolveInfo) => {
@@ -76,7 +92,7 @@ const poll = setInterval(async () => {
   const infos = await Promise.all(clients.map(clusterInfo));
   if (infos.every((info) => info && info.partitions.every((p) => Number(p.leader) !== 0))) {
     clearInterval(poll);
-    console.log(`atoll: cluster ready (${partitions} partitions on ${nodeCount} nodes, ${((Date.now() - started) / 1000).toFixed(1)}s); try: npx atoll put hello world && npx atoll get hello`);
+    console.log(`atoll: cluster ready (${partitions} partitions on ${nodeCount} nodes, ${((Date.now() - started) / 1000).toFixed(1)}s); try: ${certs ? `export ATOLL_TLS_CA=${join(certs, 'ca.pem')}; ` : ''}npx atoll put hello world && npx atoll get hello`);
   } else if (Date.now() - started > readyTimeoutMs) {
     clearInterval(poll);
     console.error(`atoll: cluster not ready after ${readyTimeoutMs / 1000}s`);

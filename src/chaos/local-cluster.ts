@@ -4,13 +4,14 @@
  * fault-injection harness.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { AtollClient } from '../client/index.js';
+import { channelCredentialsOf, type TlsClientOptions } from '../server/tls-credentials.js';
 import { FaultProxy } from './fault-proxy.js';
 import type { Topology } from './netns.js';
 
@@ -73,11 +74,23 @@ export interface LocalClusterOptions {
   topology?: Topology;
   /** Route every node-to-node connection through a TCP fault proxy (loopback only). */
   linkProxies?: boolean;
+  /** Client TLS and peer mutual TLS on a separate peer port (docs/security.md, "TLS"). */
+  tls?: LocalClusterTls;
+}
+
+/** Certificates as scripts/dev-certs.sh lays them out. */
+export interface LocalClusterTls {
+  /** Node N serves nodeN.pem to clients and nodeN-peer.pem to peers; clients trust ca.pem. */
+  readonly certsDir: string;
+  /** Nodes require client certificates from ca.pem; the harness's own clients present client.pem. */
+  readonly requireClientCertificates?: boolean;
 }
 
 export class LocalCluster {
   readonly processes = new Map<number, ChildProcess>();
   readonly addresses = new Map<number, string>();
+  /** Each node's peer port, with `tls` (empty otherwise: peers share the client port). */
+  readonly peerAddresses = new Map<number, string>();
   readonly dataRoot: string;
   private logs = new Map<number, string[]>();
 
@@ -91,6 +104,7 @@ export class LocalCluster {
     for (let id = 1; id <= cluster.options.nodes; id++) {
       const ip = topology?.nodes.find((node) => node.id === id)?.ip;
       cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
+      if (cluster.options.tls) cluster.peerAddresses.set(id, ip ? `${ip}:7101` : `127.0.0.1:${await freePort()}`);
     }
     if (cluster.options.linkProxies && !topology) await cluster.startLinkProxies();
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
@@ -107,8 +121,9 @@ export class LocalCluster {
   readonly linkProxies = new Map<string, FaultProxy>();
 
   private async startLinkProxies(): Promise<void> {
+    const targets = this.peerAddresses.size > 0 ? this.peerAddresses : this.addresses;
     for (const [from] of this.addresses) {
-      for (const [to, address] of this.addresses) {
+      for (const [to, address] of targets) {
         if (from === to) continue;
         const [targetHost, targetPort] = address.split(':') as [string, string];
         this.linkProxies.set(`${from}>${to}`, await FaultProxy.start({ listenHost: '127.0.0.1', targetHost, targetPort: Number(targetPort) }));
@@ -125,6 +140,27 @@ export class LocalCluster {
     if (this.linkProxies.size === 0) return [];
     const dial = [...this.addresses.keys()].filter((peer) => peer !== id).map((peer) => `${peer}=127.0.0.1:${this.linkProxy(id, peer)?.port}`);
     return ['--dial', dial.join(',')];
+  }
+
+  /** The TLS flags of node `id`: its certificates, the peer port addresses and the CAs. */
+  private tlsFlags(id: number): string[] {
+    const tls = this.options.tls;
+    if (!tls) return [];
+    const file = (name: string): string => join(tls.certsDir, name);
+    return [
+      ...['--tls-cert', file(`node${id}.pem`), '--tls-key', file(`node${id}-key.pem`)],
+      ...(tls.requireClientCertificates === true ? ['--tls-client-ca', file('ca.pem')] : []),
+      ...['--peer-addresses', [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(',')],
+      ...['--peer-cert', file(`node${id}-peer.pem`), '--peer-key', file(`node${id}-peer-key.pem`), '--peer-ca', file('peer-ca.pem')],
+    ];
+  }
+
+  /** What the harness's clients use: the CA, and client.pem when the nodes require a certificate. */
+  clientTls(): TlsClientOptions | undefined {
+    const tls = this.options.tls;
+    if (!tls) return undefined;
+    const file = (name: string): Buffer => readFileSync(join(tls.certsDir, name));
+    return { ca: file('ca.pem'), ...(tls.requireClientCertificates === true && { cert: file('client.pem'), key: file('client-key.pem') }) };
   }
 
   get endpoints(): string[] {
@@ -144,6 +180,7 @@ export class LocalCluster {
       ...['--snapshot-every', String(this.options.snapshotEvery), '--retention-revisions', String(this.options.retentionRevisions)],
       ...['--max-value-bytes', String(this.options.maxValueBytes)],
       ...this.dialFlag(id),
+      ...this.tlsFlags(id),
       ...this.options.extraArgs,
     ];
     const spawnOptions: SpawnOptions = {
@@ -219,12 +256,13 @@ export class LocalCluster {
   }
 
   client(endpoints = this.endpoints): AtollClient {
-    return new AtollClient({ endpoints, defaultTimeoutMs: 5_000 });
+    const tls = this.clientTls();
+    return new AtollClient({ endpoints, defaultTimeoutMs: 5_000, ...(tls !== undefined && { tls }) });
   }
 
   /** ClusterInfo from one specific node (the client library may answer from any node). */
   clusterInfoOf(id: number, timeoutMs = 1_000): Promise<ClusterInfoMessage> {
-    const client = new ClusterClient(this.addresses.get(id) as string, grpc.credentials.createInsecure());
+    const client = new ClusterClient(this.addresses.get(id) as string, channelCredentialsOf(this.clientTls()));
     return new Promise<ClusterInfoMessage>((resolveInfo, reject) => {
       client.clusterInfo({}, { deadline: Date.now() + timeoutMs }, (error: grpc.ServiceError | null, info: ClusterInfoMessage) => {
         client.close();
