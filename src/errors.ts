@@ -30,6 +30,9 @@ export const atollErrorCodes = [
   'SCRIPT_PARSE_ERROR',
   'SCRIPT_ERROR',
   'SCRIPT_LIMIT',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'QUOTA_EXCEEDED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -43,6 +46,8 @@ export type GrpcStatusName =
   | 'UNAVAILABLE'
   | 'DEADLINE_EXCEEDED'
   | 'ABORTED'
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
   | 'INTERNAL';
 
 /**
@@ -76,6 +81,9 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   SCRIPT_PARSE_ERROR: 'INVALID_ARGUMENT',
   SCRIPT_ERROR: 'FAILED_PRECONDITION',
   SCRIPT_LIMIT: 'RESOURCE_EXHAUSTED',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  QUOTA_EXCEEDED: 'RESOURCE_EXHAUSTED',
 });
 
 export class AtollError extends Error {

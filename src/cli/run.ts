@@ -7,11 +7,16 @@
  * `error CODE: message` (usage errors print commander's message).
  */
 import { readFileSync } from 'node:fs';
+import { addAuthCommands } from './auth.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger } from './format.js';
+import { addTlsOptions, clientTlsOf, type TlsFlags } from './tls-flags.js';
+import { addBenchCommand } from '../bench/bench-command.js';
+import { addHealthCommand } from './health.js';
+import { addTopCommand } from './top.js';
 
 export interface CliIo {
   /** Receives whole lines, each ending in "\n". */
@@ -27,6 +32,7 @@ export const exitCodes = Object.freeze({ ok: 0, negative: 1, error: 2 });
 export const defaultEndpoints = '127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003';
 
 interface GlobalOptions {
+  token?: string;
   endpoints?: string;
   json?: boolean;
   timeout?: number;
@@ -60,17 +66,20 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     (work: (...args: unknown[]) => Action) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
-      const globals = command.optsWithGlobals<GlobalOptions>();
+      const globals = command.optsWithGlobals<GlobalOptions & TlsFlags>();
       const endpoints = (globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? defaultEndpoints).split(',');
       const options: AtollClientOptions = {
         endpoints,
         // One-shot commands gain nothing from a stream; a unary call is one round trip fewer.
         pipelining: false,
         ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }),
+        ...((globals.token ?? io.env['ATOLL_TOKEN']) !== undefined && { token: (globals.token ?? io.env['ATOLL_TOKEN'])! }),
       };
       let client: AtollClient | undefined;
       try {
-        client = io.createClient?.(options) ?? new AtollClient(options);
+        const tls = clientTlsOf(globals, io.env);
+        const withTls: AtollClientOptions = tls === undefined ? options : { ...options, tls };
+        client = io.createClient?.(withTls) ?? new AtollClient(withTls);
         exitCode = await work(...args.slice(0, -1))(client, out, globals);
       } catch (error) {
         exitCode = exitCodes.error;
@@ -87,10 +96,12 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description('Command-line client for the Atoll key-value store.')
     .option('--endpoints <list>', `comma-separated host:port list (default: $ATOLL_ENDPOINTS or ${defaultEndpoints})`)
     .option('--json', 'print results as JSON')
+    .option('--token <token>', 'bearer token of a cluster with authentication (default: $ATOLL_TOKEN)')
     .option('--timeout <ms>', 'timeout of each call in milliseconds', parseCount('--timeout', 1))
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
     .showSuggestionAfterError();
+  addTlsOptions(program);
 
   const conditions = ['ifAbsent', 'ifPresent', 'ifRevision', 'ifValue'];
   const conflictsWithOthers = (name: string) => conditions.filter((other) => other !== name);
@@ -275,6 +286,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }),
     );
 
+  addAuthCommands(program, act, out);
+
   const cluster = program.command('cluster').description('inspect and steer the cluster');
   cluster
     .command('status')
@@ -299,6 +312,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }),
     );
 
+  addHealthCommand(program, { ...io, setExitCode: (code) => (exitCode = code) });
+  addBenchCommand(program, { ...io, defaultEndpoints, setExitCode: (code) => (exitCode = code) });
+  addTopCommand(program, { ...io, defaultEndpoints, setExitCode: (code) => (exitCode = code) });
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -35,7 +35,7 @@ import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/inde
 import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
 import { deadlineMsOf, sleep, throwIfAborted, type CallOptions } from './call-options.js';
-import { AtollClientError, clientErrorOf } from './client-error.js';
+import { afterUnknownSend, AtollClientError, clientErrorOf } from './client-error.js';
 import {
   checkConsistency,
   checkDelta,
@@ -65,6 +65,8 @@ import {
 } from './results.js';
 import { backoffDelayMs, retryActionOf } from './retry-policy.js';
 import { Transaction, type TransactionTransport } from './transaction.js';
+import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
+import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
 
 /** The subset of a logger the client uses; a pino logger fits. */
 export interface ClientLogger {
@@ -88,6 +90,13 @@ export interface AtollClientOptions {
    * were started with --max-value-bytes) to fail fast without a round trip.
    */
   readonly maxValueBytes?: number;
+  /** Reach the nodes over TLS: the CA to trust, a client certificate if they require one (docs/security.md). */
+  readonly tls?: TlsClientOptions;
+  /**
+   * The bearer token of a cluster with authentication (docs/security.md); it decides the tenant
+   * every key belongs to and what the client may do.
+   */
+  readonly token?: string;
 }
 
 export interface ReadOptions extends CallOptions {
@@ -221,6 +230,8 @@ export class AtollClient {
   private readonly pipelining: boolean;
   private readonly maxAttempts: number;
   private readonly maxValueBytes: number;
+  private readonly tls: TlsClientOptions | undefined;
+  private readonly token: string | undefined;
   private readonly connections = new Map<string, NodeConnection>();
   private readonly unreachableUntilMs = new Map<string, number>();
   private map: ClusterMap | undefined;
@@ -243,6 +254,11 @@ export class AtollClient {
     if (!Number.isSafeInteger(this.maxAttempts) || this.maxAttempts < 1) throw new AtollError('INVALID_ARGUMENT', 'maxAttempts must be a positive integer');
     this.maxValueBytes = Math.min(options.maxValueBytes ?? largestWireValueBytes, largestWireValueBytes);
     if (!Number.isSafeInteger(this.maxValueBytes) || this.maxValueBytes < 0) throw new AtollError('INVALID_ARGUMENT', 'maxValueBytes must be a non-negative integer');
+    this.tls = options.tls === undefined ? undefined : checkTlsClientOptions(options.tls);
+    if (options.token !== undefined && (typeof options.token !== 'string' || !/^\S+$/.test(options.token))) {
+      throw new AtollError('INVALID_ARGUMENT', 'token must be a non-empty string without spaces');
+    }
+    this.token = options.token;
   }
 
   // -----------------------------------------------------------------------------------------------
@@ -423,13 +439,15 @@ export class AtollClient {
     });
     const route: Route = (map) => (bucket === undefined ? undefined : map.partitionOfBucket(bucket));
     const deadlineMs = checked(() => deadlineMsOf(options, this.defaultTimeoutMs));
+    let earlierUnknown = false;
     for (let resend = 0; ; resend++) {
       try {
         const response = await this.run({ kind: 'executeScript', request }, route, { ...options, deadline: deadlineMs });
         return { value: JSON.parse(response.resultJson) as unknown, committed: response.committed, revision: response.revision, attempts: response.attempts };
       } catch (error) {
         const unknown = error instanceof AtollClientError && error.indeterminate && error.code !== 'DEADLINE_EXCEEDED';
-        if (!unknown || resend >= 5 || Date.now() >= deadlineMs) throw error;
+        if (!unknown || resend >= 5 || Date.now() >= deadlineMs) throw afterUnknownSend(error, earlierUnknown);
+        earlierUnknown = true;
         await sleep(backoffDelayMs(resend), options.signal);
       }
     }
@@ -451,6 +469,25 @@ export class AtollClient {
       },
       commit: (partition: number, request: CommitRequest, options: CallOptions) => this.run({ kind: 'commit', request }, route(partition), options),
     };
+  }
+
+  /**
+   * A counter spread over `shards` keys in as many buckets, for counters too hot for one key:
+   * exactly-once increments to one shard, reads that sum every shard (sharded-counter.ts).
+   */
+  shardedCounter(name: string, options: ShardedCounterOptions): ShardedCounter {
+    return new ShardedCounter(this, name, options, this.defaultTimeoutMs);
+  }
+
+  /**
+   * Calls the Auth service (tokens, quotas, usage; proto/atoll/v1/auth.proto) on any node, with
+   * the request and response as JSON-shaped proto messages (64-bit fields as decimal strings).
+   * The CLI's `atoll auth` commands are built on it.
+   */
+  async authCall(method: 'WhoAmI' | 'CreateToken' | 'ListTokens' | 'RevokeToken' | 'SetQuota' | 'GetUsage', request: object = {}, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return (await this.withRetries({ write: method === 'CreateToken' || method === 'RevokeToken' || method === 'SetQuota', route: () => undefined, options }, (connection, deadlineMs, signal) =>
+      connection.auth(method, request, deadlineMs, signal),
+    )) as Record<string, unknown>;
   }
 
   /** The cluster as one node sees it: nodes, partitions, leaders. Also refreshes the routing map. */
@@ -580,7 +617,12 @@ export class AtollClient {
     if (this.closed) throw new AtollError('UNAVAILABLE', 'the client is closed');
     let connection = this.connections.get(address);
     if (connection === undefined) {
-      connection = new NodeConnection(address, { pipelining: this.pipelining, maxStreamInFlight: limits.maxStreamRequestsInFlight });
+      connection = new NodeConnection(address, {
+        pipelining: this.pipelining,
+        maxStreamInFlight: limits.maxStreamRequestsInFlight,
+        ...(this.tls !== undefined && { tls: this.tls }),
+        ...(this.token !== undefined && { token: this.token }),
+      });
       this.connections.set(address, connection);
     }
     return connection;

@@ -63,3 +63,17 @@ export function clientErrorOf(error: AtollError, write: boolean): AtollClientErr
     ...(error.details !== undefined && { details: error.details }),
   });
 }
+
+/**
+ * The error to report for a write that was sent more than once: when an earlier send's outcome was
+ * unknown, a later definite failure does not make the whole call definite (the first may have applied).
+ */
+export function afterUnknownSend(error: unknown, earlierUnknown: boolean): unknown {
+  if (!earlierUnknown || !(error instanceof AtollClientError) || error.indeterminate || error.code === 'TXN_CONFLICT') return error;
+  return new AtollClientError(error.code, `${error.message} (an earlier attempt's outcome is unknown: it may have applied)`, {
+    grpcStatusCode: error.grpcStatusCode,
+    leaderHint: error.leaderHint,
+    indeterminate: true,
+    ...(error.details !== undefined && { details: error.details }),
+  });
+}

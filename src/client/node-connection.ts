@@ -9,8 +9,9 @@ import { decodeClusterInfoResponse, encodeTransferLeaderRequest } from '../serve
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
 import { grpcChannelOptions } from '../server/channel-options.js';
 import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../server/kv-operation.js';
-import { clusterServiceDefinition, kvServiceDefinition } from '../server/protos.js';
+import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition } from '../server/protos.js';
 import type { KvRequestMessages } from '../server/wire-types.js';
+import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../server/tls-credentials.js';
 import { StreamMultiplexer } from './stream-multiplexer.js';
 
 /** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
@@ -24,6 +25,21 @@ export interface NodeConnectionOptions {
   /** Use the multiplexed KV.Stream (default true); false sends every request as a unary call. */
   readonly pipelining: boolean;
   readonly maxStreamInFlight: number;
+  /** Reach the node over TLS (docs/security.md); plaintext when absent. */
+  readonly tls?: TlsClientOptions;
+  /** Sent as `authorization: Bearer <token>` on every call (clusters with authentication). */
+  readonly token?: string;
+}
+
+/** Adds the bearer token to the metadata of every call on a channel, streams included. */
+function bearerTokenInterceptor(token: string): grpc.Interceptor {
+  return (options, nextCall) =>
+    new grpc.InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        metadata.set('authorization', `Bearer ${token}`);
+        next(metadata, listener);
+      },
+    });
 }
 
 export class NodeConnection {
@@ -34,7 +50,11 @@ export class NodeConnection {
     readonly address: string,
     private readonly options: NodeConnectionOptions,
   ) {
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), clientChannelOptions);
+    this.client = new grpc.Client(address, channelCredentialsOf(options.tls), {
+      ...clientChannelOptions,
+      ...tlsChannelOptionsOf(options.tls),
+      ...(options.token !== undefined && { interceptors: [bearerTokenInterceptor(options.token)] }),
+    });
     this.multiplexer = new StreamMultiplexer(this.client, { maxInFlight: options.maxStreamInFlight });
   }
 
@@ -62,6 +82,11 @@ export class NodeConnection {
 
   async transferLeader(request: TransferLeaderRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<void> {
     await this.unary(clusterServiceDefinition, 'TransferLeader', encodeTransferLeaderRequest(request), deadlineMs, signal);
+  }
+
+  /** One call of the Auth service (proto/atoll/v1/auth.proto), messages as proto-loader shapes them. */
+  auth(method: string, request: object, deadlineMs: number, signal: AbortSignal | undefined): Promise<unknown> {
+    return this.unary(authServiceDefinition, method, request, deadlineMs, signal);
   }
 
   close(): void {

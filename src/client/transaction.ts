@@ -24,7 +24,7 @@ import type { BeginTransactionResponse, CommitRequest, Isolation, TxnWrite } fro
 import { TxnScope } from '../txn/txn-scope.js';
 import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
 import { sleep, type CallOptions } from './call-options.js';
-import { clientErrorOf, isAtollClientError } from './client-error.js';
+import { afterUnknownSend, clientErrorOf, isAtollClientError } from './client-error.js';
 import { checkDelta, checkRevision, checkTtlMs, valueBytes, type ValueInput } from './client-input.js';
 import { getResultOf, keyEntryOf, type GetResult, type KeyEntry } from './results.js';
 import { backoffDelayMs } from './retry-policy.js';
@@ -104,11 +104,16 @@ export class Transaction {
     this.expiresAtMs = begun.expiresAtMs;
     this.handle = begun.transaction;
     const scope = TxnScope.fromText(begun.transaction, partitionCount);
+    // With tenants the handle names the internal (tenant, bucket), whose partition the client
+    // cannot compute; the server then refuses a key outside the partition on read or commit.
+    const tenantScoped = scope.handle.bucket.startsWith('\u0000');
     this.view = new TxnView({
       reader: this.snapshotReader(),
       nowMs: scope.handle.startedAtMs,
-      checkKey: (key) => scope.checkKey(key),
-      checkPrefix: (bucket, prefix) => scope.checkBucket(bucket, `prefix ${JSON.stringify(prefix)}`),
+      ...(!tenantScoped && {
+        checkKey: (key: string) => scope.checkKey(key),
+        checkPrefix: (bucket: string, prefix: string) => scope.checkBucket(bucket, `prefix ${JSON.stringify(prefix)}`),
+      }),
     });
   }
 
@@ -215,13 +220,15 @@ export class Transaction {
   }
 
   private async sendCommit(request: CommitRequest, options: CallOptions): Promise<CommitResult> {
+    let earlierUnknown = false;
     for (let resend = 0; ; resend++) {
       try {
         return await this.transport.commit(this.partition, request, options);
       } catch (error) {
         // Same request id, same writes, same snapshot: a resend applies at most once.
         const unknown = isAtollClientError(error) && error.indeterminate && error.code !== 'DEADLINE_EXCEEDED';
-        if (!unknown || resend >= 5) throw error;
+        if (!unknown || resend >= 5) throw afterUnknownSend(error, earlierUnknown);
+        earlierUnknown = true;
         await sleep(backoffDelayMs(resend), options.signal);
       }
     }

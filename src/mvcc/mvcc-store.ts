@@ -26,7 +26,8 @@ import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
 import { partitionOfBucket, validatePartitionCount } from '../keys/partition-table.js';
-import { decodeUtf8 } from '../keys/utf8.js';
+import { tenantOfInternalKey } from '../keys/tenant-keys.js';
+import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import { compareBytes, concatBytes, decodeUint64BE, encodeUint64BE, equalBytes } from '../storage/bytes.js';
@@ -164,6 +165,26 @@ interface Outcome {
   readonly newRevision?: number;
   readonly newCompactedRevision?: number;
   readonly note?: Uint8Array;
+  /** How the entry changes stored keys and bytes, per tenant. */
+  readonly usage?: ReadonlyMap<string, TenantUsageCount>;
+}
+
+/**
+ * What one tenant stores in the partition: keys whose newest version is a value (expired or not:
+ * expiry is time, and an expired key's bytes stay until it is overwritten, deleted and compacted),
+ * and their key and value bytes.
+ */
+export interface TenantUsageCount {
+  keys: number;
+  bytes: number;
+}
+
+function addUsage(into: Map<string, TenantUsageCount>, tenant: string, keys: number, bytes: number): void {
+  const current = into.get(tenant) ?? { keys: 0, bytes: 0 };
+  current.keys += keys;
+  current.bytes += bytes;
+  if (current.keys === 0 && current.bytes === 0) into.delete(tenant);
+  else into.set(tenant, current);
 }
 
 /** The dedup queue entries a snapshot import has written so far. */
@@ -225,6 +246,8 @@ export class MvccStore {
   private exportsInFlight = 0;
   /** Bumped by every snapshot import, so a read that overlapped one can tell. */
   private epoch = 0;
+  /** Invariant: the sum over stored keys, as rebuildUsage computes it (kept by every apply). */
+  private usage = new Map<string, TenantUsageCount>();
 
   private constructor(
     private readonly engine: StorageEngine,
@@ -267,7 +290,36 @@ export class MvccStore {
     assert(status.compactedRevision <= status.revision, 'stored compaction floor is above the revision');
     const dedupState = await DedupTable.loadState(options.engine, layout);
     assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
-    return new MvccStore(options.engine, layout, options, status, dedupState);
+    const store = new MvccStore(options.engine, layout, options, status, dedupState);
+    if (!status.needsSnapshot) await store.rebuildUsage();
+    return store;
+  }
+
+  /** Stored keys and bytes per tenant (see TenantUsageCount). */
+  usageByTenant(): ReadonlyMap<string, Readonly<TenantUsageCount>> {
+    return this.usage;
+  }
+
+  /** Recounts usage from the stored versions: at open and after a snapshot import. */
+  private async rebuildUsage(): Promise<void> {
+    const usage = new Map<string, TenantUsageCount>();
+    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion } | undefined;
+    const flush = (): void => {
+      if (group === undefined || group.last.kind !== 'value') return;
+      const key = decodeUtf8(group.userKey);
+      addUsage(usage, tenantOfInternalKey(key), 1, group.userKey.length + group.last.value.length);
+    };
+    for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
+      const parsed = this.layout.parseVersionKey(storageKey);
+      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
+        flush();
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record) };
+      } else {
+        group.last = decodeVersionRecord(record);
+      }
+    }
+    flush();
+    this.usage = usage;
   }
 
   get appliedIndex(): number {
@@ -500,9 +552,11 @@ export class MvccStore {
     const ops = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
     const newRevision = this.revisionValue + 1;
     const plans = [];
+    const stored: (FoundVersion | undefined)[] = [];
     for (const op of ops) {
-      const live = liveVersion(op.key, await this.findVersion(op.key, this.revisionValue), nowMs);
-      plans.push(planWrite({ op, live, newRevision, nowMs }));
+      const found = await this.findVersion(op.key, this.revisionValue);
+      stored.push(found);
+      plans.push(planWrite({ op, live: liveVersion(op.key, found, nowMs), newRevision, nowMs }));
     }
     const writes = plans.map((plan) => plan.result);
     // All or nothing: one failed condition and no write of the command takes effect.
@@ -510,8 +564,14 @@ export class MvccStore {
       return { applied: false, writes: writes.map(withoutCurrent), operations: [] };
     }
     const operations: WriteOperation[] = [];
-    for (const plan of plans) {
+    const usage = new Map<string, TenantUsageCount>();
+    for (const [index, plan] of plans.entries()) {
       if (plan.store === undefined) continue;
+      const keyBytes = utf8ByteLength(plan.result.key);
+      const before = stored[index]?.stored;
+      const tenant = tenantOfInternalKey(plan.result.key);
+      if (before?.kind === 'value') addUsage(usage, tenant, -1, -(keyBytes + before.value.length));
+      if (plan.store.kind === 'value') addUsage(usage, tenant, 1, keyBytes + plan.store.value.length);
       operations.push({
         type: 'put',
         key: this.layout.versionKey(plan.result.key, newRevision),
@@ -519,7 +579,7 @@ export class MvccStore {
       });
     }
     if (operations.length === 0) return { applied: true, writes, operations };
-    return { applied: true, writes, operations, newRevision };
+    return { applied: true, writes, operations, newRevision, usage };
   }
 
   /**
@@ -564,6 +624,7 @@ export class MvccStore {
     if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
     if (outcome.newRevision !== undefined) this.revisionValue = outcome.newRevision;
     if (outcome.newCompactedRevision !== undefined) this.compactedRevisionValue = outcome.newCompactedRevision;
+    for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -838,6 +899,7 @@ export class MvccStore {
       this.revisionValue = header.revision;
       this.compactedRevisionValue = header.compactedRevision;
       this.dedup.adopt(dedupState);
+      await this.rebuildUsage();
       this.needsSnapshotValue = false;
       return this.status();
     } finally {

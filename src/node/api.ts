@@ -16,6 +16,12 @@ export interface CallContext {
   readonly signal?: AbortSignal;
   /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in atoll-node.ts). */
   readonly hops?: number;
+  /** The caller's `authorization` metadata (a bearer token), when it sent one. */
+  readonly authorization?: string;
+  /** The `atoll-peer-secret` metadata: set by nodes calling each other. */
+  readonly peerSecret?: string;
+  /** The caller's tenant, once a node authenticated it (forwarded requests carry it). */
+  readonly tenant?: string;
 }
 
 export interface KeyRecord {

@@ -12,7 +12,7 @@ import { Rng } from '../raft/rng.js';
 import type { Message } from '../raft/types.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
-import type { KvKind, KvOperation, KvResult, KvTypes } from '../server/kv-operation.js';
+import type { KvKind, KvOperation, KvResult, KvResultOf, KvTypes } from '../server/kv-operation.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
 import { LevelEngine } from '../storage/level-engine.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
@@ -27,6 +27,11 @@ import { TxnScope } from '../txn/txn-scope.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
 import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
+import { systemTenant, tenantOfInternalKey, tenantTag, toInternalKey } from '../keys/tenant-keys.js';
+import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/principal.js';
+import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { isWriteKind } from '../server/kv-operation.js';
+import { NodeAuth, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
 
 export interface AtollNodeConfig {
   readonly id: number;
@@ -47,6 +52,13 @@ export interface AtollNodeConfig {
   readonly testBugs?: NodeTestBugs;
   /** Addresses to dial peers at, when not their advertised ones (a harness's fault proxies). */
   readonly dialAddresses?: ReadonlyMap<number, string>;
+  /** How to dial peers (peer mutual TLS, server/server-tls.ts); plaintext when absent. */
+  readonly peerCredentials?: grpc.ChannelCredentials;
+  /**
+   * The bootstrap cluster admin token. When set, every call must present a token (src/node/auth.ts)
+   * and keys are tenant-scoped; every node of a cluster must be given the same one.
+   */
+  readonly adminToken?: string;
   readonly logger: Logger;
 }
 
@@ -112,6 +124,7 @@ export class AtollNode implements api.NodeApi {
   private readonly limits: Limits;
   /** Request rates and hot keys of the partitions this node serves (src/hotkeys), for ClusterInfo. */
   private readonly load: LoadTracker;
+  private readonly auth: NodeAuth;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -122,6 +135,26 @@ export class AtollNode implements api.NodeApi {
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
     this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
     this.load = new LoadTracker({ maxPartitions: config.partitions });
+    this.auth = new NodeAuth(config.adminToken, {
+      get: async (key) => {
+        const { response } = (await this.route(this.partitionOfKey(key), { kind: 'get', request: { key } }, this.internalContext())) as KvResultOf<'get'>;
+        return response.found ? response.value : undefined;
+      },
+      put: async (key, value) => {
+        await this.route(this.partitionOfKey(key), { kind: 'put', request: { key, value } }, this.internalContext());
+      },
+      scan: async (bucket) => {
+        const entries: Array<{ key: string; value: Uint8Array }> = [];
+        let pageToken = '';
+        do {
+          const operation = { kind: 'getByPrefix', request: { prefix: bucket, limit: defaultLimits.maxPageSize, ...(pageToken !== '' && { pageToken }) } } as const;
+          const { response } = (await this.route(this.partitionOf(operation), operation, this.internalContext())) as KvResultOf<'getByPrefix'>;
+          for (const item of response.items) entries.push({ key: item.key, value: item.value });
+          pageToken = response.nextPageToken;
+        } while (pageToken !== '');
+        return entries;
+      },
+    });
     const dialable = new Map(config.peers);
     for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
     this.transport = new PeerTransport(
@@ -132,6 +165,8 @@ export class AtollNode implements api.NodeApi {
         onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
       },
       this.logger,
+      this.auth.peerSecret(),
+      config.peerCredentials,
     );
   }
 
@@ -182,6 +217,7 @@ export class AtollNode implements api.NodeApi {
     this.balanceTimer = setInterval(() => this.enqueue(() => {
       this.balanceLeaders();
       this.compactHistory();
+      this.publishUsage();
     }), BALANCE_INTERVAL_MS);
     this.leaderRefreshTimer = setInterval(() => void this.refreshRemoteLeaders(), BALANCE_INTERVAL_MS);
     this.leaderRefreshTimer.unref();
@@ -400,17 +436,22 @@ export class AtollNode implements api.NodeApi {
   }
 
   /** The partition an operation runs on (decoding the transaction handle or the script as needed). */
-  private partitionOf(operation: KvOperation): number {
+  private partitionOf(operation: KvOperation, tenant = 'default'): number {
     switch (operation.kind) {
       case 'getByPrefix':
         return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, this.config.partitions);
       case 'commit':
         return this.txnScope(operation.request.transaction).handle.partition;
       case 'executeScript':
-        return partitionOfBucket(scriptBucket(operation.request, this.limits), this.config.partitions);
+        return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.limits)), this.config.partitions);
       default:
         return this.partitionOfKey(operation.request.key);
     }
+  }
+
+  /** A context for the node's own calls (system records): the system tenant, a 5 s deadline. */
+  private internalContext(): api.CallContext {
+    return { deadlineMs: Date.now() + 5_000, tenant: systemTenant };
   }
 
   private txnScope(transaction: string): TxnScope {
@@ -437,7 +478,7 @@ export class AtollNode implements api.NodeApi {
     if (leader === this.id && local) return this.executeLocal(local, operation, context);
     if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
     try {
-      const result = await this.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal);
+      const result = await this.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal, context.tenant);
       if (!local) this.remoteLeaders.set(partition, leader);
       return result;
     } catch (error) {
@@ -489,6 +530,9 @@ export class AtollNode implements api.NodeApi {
   private async executeOn(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
     this.load.record(replica.id, loadKeyOf(operation.request), performance.now());
+    const tenant = context.tenant ?? 'default';
+    this.countRequest(replica.id, tenant);
+    await this.auth.checkQuota(tenant, isWriteKind(operation.kind));
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;
@@ -574,7 +618,9 @@ export class AtollNode implements api.NodeApi {
             request: operation.request,
             limits: this.limits,
             partitionCount: this.config.partitions,
-            begin: () => this.beginAt(replica, { key: scriptBucket(operation.request, this.limits), isolation: operation.request.isolation ?? 'snapshot' }, context),
+            tenant,
+            begin: () =>
+              this.beginAt(replica, { key: toInternalKey(tenant, scriptBucket(operation.request, this.limits)), isolation: operation.request.isolation ?? 'snapshot' }, context),
             mvcc: replica.mvcc,
             propose: (command, requestId) => this.propose(replica, command, context, requestId),
             deadlineMs: context.deadlineMs,
@@ -711,8 +757,104 @@ export class AtollNode implements api.NodeApi {
 
   /** Routes one operation to its partition (here or at its leader) and returns its response. */
   private async serve<K extends KvKind>(kind: K, request: KvTypes[K]['request'], context: api.CallContext): Promise<KvTypes[K]['response']> {
-    const operation = { kind, request } as KvOperation;
-    return (await this.route(this.partitionOf(operation), operation, context)).response as KvTypes[K]['response'];
+    const principal = await this.principalOf(context);
+    requireRole(principal, isWriteKind(kind) ? 'readwrite' : 'read', `${kind}`);
+    const { tenant } = principal;
+    try {
+      // Keys are checked and moved into the caller's tenant here, where the call arrived; forwarded
+      // requests carry internal keys and the tenant, never the forwarding node's identity.
+      const operation = mapOperation(tenant, { kind, request } as KvOperation);
+      const result = await this.route(this.partitionOf(operation, tenant), operation, { ...context, tenant });
+      return unmapResult(tenant, result).response as KvTypes[K]['response'];
+    } catch (error) {
+      throw unmapError(tenant, error);
+    }
+  }
+
+  /** The caller of a client call (a peer node presenting the cluster secret counts as cluster admin). */
+  private async principalOf(context: api.CallContext): Promise<Principal> {
+    const secret = this.auth.peerSecret();
+    if (secret !== undefined && context.peerSecret === secret) return { tenant: 'default', role: 'admin', clusterAdmin: true, tokenId: 'peer' };
+    return this.auth.principalOf(context.authorization);
+  }
+
+  /** Whether a Peer call carries the cluster's peer secret (always true without authentication). */
+  private peerCallAllowed(call: { metadata: grpc.Metadata }): boolean {
+    const secret = this.auth.peerSecret();
+    return secret === undefined || call.metadata.get('atoll-peer-secret')[0] === secret;
+  }
+
+  // ------------------------------------------------------------ access control (src/node/auth.ts)
+
+  async whoAmI(context: api.CallContext): Promise<Principal> {
+    return this.principalOf(context);
+  }
+
+  async createToken(request: { tenant: string; role: string; name: string }, context: api.CallContext): Promise<{ token: string; info: TokenRecord }> {
+    return this.auth.createToken(await this.principalOf(context), request.tenant, request.role, request.name);
+  }
+
+  async listTokens(request: { tenant: string }, context: api.CallContext): Promise<TokenRecord[]> {
+    return this.auth.listTokens(await this.principalOf(context), request.tenant);
+  }
+
+  async revokeToken(request: { id: string }, context: api.CallContext): Promise<TokenRecord> {
+    return this.auth.revokeToken(await this.principalOf(context), request.id);
+  }
+
+  async setQuota(request: { tenant: string; quota: Quota }, context: api.CallContext): Promise<void> {
+    await this.auth.setQuota(await this.principalOf(context), request.tenant, request.quota);
+  }
+
+  async usage(request: { tenant: string }, context: api.CallContext): Promise<TenantUsage[]> {
+    return this.auth.usage(await this.principalOf(context), request.tenant);
+  }
+
+  /** Requests per (partition, tenant) since the last usage publication. */
+  private readonly requestCounts = new Map<number, Map<string, number>>();
+  private lastPublishedUsage = new Map<number, string>();
+  private lastUsagePublishMs = performance.now();
+
+  private countRequest(partition: number, tenant: string): void {
+    if (!this.auth.enabled) return;
+    const counts = this.requestCounts.get(partition) ?? new Map<string, number>();
+    counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
+    this.requestCounts.set(partition, counts);
+  }
+
+  /**
+   * Each partition this node leads publishes its per-tenant stored keys, bytes and request rate to
+   * the system record usage/<partition> when they changed; NodeAuth sums the records for quotas.
+   */
+  private publishUsage(): void {
+    if (!this.auth.enabled) return;
+    const nowMs = performance.now();
+    const seconds = Math.max(0.001, (nowMs - this.lastUsagePublishMs) / 1000);
+    this.lastUsagePublishMs = nowMs;
+    const counts = this.requestCounts;
+    for (const replica of this.replicas.values()) {
+      if (replica.raw.status().role !== 'leader') continue;
+      const record: Record<string, { keys: number; bytes: number; rps: number }> = {};
+      for (const [tenant, usage] of replica.mvcc.usageByTenant()) {
+        if (tenant !== systemTenant) record[tenant] = { keys: usage.keys, bytes: usage.bytes, rps: 0 };
+      }
+      for (const [tenant, count] of counts.get(replica.id) ?? []) {
+        if (tenant === systemTenant) continue;
+        const entry = (record[tenant] ??= { keys: 0, bytes: 0, rps: 0 });
+        entry.rps = Math.round(count / seconds);
+      }
+      const text = JSON.stringify(record);
+      if (this.lastPublishedUsage.get(replica.id) === text) continue;
+      this.lastPublishedUsage.set(replica.id, text);
+      const key = `${usageBucket}/${replica.id}`;
+      this.route(replica.id === this.partitionOfKey(key) ? replica.id : this.partitionOfKey(key), { kind: 'put', request: { key, value: new TextEncoder().encode(text) } }, this.internalContext()).catch(
+        (error: unknown) => {
+          this.lastPublishedUsage.delete(replica.id);
+          this.logger.debug({ err: error, partition: replica.id }, 'publishing tenant usage failed');
+        },
+      );
+    }
+    counts.clear();
   }
 
   get(request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
@@ -755,14 +897,27 @@ export class AtollNode implements api.NodeApi {
     return this.serve('executeScript', request, context);
   }
 
-  /** Runs a request forwarded by another node (Peer.Forward). */
+  /** Runs a request forwarded by another node (Peer.Forward): its keys are internal already. */
   async executeForwarded(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    return this.route(this.partitionOf(operation), operation, context);
+    return this.route(this.partitionOf(operation, context.tenant), operation, context);
   }
 
-  async clusterInfo(): Promise<api.ClusterInfoResponse> {
+  async clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
+    // The map is public (clients need it to route; it names no data), but hot keys name keys: a
+    // tenant sees only its own, without the tenant tag, and an unauthenticated caller sees none.
+    const principal = await this.principalOf(context).catch((error: unknown) => {
+      if (isAtollError(error, 'UNAUTHENTICATED')) return undefined;
+      throw error;
+    });
     const table = partitionTable(this.config.partitions);
     const load = this.load.report(performance.now());
+    const visibleLoad = (partition: number): ReturnType<typeof load.of> => {
+      const of = load.of(partition);
+      if (principal?.clusterAdmin === true || of.topKeys === undefined) return of;
+      const tag = principal === undefined ? undefined : tenantTag(principal.tenant);
+      const own = tag === undefined ? [] : of.topKeys.filter((entry) => tenantOfInternalKey(entry.key) === principal!.tenant);
+      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag!.length) })) };
+    };
     const partitions: api.PartitionInfo[] = table.map((range) => {
       const replica = this.replicas.get(range.id);
       const status = replica?.raw.status();
@@ -776,7 +931,7 @@ export class AtollNode implements api.NodeApi {
         commitIndex: status?.commit ?? 0,
         appliedIndex: replica?.appliedIndex ?? 0,
         revision: replica?.mvcc.revision ?? 0,
-        ...load.of(range.id),
+        ...visibleLoad(range.id),
       };
     });
     return {
@@ -789,7 +944,8 @@ export class AtollNode implements api.NodeApi {
     };
   }
 
-  async transferLeader(request: api.TransferLeaderRequest): Promise<void> {
+  async transferLeader(request: api.TransferLeaderRequest, context: api.CallContext): Promise<void> {
+    requireClusterAdmin(await this.principalOf(context), 'moving leadership');
     const replica = this.replicas.get(request.partition);
     if (!replica) throw new AtollError('INVALID_ARGUMENT', `partition ${request.partition} has no replica on node ${this.id}`);
     if (!this.config.peers.has(request.targetNode)) throw new AtollError('INVALID_ARGUMENT', `no node ${request.targetNode}`);
@@ -815,18 +971,25 @@ export class AtollNode implements api.NodeApi {
   /** Handlers for the internal Peer service. */
   peerHandlers(): grpc.UntypedServiceImplementation {
     return {
-      raft: (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => this.transport.handleRaftStream(call, callback),
+      raft: (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+        if (!this.peerCallAllowed(call)) {
+          callback(serviceErrorOf(new AtollError('UNAUTHENTICATED', 'Peer.Raft needs the cluster peer secret'), this.logger));
+          return;
+        }
+        this.transport.handleRaftStream(call, callback);
+      },
       forward: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         const deadline = call.getDeadline();
         const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
         let forwarded;
         try {
+          if (!this.peerCallAllowed(call)) throw new AtollError('UNAUTHENTICATED', 'Peer.Forward needs the cluster peer secret');
           forwarded = decodeForwardRequest(call.request);
         } catch (error) {
           callback(serviceErrorOf(error, this.logger));
           return;
         }
-        this.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops }).then(
+        this.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }).then(
           (result) => callback(null, encodeForwardResponse(result)),
           (error: unknown) => callback(serviceErrorOf(error, this.logger)),
         );

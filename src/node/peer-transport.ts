@@ -11,13 +11,13 @@ import { packageDefinition } from '../server/protos.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from './raft-wire.js';
 
 type ClusterClient = grpc.Client & {
-  clusterInfo(request: unknown, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+  clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
 };
 
 type PeerClient = grpc.Client & {
   raft(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
-  raft(options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
-  forward(request: unknown, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+  raft(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
+  forward(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
 };
 
 const loadedPackage = grpc.loadPackageDefinition(packageDefinition) as unknown as {
@@ -76,15 +76,19 @@ export class PeerTransport {
     peers: ReadonlyMap<number, string>,
     private readonly events: PeerTransportEvents,
     private readonly logger: Logger,
+    /** Sent as `atoll-peer-secret` on every call to a peer when the cluster authenticates callers. */
+    private readonly peerSecret?: string,
+    /** How to dial peers: plaintext unless peer TLS is configured (server/server-tls.ts). */
+    credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
   ) {
     for (const [id, address] of peers) {
       if (id === selfId) continue;
-      const client = new PeerClientConstructor(address, grpc.credentials.createInsecure(), {
+      const client = new PeerClientConstructor(address, credentials, {
         ...grpcChannelOptions,
         'grpc.initial_reconnect_backoff_ms': 100,
         'grpc.max_reconnect_backoff_ms': 1000,
       });
-      const cluster = new ClusterClientConstructor(address, grpc.credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 1000 });
+      const cluster = new ClusterClientConstructor(address, credentials, { 'grpc.max_reconnect_backoff_ms': 1000 });
       this.links.set(id, { id, address, client, cluster, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
     }
   }
@@ -148,7 +152,7 @@ export class PeerTransport {
   private streamFor(link: PeerLink): grpc.ClientWritableStream<unknown> | undefined {
     if (link.stream) return link.stream;
     if (Date.now() - link.lastFailureMs < RECONNECT_DELAY_MS) return undefined;
-    const stream = link.client.raft({ deadline: Date.now() + RAFT_STREAM_DEADLINE_MS }, (error) => {
+    const stream = link.client.raft(this.metadata(), { deadline: Date.now() + RAFT_STREAM_DEADLINE_MS }, (error) => {
       if (link.stream === stream) link.stream = undefined;
       if (error && !this.closed) this.markFailed(link, error);
     });
@@ -197,11 +201,19 @@ export class PeerTransport {
   }
 
   /** Sends a client request to another node, with the caller's deadline. */
-  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal): Promise<KvResult> {
+  /** The metadata of every call to a peer. */
+  private metadata(): grpc.Metadata {
+    const metadata = new grpc.Metadata();
+    if (this.peerSecret !== undefined) metadata.set('atoll-peer-secret', this.peerSecret);
+    return metadata;
+  }
+
+  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));
     return new Promise<KvResult>((resolve, reject) => {
-      const call = link.client.forward(encodeForwardRequest({ hops, operation }), { deadline: deadlineMs }, (error, response) => {
+      const forwarded = { hops, operation, ...(tenant !== undefined && { tenant }) };
+      const call = link.client.forward(encodeForwardRequest(forwarded), this.metadata(), { deadline: deadlineMs }, (error, response) => {
         signal?.removeEventListener('abort', abort);
         if (error) {
           reject(atollErrorOfServiceError(error));
@@ -223,7 +235,7 @@ export class PeerTransport {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));
     return new Promise((resolve, reject) => {
-      link.cluster.clusterInfo({}, { deadline: deadlineMs }, (error, response) => {
+      link.cluster.clusterInfo({}, this.metadata(), { deadline: deadlineMs }, (error, response) => {
         if (error) reject(atollErrorOfServiceError(error));
         else {
           try {

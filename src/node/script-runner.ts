@@ -17,6 +17,7 @@ import { prefixBucket } from '../keys/prefix-bucket.js';
 import type { Limits } from '../limits.js';
 import type { ApplyResult, Command, MvccStore } from '../mvcc/index.js';
 import { paramsFromJson, parseScript, runScript, scriptRoutingTarget } from '../script/index.js';
+import { tenantTag, validateUserKey } from '../keys/tenant-keys.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
 import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from './api.js';
@@ -53,14 +54,16 @@ export function scriptBucket(request: ExecuteScriptRequest, limits: Limits): str
   return 'key' in target ? bucketOf(target.key) : prefixBucket(target.prefix).bucket;
 }
 
-/** Snapshot reads from the leader's own store, at the transaction's revision and clock. */
-export function storeSnapshotReader(mvcc: MvccStore, snapshotRevision: number, nowMs: number, limits: Limits): SnapshotReader {
+/** Snapshot reads of one tenant's keys from the leader's own store, at the transaction's revision and clock. */
+export function storeSnapshotReader(mvcc: MvccStore, snapshotRevision: number, nowMs: number, limits: Limits, tenant: string): SnapshotReader {
+  const tag = tenantTag(tenant);
   return {
     async get(key) {
-      const { found, revision: _revision, ...record } = getResponseOf(await mvcc.get(key, { revision: snapshotRevision, nowMs }));
+      const { found, revision: _revision, ...record } = getResponseOf(await mvcc.get(tag + key, { revision: snapshotRevision, nowMs }));
       return found ? { key, ...record } : undefined;
     },
-    async getByPrefix(keyPrefix, maxKeys) {
+    async getByPrefix(userPrefix, maxKeys) {
+      const keyPrefix = tag + userPrefix;
       const records: TxnRecord[] = [];
       let after: string | undefined;
       for (;;) {
@@ -70,7 +73,7 @@ export function storeSnapshotReader(mvcc: MvccStore, snapshotRevision: number, n
           limit: limits.maxPageSize,
           ...(after !== undefined && { after }),
         });
-        for (const item of page.items) records.push(keyRecordOf(item));
+        for (const item of page.items) records.push({ ...keyRecordOf(item), key: item.key.slice(tag.length) });
         if (records.length > maxKeys) {
           throw new AtollError('RESOURCE_EXHAUSTED', `a prefix read in a transaction returns at most ${maxKeys} keys`, { keyPrefix, maxKeys });
         }
@@ -85,6 +88,8 @@ export interface ScriptRunContext {
   readonly request: ExecuteScriptRequest;
   readonly limits: Limits;
   readonly partitionCount: number;
+  /** The caller's tenant: the script names user keys, the store holds (tenant, key). */
+  readonly tenant: string;
   /** Begins a transaction on this leader (a read barrier, then the revision). */
   readonly begin: () => Promise<BeginTransactionResponse>;
   readonly mvcc: MvccStore;
@@ -113,16 +118,20 @@ async function attemptScript(
   params: ReturnType<typeof paramsFromJson>,
   attempt: number,
 ): Promise<ExecuteScriptResponse | 'conflict'> {
-  const { request, limits } = context;
+  const { request, limits, tenant } = context;
+  const tag = tenantTag(tenant);
   const begun = await context.begin();
   const scope = TxnScope.fromText(begun.transaction, context.partitionCount);
   const { snapshotRevision, startedAtMs } = scope.handle;
   const view = new TxnView({
-    reader: storeSnapshotReader(context.mvcc, snapshotRevision, startedAtMs, limits),
+    reader: storeSnapshotReader(context.mvcc, snapshotRevision, startedAtMs, limits, tenant),
     nowMs: startedAtMs,
     limits,
-    checkKey: (key) => scope.checkKey(key),
-    checkPrefix: (bucket, prefix) => scope.checkBucket(bucket, `prefix ${JSON.stringify(prefix)}`),
+    checkKey: (key) => {
+      validateUserKey(key);
+      scope.checkKey(tag + key);
+    },
+    checkPrefix: (bucket, prefix) => scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`),
   });
   const outcome = await runScript(script, { params, view, limits });
   const resultJson = JSON.stringify(outcome.returnValue ?? null);
@@ -138,7 +147,9 @@ async function attemptScript(
     });
   }
   try {
-    const result = await context.propose(scope.command(view.writes(), view.readKeys, view.readPrefixes, note), request.requestId);
+    const writes = view.writes().map((write) => ({ ...write, key: tag + write.key }));
+    const command = scope.command(writes, view.readKeys.map((key) => tag + key), view.readPrefixes.map((prefix) => tag + prefix), note);
+    const result = await context.propose(command, request.requestId);
     // A retried request answered from the dedup record carries the first run's return value.
     const committedJson = result.note !== undefined ? textDecoder.decode(result.note) : resultJson;
     return { resultJson: committedJson, committed: true, revision: result.revision, attempts: attempt };

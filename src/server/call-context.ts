@@ -11,6 +11,8 @@ import type { CallContext } from '../node/api.js';
 /** What this module needs of a grpc-js server call (any kind: unary or streaming). */
 export interface ServerCallLike {
   readonly cancelled: boolean;
+  /** The call's metadata (grpc-js Metadata); the bearer token and peer secret are read from it. */
+  readonly metadata?: { get(key: string): unknown[] };
   getDeadline(): Deadline;
   on(event: 'cancelled', listener: () => void): unknown;
   removeListener(event: 'cancelled', listener: () => void): unknown;
@@ -37,8 +39,23 @@ export interface CallScopeOptions {
   /** Absolute deadline, Unix epoch ms; absent means now + limits.defaultCallTimeoutMs. */
   readonly deadlineMs?: number | undefined;
   readonly hops?: number;
-  /** The surrounding call: its cancellation aborts this scope too. */
+  /** The surrounding call: its cancellation aborts this scope too; its metadata identifies the caller. */
   readonly call?: ServerCallLike;
+  /** The caller, when the scope has no call of its own (a request on a stream). */
+  readonly caller?: { authorization?: string; peerSecret?: string };
+}
+
+/** The first value of a metadata key, as text. */
+function metadataText(call: ServerCallLike | undefined, key: string): string | undefined {
+  const value = call?.metadata?.get(key)[0];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Who is calling: the metadata a node authenticates (see src/node/auth.ts). */
+export function callerOf(call: ServerCallLike | undefined): { authorization?: string; peerSecret?: string } {
+  const authorization = metadataText(call, 'authorization');
+  const peerSecret = metadataText(call, 'atoll-peer-secret');
+  return { ...(authorization !== undefined && { authorization }), ...(peerSecret !== undefined && { peerSecret }) };
 }
 
 export function openCallScope(options: CallScopeOptions): CallScope {
@@ -57,8 +74,12 @@ export function openCallScope(options: CallScopeOptions): CallScope {
     delayMs <= maxTimerDelayMs ? setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs) : undefined;
   // A pending deadline must not keep a shutting-down process alive.
   timer?.unref();
-  const context: CallContext =
-    options.hops === undefined ? { deadlineMs, signal: controller.signal } : { deadlineMs, signal: controller.signal, hops: options.hops };
+  const context: CallContext = {
+    deadlineMs,
+    signal: controller.signal,
+    ...(options.hops !== undefined && { hops: options.hops }),
+    ...(options.caller ?? callerOf(options.call)),
+  };
   return {
     context,
     abort,

@@ -13,6 +13,7 @@
  * decimal text, optional fields are left out when absent.
  */
 import { AtollError } from '../errors.js';
+import type { KeyLoad } from '../hotkeys/index.js';
 import { validateKey } from '../keys/validate-key.js';
 import type {
   ClusterInfoResponse,
@@ -69,6 +70,7 @@ import type {
   TxnWriteMessage,
   IncrementResponseMessage,
   KeyRecordMessage,
+  KeyLoadMessage,
   NodeInfoMessage,
   PartitionInfoMessage,
   PutRequestMessage,
@@ -470,6 +472,13 @@ function encodePartitionInfo(partition: PartitionInfo): PartitionInfoMessage {
     commitIndex: formatWireInt64(partition.commitIndex),
     appliedIndex: formatWireInt64(partition.appliedIndex),
     revision: formatWireInt64(partition.revision),
+    requestsPerSecond: partition.requestsPerSecond ?? 0,
+    topKeys: (partition.topKeys ?? []).map((load) => ({
+      key: load.key,
+      requestsPerSecond: load.requestsPerSecond,
+      errorPerSecond: load.errorPerSecond,
+      truncated: load.truncated,
+    })),
   };
 }
 
@@ -506,6 +515,27 @@ function decodePartitionInfo(value: unknown): PartitionInfo {
     commitIndex: decodeCount(message.commitIndex, 'commit_index'),
     appliedIndex: decodeCount(message.appliedIndex, 'applied_index'),
     revision: decodeCount(message.revision, 'revision'),
+    requestsPerSecond: decodeRate(message.requestsPerSecond, 'requests_per_second'),
+    topKeys: decodeRepeated(message.topKeys, 'top_keys', decodeKeyLoad),
+  };
+}
+
+/** A rate: a finite, non-negative double (absent: 0). */
+function decodeRate(value: unknown, field: string): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new AtollError('INVALID_ARGUMENT', `${field} must be a finite, non-negative number`, { field });
+  }
+  return value;
+}
+
+function decodeKeyLoad(value: unknown): KeyLoad {
+  const message = decodeMessage<KeyLoadMessage>(value, 'KeyLoad');
+  return {
+    key: decodeText(message.key, 'key'),
+    requestsPerSecond: decodeRate(message.requestsPerSecond, 'requests_per_second'),
+    errorPerSecond: decodeRate(message.errorPerSecond, 'error_per_second'),
+    truncated: decodeBoolean(message.truncated, 'truncated'),
   };
 }
 

@@ -13,16 +13,19 @@ export interface ForwardedOperation {
   /** How many nodes forwarded the request before this one received it. */
   readonly hops: number;
   readonly operation: KvOperation;
+  /** The caller's tenant, as the node that authenticated it found (absent: the default tenant). */
+  readonly tenant?: string;
 }
 
 export function encodeForwardRequest(forwarded: ForwardedOperation): ForwardRequestMessage {
-  return { hops: forwarded.hops, ...encodeKvOperation(forwarded.operation) };
+  return { hops: forwarded.hops, tenant: forwarded.tenant ?? '', ...encodeKvOperation(forwarded.operation) };
 }
 
 export function decodeForwardRequest(message: unknown): ForwardedOperation {
   if (typeof message !== 'object' || message === null) throw new AtollError('INVALID_ARGUMENT', 'ForwardRequest must be a message');
   const request = message as ForwardRequestMessage;
-  return { hops: parseWireUint32(request.hops ?? 0, 'hops'), operation: decodeKvOperation(request, request.request) };
+  const tenant = typeof request.tenant === 'string' && request.tenant !== '' ? request.tenant : undefined;
+  return { hops: parseWireUint32(request.hops ?? 0, 'hops'), operation: decodeKvOperation(request, request.request), ...(tenant !== undefined && { tenant }) };
 }
 
 export function encodeForwardResponse(result: KvResult): ForwardResponseMessage {

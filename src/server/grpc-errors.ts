@@ -48,6 +48,8 @@ const statusOfName: Readonly<Record<GrpcStatusName, grpc.status>> = Object.freez
   UNAVAILABLE: grpc.status.UNAVAILABLE,
   DEADLINE_EXCEEDED: grpc.status.DEADLINE_EXCEEDED,
   ABORTED: grpc.status.ABORTED,
+  UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
+  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
   INTERNAL: grpc.status.INTERNAL,
 });
 

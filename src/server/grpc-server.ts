@@ -15,10 +15,11 @@ import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-
 import type { Logger } from 'pino';
 import type { NodeApi } from '../node/api.js';
 import { grpcChannelOptions } from './channel-options.js';
+import { authServiceHandlers, type AuthApi } from './auth-service.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { kvServiceHandlers } from './kv-service.js';
 import type { KvStreamOptions } from './kv-stream.js';
-import { clusterServiceDefinition, kvServiceDefinition, packageDefinition, serviceNames } from './protos.js';
+import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition, packageDefinition, serviceNames } from './protos.js';
 
 /** The health service's name for "the whole server", as the health protocol defines it. */
 export const wholeServerHealthName = '';
@@ -41,6 +42,8 @@ export interface ClientServices {
 
 export interface ClientServicesOptions {
   readonly stream?: KvStreamOptions;
+  /** Serve atoll.v1.Auth (tokens, quotas) from this implementation. */
+  readonly auth?: AuthApi;
 }
 
 let healthPackageDefinition: protoLoader.PackageDefinition | undefined;
@@ -59,6 +62,7 @@ export function addClientServices(
 ): ClientServices {
   server.addService(kvServiceDefinition, kvServiceHandlers(api, logger, options.stream));
   server.addService(clusterServiceDefinition, clusterServiceHandlers(api, logger));
+  if (options.auth !== undefined) server.addService(authServiceDefinition, authServiceHandlers(options.auth, logger));
 
   const health = new HealthImplementation({
     [wholeServerHealthName]: 'SERVING',
@@ -70,7 +74,7 @@ export function addClientServices(
   // The Peer service is internal, so reflection does not advertise it.
   const reflection = new ReflectionService(
     { ...packageDefinition, ...loadHealthPackageDefinition() },
-    { services: [serviceNames.kv, serviceNames.cluster, 'grpc.health.v1.Health'] },
+    { services: [serviceNames.kv, serviceNames.cluster, serviceNames.auth, 'grpc.health.v1.Health'] },
   );
   reflection.addToServer(server);
 

@@ -15,7 +15,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import type { NodeApi } from '../node/api.js';
-import { deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
+import { callerOf, deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { runKvOperation, type KvOperation } from './kv-operation.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
@@ -38,6 +38,8 @@ class KvStreamSession {
   /** Set once the stream is over (ended by us, cancelled or failed): nothing more is written. */
   private finished = false;
   private readonly streamDeadlineMs: number | undefined;
+  /** Who opened the stream (its metadata): every request on it runs as that caller. */
+  private readonly caller: { authorization?: string; peerSecret?: string };
 
   constructor(
     private readonly call: KvStreamCall,
@@ -46,6 +48,7 @@ class KvStreamSession {
     private readonly maxInFlight: number,
   ) {
     this.streamDeadlineMs = deadlineMsOf(call.getDeadline());
+    this.caller = callerOf(call);
     call.on('data', (message: StreamRequestMessage) => this.handleMessage(message));
     call.on('end', () => this.handleHalfClose());
     call.on('cancelled', () => this.stop(new AtollError('UNAVAILABLE', 'the client cancelled the stream')));
@@ -82,7 +85,8 @@ class KvStreamSession {
   private start(id: string, timeoutMs: number, operation: KvOperation): void {
     const requestDeadlineMs = Date.now() + (timeoutMs > 0 ? timeoutMs : limits.defaultCallTimeoutMs);
     const deadlineMs = this.streamDeadlineMs === undefined ? requestDeadlineMs : Math.min(requestDeadlineMs, this.streamDeadlineMs);
-    const scope = openCallScope({ deadlineMs });
+    // Every request of the stream runs as the caller that opened it.
+    const scope = openCallScope({ deadlineMs, caller: this.caller });
     this.running.set(id, scope);
     if (this.occupancy() >= this.maxInFlight) this.pauseReading();
     Promise.resolve()

@@ -4,12 +4,15 @@
  * defaults. Logs are pino JSON (pretty on a TTY). SIGTERM/SIGINT shut down gracefully: stop
  * accepting, finish in-flight requests, flush, close LevelDB.
  */
+import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
 import { AtollNode, NODE_DEFAULTS } from '../node/atoll-node.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
-import { peerServiceDefinition } from './protos.js';
+import { clusterServiceHandlers } from './cluster-service.js';
+import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
+import { planServerTls, type ServerTlsPlan } from './server-tls.js';
 
 // In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.
 const SHUTDOWN_GRACE_MS = 1_500;
@@ -59,7 +62,17 @@ async function main(): Promise<void> {
     .option('--max-value-bytes <n>', 'largest value a write may carry, at most 3 MiB (ATOLL_MAX_VALUE_BYTES)', integer('--max-value-bytes', 1), Number(env['ATOLL_MAX_VALUE_BYTES'] ?? 1024 * 1024))
     .option('--dial <list>', 'reach some peers through other addresses, id=host:port,... (a test harness\'s fault proxies)', env['ATOLL_DIAL'])
     .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions (needs ATOLL_ALLOW_TEST_BUGS=1)')
+    .option('--admin-token-file <file>', 'enable authentication: the cluster admin token (atoll auth new-admin-token) is in this file; the same on every node (ATOLL_ADMIN_TOKEN_FILE, or the token itself in ATOLL_ADMIN_TOKEN)', env['ATOLL_ADMIN_TOKEN_FILE'])
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
+    // TLS (docs/security.md): any TLS moves node-to-node traffic to a peer port of its own.
+    .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert (ATOLL_TLS_KEY)', env['ATOLL_TLS_KEY'])
+    .option('--tls-client-ca <file>', 'require client certificates signed by this PEM CA (ATOLL_TLS_CLIENT_CA)', env['ATOLL_TLS_CLIENT_CA'])
+    .option('--peer-addresses <list>', 'every node\'s peer port as id=host:port,...: node-to-node traffic gets a port of its own (ATOLL_PEER_ADDRESSES)', env['ATOLL_PEER_ADDRESSES'])
+    .option('--peer-listen <host:port>', 'peer port address to bind (ATOLL_PEER_LISTEN; default: this node\'s --peer-addresses entry)', env['ATOLL_PEER_LISTEN'])
+    .option('--peer-cert <file>', 'peer mutual TLS: this node\'s PEM certificate, presented to peers both ways (ATOLL_PEER_CERT)', env['ATOLL_PEER_CERT'])
+    .option('--peer-key <file>', 'the PEM private key of --peer-cert (ATOLL_PEER_KEY)', env['ATOLL_PEER_KEY'])
+    .option('--peer-ca <file>', 'the PEM CA every peer certificate must chain to (ATOLL_PEER_CA)', env['ATOLL_PEER_CA'])
     .parse();
   const options = program.opts<{
     id?: number;
@@ -75,6 +88,14 @@ async function main(): Promise<void> {
     maxValueBytes: number;
     unsafeTestBug?: string[];
     dial?: string;
+    tlsCert?: string;
+    tlsKey?: string;
+    tlsClientCa?: string;
+    peerAddresses?: string;
+    peerListen?: string;
+    peerCert?: string;
+    peerKey?: string;
+    peerCa?: string;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (!options.peers) program.error('error: --peers (or ATOLL_PEERS) is required');
@@ -93,14 +114,40 @@ async function main(): Promise<void> {
   }
   const listen = options.listen ?? peers.get(id);
   if (!listen) program.error(`error: --peers has no address for node ${id} and --listen is not set`);
+  let peerAddresses: Map<number, string> | undefined;
+  try {
+    if (options.peerAddresses) peerAddresses = parsePeers(options.peerAddresses);
+  } catch (error) {
+    program.error(`error: --peer-addresses: ${(error as Error).message}`);
+  }
+  let tls!: ServerTlsPlan;
+  try {
+    tls = planServerTls(options, { id, peers, listen: listen as string, peerAddresses, peerListen: options.peerListen });
+  } catch (error) {
+    program.error(`error: ${(error as Error).message}`);
+  }
   const bugs = options.unsafeTestBug ?? [];
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
   for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
   if (options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 
+  let adminToken = env['ATOLL_ADMIN_TOKEN'];
+  const adminTokenFile = (options as { adminTokenFile?: string }).adminTokenFile;
+  if (adminTokenFile !== undefined) {
+    try {
+      adminToken = readFileSync(adminTokenFile, 'utf8').trim();
+    } catch (error) {
+      program.error(`error: --admin-token-file: ${(error as Error).message}`);
+    }
+  }
+  if (adminToken !== undefined && !/^atk_[A-Za-z0-9_-]{43}$/.test(adminToken)) {
+    program.error('error: the admin token must look like atk_ followed by 43 base64url characters: make one with `atoll auth new-admin-token`');
+  }
+
   const logger = makeLogger(id);
   const node = await AtollNode.open({
+    ...(adminToken !== undefined && { adminToken }),
     id,
     peers,
     dataDir: options.dataDir,
@@ -111,16 +158,29 @@ async function main(): Promise<void> {
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
     maxValueBytes: options.maxValueBytes,
-    dialAddresses: dial,
+    // Peers are dialled at their peer ports when they have them; --dial overrides both.
+    dialAddresses: new Map([...(tls.peerPort?.addresses ?? []), ...dial]),
+    peerCredentials: tls.peerChannelCredentials,
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
     logger,
   });
   const server = createGrpcServer();
-  const services = addClientServices(server, node, logger);
-  server.addService(peerServiceDefinition, node.peerHandlers());
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(listen as string, grpc.ServerCredentials.createInsecure(), (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
-  });
+  const services = addClientServices(server, node, logger, { auth: node });
+  // With a peer port, Peer (and the Cluster service peers ask for leaders) are served only there:
+  // the client port's credentials can then never reach Peer.
+  const peerServer = tls.peerPort ? createGrpcServer() : server;
+  if (tls.peerPort) peerServer.addService(clusterServiceDefinition, clusterServiceHandlers(node, logger));
+  peerServer.addService(peerServiceDefinition, node.peerHandlers());
+  const bind = (target: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> =>
+    new Promise<number>((resolve, reject) => {
+      target.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
+    });
+  const port = await bind(server, listen as string, tls.clientCredentials);
+  if (tls.peerPort) {
+    const peerPort = await bind(peerServer, tls.peerPort.listen, tls.peerPort.credentials);
+    const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
+    logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
+  }
   logger.info({ listen, port, dataDir: options.dataDir, partitions: options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
 
   let stopping = false;
@@ -133,6 +193,8 @@ async function main(): Promise<void> {
     force.unref();
     server.tryShutdown(() => {
       clearTimeout(force);
+      // The peer port stayed open while clients drained: their writes needed followers' answers.
+      if (peerServer !== server) peerServer.forceShutdown();
       node
         .close()
         .then(() => {

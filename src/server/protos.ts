@@ -15,7 +15,7 @@ import type { ServiceDefinition } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 /** Proto paths relative to the proto root, as `import` statements inside them name each other. */
-export const protoFileNames = ['atoll/v1/kv.proto', 'atoll/v1/cluster.proto'] as const;
+export const protoFileNames = ['atoll/v1/kv.proto', 'atoll/v1/cluster.proto', 'atoll/v1/auth.proto'] as const;
 
 /**
  * Walks up from this module until it finds the package root (the directory holding `proto/`).
@@ -55,7 +55,7 @@ export const packageDefinition: protoLoader.PackageDefinition = protoLoader.load
 
 function serviceDefinition(name: string): ServiceDefinition {
   const definition = packageDefinition[`atoll.v1.${name}`];
-  if (definition === undefined || !('Get' in definition || 'ClusterInfo' in definition || 'Raft' in definition)) {
+  if (definition === undefined || !('Get' in definition || 'ClusterInfo' in definition || 'Raft' in definition || 'WhoAmI' in definition)) {
     throw new Error(`atoll.v1.${name} is not a service in ${protoFilePaths.join(', ')}`);
   }
   return definition as unknown as ServiceDefinition;
@@ -64,10 +64,12 @@ function serviceDefinition(name: string): ServiceDefinition {
 export const kvServiceDefinition: ServiceDefinition = serviceDefinition('KV');
 export const clusterServiceDefinition: ServiceDefinition = serviceDefinition('Cluster');
 export const peerServiceDefinition: ServiceDefinition = serviceDefinition('Peer');
+export const authServiceDefinition: ServiceDefinition = serviceDefinition('Auth');
 
 /** Fully qualified service names, as health checks and reflection list them. */
 export const serviceNames = Object.freeze({
   kv: 'atoll.v1.KV',
   cluster: 'atoll.v1.Cluster',
   peer: 'atoll.v1.Peer',
+  auth: 'atoll.v1.Auth',
 });

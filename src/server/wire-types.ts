@@ -186,6 +186,15 @@ export interface PartitionInfoMessage {
   commitIndex: Int64Text;
   appliedIndex: Int64Text;
   revision: Int64Text;
+  requestsPerSecond: number;
+  topKeys: KeyLoadMessage[];
+}
+
+export interface KeyLoadMessage {
+  key: string;
+  requestsPerSecond: number;
+  errorPerSecond: number;
+  truncated: boolean;
 }
 
 export interface ClusterInfoResponseMessage {
@@ -256,6 +265,7 @@ export type StreamResponseMessage = {
 
 export type ForwardRequestMessage = {
   hops: number;
+  tenant?: string;
   request?: keyof KvRequestMessages;
 } & Partial<KvRequestMessages>;
 

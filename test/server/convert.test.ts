@@ -7,12 +7,12 @@ import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import type { KeyRecord } from '../../src/node/api.js';
+import type { KeyRecord, PartitionInfo } from '../../src/node/api.js';
 import * as convert from '../../src/server/convert.js';
 import { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse } from '../../src/server/forward-codec.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../../src/server/grpc-errors.js';
 import type { KvOperation, KvResult } from '../../src/server/kv-operation.js';
-import { kvServiceDefinition, packageDefinition, peerServiceDefinition, protoFilePaths } from '../../src/server/protos.js';
+import { clusterServiceDefinition, kvServiceDefinition, packageDefinition, peerServiceDefinition, protoFilePaths } from '../../src/server/protos.js';
 import { decodeStreamRequest, decodeStreamResponse, encodeStreamError, encodeStreamRequest, encodeStreamResult } from '../../src/server/stream-codec.js';
 
 /** Encodes with protobuf and decodes again, as a message crossing the network would be. */
@@ -39,7 +39,7 @@ const recordArbitrary: fc.Arbitrary<KeyRecord> = fc.record({
 
 describe('protos', () => {
   it('load both files and every service', () => {
-    expect(protoFilePaths.map((path) => path.replace(/.*proto\//, ''))).toEqual(['atoll/v1/kv.proto', 'atoll/v1/cluster.proto']);
+    expect(protoFilePaths.map((path) => path.replace(/.*proto\//, ''))).toEqual(['atoll/v1/kv.proto', 'atoll/v1/cluster.proto', 'atoll/v1/auth.proto']);
     expect(Object.keys(kvServiceDefinition)).toEqual([
       'Get',
       'Put',
@@ -288,5 +288,30 @@ describe('gRPC error mapping', () => {
     expect(atollErrorOfServiceError({ code: grpc.status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }).code).toBe('DEADLINE_EXCEEDED');
     expect(atollErrorOfServiceError({ code: grpc.status.UNIMPLEMENTED, details: 'nope' }).code).toBe('INTERNAL');
     expect(atollErrorOfServiceError({ code: grpc.status.UNKNOWN, details: '' }).code).toBe('INTERNAL');
+  });
+});
+
+describe('ClusterInfo load (hot partitions and keys)', () => {
+  const cluster = clusterServiceDefinition as unknown as Record<string, grpc.MethodDefinition<unknown, unknown>>;
+  const partition = { id: 3, rangeStart: 0, rangeEnd: 2 ** 32, replicas: [1, 2, 3], leader: 2, term: 4, commitIndex: 10, appliedIndex: 10, revision: 9 };
+  const info = (partitions: PartitionInfo[]) => ({ nodeId: 2, partitionCount: 1, replicationFactor: 3, hashFunction: 'fnv1a32', nodes: [], partitions });
+
+  it('round-trips per-partition rates and top keys, truncated ones included', () => {
+    const loaded = {
+      ...partition,
+      requestsPerSecond: 1234.5,
+      topKeys: [
+        { key: 'counters/visits', requestsPerSecond: 617.25, errorPerSecond: 0.5, truncated: false },
+        { key: 'x/'.padEnd(256, 'é'), requestsPerSecond: 3, errorPerSecond: 0, truncated: true },
+      ],
+    };
+    const response = info([loaded]);
+    expect(convert.decodeClusterInfoResponse(overWire(cluster['ClusterInfo']!, 'response', convert.encodeClusterInfoResponse(response)))).toEqual(response);
+  });
+
+  it('decodes a partition without load as 0 requests per second and no keys, and refuses a negative rate', () => {
+    const decoded = convert.decodeClusterInfoResponse(overWire(cluster['ClusterInfo']!, 'response', convert.encodeClusterInfoResponse(info([partition]))));
+    expect(decoded.partitions[0]).toEqual({ ...partition, requestsPerSecond: 0, topKeys: [] });
+    expect(() => convert.decodeClusterInfoResponse({ partitions: [{ requestsPerSecond: -1 }] })).toThrow(/requests_per_second/);
   });
 });

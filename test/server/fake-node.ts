@@ -204,6 +204,7 @@ export class FakeNode implements NodeApi {
       request,
       limits: defaultLimits,
       partitionCount: this.partitionCount,
+      tenant: 'default',
       begin: () => this.beginTransaction({ key, isolation: request.isolation ?? 'snapshot' }, context),
       mvcc: this.store,
       propose: (command, requestId) => this.applyEntry(command, requestId),
