@@ -18,8 +18,8 @@ import { clientTlsOf, type TlsFlags } from './tls-flags.js';
 /** The same codes as run.ts's exitCodes (not imported from there: run.ts imports this file). */
 const healthExitCodes = Object.freeze({ healthy: 0, unhealthy: 1, error: 2 });
 
-/** A probe must answer well within a health check's own timeout (Docker's is 3 s in our image). */
-const defaultTimeoutMs = 2_000;
+/** A probe must answer within a health check's own timeout (10 s in our image and compose file). */
+const defaultTimeoutMs = 5_000;
 
 export interface HealthReport {
   /** The health service's status of the whole server: SERVING, NOT_SERVING, ... */
@@ -111,7 +111,8 @@ export function addHealthCommand(program: Command, context: HealthCommandContext
         context.stdout(`${globals.json === true ? JSON.stringify({ address: target, ...report }) : summary(target, report)}\n`);
         context.setExitCode(report.healthy ? healthExitCodes.healthy : healthExitCodes.unhealthy);
       } catch (error) {
-        context.stderr(`error UNAVAILABLE: ${target}: ${error instanceof Error ? error.message : String(error)}\n`);
+        const reason = (error as Partial<grpc.ServiceError>).details ?? (error instanceof Error ? error.message : String(error));
+        context.stderr(`error UNAVAILABLE: ${target}: ${reason.trim()}\n`);
         context.setExitCode(healthExitCodes.error);
       }
     });
