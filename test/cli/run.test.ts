@@ -139,7 +139,8 @@ describe('atoll CLI', () => {
     running.node.before = () => {
       throw new AtollError('NO_LEADER', 'partition 0 has no leader');
     };
-    const noLeader = await atoll('--timeout', '300', 'get', 'cli/x');
+    // Long enough for a first answer on a busy machine: the NO_LEADER answers are retried until the deadline.
+    const noLeader = await atoll('--timeout', '1500', 'get', 'cli/x');
     expect(noLeader.code).toBe(2);
     expect(noLeader.stderr).toMatch(/^error NO_LEADER: partition 0 has no leader/);
 

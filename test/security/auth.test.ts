@@ -219,7 +219,12 @@ describe('tenants and access control', () => {
     expect(refused?.grpcStatusCode).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(refused?.message).toMatch(/tiny.*quota of 5/);
     expect((await tiny.get('files/over')).found).toBe(false);
-    const usage = (await tiny.authCall('GetUsage'))['tenants'] as Array<{ tenant: string; keys: string; quota: { maxKeys: string } }>;
+    // Usage is published about once a second, so it settles on the 5 stored keys shortly after.
+    let usage: Array<{ tenant: string; keys: string; quota: { maxKeys: string } }> = [];
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 300))) {
+      usage = (await tiny.authCall('GetUsage'))['tenants'] as typeof usage;
+      if (usage[0]?.keys === '5') break;
+    }
     expect(usage).toEqual([expect.objectContaining({ tenant: 'tiny', keys: '5', quota: expect.objectContaining({ maxKeys: '5' }) })]);
 
     await admin.authCall('SetQuota', { tenant: 'ratey', quota: { maxRequestsPerSecond: '5' } });
