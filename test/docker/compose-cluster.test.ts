@@ -284,9 +284,14 @@ describe.skipIf(!availability.available)('a three-node cluster from docker-compo
   }, limits.phaseMs);
 
   it('ends with every node healthy, knowing every partition\'s leader', async () => {
+    // Right after the last heal a node may still be learning a leader: give the cluster 20 s to settle.
     for (const id of nodeIds) {
-      const health = await containerOf(id).exec(['atoll', 'health', '--leaders', '127.0.0.1:7001']);
-      expect(health.stdout.trim(), `node ${id}`).toBe('127.0.0.1:7001 SERVING');
+      let answer = '';
+      for (const until = Date.now() + 20_000; Date.now() < until; await new Promise((r) => setTimeout(r, 500))) {
+        answer = (await containerOf(id).exec(['atoll', 'health', '--leaders', '127.0.0.1:7001'])).stdout.trim();
+        if (answer === '127.0.0.1:7001 SERVING') break;
+      }
+      expect(answer, `node ${id}`).toBe('127.0.0.1:7001 SERVING');
     }
   }, limits.phaseMs);
 });
