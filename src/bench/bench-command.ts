@@ -51,6 +51,7 @@ interface BenchOptions {
   system: BenchSystem;
   samplePids?: number[];
   seed: number;
+  sharded?: number;
 }
 
 function parseInteger(name: string, minimum: number) {
@@ -101,10 +102,13 @@ export function benchPanels(report: Pick<BenchReport, 'runs'>): LatencyPanel[] {
   }));
 }
 
-async function targetOf(system: BenchSystem, endpoints: string[], timeoutMs: number, context: BenchCommandContext): Promise<BenchTarget> {
-  if (system === 'etcd') return EtcdTarget.connect(endpoints, timeoutMs);
+async function targetOf(system: BenchSystem, endpoints: string[], timeoutMs: number, context: BenchCommandContext, sharded?: number): Promise<BenchTarget> {
+  if (system === 'etcd') {
+    if (sharded !== undefined) throw new AtollError('INVALID_ARGUMENT', '--sharded applies to Atoll only (client.shardedCounter)');
+    return EtcdTarget.connect(endpoints, timeoutMs);
+  }
   const options: AtollClientOptions = { endpoints, defaultTimeoutMs: timeoutMs };
-  return new AtollTarget(context.createClient?.(options) ?? new AtollClient(options), timeoutMs);
+  return new AtollTarget(context.createClient?.(options) ?? new AtollClient(options), timeoutMs, sharded);
 }
 
 async function runBench(options: BenchOptions, globals: { endpoints?: string; json?: boolean; timeout?: number }, context: BenchCommandContext): Promise<number> {
@@ -112,7 +116,7 @@ async function runBench(options: BenchOptions, globals: { endpoints?: string; js
   const fallback = options.system === 'etcd' ? defaultEtcdEndpoints : (context.env['ATOLL_ENDPOINTS'] ?? context.defaultEndpoints);
   const endpoints = (globals.endpoints ?? fallback).split(',').map((endpoint) => endpoint.trim()).filter((endpoint) => endpoint !== '');
   const progress = new ProgressDisplay((text) => context.stderr(text), context.progressTty ?? process.stderr.isTTY === true);
-  const target = await targetOf(options.system, endpoints, globals.timeout ?? defaultOperationTimeoutMs, context);
+  const target = await targetOf(options.system, endpoints, globals.timeout ?? defaultOperationTimeoutMs, context, options.sharded);
   let report: BenchReport;
   try {
     report = await new BenchRun(target, settings, progress).run(endpoints);
@@ -151,6 +155,7 @@ export function addBenchCommand(program: Command, context: BenchCommandContext):
     .addOption(new Option('--system <name>', 'what to measure (etcd needs the etcd3 package)').choices([...benchSystems]).default('atoll'))
     .option('--sample-pids <list>', 'report the CPU use of these server processes (Linux)', parseIntegerList('--sample-pids', 1))
     .option('--seed <n>', 'seed of the key choice', parseInteger('--seed', 0), 1)
+    .option('--sharded <n>', 'incr: spread the hot counter over N shard keys with client.shardedCounter (compare with and without)', parseInteger('--sharded', 1))
     .action(async (options: BenchOptions, command: Command) => {
       const globals = command.optsWithGlobals<{ endpoints?: string; json?: boolean; timeout?: number }>();
       try {
