@@ -73,7 +73,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         // One-shot commands gain nothing from a stream; a unary call is one round trip fewer.
         pipelining: false,
         ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }),
-        ...((globals.token ?? io.env['ATOLL_TOKEN']) !== undefined && { token: (globals.token ?? io.env['ATOLL_TOKEN'])! }),
+        // An empty ATOLL_TOKEN counts as unset, like the other ATOLL_* variables.
+        ...((globals.token ?? (io.env['ATOLL_TOKEN'] || undefined)) !== undefined && { token: (globals.token ?? io.env['ATOLL_TOKEN'])! }),
       };
       let client: AtollClient | undefined;
       try {
