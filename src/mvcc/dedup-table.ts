@@ -91,15 +91,21 @@ export class DedupTable {
 
   /** The recorded result of a request id, unless it was never recorded or has been evicted. */
   async find(requestId: string): Promise<FoundResult | undefined> {
-    const pointer = await this.engine.get(this.layout.dedupRecordKey(requestId));
+    // Almost every request id is new: a lookup on this thread (when the engine has one) answers
+    // that without a trip through LevelDB's thread pool.
+    const pointer = await this.lookup(this.layout.dedupRecordKey(requestId));
     if (pointer === undefined) return undefined;
     const index = decodeUint64BE(pointer);
     if (index < this.state.floorIndex) return undefined;
-    const stored = await this.engine.get(this.layout.dedupQueueKey(index));
+    const stored = await this.lookup(this.layout.dedupQueueKey(index));
     assert(stored !== undefined, 'a live dedup record points at a missing queue entry');
     const entry = decodeStoredEntry(stored);
     assert.equal(entry.requestId, requestId, 'a dedup record points at the queue entry of another request id');
     return { index, result: entry.result };
+  }
+
+  private async lookup(key: Uint8Array): Promise<Uint8Array | undefined> {
+    return this.engine.getSync !== undefined ? this.engine.getSync(key) : this.engine.get(key);
   }
 
   /**

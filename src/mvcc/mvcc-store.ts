@@ -55,6 +55,7 @@ import {
   type SnapshotHeader,
 } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
+import type { VersionCache } from './version-cache.js';
 import { decodeVersionRecord, encodeVersionRecord, isWellFormedVersionRecord, type StoredVersion } from './version-record.js';
 
 export interface MvccStoreOptions {
@@ -83,6 +84,11 @@ export interface MvccStoreOptions {
    * double-count with it). Never set it in a real node.
    */
   readonly dedupDisabled?: boolean;
+  /**
+   * The node's cache of newest versions (version-cache.ts) and this store's id in it (unique
+   * among the stores sharing the cache). Without it every lookup reads storage.
+   */
+  readonly versionCache?: { readonly cache: VersionCache; readonly storeId: number };
 }
 
 export { defaultDedupWindow };
@@ -167,6 +173,8 @@ interface Outcome {
   readonly note?: Uint8Array;
   /** How the entry changes stored keys and bytes, per tenant. */
   readonly usage?: ReadonlyMap<string, TenantUsageCount>;
+  /** The versions the entry stores, in order (for the version cache). */
+  readonly stored?: ReadonlyArray<{ readonly key: string; readonly stored: StoredVersion }>;
 }
 
 /**
@@ -248,6 +256,8 @@ export class MvccStore {
   private epoch = 0;
   /** Invariant: the sum over stored keys, as rebuildUsage computes it (kept by every apply). */
   private usage = new Map<string, TenantUsageCount>();
+  private readonly cache: VersionCache | undefined;
+  private readonly cacheStoreId: number;
 
   private constructor(
     private readonly engine: StorageEngine,
@@ -262,6 +272,8 @@ export class MvccStore {
     this.partition = options.partition;
     this.dedup = new DedupTable(engine, layout, options.dedupWindow ?? defaultDedupWindow, dedupState);
     this.dedupDisabled = options.dedupDisabled ?? false;
+    this.cache = options.versionCache?.cache;
+    this.cacheStoreId = options.versionCache?.storeId ?? 0;
     this.maxDedupEntryBytes = this.limits.maxMessageBytes - this.limits.snapshotChunkBytes - this.limits.messageOverheadBytes;
     assert(this.maxDedupEntryBytes >= this.limits.maxKeyBytes + this.limits.maxValueBytes, 'a recorded write must fit a snapshot message');
     if (this.partition !== undefined) {
@@ -565,8 +577,10 @@ export class MvccStore {
     }
     const operations: WriteOperation[] = [];
     const usage = new Map<string, TenantUsageCount>();
+    const storedVersions: Array<{ key: string; stored: StoredVersion }> = [];
     for (const [index, plan] of plans.entries()) {
       if (plan.store === undefined) continue;
+      storedVersions.push({ key: plan.result.key, stored: plan.store });
       const keyBytes = utf8ByteLength(plan.result.key);
       const before = stored[index]?.stored;
       const tenant = tenantOfInternalKey(plan.result.key);
@@ -579,7 +593,7 @@ export class MvccStore {
       });
     }
     if (operations.length === 0) return { applied: true, writes, operations };
-    return { applied: true, writes, operations, newRevision, usage };
+    return { applied: true, writes, operations, newRevision, usage, stored: storedVersions };
   }
 
   /**
@@ -622,7 +636,16 @@ export class MvccStore {
     await this.engine.write(operations, { sync: this.syncApply });
     this.appliedIndexValue = index;
     if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
-    if (outcome.newRevision !== undefined) this.revisionValue = outcome.newRevision;
+    if (outcome.newRevision !== undefined) {
+      this.revisionValue = outcome.newRevision;
+      // Same synchronous step as the revision move: the cache invariant (version-cache.ts).
+      if (this.cache !== undefined) {
+        for (const { key, stored } of outcome.stored ?? []) {
+          if (stored.kind === 'value') this.cache.set(this.cacheStoreId, key, { revision: outcome.newRevision, stored });
+          else this.cache.delete(this.cacheStoreId, key);
+        }
+      }
+    }
     if (outcome.newCompactedRevision !== undefined) this.compactedRevisionValue = outcome.newCompactedRevision;
     for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes);
   }
@@ -632,11 +655,27 @@ export class MvccStore {
 
   /** The newest stored version of `key` at or below `revision`, tombstones included. */
   private async findVersion(key: string, revision: number): Promise<FoundVersion | undefined> {
+    const cached = this.cache?.get(this.cacheStoreId, key);
+    if (cached !== undefined && cached.revision <= revision) return cached;
+    const atRevision = this.revisionValue;
+    const epoch = this.epoch;
     const range = this.layout.versionsOfKeyUpTo(key, revision);
+    let found: FoundVersion | undefined;
     for await (const [storageKey, record] of this.engine.iterate({ ...range, reverse: true, limit: 1 })) {
-      return { revision: this.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
+      found = { revision: this.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
     }
-    return undefined;
+    // Fill the cache only from a lookup at the current revision that no commit or import overlapped.
+    if (
+      this.cache !== undefined &&
+      found?.stored.kind === 'value' &&
+      revision === atRevision &&
+      this.revisionValue === atRevision &&
+      this.epoch === epoch &&
+      !this.needsSnapshotValue
+    ) {
+      this.cache.set(this.cacheStoreId, key, { revision: found.revision, stored: found.stored });
+    }
+    return found;
   }
 
   /** Checks and fixes the revision a read is served at. */
@@ -881,6 +920,7 @@ export class MvccStore {
     this.enterExclusive();
     this.epoch++;
     this.needsSnapshotValue = true;
+    this.cache?.clear(this.cacheStoreId);
     try {
       await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: new Uint8Array(0) }], { sync: true });
       await this.clearPartition();
@@ -904,6 +944,7 @@ export class MvccStore {
       return this.status();
     } finally {
       this.epoch++;
+      this.cache?.clear(this.cacheStoreId);
       this.exclusive = false;
     }
   }

@@ -7,14 +7,17 @@ import { partitionOfBucket, partitionTable } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, makeLimits, type Limits } from '../limits.js';
+import { VersionCache } from '../mvcc/version-cache.js';
 import { encodeCommand, MvccStore, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
 import { Rng } from '../raft/rng.js';
+import type { Ready } from '../raft/rawnode.js';
 import type { Message } from '../raft/types.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
 import type { KvKind, KvOperation, KvResult, KvResultOf, KvTypes } from '../server/kv-operation.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
 import { LevelEngine } from '../storage/level-engine.js';
+import { WriteBehindEngine } from '../storage/write-behind-engine.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type * as api from './api.js';
 import { encodeEntryPayload, PartitionReplica, type GroupSettings } from './partition-replica.js';
@@ -46,6 +49,8 @@ export interface AtollNodeConfig {
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly snapshotEveryEntries: number;
+  /** Memory for the newest versions of recently used keys, shared by every partition (default NODE_DEFAULTS.cacheBytes). */
+  readonly cacheBytes?: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
   readonly maxValueBytes?: number;
   /** Deliberate defects for the fault suite's negative controls; never set in production. */
@@ -84,7 +89,14 @@ export const NODE_DEFAULTS = {
   electionTicks: 10,
   retentionRevisions: 100_000,
   snapshotEveryEntries: 10_000,
+  /** The newest versions of recently used keys kept in memory (src/mvcc/version-cache.ts). */
+  cacheBytes: 256 * 1024 * 1024,
 };
+
+/** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */
+function sendableBeforeSync(message: Message): boolean {
+  return message.type === 'app' || message.type === 'heartbeat';
+}
 
 /** Bounds of request routing between nodes. */
 const MAX_FORWARD_HOPS = 3;
@@ -125,6 +137,8 @@ export class AtollNode implements api.NodeApi {
   /** Request rates and hot keys of the partitions this node serves (src/hotkeys), for ClusterInfo. */
   private readonly load: LoadTracker;
   private readonly auth: NodeAuth;
+  /** Newest versions of recently used keys, shared by this node's partition stores. */
+  readonly versionCache: VersionCache;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -135,6 +149,7 @@ export class AtollNode implements api.NodeApi {
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
     this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
     this.load = new LoadTracker({ maxPartitions: config.partitions });
+    this.versionCache = new VersionCache(config.cacheBytes ?? NODE_DEFAULTS.cacheBytes);
     this.auth = new NodeAuth(config.adminToken, {
       get: async (key) => {
         const { response } = (await this.route(this.partitionOfKey(key), { kind: 'get', request: { key } }, this.internalContext())) as KvResultOf<'get'>;
@@ -172,7 +187,8 @@ export class AtollNode implements api.NodeApi {
 
   static async open(config: AtollNodeConfig): Promise<AtollNode> {
     if (!config.peers.has(config.id)) throw new AtollError('INVALID_ARGUMENT', `--peers must include this node (${config.id})`);
-    const engine = await LevelEngine.open(config.dataDir);
+    // Unsynced applies ride along with the loop's one synced write (write-behind-engine.ts).
+    const engine = new WriteBehindEngine(await LevelEngine.open(config.dataDir));
     const node = new AtollNode(config, engine);
     await node.openReplicas();
     node.start();
@@ -203,6 +219,7 @@ export class AtollNode implements api.NodeApi {
         partition: { id: partition, count: this.config.partitions },
         limits: this.limits,
         ...(this.config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
+        versionCache: { cache: this.versionCache, storeId: partition },
       });
       replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork());
       this.replicas.set(partition, replica);
@@ -286,17 +303,13 @@ export class AtollNode implements api.NodeApi {
     }
     const ops: WriteOperation[] = [];
     for (const { replica, ready: r } of ready) ops.push(...(await replica.stage(r)));
+    // A leader's appends and heartbeats promise nothing about its own disk, so they go out before
+    // its synced write (Raft thesis 10.2.1): followers persist while the leader does. The leader
+    // counts its own copy only when it steps their answers, in a later iteration, after this
+    // write. Everything else (votes, acknowledgements) waits for the write.
+    this.sendMessages(ready, true);
     if (ops.length > 0) await this.engine.write(ops, { sync: true });
-
-    const outgoing = new Map<number, GroupMessage[]>();
-    for (const { replica, ready: r } of ready) {
-      for (const message of r.messages) {
-        let list = outgoing.get(message.to);
-        if (!list) outgoing.set(message.to, (list = []));
-        list.push({ group: replica.id, message });
-      }
-    }
-    for (const [peer, messages] of outgoing) this.transport.send(peer, messages);
+    this.sendMessages(ready, false);
 
     await Promise.all(ready.map(({ replica, ready: r }) => replica.apply(r)));
     for (const { replica, ready: r } of ready) {
@@ -305,6 +318,20 @@ export class AtollNode implements api.NodeApi {
     }
     this.maybeBuildSnapshots();
     return true;
+  }
+
+  /** Sends the Readys' messages that may go before the synced write (`early`), or the others. */
+  private sendMessages(ready: ReadonlyArray<{ replica: PartitionReplica; ready: Ready }>, early: boolean): void {
+    const outgoing = new Map<number, GroupMessage[]>();
+    for (const { replica, ready: r } of ready) {
+      for (const message of r.messages) {
+        if (sendableBeforeSync(message) !== early) continue;
+        let list = outgoing.get(message.to);
+        if (!list) outgoing.set(message.to, (list = []));
+        list.push({ group: replica.id, message });
+      }
+    }
+    for (const [peer, messages] of outgoing) this.transport.send(peer, messages);
   }
 
   private maybeBuildSnapshots(): void {

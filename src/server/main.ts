@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     .option('--dial <list>', 'reach some peers through other addresses, id=host:port,... (a test harness\'s fault proxies)', env['ATOLL_DIAL'])
     .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions (needs ATOLL_ALLOW_TEST_BUGS=1)')
     .option('--admin-token-file <file>', 'enable authentication: the cluster admin token (atoll auth new-admin-token) is in this file; the same on every node (ATOLL_ADMIN_TOKEN_FILE, or the token itself in ATOLL_ADMIN_TOKEN)', env['ATOLL_ADMIN_TOKEN_FILE'])
+    .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // TLS (docs/security.md): any TLS moves node-to-node traffic to a peer port of its own.
     .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
     electionTicks: number;
     retentionRevisions: number;
     snapshotEvery: number;
+    cacheMb: number;
     maxValueBytes: number;
     unsafeTestBug?: string[];
     dial?: string;
@@ -157,6 +159,7 @@ async function main(): Promise<void> {
     electionTicks: options.electionTicks,
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
+    cacheBytes: options.cacheMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
     // Peers are dialled at their peer ports when they have them; --dial overrides both.
     dialAddresses: new Map([...(tls.peerPort?.addresses ?? []), ...dial]),

@@ -73,6 +73,10 @@ export class MemoryEngine implements StorageEngine {
   }
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    return this.getSync(key);
+  }
+
+  getSync(key: Uint8Array): Uint8Array | undefined {
     this.assertOpen();
     assertKey(key);
     const index = this.indexOf(key);

@@ -53,6 +53,11 @@ export type StorageEntry = [key: Uint8Array, value: Uint8Array];
 
 export interface StorageEngine {
   get(key: Uint8Array): Promise<Uint8Array | undefined>;
+  /**
+   * The same lookup answered on the calling thread, for engines that can (LevelDB from its memtable
+   * and block cache): no round trip through a thread pool. Same answer as `get`.
+   */
+  getSync?(key: Uint8Array): Uint8Array | undefined;
   /** Looks up many keys at once; the answer has one slot per key, in the same order. */
   getMany?(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>>;
   iterate(options: IterateOptions): AsyncIterable<StorageEntry>;

@@ -1,0 +1,100 @@
+/**
+ * The newest stored version of recently used keys, in memory, so a write's condition check and a
+ * read at the current revision cost a map lookup instead of a LevelDB iterator (a seek through the
+ * native thread pool). One cache serves every partition store of a node, bounded in bytes, least
+ * recently used first out.
+ *
+ * Invariant (kept by MvccStore, asserted by test/mvcc/version-cache.test.ts against a store without
+ * a cache): an entry (store, key) -> (revision, value) holds exactly the newest stored version of
+ * the key in that store at the store's current revision, and that version is a value (tombstones
+ * are never cached). It follows that for any read revision r >= entry.revision the entry is also
+ * the newest version at or below r; for r < entry.revision it says nothing (fall back to storage).
+ * - A commit that writes a key replaces its entry (a value) or removes it (a tombstone) in the same
+ *   synchronous step that moves the store's revision, after the batch is written.
+ * - A miss is filled only from a lookup at the current revision during which the revision and the
+ *   store's epoch did not move (see MvccStore.findVersion).
+ * - Compaction never removes a key's newest version when it is a value, so it leaves entries valid.
+ * - A snapshot import replaces the whole store: it drops the store's entries (`clear`).
+ */
+import type { StoredValue } from './version-record.js';
+
+export interface CachedVersion {
+  readonly revision: number;
+  readonly stored: StoredValue;
+}
+
+interface Slot extends CachedVersion {
+  readonly bytes: number;
+}
+
+/** Approximate heap cost of one entry besides its key and value bytes (map slot, objects). */
+const entryOverheadBytes = 120;
+
+export class VersionCache {
+  /** Map iteration order is insertion order: re-inserting on use keeps the oldest use first. */
+  private readonly slots = new Map<string, Slot>();
+  private bytes = 0;
+  private hitCount = 0;
+  private missCount = 0;
+
+  constructor(readonly maxBytes: number) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError('maxBytes must be a non-negative integer');
+  }
+
+  /** The cached newest version of `key` in store `store`, or undefined. Counts a hit or a miss. */
+  get(store: number, key: string): CachedVersion | undefined {
+    const id = slotId(store, key);
+    const slot = this.slots.get(id);
+    if (slot === undefined) {
+      this.missCount++;
+      return undefined;
+    }
+    this.hitCount++;
+    this.slots.delete(id);
+    this.slots.set(id, slot);
+    return { revision: slot.revision, stored: slot.stored };
+  }
+
+  set(store: number, key: string, version: CachedVersion): void {
+    const id = slotId(store, key);
+    this.remove(id);
+    // A value decoded from a log entry or a storage record may be a view of a much larger buffer,
+    // and the caller's buffer is the caller's: keep a copy of its own bytes, so the budget is what
+    // the cache really holds and no one else can change it.
+    const bytes = id.length * 2 + version.stored.value.length + entryOverheadBytes;
+    if (bytes > this.maxBytes) return;
+    const stored: StoredValue = { ...version.stored, value: version.stored.value.slice() };
+    this.slots.set(id, { revision: version.revision, stored, bytes });
+    this.bytes += bytes;
+    while (this.bytes > this.maxBytes) {
+      const oldest = this.slots.keys().next();
+      if (oldest.done === true) break;
+      this.remove(oldest.value);
+    }
+  }
+
+  delete(store: number, key: string): void {
+    this.remove(slotId(store, key));
+  }
+
+  /** Drops every entry of one store (its state was replaced). O(entries): imports are rare. */
+  clear(store: number): void {
+    const prefix = `${store}\u0000`;
+    for (const id of this.slots.keys()) if (id.startsWith(prefix)) this.remove(id);
+  }
+
+  stats(): { entries: number; bytes: number; maxBytes: number; hits: number; misses: number } {
+    return { entries: this.slots.size, bytes: this.bytes, maxBytes: this.maxBytes, hits: this.hitCount, misses: this.missCount };
+  }
+
+  private remove(id: string): void {
+    const slot = this.slots.get(id);
+    if (slot === undefined) return;
+    this.slots.delete(id);
+    this.bytes -= slot.bytes;
+  }
+}
+
+function slotId(store: number, key: string): string {
+  return `${store}\u0000${key}`;
+}
