@@ -302,13 +302,18 @@ export class AtollNode implements api.NodeApi {
       return tasks.length > 0;
     }
     const ops: WriteOperation[] = [];
-    for (const { replica, ready: r } of ready) ops.push(...(await replica.stage(r)));
+    let mustSync = false;
+    for (const { replica, ready: r } of ready) {
+      const staged = await replica.stage(r);
+      ops.push(...staged.ops);
+      mustSync ||= staged.mustSync;
+    }
     // A leader's appends and heartbeats promise nothing about its own disk, so they go out before
     // its synced write (Raft thesis 10.2.1): followers persist while the leader does. The leader
     // counts its own copy only when it steps their answers, in a later iteration, after this
     // write. Everything else (votes, acknowledgements) waits for the write.
     this.sendMessages(ready, true);
-    if (ops.length > 0) await this.engine.write(ops, { sync: true });
+    if (ops.length > 0) await this.engine.write(ops, { sync: mustSync });
     this.sendMessages(ready, false);
 
     await Promise.all(ready.map(({ replica, ready: r }) => replica.apply(r)));

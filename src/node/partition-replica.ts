@@ -94,6 +94,7 @@ export class PartitionReplica {
     rng: Rng,
   ) {
     this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
+    storage.raiseCommitTo(this.appliedIndex);
     this.raw = new RawNode({
       id: nodeId,
       storage,
@@ -151,8 +152,17 @@ export class PartitionReplica {
 
   // ------------------------------------------------------------ Ready handling
 
-  /** Step 1 of the Ready contract: everything this group needs in the node's one synced write. */
-  async stage(ready: Ready): Promise<WriteOperation[]> {
+  /**
+   * Step 1 of the Ready contract: everything this group needs in the node's one write, and whether
+   * that write must be synced: only for entries, a snapshot, or a new term or vote (etcd's
+   * MustSync). A commit index alone may be lost in a crash (see raiseCommitTo).
+   */
+  async stage(ready: Ready): Promise<{ ops: WriteOperation[]; mustSync: boolean }> {
+    const previous = this.storage.hardState();
+    const mustSync =
+      ready.snapshot !== undefined ||
+      ready.entries.length > 0 ||
+      (ready.hardState !== undefined && (ready.hardState.term !== previous.term || ready.hardState.vote !== previous.vote));
     const ops: WriteOperation[] = [];
     if (ready.snapshot) {
       // The state machine takes the snapshot first; the log records it in the same synced batch.
@@ -162,7 +172,7 @@ export class PartitionReplica {
     }
     ops.push(...this.storage.stageEntries(ready.entries));
     if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
-    return ops;
+    return { ops, mustSync };
   }
 
   /** Step 3: apply committed entries in order and answer the callers waiting on them. */

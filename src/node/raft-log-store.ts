@@ -174,6 +174,18 @@ export class PersistentLogStorage implements LogStorage {
     return this.hardStateValue;
   }
 
+  /**
+   * The commit index is written unsynced when it is all that changed (as etcd does: losing it
+   * loses nothing, the leader teaches it again), so after a crash the stored one may lag the state
+   * machine's applied index. Every applied entry was committed, so on load the commit index is
+   * raised to it (in memory; the next hard state write records it).
+   */
+  raiseCommitTo(applied: number): void {
+    if (applied <= this.hardStateValue.commit) return;
+    assert.ok(applied <= this.lastIndex(), `applied index ${applied} is beyond the log (last ${this.lastIndex()})`);
+    this.hardStateValue = { ...this.hardStateValue, commit: applied };
+  }
+
   // ---------------------------------------------------------------- staging (host-side, no I/O)
 
   /** Records the hard state (Raft Figure 2: currentTerm, votedFor, plus the commit index). */

@@ -207,6 +207,26 @@ describe('PersistentLogStorage: crash between staging and writing', () => {
     expect(view(await loadGroup(engine, 1))).toEqual(after);
   });
 
+  it('raises a commit index lost in a crash to the applied index on load, and never past the log', async () => {
+    const engine = new MemoryEngine();
+    const storage = await loadGroup(engine, 1);
+    await engine.write([...storage.stageBootstrap(members), ...storage.stageEntries(run(2, 8, 1))], { sync: true });
+    await engine.write(storage.stageHardState({ term: 1, vote: 1, commit: 3 }), { sync: true });
+    // The node writes a commit-only change unsynced; the crash loses it, while the state
+    // machine had applied up to 7 (its own batches were durable by then).
+    await engine.write(storage.stageHardState({ term: 1, vote: 1, commit: 7 }));
+    engine.crash();
+    const reloaded = await loadGroup(engine, 1);
+    expect(reloaded.hardState()).toEqual({ term: 1, vote: 1, commit: 3 });
+    reloaded.raiseCommitTo(7);
+    expect(reloaded.hardState()).toEqual({ term: 1, vote: 1, commit: 7 });
+    reloaded.raiseCommitTo(5); // never lowers it
+    expect(reloaded.hardState().commit).toBe(7);
+    // A RawNode started from it accepts the applied index (it asserts applied <= commit).
+    expect(() => new RawNode({ id: 1, storage: reloaded, rng: new Rng(1), applied: 7, electionTicks: 10, heartbeatTicks: 1 })).not.toThrow();
+    expect(() => reloaded.raiseCommitTo(9)).toThrow(/beyond the log/);
+  });
+
   it('survives a crash before an installed snapshot is written', async () => {
     const engine = new MemoryEngine();
     const storage = await loadGroup(engine, 1);
