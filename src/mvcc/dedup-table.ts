@@ -51,10 +51,28 @@ export interface FoundResult {
   readonly result: RecordedResult;
 }
 
+/** How many live queue indexes one read fetches ahead for evictions. */
+const readAheadIndexes = 256;
+
 export class DedupTable {
   // Invariant: mirrors the dedup meta records of the last batch written.
   // Invariant: state.count queue entries lie at or above state.floorIndex, each pointed at by its record.
   private state: DedupState;
+  /**
+   * Read-ahead of the live queue, so a full window does not cost an iterator per apply.
+   * Invariant: `oldestLive` is a prefix of the live queue's indexes (those at or above the floor),
+   * ascending. Only this table's own plans keep it (see adopt); any other state empties it.
+   */
+  private oldestLive: number[] = [];
+  /** The state the last planRecord planned, and how that plan changes `oldestLive` once adopted. */
+  private planned: { state: DedupState; evictions: number; appended: number | undefined } | undefined;
+  /**
+   * When `belowFloorExact`, `evictedToRemove` lists exactly the queue entries below the floor
+   * (evicted by this table's own plans, not yet deleted), so removal needs no scan. Unknown after
+   * a load or an import until a scan finds them all.
+   */
+  private belowFloorExact = false;
+  private evictedToRemove: number[] = [];
 
   constructor(
     private readonly engine: StorageEngine,
@@ -86,6 +104,16 @@ export class DedupTable {
   /** Takes the state the last batch wrote (after an apply or an import). */
   adopt(state: DedupState): void {
     assert(state.floorIndex >= 0 && state.count >= 0);
+    const planned = this.planned;
+    this.planned = undefined;
+    if (planned !== undefined && planned.state === state) {
+      for (const index of this.oldestLive.splice(0, planned.evictions)) this.evictedToRemove.push(index);
+      if (planned.appended !== undefined) this.oldestLive.push(planned.appended);
+    } else {
+      this.oldestLive = [];
+      this.belowFloorExact = false;
+      this.evictedToRemove = [];
+    }
     this.state = state;
   }
 
@@ -124,7 +152,8 @@ export class DedupTable {
     assert(index >= this.state.floorIndex, 'a new dedup entry must be at or above the floor');
     const evictions = this.evictionCount();
     const floorIndex = await this.floorAfterEvicting(evictions, index);
-    const operations = input.removeEvicted ? (await this.planRemoval(input.removalLimit)).operations : [];
+    const nothingToRemove = this.belowFloorExact && this.evictedToRemove.length === 0;
+    const operations = input.removeEvicted && !nothingToRemove ? (await this.planRemoval(input.removalLimit)).operations : [];
     // After the deletes, so a re-recorded id (evicted, not yet removed) keeps its new record.
     operations.push(
       { type: 'put', key: this.layout.dedupQueueKey(index), value: input.encodedEntry },
@@ -132,6 +161,9 @@ export class DedupTable {
     );
     const state = { floorIndex, count: this.state.count - evictions + 1 };
     operations.push(...this.metaOperations(state));
+    // The new entry extends the read-ahead only when that holds the whole live queue.
+    const wholeQueue = this.oldestLive.length === this.state.count;
+    this.planned = { state, evictions: Math.min(evictions, this.oldestLive.length), appended: wholeQueue ? index : undefined };
     return { operations, state };
   }
 
@@ -150,13 +182,15 @@ export class DedupTable {
     return oldest[evictions] ?? newIndex;
   }
 
-  /** The indexes of the oldest `limit` live queue entries. */
+  /** The indexes of the oldest `limit` live queue entries (fewer when the queue is shorter). */
   private async liveIndexes(limit: number): Promise<number[]> {
-    const indexes: number[] = [];
-    for await (const [key] of this.engine.iterate({ ...this.layout.dedupQueueRange(this.state.floorIndex), limit })) {
-      indexes.push(this.layout.parseDedupQueueKey(key));
+    if (this.oldestLive.length < limit && this.oldestLive.length < this.state.count) {
+      const indexes: number[] = [];
+      const range = { ...this.layout.dedupQueueRange(this.state.floorIndex), limit: Math.max(limit, readAheadIndexes) };
+      for await (const [key] of this.engine.iterate(range)) indexes.push(this.layout.parseDedupQueueKey(key));
+      this.oldestLive = indexes;
     }
-    return indexes;
+    return this.oldestLive.slice(0, limit);
   }
 
   /**
@@ -168,14 +202,28 @@ export class DedupTable {
     const operations: WriteOperation[] = [];
     let removedEntries = 0;
     if (this.state.floorIndex === 0) return { operations, removedEntries };
-    const range = this.layout.dedupQueueRange(0, this.state.floorIndex);
-    for await (const [key, stored] of this.engine.iterate({ ...range, limit })) {
-      const index = this.layout.parseDedupQueueKey(key);
+    const remove = async (index: number, stored: Uint8Array): Promise<void> => {
       const recordKey = this.layout.dedupRecordKey(decodeStoredRequestId(stored));
-      const pointer = await this.engine.get(recordKey);
+      const pointer = await this.lookup(recordKey);
       if (pointer !== undefined && decodeUint64BE(pointer) === index) operations.push({ type: 'del', key: recordKey });
-      operations.push({ type: 'del', key });
+      operations.push({ type: 'del', key: this.layout.dedupQueueKey(index) });
       removedEntries++;
+    };
+    if (this.belowFloorExact) {
+      // The caller writes these operations (or the node stops), so they leave the list now.
+      for (const index of this.evictedToRemove.splice(0, limit)) {
+        const stored = await this.lookup(this.layout.dedupQueueKey(index));
+        assert(stored !== undefined, 'an evicted dedup entry listed for removal is missing');
+        await remove(index, stored);
+      }
+      return { operations, removedEntries };
+    }
+    const range = this.layout.dedupQueueRange(0, this.state.floorIndex);
+    for await (const [key, stored] of this.engine.iterate({ ...range, limit })) await remove(this.layout.parseDedupQueueKey(key), stored);
+    // Fewer than asked: these were all of them, so from now on the list is exact.
+    if (removedEntries < limit) {
+      this.belowFloorExact = true;
+      this.evictedToRemove = [];
     }
     return { operations, removedEntries };
   }

@@ -117,6 +117,8 @@ type Task = () => void;
 export class AtollNode implements api.NodeApi {
   readonly id: number;
   private readonly replicas = new Map<number, PartitionReplica>();
+  /** Log records of adopted snapshots, for the next iteration's synced write. */
+  private pendingLogOps: WriteOperation[] = [];
   private readonly transport: PeerTransport;
   private readonly logger: Logger;
   private tasks: Task[] = [];
@@ -294,15 +296,17 @@ export class AtollNode implements api.NodeApi {
         this.logger.error({ err: error }, 'loop task failed');
       }
     }
-    for (const replica of this.replicas.values()) if (!replica.busy) replica.startReadRound();
+    for (const replica of this.replicas.values()) replica.startReadRound();
 
-    const ready = [...this.replicas.values()].filter((replica) => !replica.busy && replica.raw.hasReady()).map((replica) => ({ replica, ready: replica.raw.ready() }));
-    if (ready.length === 0) {
+    const ready = [...this.replicas.values()].filter((replica) => replica.raw.hasReady()).map((replica) => ({ replica, ready: replica.raw.ready() }));
+    if (ready.length === 0 && this.pendingLogOps.length === 0) {
       this.maybeBuildSnapshots();
       return tasks.length > 0;
     }
-    const ops: WriteOperation[] = [];
-    let mustSync = false;
+    // Adopted snapshots' log records (and compaction) ride along, synced.
+    const ops: WriteOperation[] = this.pendingLogOps;
+    this.pendingLogOps = [];
+    let mustSync = ops.length > 0;
     for (const { replica, ready: r } of ready) {
       const staged = await replica.stage(r);
       ops.push(...staged.ops);
@@ -339,18 +343,27 @@ export class AtollNode implements api.NodeApi {
     for (const [peer, messages] of outgoing) this.transport.send(peer, messages);
   }
 
+  /**
+   * Starts the snapshot exports that are due. Each runs beside the loop (the group keeps ticking,
+   * replicating and applying); when it finishes, a loop task adopts it, and its log records go
+   * into the next iteration's synced write.
+   */
   private maybeBuildSnapshots(): void {
     for (const replica of this.replicas.values()) {
-      if (replica.busy || !replica.needsSnapshotBuild()) continue;
-      replica.busy = true;
+      if (replica.exporting || !replica.needsSnapshotBuild()) continue;
+      replica.exporting = true;
       void replica
-        .buildSnapshot()
-        .then(async (ops) => {
-          if (ops.length > 0) await this.engine.write(ops, { sync: true });
+        .exportSnapshot()
+        .then((snapshot) => {
+          if (snapshot !== undefined) this.enqueue(() => this.pendingLogOps.push(...replica.adoptSnapshot(snapshot)));
         })
-        .catch((error: unknown) => this.logger.error({ err: error, partition: replica.id }, 'snapshot failed'))
+        .catch((error: unknown) => {
+          // An import from the leader replaced the state under the export: the next one will do.
+          if (error instanceof AtollError && error.code === 'UNAVAILABLE') this.logger.debug({ err: error, partition: replica.id }, 'snapshot export overtaken');
+          else this.logger.error({ err: error, partition: replica.id }, 'snapshot failed');
+        })
         .finally(() => {
-          replica.busy = false;
+          replica.exporting = false;
           this.scheduleLoop();
         });
     }
@@ -364,13 +377,13 @@ export class AtollNode implements api.NodeApi {
     if (due <= 0) return;
     this.lastTickAtMs += due * this.config.tickMs;
     if (now - this.lastTickAtMs > this.config.tickMs * MAX_CATCH_UP_TICKS) this.lastTickAtMs = now;
-    for (let i = 0; i < due; i++) for (const replica of this.replicas.values()) if (!replica.busy) replica.raw.tick();
+    for (let i = 0; i < due; i++) for (const replica of this.replicas.values()) replica.raw.tick();
   }
 
   private stepMessages(from: number, messages: GroupMessage[]): void {
     for (const { group, message } of messages) {
       const replica = this.replicas.get(group);
-      if (!replica || replica.busy || message.to !== this.id || message.from !== from) continue;
+      if (!replica || message.to !== this.id || message.from !== from) continue;
       replica.raw.step(message as Message);
     }
   }
@@ -407,7 +420,7 @@ export class AtollNode implements api.NodeApi {
   private compactHistory(): void {
     const retention = this.config.retentionRevisions;
     for (const replica of this.replicas.values()) {
-      if (replica.busy || replica.raw.status().role !== 'leader') continue;
+      if (replica.raw.status().role !== 'leader') continue;
       const { revision, compactedRevision } = replica.mvcc;
       // Wait for a tenth of the window to accumulate so compactions stay occasional.
       if (revision - compactedRevision <= retention + Math.ceil(retention / 10)) continue;

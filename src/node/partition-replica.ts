@@ -79,8 +79,8 @@ export class PartitionReplica {
   /** A snapshot built from the state machine, kept while followers may need it. */
   private builtSnapshot: Snapshot | undefined;
   snapshotWanted = false;
-  /** While true the loop leaves this group alone (a snapshot export must see a still state). */
-  busy = false;
+  /** True while exportSnapshot runs (one export per group at a time). */
+  exporting = false;
   private appliedSinceSnapshot = 0;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
@@ -236,24 +236,43 @@ export class PartitionReplica {
   }
 
   /**
-   * Exports the state machine while the loop leaves this group alone (busy), so the export, the
-   * applied index and the membership all describe one moment. Returns the log ops that record the
-   * snapshot and compact the log behind it.
+   * Exports a state-machine snapshot while the group keeps running. The loop calls it between
+   * iterations: the point the snapshot describes (the state machine's applied index, that entry's
+   * term, the membership) is fixed synchronously, in the same step that starts the export (an async
+   * generator runs to its first yield at once, and the header it yields is that applied index;
+   * checked below). The export then reads that point while applies go on (MvccStore exports are
+   * consistent under concurrent applies; an import in between makes it throw). Resolves with the
+   * snapshot, or undefined when there is nothing newer than the last one. The loop installs the
+   * result with adoptSnapshot, inside an iteration.
    */
-  async buildSnapshot(): Promise<WriteOperation[]> {
-    assert.ok(this.busy, 'buildSnapshot runs while the group is held still');
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of this.mvcc.exportSnapshot()) chunks.push(chunk);
-    const header = readSnapshotHeader(chunks[0] as Uint8Array);
-    const index = header.appliedIndex;
+  async exportSnapshot(): Promise<Snapshot | undefined> {
     this.snapshotWanted = false;
     this.appliedSinceSnapshot = 0;
-    if (index <= this.storage.snapshotMeta().index && this.builtSnapshot) return [];
-    const term = this.storage.term(index);
-    const meta: SnapshotMeta = { index, term, confState: this.raw.status().confState };
-    this.builtSnapshot = { meta, data: frameChunks(chunks) };
-    const ops = this.storage.stageSnapshotMeta(meta);
-    const compactTo = index - this.settings.logEntriesKeptAfterSnapshot;
+    const index = this.mvcc.appliedIndex;
+    if (index <= this.storage.snapshotMeta().index && this.builtSnapshot) return undefined;
+    const meta: SnapshotMeta = { index, term: this.storage.term(index), confState: this.raw.status().confState };
+    const iterator = this.mvcc.exportSnapshot()[Symbol.asyncIterator]();
+    const chunks: Uint8Array[] = [];
+    try {
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) chunks.push(next.value);
+    } finally {
+      await iterator.return?.();
+    }
+    assert.equal(readSnapshotHeader(chunks[0] as Uint8Array).appliedIndex, index, 'the export started at the applied index it was fixed at');
+    return { meta, data: frameChunks(chunks) };
+  }
+
+  /**
+   * Installs a snapshot exportSnapshot built (called by the loop, between Readys): keeps it for
+   * followers and returns the log ops that record it and compact the log behind it, for the loop's
+   * next synced write. A snapshot overtaken meanwhile (one installed from the leader) is dropped.
+   */
+  adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
+    const current = this.storage.snapshotMeta().index;
+    if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
+    this.builtSnapshot = snapshot;
+    const ops = this.storage.stageSnapshotMeta(snapshot.meta);
+    const compactTo = snapshot.meta.index - this.settings.logEntriesKeptAfterSnapshot;
     if (compactTo > this.storage.firstIndex()) ops.push(...this.storage.stageCompact(compactTo));
     return ops;
   }
