@@ -18,6 +18,8 @@
  * write case), no `revision === atRevision` check (2), no epoch check (3, the import case), and
  * neither cache clear in importSnapshot (2 and 3; one of the two clears alone suffices).
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
@@ -851,5 +853,26 @@ describe('a lookup that overlaps a commit does not fill the cache with what it f
       }
     }
     expect(unavailable).toBeGreaterThan(50);
+  });
+});
+
+describe('VersionCache byte accounting', () => {
+  it('counts at least 80% of what its entries really take on the heap', () => {
+    setFlagsFromString('--expose_gc');
+    const gc = runInNewContext('gc') as () => void;
+    const measure = (): number => {
+      gc();
+      const usage = process.memoryUsage();
+      return usage.heapUsed + usage.arrayBuffers;
+    };
+    const entries = 50_000;
+    const before = measure();
+    const cache = new VersionCache(1 << 30);
+    for (let i = 0; i < entries; i++) {
+      cache.set(i % 64, `bench-${i}`, { revision: i + 1, stored: { kind: 'value', createRevision: i + 1, version: 1, value: new Uint8Array(128) } });
+    }
+    const real = measure() - before;
+    expect(cache.stats().entries).toBe(entries);
+    expect(cache.stats().bytes).toBeGreaterThanOrEqual(real * 0.8);
   });
 });
