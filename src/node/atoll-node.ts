@@ -111,8 +111,10 @@ type Task = () => void;
  * transport, and the NodeApi the gRPC services call (routing and forwarding included).
  *
  * The loop owns the RawNodes: timers, incoming frames and client requests only queue tasks; an
- * iteration runs the tasks, then handles every group's Ready with ONE synced LevelDB write, sends
- * one frame per peer, applies, and advances. Nothing touches a RawNode between ready() and advance().
+ * iteration runs the tasks, then handles every group's Ready with ONE LevelDB write (synced when
+ * any group has entries, a snapshot or a new term or vote), sends one frame per peer (leaders'
+ * appends before the write, everything else after), applies, and advances. Nothing touches a
+ * RawNode between ready() and advance().
  */
 export class AtollNode implements api.NodeApi {
   readonly id: number;
