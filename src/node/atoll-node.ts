@@ -88,7 +88,8 @@ export const NODE_DEFAULTS = {
   tickMs: 100,
   electionTicks: 10,
   retentionRevisions: 100_000,
-  snapshotEveryEntries: 10_000,
+  /** Applied entries between log compactions; with 1,000 kept behind, a partition holds at most 3,000 entries in memory. */
+  snapshotEveryEntries: 2_000,
   /** The newest versions of recently used keys kept in memory (src/mvcc/version-cache.ts). */
   cacheBytes: 256 * 1024 * 1024,
 };
@@ -103,6 +104,10 @@ const MAX_FORWARD_HOPS = 3;
 const LEADER_WAIT_POLL_MS = 20;
 const BALANCE_INTERVAL_MS = 1_000;
 const MAX_CATCH_UP_TICKS = 50;
+/** Snapshot data exported for a follower is dropped once no follower asked for it this long. */
+const SNAPSHOT_IDLE_MS = 30_000;
+/** A storage write the loop waits on for longer than this is logged at warn level. */
+const SLOW_WRITE_MS = 1_000;
 
 type Task = () => void;
 
@@ -239,6 +244,8 @@ export class AtollNode implements api.NodeApi {
       this.balanceLeaders();
       this.compactHistory();
       this.publishUsage();
+      const now = performance.now();
+      for (const replica of this.replicas.values()) replica.releaseIdleSnapshot(now, SNAPSHOT_IDLE_MS);
     }), BALANCE_INTERVAL_MS);
     this.leaderRefreshTimer = setInterval(() => void this.refreshRemoteLeaders(), BALANCE_INTERVAL_MS);
     this.leaderRefreshTimer.unref();
@@ -303,13 +310,14 @@ export class AtollNode implements api.NodeApi {
     const ready = [...this.replicas.values()].filter((replica) => replica.raw.hasReady()).map((replica) => ({ replica, ready: replica.raw.ready() }));
     if (ready.length === 0 && this.pendingLogOps.length === 0) {
       this.maybeBuildSnapshots();
-      return tasks.length > 0;
+      return tasks.length > 0 || this.pendingLogOps.length > 0;
     }
     // Adopted snapshots' log records (and compaction) ride along, synced.
     const ops: WriteOperation[] = this.pendingLogOps;
     this.pendingLogOps = [];
     let mustSync = ops.length > 0;
     for (const { replica, ready: r } of ready) {
+      if (r.snapshot) this.logger.info({ partition: replica.id, index: r.snapshot.meta.index, bytes: r.snapshot.data.length }, 'installing a snapshot from the leader');
       const staged = await replica.stage(r);
       ops.push(...staged.ops);
       mustSync ||= staged.mustSync;
@@ -319,7 +327,13 @@ export class AtollNode implements api.NodeApi {
     // counts its own copy only when it steps their answers, in a later iteration, after this
     // write. Everything else (votes, acknowledgements) waits for the write.
     this.sendMessages(ready, true);
-    if (ops.length > 0) await this.engine.write(ops, { sync: mustSync });
+    if (ops.length > 0) {
+      const startedMs = performance.now();
+      await this.engine.write(ops, { sync: mustSync });
+      const tookMs = performance.now() - startedMs;
+      // Every write the loop waits on delays every partition on this node: a slow one is news.
+      if (tookMs > SLOW_WRITE_MS) this.logger.warn({ tookMs: Math.round(tookMs), operations: ops.length, sync: mustSync }, 'slow storage write held the node loop');
+    }
     this.sendMessages(ready, false);
 
     await Promise.all(ready.map(({ replica, ready: r }) => replica.apply(r)));
@@ -352,12 +366,15 @@ export class AtollNode implements api.NodeApi {
    */
   private maybeBuildSnapshots(): void {
     for (const replica of this.replicas.values()) {
+      if (replica.needsCompaction()) this.pendingLogOps.push(...replica.compactLog());
       if (replica.exporting || !replica.needsSnapshotBuild()) continue;
       replica.exporting = true;
       void replica
         .exportSnapshot()
         .then((snapshot) => {
-          if (snapshot !== undefined) this.enqueue(() => this.pendingLogOps.push(...replica.adoptSnapshot(snapshot)));
+          if (snapshot === undefined) return;
+          this.logger.info({ partition: replica.id, index: snapshot.meta.index, bytes: snapshot.data.length }, 'exported a snapshot for a follower');
+          this.enqueue(() => this.pendingLogOps.push(...replica.adoptSnapshot(snapshot)));
         })
         .catch((error: unknown) => {
           // An import from the leader replaced the state under the export: the next one will do.

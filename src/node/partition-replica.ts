@@ -15,7 +15,7 @@ export interface GroupSettings {
   readonly electionTicks: number;
   readonly heartbeatTicks: number;
   readonly quiesceAfterTicks: number;
-  /** Take a state-machine snapshot and compact the log after this many applied entries. */
+  /** Record a snapshot point and compact the log after this many applied entries. */
   readonly snapshotEveryEntries: number;
   /** Entries kept behind a snapshot so slightly lagging followers catch up from the log. */
   readonly logEntriesKeptAfterSnapshot: number;
@@ -76,8 +76,13 @@ export class PartitionReplica {
   /** Reads whose index is known, waiting for the state machine to apply it. */
   private readsWaitingForApply: Array<{ index: number; waiter: ReadWaiter }> = [];
   private roundCounter = 0;
-  /** A snapshot built from the state machine, kept while followers may need it. */
+  /**
+   * Snapshot data exported for a follower that needs it, kept while it is in use. Only Raft's
+   * request for it (snapshotData) builds one: the log is compacted without exporting anything.
+   */
   private builtSnapshot: Snapshot | undefined;
+  /** When builtSnapshot was last handed out or built (performance.now() ms). */
+  private builtSnapshotUsedAtMs = 0;
   snapshotWanted = false;
   /** True while exportSnapshot runs (one export per group at a time). */
   exporting = false;
@@ -115,7 +120,10 @@ export class PartitionReplica {
 
   /** SnapshotSource for the log storage: the bytes of the snapshot the metadata describes. */
   snapshotData(meta: SnapshotMeta): Uint8Array {
-    if (this.builtSnapshot && this.builtSnapshot.meta.index === meta.index) return this.builtSnapshot.data;
+    if (this.builtSnapshot && this.builtSnapshot.meta.index === meta.index) {
+      this.builtSnapshotUsedAtMs = performance.now();
+      return this.builtSnapshot.data;
+    }
     this.snapshotWanted = true;
     throw new RaftError('SNAPSHOT_TEMPORARILY_UNAVAILABLE', `partition ${this.id}: snapshot being built`);
   }
@@ -231,8 +239,43 @@ export class PartitionReplica {
 
   // ------------------------------------------------------------ snapshots and compaction
 
+  /** Raft asked for snapshot data this replica does not hold (a follower needs it). */
   needsSnapshotBuild(): boolean {
-    return this.snapshotWanted || this.appliedSinceSnapshot >= this.settings.snapshotEveryEntries;
+    return this.snapshotWanted;
+  }
+
+  needsCompaction(): boolean {
+    return !this.exporting && this.appliedSinceSnapshot >= this.settings.snapshotEveryEntries;
+  }
+
+  /**
+   * Records the state machine's applied index as the snapshot point and compacts the log behind
+   * it, without exporting anything: the state machine lives in the same LevelDB and is its own
+   * snapshot, and the bytes a follower needs are exported only when Raft asks (snapshotData), at
+   * the applied index of that moment. Returns the log ops for the loop's next synced write.
+   *
+   * Crash safety: every MVCC write up to the applied index went to the engine before these ops,
+   * and the engine keeps write order (write-behind layers fold into the next synced batch), so a
+   * recorded snapshot point never runs ahead of the state machine on disk.
+   */
+  compactLog(): WriteOperation[] {
+    this.appliedSinceSnapshot = 0;
+    const index = this.mvcc.appliedIndex;
+    if (index <= this.storage.snapshotMeta().index) return [];
+    // Data built for an older point would no longer match the metadata; a follower in the middle
+    // of receiving it keeps its own reference (Raft's progress holds the snapshot it sends).
+    this.builtSnapshot = undefined;
+    return this.recordSnapshot({ index, term: this.storage.term(index), confState: this.raw.status().confState });
+  }
+
+  /** Drops exported snapshot data no follower asked for within `idleMs` (memory is the cost). */
+  releaseIdleSnapshot(nowMs: number, idleMs: number): void {
+    if (this.builtSnapshot && !this.snapshotWanted && nowMs - this.builtSnapshotUsedAtMs > idleMs) this.builtSnapshot = undefined;
+  }
+
+  /** Whether exported snapshot data is held (tests and metrics). */
+  get holdsSnapshotData(): boolean {
+    return this.builtSnapshot !== undefined;
   }
 
   /**
@@ -271,8 +314,13 @@ export class PartitionReplica {
     const current = this.storage.snapshotMeta().index;
     if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
     this.builtSnapshot = snapshot;
-    const ops = this.storage.stageSnapshotMeta(snapshot.meta);
-    const compactTo = snapshot.meta.index - this.settings.logEntriesKeptAfterSnapshot;
+    this.builtSnapshotUsedAtMs = performance.now();
+    return this.recordSnapshot(snapshot.meta);
+  }
+
+  private recordSnapshot(meta: SnapshotMeta): WriteOperation[] {
+    const ops = this.storage.stageSnapshotMeta(meta);
+    const compactTo = meta.index - this.settings.logEntriesKeptAfterSnapshot;
     if (compactTo > this.storage.firstIndex()) ops.push(...this.storage.stageCompact(compactTo));
     return ops;
   }
