@@ -89,6 +89,13 @@ export interface MvccStoreOptions {
    * among the stores sharing the cache). Without it every lookup reads storage.
    */
   readonly versionCache?: { readonly cache: VersionCache; readonly storeId: number };
+  /**
+   * Keep every stored key's newest revision in memory (default true; see newestRevisionOf): about
+   * a hundred bytes plus the key per stored key. Without it a lookup of a key's newest version
+   * that misses the cache costs a storage iterator. The tests run stores without it as the
+   * reference the indexed stores must agree with.
+   */
+  readonly keyIndex?: boolean;
 }
 
 export { defaultDedupWindow };
@@ -254,10 +261,26 @@ export class MvccStore {
   private exportsInFlight = 0;
   /** Bumped by every snapshot import, so a read that overlapped one can tell. */
   private epoch = 0;
-  /** Invariant: the sum over stored keys, as rebuildUsage computes it (kept by every apply). */
+  /** Invariant: the sum over stored keys, as rebuildKeyState computes it (kept by every apply). */
   private usage = new Map<string, TenantUsageCount>();
   private readonly cache: VersionCache | undefined;
   private readonly cacheStoreId: number;
+  /**
+   * Every stored key's newest version revision (etcd keeps a similar in-memory index of its whole
+   * keyspace), so the newest version of a key is one point read, or nothing at all for a key the
+   * store never had, instead of a LevelDB iterator.
+   * Invariant, while `keyIndexComplete`: `newestRevisionOf` maps exactly the keys that have a
+   * stored version (a value or a tombstone) to the revision of their newest stored version.
+   * - A commit sets the written keys to the new revision in the same synchronous step that moves
+   *   the store's revision, after its batch is written (as the version cache).
+   * - Physical compaction removes a key's newest version only when it is a tombstone at or below
+   *   the floor with nothing above it; it then removes the key from the index.
+   * - An import empties it and marks it incomplete; rebuildKeyState (at open and at the end of an
+   *   import) rebuilds it from a scan of every stored version and marks it complete.
+   */
+  private newestRevisionOf = new Map<string, number>();
+  private keyIndexComplete = false;
+  private readonly keyIndexEnabled: boolean;
 
   private constructor(
     private readonly engine: StorageEngine,
@@ -274,6 +297,7 @@ export class MvccStore {
     this.dedupDisabled = options.dedupDisabled ?? false;
     this.cache = options.versionCache?.cache;
     this.cacheStoreId = options.versionCache?.storeId ?? 0;
+    this.keyIndexEnabled = options.keyIndex ?? true;
     this.maxDedupEntryBytes = this.limits.maxMessageBytes - this.limits.snapshotChunkBytes - this.limits.messageOverheadBytes;
     assert(this.maxDedupEntryBytes >= this.limits.maxKeyBytes + this.limits.maxValueBytes, 'a recorded write must fit a snapshot message');
     if (this.partition !== undefined) {
@@ -303,7 +327,7 @@ export class MvccStore {
     const dedupState = await DedupTable.loadState(options.engine, layout);
     assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
     const store = new MvccStore(options.engine, layout, options, status, dedupState);
-    if (!status.needsSnapshot) await store.rebuildUsage();
+    if (!status.needsSnapshot) await store.rebuildKeyState();
     return store;
   }
 
@@ -312,26 +336,37 @@ export class MvccStore {
     return this.usage;
   }
 
-  /** Recounts usage from the stored versions: at open and after a snapshot import. */
-  private async rebuildUsage(): Promise<void> {
+  /**
+   * Recounts usage and rebuilds the key index from the stored versions: at open and after a
+   * snapshot import (nothing else runs on the store meanwhile).
+   */
+  private async rebuildKeyState(): Promise<void> {
+    this.keyIndexComplete = false;
     const usage = new Map<string, TenantUsageCount>();
-    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion } | undefined;
+    const newest = new Map<string, number>();
+    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number } | undefined;
     const flush = (): void => {
-      if (group === undefined || group.last.kind !== 'value') return;
+      if (group === undefined) return;
       const key = decodeUtf8(group.userKey);
-      addUsage(usage, tenantOfInternalKey(key), 1, group.userKey.length + group.last.value.length);
+      if (this.keyIndexEnabled) newest.set(key, group.revision);
+      if (group.last.kind === 'value') addUsage(usage, tenantOfInternalKey(key), 1, group.userKey.length + group.last.value.length);
     };
     for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
       const parsed = this.layout.parseVersionKey(storageKey);
       if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
         flush();
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record) };
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record), revision: parsed.revision };
       } else {
         group.last = decodeVersionRecord(record);
+        group.revision = parsed.revision;
       }
     }
     flush();
     this.usage = usage;
+    if (this.keyIndexEnabled) {
+      this.newestRevisionOf = newest;
+      this.keyIndexComplete = true;
+    }
   }
 
   get appliedIndex(): number {
@@ -638,7 +673,8 @@ export class MvccStore {
     if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
     if (outcome.newRevision !== undefined) {
       this.revisionValue = outcome.newRevision;
-      // Same synchronous step as the revision move: the cache invariant (version-cache.ts).
+      // Same synchronous step as the revision move: the key index and cache invariants.
+      if (this.keyIndexComplete) for (const { key } of outcome.stored ?? []) this.newestRevisionOf.set(key, outcome.newRevision);
       if (this.cache !== undefined) {
         for (const { key, stored } of outcome.stored ?? []) {
           if (stored.kind === 'value') this.cache.set(this.cacheStoreId, key, { revision: outcome.newRevision, stored });
@@ -659,10 +695,24 @@ export class MvccStore {
     if (cached !== undefined && cached.revision <= revision) return cached;
     const atRevision = this.revisionValue;
     const epoch = this.epoch;
-    const range = this.layout.versionsOfKeyUpTo(key, revision);
     let found: FoundVersion | undefined;
-    for await (const [storageKey, record] of this.engine.iterate({ ...range, reverse: true, limit: 1 })) {
-      found = { revision: this.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
+    const newest = this.keyIndexComplete ? this.newestRevisionOf.get(key) : undefined;
+    if (this.keyIndexComplete && newest === undefined) return undefined;
+    if (newest !== undefined && newest <= revision) {
+      // The newest version is the newest at or below `revision`: one point read.
+      const storageKey = this.layout.versionKey(key, newest);
+      const record = this.engine.getSync !== undefined ? this.engine.getSync(storageKey) : await this.engine.get(storageKey);
+      if (record === undefined) {
+        // Only an import that replaced the store meanwhile explains it (the reader then fails).
+        assert(this.epoch !== epoch, `key index names version ${newest} of a key that has no such version`);
+        return undefined;
+      }
+      found = { revision: newest, stored: decodeVersionRecord(record) };
+    } else {
+      const range = this.layout.versionsOfKeyUpTo(key, revision);
+      for await (const [storageKey, record] of this.engine.iterate({ ...range, reverse: true, limit: 1 })) {
+        found = { revision: this.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
+      }
     }
     // Fill the cache only from a lookup at the current revision that no commit or import overlapped.
     if (
@@ -841,17 +891,24 @@ export class MvccStore {
       }
     };
     // Per key: the newest version at or below the floor seen so far, which a reader may still need.
-    let group: { groupKey: Uint8Array; newestAtFloor?: { storageKey: Uint8Array; isTombstone: boolean } } | undefined;
+    let group: { groupKey: Uint8Array; userKey: Uint8Array; aboveFloor: boolean; newestAtFloor?: { storageKey: Uint8Array; isTombstone: boolean } } | undefined;
     const finishGroup = async (): Promise<void> => {
-      if (group?.newestAtFloor?.isTombstone === true) await remove(group.newestAtFloor.storageKey);
+      if (group?.newestAtFloor?.isTombstone !== true) return;
+      // The key's last version goes: it leaves the key index (see newestRevisionOf). Readers see
+      // no difference: a tombstone and no version at all both read as "not found".
+      if (!group.aboveFloor) this.newestRevisionOf.delete(decodeUtf8(group.userKey));
+      await remove(group.newestAtFloor.storageKey);
     };
     for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
       const parsed = this.layout.parseVersionKey(storageKey);
       if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
         await finishGroup();
-        group = { groupKey: parsed.groupKey.slice() };
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), aboveFloor: false };
       }
-      if (parsed.revision > floor) continue;
+      if (parsed.revision > floor) {
+        group.aboveFloor = true;
+        continue;
+      }
       if (group.newestAtFloor !== undefined) await remove(group.newestAtFloor.storageKey);
       group.newestAtFloor = { storageKey, isTombstone: decodeVersionRecord(record).kind === 'tombstone' };
     }
@@ -921,6 +978,8 @@ export class MvccStore {
     this.epoch++;
     this.needsSnapshotValue = true;
     this.cache?.clear(this.cacheStoreId);
+    this.keyIndexComplete = false;
+    this.newestRevisionOf = new Map();
     try {
       await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: new Uint8Array(0) }], { sync: true });
       await this.clearPartition();
@@ -939,7 +998,7 @@ export class MvccStore {
       this.revisionValue = header.revision;
       this.compactedRevisionValue = header.compactedRevision;
       this.dedup.adopt(dedupState);
-      await this.rebuildUsage();
+      await this.rebuildKeyState();
       this.needsSnapshotValue = false;
       return this.status();
     } finally {

@@ -1,0 +1,154 @@
+/**
+ * The key index (MvccStore's newestRevisionOf): every stored key's newest revision in memory, so a
+ * lookup of a key's newest version is one point read, and a key the store never had costs no
+ * storage read at all. Correctness against a store without the index is the differential test in
+ * version-cache.test.ts (random histories with compactions, expiry and imports); this file checks
+ * that the index is really used (no storage iterator for a read at the current revision, on a
+ * fresh store, after a reopen, after a compaction that drops tombstones, after an import) and
+ * that its answers are right in the cases where it changes (deletes, compaction, re-creation).
+ *
+ * Planted bugs it was checked to catch: no index update on commit, no removal of a compacted
+ * tombstone's key, no rebuild at open, no rebuild after an import.
+ */
+import { describe, expect, it } from 'vitest';
+import { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
+import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import type { IterateOptions, StorageEntry } from '../../src/storage/storage-engine.js';
+import type { Command } from '../../src/mvcc/commands.js';
+
+const text = (value: string): Uint8Array => new TextEncoder().encode(value);
+const nowMs = 1_700_000_000_000;
+
+/** A memory engine that counts the storage reads a store makes. */
+class CountingEngine extends MemoryEngine {
+  iterations = 0;
+  pointReads = 0;
+
+  override iterate(options: IterateOptions): AsyncIterable<StorageEntry> {
+    this.iterations++;
+    return super.iterate(options);
+  }
+
+  /** MemoryEngine.get reads through getSync, so this counts both. */
+  override getSync(key: Uint8Array): Uint8Array | undefined {
+    this.pointReads++;
+    return super.getSync(key);
+  }
+
+  reset(): void {
+    this.iterations = 0;
+    this.pointReads = 0;
+  }
+}
+
+class Store {
+  index = 0;
+  constructor(
+    public store: MvccStore,
+    readonly engine: CountingEngine,
+  ) {}
+
+  static async open(engine = new CountingEngine()): Promise<Store> {
+    return new Store(await MvccStore.open({ engine, prefix: partitionKeyPrefix('mvcc', 4) }), engine);
+  }
+
+  async apply(command: Command) {
+    this.index = Math.max(this.index, this.store.appliedIndex) + 1;
+    const result = await this.store.apply(command, { index: this.index, nowMs });
+    expect(result.error).toBeUndefined();
+    return result;
+  }
+
+  async value(key: string, revision?: number): Promise<string | undefined> {
+    const got = await this.store.get(key, { nowMs, ...(revision !== undefined && { revision }) });
+    return got.found ? new TextDecoder().decode(got.value) : undefined;
+  }
+
+  /** Reads every key at the current revision and returns the values and the storage reads made. */
+  async readAll(keys: string[]): Promise<{ values: Array<string | undefined>; iterations: number; pointReads: number }> {
+    this.engine.reset();
+    const values = [];
+    for (const key of keys) values.push(await this.value(key));
+    return { values, iterations: this.engine.iterations, pointReads: this.engine.pointReads };
+  }
+}
+
+const keys = Array.from({ length: 40 }, (_, i) => `b/k${i}`);
+
+async function fill(store: Store): Promise<Array<string | undefined>> {
+  for (const [i, key] of keys.entries()) await store.apply({ type: 'put', key, value: text(`v${i}`) });
+  for (const [i, key] of keys.entries()) if (i % 3 === 0) await store.apply({ type: 'put', key, value: text(`w${i}`) });
+  for (const [i, key] of keys.entries()) if (i % 4 === 0) await store.apply({ type: 'delete', key });
+  return keys.map((_, i) => (i % 4 === 0 ? undefined : i % 3 === 0 ? `w${i}` : `v${i}`));
+}
+
+describe('MvccStore key index', () => {
+  it('reads a key at the current revision with one point read and no iterator; a never-written key costs nothing', async () => {
+    const store = await Store.open();
+    const expected = await fill(store);
+    const read = await store.readAll(keys);
+    expect(read.values).toEqual(expected);
+    expect(read.iterations).toBe(0);
+    expect(read.pointReads).toBe(keys.length);
+    const absent = await store.readAll(['b/never', 'c/never', 'x']);
+    expect(absent.values).toEqual([undefined, undefined, undefined]);
+    expect(absent).toMatchObject({ iterations: 0, pointReads: 0 });
+    // A read at an older revision than a key's newest version still finds the older version.
+    expect(await store.value('b/k3', 4)).toBe('v3');
+    expect(await store.value('b/k3', 3)).toBeUndefined();
+    expect(await store.value('b/k0', 45)).toBe('w0');
+  });
+
+  it('is rebuilt when the store is reopened', async () => {
+    const first = await Store.open();
+    const expected = await fill(first);
+    const reopened = await Store.open(first.engine);
+    const read = await reopened.readAll(keys);
+    expect(read.values).toEqual(expected);
+    expect(read.iterations).toBe(0);
+    expect((await reopened.readAll(['b/never'])).pointReads).toBe(0);
+  });
+
+  it('forgets a key whose tombstone compaction removed, and a re-created key starts over', async () => {
+    const store = await Store.open();
+    await fill(store);
+    // The compact command removes what it can at once (compactStorage finishes deferred work).
+    await store.apply({ type: 'compact', belowRevision: store.store.revision });
+    await store.store.compactStorage();
+    // Deleted keys now have no version at all: the index answers without any storage read.
+    const deleted = keys.filter((_, i) => i % 4 === 0);
+    expect(await store.readAll(deleted)).toMatchObject({ values: deleted.map(() => undefined), iterations: 0, pointReads: 0 });
+    const revision = store.store.revision;
+    await store.apply({ type: 'put', key: 'b/k0', value: text('again') });
+    expect(await store.store.get('b/k0', { nowMs })).toMatchObject({ found: true, version: 1, createRevision: revision + 1, modRevision: revision + 1 });
+    // And a key that kept its value through compaction still reads with one point read.
+    expect(await store.readAll(['b/k1'])).toMatchObject({ values: ['v1'], iterations: 0, pointReads: 1 });
+  });
+
+  it('is rebuilt after a snapshot import', async () => {
+    const source = await Store.open();
+    const expected = await fill(source);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of source.store.exportSnapshot()) chunks.push(chunk);
+    const target = await Store.open();
+    await target.apply({ type: 'put', key: 'b/only-before-import', value: text('x') });
+    await target.store.importSnapshot(chunks);
+    const read = await target.readAll([...keys, 'b/only-before-import']);
+    expect(read.values).toEqual([...expected, undefined]);
+    expect(read.iterations).toBe(0);
+  });
+
+  it('serves conditions and transactions from the index', async () => {
+    const store = await Store.open();
+    await fill(store);
+    store.engine.reset();
+    const result = await store.store.apply(
+      { type: 'put', key: 'b/k1', value: text('cas'), ifModRevision: (await store.store.get('b/k1', { nowMs })).modRevision },
+      { index: ++store.index, nowMs },
+    );
+    expect(result.applied).toBe(true);
+    expect(store.engine.iterations).toBe(0);
+    expect(await store.value('b/k1')).toBe('cas');
+  });
+});
