@@ -49,6 +49,8 @@ export interface RunResult {
 export interface PreloadResult {
   readonly keys: number;
   readonly seconds: number;
+  /** Writes that failed on the first pass and succeeded on a retry. */
+  readonly retriedWrites: number;
 }
 
 export interface BenchReport {
@@ -62,6 +64,8 @@ export interface BenchReport {
 
 /** In-flight writes while preloading, whatever the measured concurrency. */
 const preloadConcurrency = 128;
+/** Passes over the preload writes that failed, before the benchmark gives up. */
+const preloadRetryPasses = 3;
 
 /** Thrown when the keys could not be written before measuring; carries the first failure's code. */
 export class PreloadError extends Error {
@@ -135,22 +139,45 @@ export class BenchRun {
     const total = main + prefix;
     if (total === 0) return undefined;
     const keyAt = (index: number): string => (index < main ? benchKeys.main(index) : benchKeys.prefixKey(index - main));
-    const tally = new Tally();
-    let next = 0;
     const startMs = performance.now();
-    const stop = this.progress.track({ label: `${this.target.system} preload`, total, unit: 'keys' }, () => tally.counts());
-    try {
-      await runLoadLoop({ concurrency: Math.min(preloadConcurrency, total), maxOperations: total }, () => () => this.target.put(keyAt(next++), this.value), (outcome) => tally.add(outcome));
-    } finally {
-      stop();
+    // A preload is set-up, not a measurement: a write that failed (a deadline during a stall) is
+    // written again, up to `preloadRetryPasses` more times, and the failures are reported.
+    let pending = Array.from({ length: total }, (_, index) => index);
+    const firstPass = new Tally();
+    let tally = firstPass;
+    for (let pass = 0; pass <= preloadRetryPasses && pending.length > 0; pass++) {
+      const batch = pending;
+      const failed: number[] = [];
+      tally = pass === 0 ? firstPass : new Tally();
+      const passTally = tally;
+      let next = 0;
+      const label = pass === 0 ? `${this.target.system} preload` : `${this.target.system} preload retry ${pass}`;
+      const stop = this.progress.track({ label, total: batch.length, unit: 'keys' }, () => passTally.counts());
+      try {
+        await runLoadLoop(
+          { concurrency: Math.min(preloadConcurrency, batch.length), maxOperations: batch.length },
+          () => () => {
+            const index = batch[next++] as number;
+            return this.target.put(keyAt(index), this.value).catch((error: unknown) => {
+              failed.push(index);
+              throw error;
+            });
+          },
+          (outcome) => passTally.add(outcome),
+        );
+      } finally {
+        stop();
+      }
+      pending = failed;
     }
     const seconds = (performance.now() - startMs) / 1000;
-    if (tally.errors > 0) {
+    if (pending.length > 0) {
       const [firstCode = 'UNKNOWN'] = Object.keys(tally.errorsByCode);
-      throw new PreloadError(firstCode, `preload: ${tally.errors} of ${total} writes failed (${countsText(tally.errorsByCode)})`);
+      throw new PreloadError(firstCode, `preload: ${pending.length} of ${total} writes still failed after ${preloadRetryPasses} retries (${countsText(tally.errorsByCode)})`);
     }
-    this.progress.note(`${this.target.system} preload: ${total.toLocaleString('en-US')} keys of ${this.settings.valueSize} bytes in ${seconds.toFixed(1)} s`);
-    return { keys: total, seconds };
+    const retried = firstPass.errors > 0 ? `; ${firstPass.errors} writes failed once and were written again (${countsText(firstPass.errorsByCode)})` : '';
+    this.progress.note(`${this.target.system} preload: ${total.toLocaleString('en-US')} keys of ${this.settings.valueSize} bytes in ${seconds.toFixed(1)} s${retried}`);
+    return { keys: total, seconds, retriedWrites: firstPass.errors };
   }
 
   private async runOne(workload: WorkloadName, concurrency: number): Promise<RunResult> {

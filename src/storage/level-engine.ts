@@ -95,14 +95,23 @@ export class LevelEngine implements StorageEngine {
       return;
     }
     for (const operation of operations) assertKey(operation.key);
-    await this.database.batch(
-      operations.map((operation) =>
-        operation.type === 'put'
-          ? { type: 'put' as const, key: operation.key, value: operation.value }
-          : { type: 'del' as const, key: operation.key },
-      ),
-      { sync: options.sync ?? false },
+    const batch = operations.map((operation) =>
+      operation.type === 'put'
+        ? { type: 'put' as const, key: operation.key, value: operation.value }
+        : { type: 'del' as const, key: operation.key },
     );
+    const direct = (this.database as unknown as DirectBatch)._batch;
+    if (typeof direct === 'function') {
+      // classic-level's own batch, without abstract-level's per-operation work (an options
+      // spread, encoding lookups and an encode per key and value): about a fifth of the node's
+      // busy time went into building batches, a quarter of it there. Safe because keys and
+      // values are already Uint8Arrays (the 'view' encoding is the identity), no hooks or
+      // 'write' listeners are used, and the database is open (assertOpen; open() awaited it).
+      assertValues(batch);
+      await direct.call(this.database, batch, { sync: options.sync ?? false });
+      return;
+    }
+    await this.database.batch(batch, { sync: options.sync ?? false });
   }
 
   /**
@@ -143,6 +152,15 @@ function rangeOptions(range: KeyRange): { gte?: Uint8Array; lt?: Uint8Array } {
 /** classic-level hands back Buffers; callers compare with plain Uint8Arrays, so unwrap them. */
 function plainView(bytes: Uint8Array): Uint8Array {
   return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** classic-level's private batch (abstract-level's contract: encoded operations, database open). */
+interface DirectBatch {
+  _batch?: (operations: Array<{ type: 'put' | 'del'; key: Uint8Array; value?: Uint8Array }>, options: { sync: boolean }) => Promise<void>;
+}
+
+function assertValues(batch: ReadonlyArray<{ type: 'put' | 'del'; value?: Uint8Array }>): void {
+  for (const operation of batch) if (operation.type === 'put') assert(operation.value instanceof Uint8Array, 'value must be a Uint8Array');
 }
 
 function assertKey(key: Uint8Array): void {
