@@ -137,7 +137,10 @@ function readMessage(reader: ByteReader): Message {
       if (entryType !== EntryType.Normal && entryType !== EntryType.ConfChange) {
         throw new AtollError('INVALID_ARGUMENT', `unknown entry type ${entryType}`);
       }
-      entries.push({ term: entryTerm, index, type: entryType, data: reader.bytes() });
+      // A copy: the frame arrives in a buffer grpc-js may carve from a shared 8 KiB pool slab, and
+      // an entry lives in the log mirror for thousands of entries, so a view would keep whole
+      // slabs (and every other message in them) alive; under a long preload that was hundreds of MiB.
+      entries.push({ term: entryTerm, index, type: entryType, data: new Uint8Array(reader.bytes()) });
     }
     m.entries = entries;
   }
