@@ -68,8 +68,8 @@ describe('raft wire frames', () => {
     const frame = encodeRaftFrame([
       { group: 3, message: { type: 'app', from: 1, to: 2, term: 4, logTerm: 4, index: 9, commit: 9, entries: [{ term: 4, index: 10, type: EntryType.Normal, data: Uint8Array.of(1, 2, 3) }] } },
     ]);
-    // As grpc-js may hand it over: a view into a larger shared buffer.
-    const pool = new Uint8Array(8192);
+    // As grpc-js may hand it over: a Buffer carved from a larger shared one (Buffer#slice is a view).
+    const pool = Buffer.alloc(8192);
     pool.set(frame, 100);
     const [decoded] = decodeRaftFrame(pool.subarray(100, 100 + frame.length));
     const data = decoded?.message.entries?.[0]?.data as Uint8Array;
