@@ -213,6 +213,8 @@ function paramJson(name: string, value: unknown): string {
 
 /** Don't ask for a new cluster map more often than this, however many requests fail at once. */
 const minRefreshIntervalMs = 200;
+/** While requests flow, the routing map is reloaded in the background when older than this. */
+const mapMaxAgeMs = 5_000;
 /** One ClusterInfo attempt while refreshing the map waits at most this long. */
 const refreshTimeoutMs = 2000;
 /** A node that did not answer at all is avoided for this long. */
@@ -592,6 +594,11 @@ export class AtollClient {
   /** The partition leader's address when known and reachable, else any node (which forwards). */
   private async addressFor(route: Route, deadlineMs: number): Promise<string> {
     if (this.map === undefined) await this.untilDeadline(this.requestRefresh(), deadlineMs);
+    // A node that is not the leader forwards instead of refusing, so a moved leadership never
+    // shows up as an error: without a refresh now and then every request to that partition would
+    // pay a forward (right after a long write load the leader balancer moves leaderships back,
+    // and a client that loaded its map before then forwarded half its requests).
+    else if (Date.now() - this.lastRefreshMs > mapMaxAgeMs) void this.requestRefresh();
     const map = this.map;
     const partition = map === undefined ? undefined : route(map);
     if (map !== undefined && partition !== undefined) {

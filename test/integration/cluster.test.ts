@@ -136,6 +136,25 @@ describe('three-node cluster', () => {
     }
   });
 
+  it('the client reloads its routing map while requests flow (a moved leadership shows no error)', async () => {
+    const client = cluster.client();
+    try {
+      await client.put('maps/a', '1');
+      const first = (client as unknown as { map: unknown }).map;
+      expect(first).toBeDefined();
+      await client.get('maps/a');
+      expect((client as unknown as { map: unknown }).map).toBe(first);
+      // Older than the client's map age (5 s): the next request starts a background reload.
+      await new Promise((r) => setTimeout(r, 5_300));
+      await client.get('maps/a');
+      const deadline = Date.now() + 3_000;
+      while ((client as unknown as { map: unknown }).map === first && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect((client as unknown as { map: unknown }).map).not.toBe(first);
+    } finally {
+      client.close();
+    }
+  }, 20_000);
+
   it('keeps every key of many buckets across partitions', async () => {
     const client = cluster.client();
     try {
