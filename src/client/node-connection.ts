@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ClusterInfoResponse, TransferLeaderRequest } from '../node/api.js';
 import { decodeClusterInfoResponse, encodeTransferLeaderRequest } from '../server/convert.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
-import { grpcChannelOptions } from '../server/channel-options.js';
+import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
 import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../server/kv-operation.js';
 import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition } from '../server/protos.js';
 import type { KvRequestMessages } from '../server/wire-types.js';
@@ -17,6 +17,8 @@ import { StreamMultiplexer } from './stream-multiplexer.js';
 /** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
 const clientChannelOptions: grpc.ChannelOptions = Object.freeze({
   ...grpcChannelOptions,
+  // A node that stops answering without closing the connection fails its calls within about 5 s.
+  ...keepaliveChannelOptions,
   'grpc.initial_reconnect_backoff_ms': 100,
   'grpc.max_reconnect_backoff_ms': 2000,
 });

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { limits } from '../limits.js';
-import { grpcChannelOptions } from '../server/channel-options.js';
+import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
 import { decodeClusterInfoResponse } from '../server/convert.js';
 import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
 import type { ClusterInfoResponse } from './api.js';
@@ -85,6 +85,7 @@ export class PeerTransport {
       if (id === selfId) continue;
       const client = new PeerClientConstructor(address, credentials, {
         ...grpcChannelOptions,
+        ...keepaliveChannelOptions,
         'grpc.initial_reconnect_backoff_ms': 100,
         'grpc.max_reconnect_backoff_ms': 1000,
       });
