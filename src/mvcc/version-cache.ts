@@ -23,8 +23,14 @@ export interface CachedVersion {
   readonly stored: StoredValue;
 }
 
+/** One entry, linked into the recency list (newest first). */
 interface Slot extends CachedVersion {
+  readonly id: string;
   readonly bytes: number;
+  /** The next more recently used slot, or undefined for the newest. */
+  newer: Slot | undefined;
+  /** The next less recently used slot, or undefined for the oldest. */
+  older: Slot | undefined;
 }
 
 /**
@@ -35,9 +41,18 @@ interface Slot extends CachedVersion {
  */
 export const entryOverheadBytes = 520;
 
+/**
+ * Recency is a doubly linked list through the slots, so a hit, an insert and an eviction are O(1)
+ * pointer moves and the map is touched only to add or drop a key. (It was a Map in insertion order,
+ * re-inserted on use, evicting `keys().next()`: V8 leaves a deleted Map entry as a hole until the
+ * table is rebuilt, and an iterator from the front steps over every hole, so with a full cache of
+ * a few hundred thousand entries each eviction scanned a long run of holes. Right after a
+ * 1,000,000-key preload that scan was 9% of the nodes' busy time, docs/performance.md.)
+ */
 export class VersionCache {
-  /** Map iteration order is insertion order: re-inserting on use keeps the oldest use first. */
   private readonly slots = new Map<string, Slot>();
+  private newest: Slot | undefined;
+  private oldest: Slot | undefined;
   private bytes = 0;
   private hitCount = 0;
   private missCount = 0;
@@ -48,15 +63,16 @@ export class VersionCache {
 
   /** The cached newest version of `key` in store `store`, or undefined. Counts a hit or a miss. */
   get(store: number, key: string): CachedVersion | undefined {
-    const id = slotId(store, key);
-    const slot = this.slots.get(id);
+    const slot = this.slots.get(slotId(store, key));
     if (slot === undefined) {
       this.missCount++;
       return undefined;
     }
     this.hitCount++;
-    this.slots.delete(id);
-    this.slots.set(id, slot);
+    if (slot !== this.newest) {
+      this.unlink(slot);
+      this.linkNewest(slot);
+    }
     return { revision: slot.revision, stored: slot.stored };
   }
 
@@ -69,13 +85,11 @@ export class VersionCache {
     const bytes = id.length * 2 + version.stored.value.length + entryOverheadBytes;
     if (bytes > this.maxBytes) return;
     const stored: StoredValue = { ...version.stored, value: version.stored.value.slice() };
-    this.slots.set(id, { revision: version.revision, stored, bytes });
+    const slot: Slot = { id, revision: version.revision, stored, bytes, newer: undefined, older: undefined };
+    this.slots.set(id, slot);
+    this.linkNewest(slot);
     this.bytes += bytes;
-    while (this.bytes > this.maxBytes) {
-      const oldest = this.slots.keys().next();
-      if (oldest.done === true) break;
-      this.remove(oldest.value);
-    }
+    while (this.bytes > this.maxBytes && this.oldest !== undefined) this.remove(this.oldest.id);
   }
 
   delete(store: number, key: string): void {
@@ -85,7 +99,7 @@ export class VersionCache {
   /** Drops every entry of one store (its state was replaced). O(entries): imports are rare. */
   clear(store: number): void {
     const prefix = `${store}\u0000`;
-    for (const id of this.slots.keys()) if (id.startsWith(prefix)) this.remove(id);
+    for (const id of [...this.slots.keys()]) if (id.startsWith(prefix)) this.remove(id);
   }
 
   stats(): { entries: number; bytes: number; maxBytes: number; hits: number; misses: number } {
@@ -96,7 +110,25 @@ export class VersionCache {
     const slot = this.slots.get(id);
     if (slot === undefined) return;
     this.slots.delete(id);
+    this.unlink(slot);
     this.bytes -= slot.bytes;
+  }
+
+  private linkNewest(slot: Slot): void {
+    slot.older = this.newest;
+    slot.newer = undefined;
+    if (this.newest !== undefined) this.newest.newer = slot;
+    this.newest = slot;
+    if (this.oldest === undefined) this.oldest = slot;
+  }
+
+  private unlink(slot: Slot): void {
+    if (slot.newer !== undefined) slot.newer.older = slot.older;
+    else this.newest = slot.older;
+    if (slot.older !== undefined) slot.older.newer = slot.newer;
+    else this.oldest = slot.newer;
+    slot.newer = undefined;
+    slot.older = undefined;
   }
 }
 
