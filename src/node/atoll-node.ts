@@ -91,7 +91,11 @@ export const NODE_DEFAULTS = {
   /** Applied entries between log compactions; with 1,000 kept behind, a partition holds at most 3,000 entries in memory. */
   snapshotEveryEntries: 2_000,
   /** The newest versions of recently used keys kept in memory (src/mvcc/version-cache.ts). */
-  cacheBytes: 256 * 1024 * 1024,
+  // 128 MiB holds about 195,000 keys of 128-byte values. 256 MiB was faster only while everything
+  // fitted: full, its few hundred thousand long-lived entries cost the nodes garbage collection
+  // (1,000,000 keys right after the preload, puts 681 and gets 4,460 ops/s with 256 MiB, 1,157 and
+  // 5,498 with 128; at 100,000 keys the two measure the same; docs/performance.md).
+  cacheBytes: 128 * 1024 * 1024,
 };
 
 /** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */
