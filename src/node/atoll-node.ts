@@ -90,11 +90,13 @@ export const NODE_DEFAULTS = {
   retentionRevisions: 100_000,
   /** Applied entries between log compactions; with 1,000 kept behind, a partition holds at most 3,000 entries in memory. */
   snapshotEveryEntries: 2_000,
-  /** The newest versions of recently used keys kept in memory (src/mvcc/version-cache.ts). */
-  // 128 MiB holds about 195,000 keys of 128-byte values. 256 MiB was faster only while everything
-  // fitted: full, its few hundred thousand long-lived entries cost the nodes garbage collection
-  // (1,000,000 keys right after the preload, puts 681 and gets 4,460 ops/s with 256 MiB, 1,157 and
-  // 5,498 with 128; at 100,000 keys the two measure the same; docs/performance.md).
+  /**
+   * The newest versions of recently used keys kept in memory (src/mvcc/version-cache.ts). 128 MiB
+   * holds about 195,000 keys of 128-byte values. 256 MiB was no faster while everything fitted and
+   * slower once full: its few hundred thousand long-lived entries cost the nodes garbage collection
+   * (1,000,000 keys right after the preload: puts 681 and gets 4,460 ops/s with 256 MiB, 1,157 and
+   * 5,498 with 128; at 100,000 keys the two measure the same; docs/performance.md).
+   */
   cacheBytes: 128 * 1024 * 1024,
 };
 
