@@ -13,6 +13,7 @@ import { Rng } from '../raft/rng.js';
 import type { Ready } from '../raft/rawnode.js';
 import type { Message } from '../raft/types.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
+import { throwIfWireProblem } from '../server/wire-utf8.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
 import type { KvKind, KvOperation, KvResult, KvResultOf, KvTypes } from '../server/kv-operation.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
@@ -1054,6 +1055,7 @@ export class AtollNode implements api.NodeApi {
         let forwarded;
         try {
           if (!this.peerCallAllowed(call)) throw new AtollError('UNAUTHENTICATED', 'Peer.Forward needs the cluster peer secret');
+          throwIfWireProblem(call.request);
           forwarded = decodeForwardRequest(call.request);
         } catch (error) {
           callback(serviceErrorOf(error, this.logger));

@@ -20,6 +20,7 @@ import type { ErrorLogger } from './grpc-errors.js';
 import { runKvOperation, type KvOperation } from './kv-operation.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
 import type { StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
+import { throwIfWireProblem } from './wire-utf8.js';
 
 export type KvStreamCall = grpc.ServerDuplexStream<StreamRequestMessage, StreamResponseMessage>;
 
@@ -63,6 +64,8 @@ class KvStreamSession {
     const id = streamRequestIdOf(message);
     let decoded;
     try {
+      // A string field that is not UTF-8 (or a malformed request) fails this request only.
+      throwIfWireProblem(message);
       decoded = decodeStreamRequest(message);
     } catch (error) {
       // Without an id there is nobody to answer; the client's own timer will expire that request.

@@ -11,8 +11,9 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServiceDefinition } from '@grpc/grpc-js';
+import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { checkedDeserializer, messagePlansOf, type MessagePlan } from './wire-utf8.js';
 
 /** Proto paths relative to the proto root, as `import` statements inside them name each other. */
 export const protoFileNames = ['atoll/v1/kv.proto', 'atoll/v1/cluster.proto', 'atoll/v1/auth.proto'] as const;
@@ -53,12 +54,27 @@ export const protoLoaderOptions: protoLoader.Options = Object.freeze({
 /** Every message and service of package atoll.v1, as proto-loader describes them. */
 export const packageDefinition: protoLoader.PackageDefinition = protoLoader.loadSync([...protoFileNames], protoLoaderOptions);
 
+/** How to walk each request message's wire bytes for the UTF-8 check (wire-utf8.ts). */
+export const messagePlans: ReadonlyMap<string, MessagePlan> = messagePlansOf(packageDefinition);
+
+/**
+ * A service as the server registers it: every method's request deserializer checks the wire bytes
+ * (string fields valid UTF-8, the message well-formed) before protobufjs decodes them, and never
+ * throws (wire-utf8.ts). The package definition itself is left as proto-loader made it.
+ */
 function serviceDefinition(name: string): ServiceDefinition {
   const definition = packageDefinition[`atoll.v1.${name}`];
   if (definition === undefined || !('Get' in definition || 'ClusterInfo' in definition || 'Raft' in definition || 'WhoAmI' in definition)) {
     throw new Error(`atoll.v1.${name} is not a service in ${protoFilePaths.join(', ')}`);
   }
-  return definition as unknown as ServiceDefinition;
+  const checked: Record<string, MethodDefinition<unknown, unknown>> = {};
+  for (const [methodName, method] of Object.entries(definition as unknown as Record<string, protoLoader.MethodDefinition<unknown, unknown>>)) {
+    const requestTypeName = `atoll.v1.${(method.requestType.type as { name: string }).name}`;
+    const plan = messagePlans.get(requestTypeName);
+    if (plan === undefined) throw new Error(`atoll.v1.${name}.${methodName}: no wire plan for ${requestTypeName}`);
+    checked[methodName] = { ...method, requestDeserialize: checkedDeserializer(plan, method.requestDeserialize) };
+  }
+  return checked;
 }
 
 export const kvServiceDefinition: ServiceDefinition = serviceDefinition('KV');
