@@ -62,6 +62,8 @@ interface FieldPlan {
   readonly name: string;
   /** Set once; turned from message into opaqueMessage when the nested type has no strings. */
   kind: FieldKind;
+  /** The wire type protobufjs reads the field's type with. */
+  readonly wireType: number;
   readonly repeated: boolean;
   readonly keyLike: boolean;
   /** For kind message: the nested message's plan (filled in after every plan exists). */
@@ -84,7 +86,7 @@ const keyLikeFieldNames: ReadonlySet<string> = new Set(['key', 'prefix', 'bucket
 /** Nesting bound of the walk; Atoll's requests nest three deep. */
 const maxDepth = 32;
 
-/** Strings this long or longer go straight to isUtf8 (one subarray); shorter ones scan for ASCII first. */
+/** Strings this long or longer go to isUtf8 (one subarray); shorter ones are checked in JavaScript. */
 const asciiScanMaxBytes = 64;
 
 const kindOfDescriptorType: Readonly<Record<string, FieldKind>> = Object.freeze({
@@ -157,7 +159,14 @@ function fieldPlanOf(field: FieldDescriptor, isMapEntry: boolean): FieldPlan {
   const kind = kindOfDescriptorType[field.type];
   if (kind === undefined) throw new Error(`field ${field.name} has type ${field.type}, which the wire check does not handle`);
   const name = snakeCase(field.name);
-  return { name, kind, repeated: field.label === 'LABEL_REPEATED', keyLike: !isMapEntry && keyLikeFieldNames.has(name), message: undefined };
+  return {
+    name,
+    kind,
+    wireType: naturalWireType(kind),
+    repeated: field.label === 'LABEL_REPEATED',
+    keyLike: !isMapEntry && keyLikeFieldNames.has(name),
+    message: undefined,
+  };
 }
 
 /**
@@ -319,14 +328,51 @@ function skipPacked(bytes: Uint8Array, position: number, end: number, kind: Fiel
   return position;
 }
 
-function isUtf8Range(bytes: Uint8Array, start: number, end: number): boolean {
-  if (end - start < asciiScanMaxBytes) {
-    for (let index = start; index < end; index++) {
-      if (bytes[index]! >= 0x80) return isUtf8(bytes.subarray(index, end));
+/**
+ * Whether bytes[start, end) are valid UTF-8. Short strings (keys, mostly ASCII) are checked here
+ * in JavaScript, which costs less than a subarray and a call into isUtf8; long ones (scripts,
+ * 4 KiB keys) go to isUtf8, which is faster per byte.
+ */
+export function isUtf8Range(bytes: Uint8Array, start: number, end: number): boolean {
+  if (end - start >= asciiScanMaxBytes) return isUtf8(bytes.subarray(start, end));
+  let index = start;
+  while (index < end) {
+    const lead = bytes[index]!;
+    if (lead < 0x80) {
+      index++;
+      continue;
     }
-    return true;
+    const length = sequenceLength(bytes, index, end, lead);
+    if (length === 0) return false;
+    index += length;
   }
-  return isUtf8(bytes.subarray(start, end));
+  return true;
+}
+
+const isContinuation = (byte: number | undefined): boolean => byte !== undefined && (byte & 0xc0) === 0x80;
+
+/**
+ * The length of the well-formed UTF-8 sequence starting with `lead` at `index` (at least 0x80),
+ * or 0 when it is not one: the table of well-formed sequences of the Unicode standard (section
+ * 3.9, table 3-7), which excludes overlong forms, surrogates and code points past U+10FFFF.
+ */
+function sequenceLength(bytes: Uint8Array, index: number, end: number, lead: number): number {
+  const second = index + 1 < end ? bytes[index + 1] : undefined;
+  if (lead >= 0xc2 && lead <= 0xdf) return isContinuation(second) ? 2 : 0;
+  if (second === undefined) return 0;
+  let secondLow = 0x80;
+  let secondHigh = 0xbf;
+  if (lead === 0xe0) secondLow = 0xa0;
+  else if (lead === 0xed) secondHigh = 0x9f;
+  else if (lead === 0xf0) secondLow = 0x90;
+  else if (lead === 0xf4) secondHigh = 0x8f;
+  else if (lead < 0xe1 || lead > 0xf3) return 0;
+  if (second < secondLow || second > secondHigh) return 0;
+  const length = lead < 0xf0 ? 3 : 4;
+  if (index + length > end) return 0;
+  if (!isContinuation(bytes[index + 2])) return 0;
+  if (length === 4 && !isContinuation(bytes[index + 3])) return 0;
+  return length;
 }
 
 function problemIn(field: FieldPlan, inner: WireProblem): WireProblem {
@@ -335,7 +381,7 @@ function problemIn(field: FieldPlan, inner: WireProblem): WireProblem {
 
 /** Position after one known field's value, or malformedAt, or the WireProblem found inside it. */
 function walkField(bytes: Uint8Array, position: number, end: number, field: FieldPlan, type: number, depth: number): number | WireProblem {
-  const natural = naturalWireType(field.kind);
+  const natural = field.wireType;
   if (type !== natural) {
     // protobufjs takes a repeated scalar packed (wire type 2) or one at a time; anything else it misreads.
     if (field.repeated && type === wireType.lengthDelimited && natural !== wireType.lengthDelimited) return skipPacked(bytes, position, end, field.kind);

@@ -5,6 +5,7 @@
  * protobufjs would misread); a differential check against protobufjs's own decoder; and that no
  * service method's request deserializer was left unchecked.
  */
+import { isUtf8 } from 'node:buffer';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
@@ -16,7 +17,7 @@ import {
   packageDefinition,
   peerServiceDefinition,
 } from '../../src/server/protos.js';
-import { checkedDeserializerMark, findWireProblem, wireProblemError, wireProblemOf, type MessagePlan, type WireProblem } from '../../src/server/wire-utf8.js';
+import { checkedDeserializerMark, findWireProblem, isUtf8Range, wireProblemError, wireProblemOf, type MessagePlan, type WireProblem } from '../../src/server/wire-utf8.js';
 
 // ------------------------------------------------------------------ a hand encoder
 
@@ -272,6 +273,40 @@ describe('the request deserializers', () => {
 });
 
 // ------------------------------------------------------------------ against protobufjs itself
+
+describe('the short-string UTF-8 check agrees with node:buffer isUtf8', () => {
+  it('on every 1- and 2-byte string, and every 3- and 4-byte lead with boundary continuations', () => {
+    const check = (bytes: number[]): void => {
+      const array = Uint8Array.from(bytes);
+      if (isUtf8Range(array, 0, array.length) !== isUtf8(array)) expect.fail(`disagree on ${Buffer.from(array).toString('hex')}`);
+    };
+    for (let a = 0; a < 256; a++) {
+      check([a]);
+      for (let b = 0; b < 256; b++) check([a, b]);
+    }
+    const edges = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff];
+    for (let lead = 0xc0; lead < 0x100; lead++) {
+      for (let b = 0; b < 256; b++) {
+        for (const c of edges) {
+          check([lead, b, c]);
+          for (const d of edges) check([lead, b, c, d]);
+        }
+      }
+    }
+  });
+
+  it('on random strings shorter and longer than the JavaScript path, at any offset', () => {
+    const random = seeded(7);
+    const pool = [0x61, 0x7f, 0x80, 0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x90];
+    for (let round = 0; round < 20_000; round++) {
+      const length = Math.floor(random() * 80);
+      const bytes = Uint8Array.from({ length: length + 4 }, () => pool[Math.floor(random() * pool.length)]!);
+      const start = Math.floor(random() * 4);
+      const end = start + length;
+      expect(isUtf8Range(bytes, start, end), Buffer.from(bytes.subarray(start, end)).toString('hex')).toBe(isUtf8(bytes.subarray(start, end)));
+    }
+  });
+});
 
 /** A small seeded generator (mulberry32), so a failure replays. */
 function seeded(seed: number): () => number {
