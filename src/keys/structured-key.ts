@@ -66,6 +66,10 @@ function joinParts(parts: string[]): string {
  * Encodes a bucket and parts into one key. With no parts the key is the bucket itself; with
  * parts, the bucket is followed by "/". Throws INVALID_ARGUMENT for a bad bucket, INVALID_KEY or
  * KEY_TOO_LARGE when the result is not a valid key.
+ *
+ * No Unicode normalization: the bucket and parts are used exactly as given, and keys are compared
+ * as UTF-8 bytes, so `keyOf('café')` with U+00E9 and with "e" + U+0301 are two different keys.
+ * Call `text.normalize('NFC')` on the parts first if your application treats those as equal.
  */
 export function keyOf(bucket: string, ...parts: string[]): string {
   validateBucketName(bucket);

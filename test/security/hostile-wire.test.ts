@@ -15,6 +15,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/keys/partition-table.js';
+import { keyOf } from '../../src/keys/structured-key.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const PARTITIONS = 4;
@@ -207,6 +208,21 @@ describe('hostile client: key identity on the wire', () => {
     expect(await refusal(unary(client, 'Get', field(1, badFF)))).toEqual({ status: grpc.status.INVALID_ARGUMENT, code: 'INVALID_KEY' });
     const got = decode<{ found: boolean }>('GetResponse', await unary(client, 'Get', field(1, replaced)));
     expect(got.found).toBe(false);
+  });
+
+  it('identity is byte-exact: a composed and a decomposed é are two keys (no normalization)', async () => {
+    const client = kvOf(followerId);
+    const composed = 'nfc/caf\u00e9';
+    const decomposed = 'nfc/cafe\u0301';
+    expect(composed.normalize('NFC')).toBe(decomposed.normalize('NFC'));
+    expect(keyOf('nfc', 'caf\u00e9')).not.toBe(keyOf('nfc', 'cafe\u0301'));
+    await unary(client, 'Put', concat(field(1, composed), field(2, 'composed')));
+    expect(decode<{ found: boolean }>('GetResponse', await unary(client, 'Get', field(1, decomposed))).found).toBe(false);
+    await unary(client, 'Put', concat(field(1, decomposed), field(2, 'decomposed')));
+    const got = decode<{ found: boolean; value: Buffer }>('GetResponse', await unary(client, 'Get', field(1, composed)));
+    expect(got.value.toString()).toBe('composed');
+    const scan = decode<{ items: Array<{ key: string }> }>('GetByPrefixResponse', await unary(client, 'GetByPrefix', field(1, 'nfc')));
+    expect(scan.items.map((item) => item.key).sort()).toEqual([composed, decomposed].sort());
   });
 
   for (const hostile of cases) {
