@@ -207,6 +207,8 @@ function findOrMake(sources: PeerSecretSources, copyPath: string): LoadedPeerSec
     return { secrets: createPeerSecretFile(file, copy ?? [newPeerSecret()]), origin: copy !== undefined ? 'data-dir' : 'created' };
   } catch (error) {
     if (error instanceof AtollError) throw error;
+    // A read-only place (a Kubernetes Secret that is missing now): the copy from before will do.
+    if (copy !== undefined) return { secrets: copy, origin: 'data-dir' };
     const onKubernetes = process.env['KUBERNETES_SERVICE_HOST'] !== undefined;
     const hint = onKubernetes
       ? 'create the Secret once: kubectl create secret generic atoll-peer-secret --from-literal=secret=$(head -c 32 /dev/urandom | base64 | tr -d =+/)'
