@@ -164,6 +164,7 @@ export class AtollNode implements api.NodeApi {
   private readonly peerSecretCheck: PeerSecretCheck;
   /** Peer messages dropped since the last report (sender not a member, malformed content). */
   private refusedPeerMessages = 0;
+  private refusedPeerMessagesTotal = 0;
   private refusedPeerMessagesReportedAtMs = 0;
   /** Newest versions of recently used keys, shared by this node's partition stores. */
   readonly versionCache: VersionCache;
@@ -451,6 +452,7 @@ export class AtollNode implements api.NodeApi {
   /** Counts a dropped peer message; one debug line per second at most says how many and the last reason. */
   private refusePeerMessage(from: number, group: number, reason: string): void {
     this.refusedPeerMessages++;
+    this.refusedPeerMessagesTotal++;
     const nowMs = performance.now();
     if (nowMs - this.refusedPeerMessagesReportedAtMs < 1_000) return;
     this.logger.debug({ from, partition: group, reason, dropped: this.refusedPeerMessages }, 'dropped peer raft messages');
@@ -458,9 +460,9 @@ export class AtollNode implements api.NodeApi {
     this.refusedPeerMessages = 0;
   }
 
-  /** Peer messages dropped since the last debug line (tests). */
+  /** Peer messages dropped since the node started (tests). */
   get refusedPeerMessageCount(): number {
-    return this.refusedPeerMessages;
+    return this.refusedPeerMessagesTotal;
   }
 
   private reportUnreachable(peer: number): void {

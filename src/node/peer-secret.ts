@@ -100,7 +100,7 @@ function readSecretsFile(path: string, source: string): string[] | undefined {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if (errnoOf(error) === 'ENOENT') return undefined;
+    if (errnoOf(error) === 'ENOENT' || errnoOf(error) === 'ENOTDIR') return undefined;
     throw invalid(`${source} ${path}: cannot read it (${errnoOf(error)})`);
   }
   return parsePeerSecrets(text, `${source} ${path}`);
