@@ -3,8 +3,9 @@
 # reachable (scripts/docker-setup.sh makes that base from the machine's own node).
 #
 # Run: one node per container; configure it with the ATOLL_* variables of README's "Running a node"
-# (at least ATOLL_ID and ATOLL_PEERS). It listens on 0.0.0.0:7001 and keeps its data in the
-# /var/lib/atoll volume. Node itself handles SIGTERM (graceful, about a second), so no init is needed.
+# (at least ATOLL_ID and ATOLL_PEERS). It listens on 0.0.0.0:7001 for clients and 0.0.0.0:7101 for
+# its peers, and keeps its data in the /var/lib/atoll volume. The peer secret file
+# (ATOLL_PEER_SECRET_FILE) is best a volume every node shares, such as /var/lib/atoll-peer. Node itself handles SIGTERM (graceful, about a second), so no init is needed.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
 FROM ${BASE_IMAGE} AS build
@@ -31,11 +32,11 @@ COPY --from=build /src/dist dist
 RUN chmod 0755 dist/src/cli/atoll.js dist/src/server/main.js \
  && ln -s /app/dist/src/cli/atoll.js /usr/local/bin/atoll \
  && ln -s /app/dist/src/server/main.js /usr/local/bin/atoll-server \
- && mkdir -p /var/lib/atoll \
- && chown node:node /var/lib/atoll
+ && mkdir -p /var/lib/atoll /var/lib/atoll-peer \
+ && chown node:node /var/lib/atoll /var/lib/atoll-peer
 USER node
 VOLUME /var/lib/atoll
-EXPOSE 7001
+EXPOSE 7001 7101
 # Asks this node's gRPC health service (grpc.health.v1) on the listen port; see `atoll health --help`.
 HEALTHCHECK --interval=5s --timeout=10s --start-period=60s --retries=3 CMD ["atoll", "health", "127.0.0.1:7001"]
 ENTRYPOINT ["node", "/app/dist/src/server/main.js"]

@@ -4,9 +4,11 @@
  * and `atoll: cluster ready` once every partition has a leader; Ctrl-C stops all three cleanly.
  * Environment: ATOLL_DATA (default ./data), ATOLL_BASE_PORT (default 7001), ATOLL_NODES (default 3),
  * ATOLL_PARTITIONS (default 64), ATOLL_LOG_LEVEL (default warn for this script).
+ * The nodes talk to each other on peer ports ATOLL_BASE_PORT + 100 and up (each node's client port
+ * + 100, the server's default), proving the cluster peer secret in ATOLL_DATA/peer-secret, which
+ * the first node to start creates (docs/security.md, "Peers").
  * ATOLL_CERTS=DIR serves TLS with the certificates scripts/dev-certs.sh made in DIR: clients use
- * `--tls-ca DIR/ca.pem`, and the nodes talk to each other over mutual TLS on peer ports
- * ATOLL_BASE_PORT + 100 and up (docs/security.md, "TLS").
+ * `--tls-ca DIR/ca.pem`, and the peer ports use mutual TLS (docs/security.md, "TLS").
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -38,13 +40,15 @@ const tlsFlags = (id) =>
        '--peer-cert', join(certs, `node${id}-peer.pem`), '--peer-key', join(certs, `node${id}-peer-key.pem`), '--peer-ca', join(certs, 'peer-ca.pem')]
     : [];
 
+mkdirSync(dataRoot, { recursive: true });
+const peerSecretFile = join(dataRoot, 'peer-secret');
 const children = new Map();
 let stopping = false;
 
 for (const id of ids) {
   const dataDir = join(dataRoot, `node${id}`);
   mkdirSync(dataDir, { recursive: true });
-  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), ...tlsFlags(id)], {
+  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), '--peer-secret-file', peerSecretFile, ...tlsFlags(id)], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, ATOLL_LOG_LEVEL: process.env.ATOLL_LOG_LEVEL ?? 'warn', ATOLL_LOG_FORMAT: 'json' },
   });

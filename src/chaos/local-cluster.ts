@@ -89,7 +89,7 @@ export interface LocalClusterTls {
 export class LocalCluster {
   readonly processes = new Map<number, ChildProcess>();
   readonly addresses = new Map<number, string>();
-  /** Each node's peer port, with `tls` (empty otherwise: peers share the client port). */
+  /** Each node's peer port (node-to-node traffic always has a port of its own). */
   readonly peerAddresses = new Map<number, string>();
   readonly dataRoot: string;
   private logs = new Map<number, string[]>();
@@ -104,7 +104,7 @@ export class LocalCluster {
     for (let id = 1; id <= cluster.options.nodes; id++) {
       const ip = topology?.nodes.find((node) => node.id === id)?.ip;
       cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
-      if (cluster.options.tls) cluster.peerAddresses.set(id, ip ? `${ip}:7101` : `127.0.0.1:${await freePort()}`);
+      cluster.peerAddresses.set(id, ip ? `${ip}:7101` : `127.0.0.1:${await freePort()}`);
     }
     if (cluster.options.linkProxies && !topology) await cluster.startLinkProxies();
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
@@ -121,9 +121,8 @@ export class LocalCluster {
   readonly linkProxies = new Map<string, FaultProxy>();
 
   private async startLinkProxies(): Promise<void> {
-    const targets = this.peerAddresses.size > 0 ? this.peerAddresses : this.addresses;
     for (const [from] of this.addresses) {
-      for (const [to, address] of targets) {
+      for (const [to, address] of this.peerAddresses) {
         if (from === to) continue;
         const [targetHost, targetPort] = address.split(':') as [string, string];
         this.linkProxies.set(`${from}>${to}`, await FaultProxy.start({ listenHost: '127.0.0.1', targetHost, targetPort: Number(targetPort) }));
@@ -150,7 +149,6 @@ export class LocalCluster {
     return [
       ...['--tls-cert', file(`node${id}.pem`), '--tls-key', file(`node${id}-key.pem`)],
       ...(tls.requireClientCertificates === true ? ['--tls-client-ca', file('ca.pem')] : []),
-      ...['--peer-addresses', [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(',')],
       ...['--peer-cert', file(`node${id}-peer.pem`), '--peer-key', file(`node${id}-peer-key.pem`), '--peer-ca', file('peer-ca.pem')],
     ];
   }
@@ -171,11 +169,24 @@ export class LocalCluster {
     return [...this.addresses].map(([id, address]) => `${id}=${address}`).join(',');
   }
 
+  /** The file every node shares the cluster peer secret through (the first node to start creates it). */
+  get peerSecretFile(): string {
+    return join(this.dataRoot, 'peer-secret');
+  }
+
+  /** The secret peers present to each other (the first line of peerSecretFile that is not a comment). */
+  peerSecret(): string {
+    const line = readFileSync(this.peerSecretFile, 'utf8').split('\n').map((text) => text.trim()).find((text) => text !== '' && !text.startsWith('#'));
+    if (line === undefined) throw new Error(`no peer secret in ${this.peerSecretFile}`);
+    return line;
+  }
+
   startNode(id: number): void {
     const argv = [
       process.execPath,
       serverMain,
       ...['--id', String(id), '--peers', this.peersFlag(), '--data-dir', join(this.dataRoot, `node${id}`)],
+      ...['--peer-addresses', [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(','), '--peer-secret-file', this.peerSecretFile],
       ...['--partitions', String(this.options.partitions), '--tick-ms', String(this.options.tickMs)],
       ...['--snapshot-every', String(this.options.snapshotEvery), '--retention-revisions', String(this.options.retentionRevisions)],
       ...['--max-value-bytes', String(this.options.maxValueBytes)],

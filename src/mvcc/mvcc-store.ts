@@ -974,6 +974,9 @@ export class MvccStore {
    * Throws INVALID_ARGUMENT for a malformed snapshot.
    */
   async importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<MvccStatus> {
+    // Chunks in memory (a snapshot from a peer) are checked whole before anything is deleted, so a
+    // malformed one changes nothing; a stream can only be checked as it is written.
+    if (Array.isArray(chunks)) this.checkSnapshot(chunks as readonly Uint8Array[]);
     this.enterExclusive();
     this.epoch++;
     this.needsSnapshotValue = true;
@@ -1031,50 +1034,70 @@ export class MvccStore {
     if (pending.length > 0) await this.engine.write(pending);
   }
 
+  /**
+   * Checks a whole snapshot without writing anything: every check importSnapshot makes of the
+   * chunks and their entries. Throws INVALID_ARGUMENT (malformed snapshot) like the import would.
+   * Synchronous, so a Raft group can refuse a snapshot before it adopts it.
+   */
+  checkSnapshot(chunks: readonly Uint8Array[]): void {
+    const plan = newSnapshotPlan();
+    for (const bytes of chunks) this.planSnapshotChunk(plan, bytes);
+    this.finishSnapshotPlan(plan);
+  }
+
+  /** Checks and writes a snapshot's chunks, one engine write per chunk. */
   private async writeSnapshotChunks(
     chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   ): Promise<{ header: SnapshotHeader; dedupState: DedupState }> {
-    let header: SnapshotHeader | undefined;
-    let formatVersion: number | undefined;
-    let trailerEntryCount: number | undefined;
-    let entryCount = 0;
-    const imported: ImportedDedupEntries = { requestIds: new Set(), indexes: new Set() };
+    const plan = newSnapshotPlan();
     for await (const bytes of chunks) {
-      if (trailerEntryCount !== undefined) throw malformedSnapshot('a chunk follows the trailer');
-      const chunk = decodeSnapshotChunk(bytes);
-      if (formatVersion !== undefined && chunk.formatVersion !== formatVersion) throw malformedSnapshot('its chunks have different format versions');
-      formatVersion = chunk.formatVersion;
-      if (chunk.kind === 'header') {
-        if (header !== undefined) throw malformedSnapshot('a second header');
-        if (chunk.header.compactedRevision > chunk.header.revision) throw malformedSnapshot('the compaction floor is above the revision');
-        header = chunk.header;
-        continue;
-      }
-      if (header === undefined) throw malformedSnapshot('the first chunk is not a header');
-      if (chunk.kind === 'trailer') {
-        trailerEntryCount = chunk.entryCount;
-        continue;
-      }
-      const operations: WriteOperation[] = [];
-      for (const [suffix, record] of chunk.entries) {
-        const key = concatBytes(this.layout.partitionPrefix, suffix);
-        if (this.isImportableVersion(key, record, header.revision)) {
-          operations.push({ type: 'put', key, value: record });
-          continue;
-        }
-        // Dedup entries exist from format version 2 on.
-        const dedupOperations = chunk.formatVersion >= 2 ? this.importableDedupEntry(key, record, header, imported) : undefined;
-        if (dedupOperations === undefined) throw malformedSnapshot('an entry is neither a valid version nor a valid dedup entry');
-        operations.push(...dedupOperations);
-      }
-      entryCount += chunk.entries.length;
-      await this.engine.write(operations);
+      const operations = this.planSnapshotChunk(plan, bytes);
+      if (operations.length > 0) await this.engine.write(operations);
     }
+    return this.finishSnapshotPlan(plan);
+  }
+
+  /** Checks one chunk against what came before it; returns the writes it stands for. */
+  private planSnapshotChunk(plan: SnapshotPlan, bytes: Uint8Array): WriteOperation[] {
+    if (plan.trailerEntryCount !== undefined) throw malformedSnapshot('a chunk follows the trailer');
+    const chunk = decodeSnapshotChunk(bytes);
+    if (plan.formatVersion !== undefined && chunk.formatVersion !== plan.formatVersion) throw malformedSnapshot('its chunks have different format versions');
+    plan.formatVersion = chunk.formatVersion;
+    if (chunk.kind === 'header') {
+      if (plan.header !== undefined) throw malformedSnapshot('a second header');
+      if (chunk.header.compactedRevision > chunk.header.revision) throw malformedSnapshot('the compaction floor is above the revision');
+      plan.header = chunk.header;
+      return [];
+    }
+    const header = plan.header;
+    if (header === undefined) throw malformedSnapshot('the first chunk is not a header');
+    if (chunk.kind === 'trailer') {
+      plan.trailerEntryCount = chunk.entryCount;
+      return [];
+    }
+    const operations: WriteOperation[] = [];
+    for (const [suffix, record] of chunk.entries) {
+      const key = concatBytes(this.layout.partitionPrefix, suffix);
+      if (this.isImportableVersion(key, record, header.revision)) {
+        operations.push({ type: 'put', key, value: record });
+        continue;
+      }
+      // Dedup entries exist from format version 2 on.
+      const dedupOperations = chunk.formatVersion >= 2 ? this.importableDedupEntry(key, record, header, plan.imported) : undefined;
+      if (dedupOperations === undefined) throw malformedSnapshot('an entry is neither a valid version nor a valid dedup entry');
+      operations.push(...dedupOperations);
+    }
+    plan.entryCount += chunk.entries.length;
+    return operations;
+  }
+
+  private finishSnapshotPlan(plan: SnapshotPlan): { header: SnapshotHeader; dedupState: DedupState } {
+    const header = plan.header;
     if (header === undefined) throw malformedSnapshot('it is empty');
-    if (trailerEntryCount === undefined) throw malformedSnapshot('it ended without a trailer (truncated?)');
-    if (trailerEntryCount !== entryCount) throw malformedSnapshot(`the trailer counts ${trailerEntryCount} entries, got ${entryCount}`);
+    if (plan.trailerEntryCount === undefined) throw malformedSnapshot('it ended without a trailer (truncated?)');
+    if (plan.trailerEntryCount !== plan.entryCount) throw malformedSnapshot(`the trailer counts ${plan.trailerEntryCount} entries, got ${plan.entryCount}`);
     // Every imported entry is live: the exporter sent none below its floor.
-    return { header, dedupState: { floorIndex: 0, count: imported.indexes.size } };
+    return { header, dedupState: { floorIndex: 0, count: plan.imported.indexes.size } };
   }
 
   private isImportableVersion(key: Uint8Array, record: Uint8Array, maxRevision: number): boolean {
@@ -1143,6 +1166,19 @@ export class MvccStore {
       ...details,
     });
   }
+}
+
+/** What importing a snapshot has checked so far. */
+interface SnapshotPlan {
+  header: SnapshotHeader | undefined;
+  formatVersion: number | undefined;
+  trailerEntryCount: number | undefined;
+  entryCount: number;
+  readonly imported: ImportedDedupEntries;
+}
+
+function newSnapshotPlan(): SnapshotPlan {
+  return { header: undefined, formatVersion: undefined, trailerEntryCount: undefined, entryCount: 0, imported: { requestIds: new Set(), indexes: new Set() } };
 }
 
 function malformedSnapshot(reason: string): AtollError {

@@ -18,8 +18,6 @@ export interface CallContext {
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */
   readonly authorization?: string;
-  /** The `atoll-peer-secret` metadata: set by nodes calling each other. */
-  readonly peerSecret?: string;
   /** The caller's tenant, once a node authenticated it (forwarded requests carry it). */
   readonly tenant?: string;
 }

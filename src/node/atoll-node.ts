@@ -36,6 +36,8 @@ import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/pri
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
 import { isWriteKind } from '../server/kv-operation.js';
 import { NodeAuth, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
+import { newPeerSecret, PeerSecretCheck, peerSecretMetadataKey } from './peer-secret.js';
+import { refusalOf } from './peer-message-check.js';
 
 export interface AtollNodeConfig {
   readonly id: number;
@@ -65,6 +67,12 @@ export interface AtollNodeConfig {
    * and keys are tenant-scoped; every node of a cluster must be given the same one.
    */
   readonly adminToken?: string;
+  /**
+   * The cluster peer secrets (src/node/peer-secret.ts), current first: the first is sent on every
+   * call to a peer, all are accepted from peers. They never authorize a client call. Absent: one
+   * random secret of this process, which only a one-node cluster can work with.
+   */
+  readonly peerSecrets?: readonly string[];
   readonly logger: Logger;
 }
 
@@ -153,6 +161,12 @@ export class AtollNode implements api.NodeApi {
   /** Request rates and hot keys of the partitions this node serves (src/hotkeys), for ClusterInfo. */
   private readonly load: LoadTracker;
   private readonly auth: NodeAuth;
+  /** Checks the secret every call to this node's peer port must carry. */
+  private readonly peerSecretCheck: PeerSecretCheck;
+  /** Peer messages dropped since the last report (sender not a member, malformed content). */
+  private refusedPeerMessages = 0;
+  private refusedPeerMessagesTotal = 0;
+  private refusedPeerMessagesReportedAtMs = 0;
   /** Newest versions of recently used keys, shared by this node's partition stores. */
   readonly versionCache: VersionCache;
 
@@ -186,6 +200,8 @@ export class AtollNode implements api.NodeApi {
         return entries;
       },
     });
+    const peerSecrets = config.peerSecrets !== undefined && config.peerSecrets.length > 0 ? config.peerSecrets : [newPeerSecret()];
+    this.peerSecretCheck = new PeerSecretCheck(peerSecrets);
     const dialable = new Map(config.peers);
     for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
     this.transport = new PeerTransport(
@@ -196,7 +212,7 @@ export class AtollNode implements api.NodeApi {
         onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
       },
       this.logger,
-      this.auth.peerSecret(),
+      peerSecrets[0] as string,
       config.peerCredentials,
     );
   }
@@ -237,7 +253,9 @@ export class AtollNode implements api.NodeApi {
         ...(this.config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
         versionCache: { cache: this.versionCache, storeId: partition },
       });
-      replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork());
+      replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork(), (reason) =>
+        this.logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
+      );
       this.replicas.set(partition, replica);
     }
     if (bootstrapOps.length > 0) await this.engine.write(bootstrapOps, { sync: true });
@@ -406,12 +424,46 @@ export class AtollNode implements api.NodeApi {
     for (let i = 0; i < due; i++) for (const replica of this.replicas.values()) replica.raw.tick();
   }
 
+  /**
+   * Steps messages from peer `from` into their groups. A message is dropped, and counted, when its
+   * sender is not a member of the group (voter or learner), or when its content would break an
+   * invariant the Raft core asserts (peer-message-check.ts): a peer that holds the secret still
+   * cannot stop this node with a forged message.
+   */
   private stepMessages(from: number, messages: GroupMessage[]): void {
     for (const { group, message } of messages) {
       const replica = this.replicas.get(group);
-      if (!replica || message.to !== this.id || message.from !== from) continue;
+      if (!replica || message.to !== this.id || message.from !== from) {
+        this.refusePeerMessage(from, group, 'not addressed to this node');
+        continue;
+      }
+      if (!replica.raw.isMember(from)) {
+        this.refusePeerMessage(from, group, 'sender is not a member of the group');
+        continue;
+      }
+      const refusal = refusalOf(message, { knownNodes: this.config.peers, lastIndex: replica.raw.lastIndex() });
+      if (refusal !== undefined) {
+        this.refusePeerMessage(from, group, refusal);
+        continue;
+      }
       replica.raw.step(message as Message);
     }
+  }
+
+  /** Counts a dropped peer message; one debug line per second at most says how many and the last reason. */
+  private refusePeerMessage(from: number, group: number, reason: string): void {
+    this.refusedPeerMessages++;
+    this.refusedPeerMessagesTotal++;
+    const nowMs = performance.now();
+    if (nowMs - this.refusedPeerMessagesReportedAtMs < 1_000) return;
+    this.logger.debug({ from, partition: group, reason, dropped: this.refusedPeerMessages }, 'dropped peer raft messages');
+    this.refusedPeerMessagesReportedAtMs = nowMs;
+    this.refusedPeerMessages = 0;
+  }
+
+  /** Peer messages dropped since the node started (tests). */
+  get refusedPeerMessageCount(): number {
+    return this.refusedPeerMessagesTotal;
   }
 
   private reportUnreachable(peer: number): void {
@@ -842,17 +894,32 @@ export class AtollNode implements api.NodeApi {
     }
   }
 
-  /** The caller of a client call (a peer node presenting the cluster secret counts as cluster admin). */
+  /** The caller of a client call: its token alone (the peer secret never authorizes a client call). */
   private async principalOf(context: api.CallContext): Promise<Principal> {
-    const secret = this.auth.peerSecret();
-    if (secret !== undefined && context.peerSecret === secret) return { tenant: 'default', role: 'admin', clusterAdmin: true, tokenId: 'peer' };
     return this.auth.principalOf(context.authorization);
   }
 
-  /** Whether a Peer call carries the cluster's peer secret (always true without authentication). */
+  /** Whether a call to the peer port carries one of the cluster's peer secrets (constant time). */
   private peerCallAllowed(call: { metadata: grpc.Metadata }): boolean {
-    const secret = this.auth.peerSecret();
-    return secret === undefined || call.metadata.get('atoll-peer-secret')[0] === secret;
+    return this.peerSecretCheck.matches(call.metadata.get(peerSecretMetadataKey)[0]);
+  }
+
+  /**
+   * Wraps a service's handlers (unary or client-streaming) for the peer port: a call without the
+   * peer secret gets UNAUTHENTICATED before its handler runs.
+   */
+  requirePeerSecret(handlers: grpc.UntypedServiceImplementation): grpc.UntypedServiceImplementation {
+    const guarded: grpc.UntypedServiceImplementation = {};
+    for (const [name, handler] of Object.entries(handlers)) {
+      guarded[name] = ((call: { metadata: grpc.Metadata }, callback: grpc.sendUnaryData<unknown>) => {
+        if (!this.peerCallAllowed(call)) {
+          callback(serviceErrorOf(new AtollError('UNAUTHENTICATED', `${name} on the peer port needs the cluster peer secret`), this.logger));
+          return;
+        }
+        (handler as (call: unknown, callback: grpc.sendUnaryData<unknown>) => void)(call, callback);
+      }) as grpc.UntypedHandleCall;
+    }
+    return guarded;
   }
 
   // ------------------------------------------------------------ access control (src/node/auth.ts)

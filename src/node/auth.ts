@@ -137,11 +137,6 @@ export class NodeAuth {
     return this.adminTokenHash !== undefined;
   }
 
-  /** The secret nodes present to each other on Peer calls (derived from the admin token). */
-  peerSecret(): string | undefined {
-    return this.adminTokenHash === undefined ? undefined : createHash('sha256').update(`atoll-peer:${this.adminTokenHash}`).digest('hex');
-  }
-
   /** Who the caller is, from the `authorization` metadata value (or its absence). */
   async principalOf(authorization: string | undefined): Promise<Principal> {
     if (!this.enabled) return anonymousPrincipal;

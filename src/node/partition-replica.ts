@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readSnapshotHeader } from '../mvcc/snapshot-format.js';
 import { RaftError } from '../raft/errors.js';
 import { RawNode, type Ready } from '../raft/rawnode.js';
@@ -48,18 +49,55 @@ function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: strin
   return { nowMs, requestId: requestId === '' ? undefined : requestId, command: decodeCommand(data.subarray(data.length - reader.remaining)) };
 }
 
-/** A state-machine snapshot travels as length-prefixed MVCC export chunks. */
-function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
+/**
+ * A state-machine snapshot travels as: payload version u8 (2) | SHA-256 of the rest (32 bytes) |
+ * length-prefixed MVCC export chunks. The checksum and every chunk are checked before anything is
+ * installed (unframeChunks, checkSnapshotPayload), so a corrupt or forged payload changes nothing.
+ */
+const SNAPSHOT_PAYLOAD_VERSION = 2;
+const SNAPSHOT_DIGEST_BYTES = 32;
+
+export function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
   const writer = new ByteWriter(chunks.reduce((sum, chunk) => sum + chunk.length + 4, 16));
   for (const chunk of chunks) writer.bytes(chunk);
-  return writer.finish();
+  const body = writer.finish();
+  const payload = new Uint8Array(1 + SNAPSHOT_DIGEST_BYTES + body.length);
+  payload[0] = SNAPSHOT_PAYLOAD_VERSION;
+  payload.set(createHash('sha256').update(body).digest(), 1);
+  payload.set(body, 1 + SNAPSHOT_DIGEST_BYTES);
+  return payload;
 }
 
-function unframeChunks(data: Uint8Array): Uint8Array[] {
-  const reader = new ByteReader(data, 'snapshot payload');
+/** The chunks of a snapshot payload; throws INVALID_ARGUMENT for a bad version, checksum or framing. */
+export function unframeChunks(data: Uint8Array): Uint8Array[] {
+  if (data.length < 1 + SNAPSHOT_DIGEST_BYTES || data[0] !== SNAPSHOT_PAYLOAD_VERSION) {
+    throw new AtollError('INVALID_ARGUMENT', `malformed snapshot payload: not version ${SNAPSHOT_PAYLOAD_VERSION} or too short`);
+  }
+  const body = data.subarray(1 + SNAPSHOT_DIGEST_BYTES);
+  const digest = createHash('sha256').update(body).digest();
+  if (!timingSafeEqual(digest, data.subarray(1, 1 + SNAPSHOT_DIGEST_BYTES))) throw new AtollError('INVALID_ARGUMENT', 'malformed snapshot payload: checksum mismatch');
+  const reader = new ByteReader(body, 'snapshot payload');
   const chunks: Uint8Array[] = [];
   while (!reader.done) chunks.push(reader.bytes());
   return chunks;
+}
+
+/**
+ * Why a snapshot from the leader must not be installed, or undefined: its checksum and framing,
+ * that it describes the index its metadata names, and everything the store's import checks
+ * (MvccStore.checkSnapshot), all before the Raft core adopts it.
+ */
+export function snapshotPayloadRefusal(snapshot: Snapshot, mvcc: Pick<MvccStore, 'checkSnapshot'>): string | undefined {
+  try {
+    const chunks = unframeChunks(snapshot.data);
+    if (chunks.length === 0) return 'malformed snapshot payload: no chunks';
+    const header = readSnapshotHeader(chunks[0] as Uint8Array);
+    if (header.appliedIndex !== snapshot.meta.index) return `snapshot data is at index ${header.appliedIndex}, its metadata says ${snapshot.meta.index}`;
+    mvcc.checkSnapshot(chunks);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 /**
@@ -97,6 +135,8 @@ export class PartitionReplica {
     readonly mvcc: MvccStore,
     private readonly settings: GroupSettings,
     rng: Rng,
+    /** Told when a snapshot from the leader is refused (logging). */
+    onSnapshotRefused: (reason: string) => void = () => undefined,
   ) {
     this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
     storage.raiseCommitTo(this.appliedIndex);
@@ -115,6 +155,11 @@ export class PartitionReplica {
       maxMessageBytes: 1024 * 1024,
       maxInflightBytes: 64 * 1024 * 1024,
       snapshotChunkBytes: 1024 * 1024,
+      acceptSnapshot: (snapshot) => {
+        const refusal = snapshotPayloadRefusal(snapshot, mvcc);
+        if (refusal !== undefined) onSnapshotRefused(refusal);
+        return refusal === undefined;
+      },
     });
   }
 

@@ -5,9 +5,11 @@ import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-o
 import { decodeClusterInfoResponse } from '../server/convert.js';
 import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
 import type { ClusterInfoResponse } from './api.js';
-import { atollErrorOfServiceError } from '../server/grpc-errors.js';
+import { AtollError } from '../errors.js';
+import { atollErrorOfServiceError, serviceErrorOf } from '../server/grpc-errors.js';
 import type { KvOperation, KvResult } from '../server/kv-operation.js';
 import { packageDefinition } from '../server/protos.js';
+import { peerSecretMetadataKey } from './peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from './raft-wire.js';
 
 type ClusterClient = grpc.Client & {
@@ -76,8 +78,8 @@ export class PeerTransport {
     peers: ReadonlyMap<number, string>,
     private readonly events: PeerTransportEvents,
     private readonly logger: Logger,
-    /** Sent as `atoll-peer-secret` on every call to a peer when the cluster authenticates callers. */
-    private readonly peerSecret?: string,
+    /** The cluster peer secret, sent as `atoll-peer-secret` on every call to a peer. */
+    private readonly peerSecret: string,
     /** How to dial peers: plaintext unless peer TLS is configured (server/server-tls.ts). */
     credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
   ) {
@@ -176,26 +178,43 @@ export class PeerTransport {
     this.events.onPeerUnreachable(link.id);
   }
 
-  /** Server side of Peer.Raft: decodes frames from one peer until it hangs up. */
+  /**
+   * Server side of Peer.Raft: decodes frames from one peer until it hangs up. A frame that does not
+   * decode ends this stream with INVALID_ARGUMENT (logged); the node and its other streams go on,
+   * and a real peer simply reconnects.
+   */
   handleRaftStream(call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>): void {
     let frames = 0;
+    let finished = false;
+    const finish = (error: grpc.StatusObject | null): void => {
+      if (finished) return;
+      finished = true;
+      call.removeAllListeners('data');
+      if (error) callback(error);
+      else callback(null, { frames: String(frames) });
+    };
     call.on('data', (frame: { fromNode?: number; payload?: Uint8Array }) => {
-      frames++;
+      if (finished) return;
+      const from = Number(frame.fromNode ?? 0);
+      let messages: GroupMessage[];
       try {
-        const from = Number(frame.fromNode ?? 0);
-        const messages = decodeRaftFrame(frame.payload ?? new Uint8Array(0));
-        const link = this.links.get(from);
-        if (link) link.heardFrom = true;
-        if (link && !link.reachable) {
-          link.reachable = true;
-          this.logger.info({ peer: from }, 'peer reachable again');
-        }
-        this.events.onMessages(from, messages);
+        messages = decodeRaftFrame(frame.payload ?? new Uint8Array(0));
       } catch (error) {
-        this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'dropped a malformed raft frame');
+        const reason = error instanceof Error ? error.message : String(error);
+        this.logger.warn({ from, frames, err: reason }, 'malformed raft frame; closing that stream');
+        finish(serviceErrorOf(new AtollError('INVALID_ARGUMENT', `malformed raft frame: ${reason}`), this.logger));
+        return;
       }
+      frames++;
+      const link = this.links.get(from);
+      if (link) link.heardFrom = true;
+      if (link && !link.reachable) {
+        link.reachable = true;
+        this.logger.info({ peer: from }, 'peer reachable again');
+      }
+      this.events.onMessages(from, messages);
     });
-    call.on('end', () => callback(null, { frames: String(frames) }));
+    call.on('end', () => finish(null));
     call.on('error', () => {
       // The peer went away; its own side reconnects.
     });
@@ -205,7 +224,7 @@ export class PeerTransport {
   /** The metadata of every call to a peer. */
   private metadata(): grpc.Metadata {
     const metadata = new grpc.Metadata();
-    if (this.peerSecret !== undefined) metadata.set('atoll-peer-secret', this.peerSecret);
+    metadata.set(peerSecretMetadataKey, this.peerSecret);
     return metadata;
   }
 

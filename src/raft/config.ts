@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Rng } from './rng.js';
 import type { LogStorage } from './storage.js';
-import type { NodeId } from './types.js';
+import type { NodeId, Snapshot } from './types.js';
 
 /**
  * Deliberate defects for negative controls: the simulator must catch each one. Never set outside
@@ -43,6 +43,12 @@ export interface RaftConfig {
   readonly snapshotChunkBytes?: number;
   /** A leader with nothing to do for this many ticks tells its followers to go quiet; 0 disables. */
   readonly quiesceAfterTicks?: number;
+  /**
+   * Checks a snapshot received from the leader, once all its chunks arrived, before the core
+   * installs it: false refuses it (the transfer restarts from its first chunk), so data that would
+   * not install never replaces the log. Default: accept.
+   */
+  readonly acceptSnapshot?: (snapshot: Snapshot) => boolean;
   readonly bugs?: RaftBugs;
 }
 
@@ -63,6 +69,7 @@ export const RAFT_DEFAULTS = {
   maxPendingReads: 10_000,
   snapshotChunkBytes: 512 * 1024,
   quiesceAfterTicks: 0,
+  acceptSnapshot: (_snapshot: Snapshot): boolean => true,
 };
 
 export function resolveRaftConfig(config: RaftConfig): ResolvedRaftConfig {

@@ -821,6 +821,11 @@ export class Raft {
     }
     this.incomingSnapshot = undefined;
     const data = concatBytes(...incoming.chunks);
+    if (!this.config.acceptSnapshot({ meta, data })) {
+      // Refused by the host (it would not install): ask for the transfer again from the start.
+      this.send({ type: 'snapResp', to: message.from, term: this.term, index: meta.index, offset: 0, reject: true });
+      return;
+    }
     if (this.restore({ meta, data })) {
       this.send({ type: 'appResp', to: message.from, term: this.term, index: this.log.lastIndex(), commit: this.log.committed });
     } else {

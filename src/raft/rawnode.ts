@@ -110,6 +110,16 @@ export class RawNode {
     this.raft.hup(false);
   }
 
+  /** Whether `peer` is a voter or learner of this group now (the host drops messages from others). */
+  isMember(peer: NodeId): boolean {
+    return this.raft.voters.has(peer) || this.raft.learners.has(peer);
+  }
+
+  /** The index of the last entry in this node's log, stable or not. */
+  lastIndex(): number {
+    return this.raft.log.lastIndex();
+  }
+
   reportUnreachable(peer: NodeId): void {
     this.raft.reportUnreachable(peer);
   }

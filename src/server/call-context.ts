@@ -42,7 +42,7 @@ export interface CallScopeOptions {
   /** The surrounding call: its cancellation aborts this scope too; its metadata identifies the caller. */
   readonly call?: ServerCallLike;
   /** The caller, when the scope has no call of its own (a request on a stream). */
-  readonly caller?: { authorization?: string; peerSecret?: string };
+  readonly caller?: { authorization?: string };
 }
 
 /** The first value of a metadata key, as text. */
@@ -51,11 +51,13 @@ function metadataText(call: ServerCallLike | undefined, key: string): string | u
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Who is calling: the metadata a node authenticates (see src/node/auth.ts). */
-export function callerOf(call: ServerCallLike | undefined): { authorization?: string; peerSecret?: string } {
+/**
+ * Who is calling: the metadata a node authenticates (see src/node/auth.ts). The peer secret is not
+ * read here: it is checked on the peer port only and never identifies a client.
+ */
+export function callerOf(call: ServerCallLike | undefined): { authorization?: string } {
   const authorization = metadataText(call, 'authorization');
-  const peerSecret = metadataText(call, 'atoll-peer-secret');
-  return { ...(authorization !== undefined && { authorization }), ...(peerSecret !== undefined && { peerSecret }) };
+  return authorization !== undefined ? { authorization } : {};
 }
 
 export function openCallScope(options: CallScopeOptions): CallScope {

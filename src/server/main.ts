@@ -13,6 +13,7 @@ import { addClientServices, createGrpcServer } from './grpc-server.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
+import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peer-secret.js';
 
 // In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.
 const SHUTDOWN_GRACE_MS = 1_500;
@@ -51,8 +52,9 @@ async function main(): Promise<void> {
   const program = new Command('atoll-server')
     .description('Run one Atoll node')
     .option('--id <n>', 'this node id (ATOLL_ID)', integer('--id', 1), env['ATOLL_ID'] ? Number(env['ATOLL_ID']) : undefined)
-    .option('--listen <host:port>', 'client and peer gRPC address to bind (ATOLL_LISTEN)', env['ATOLL_LISTEN'])
-    .option('--peers <list>', 'all nodes as id=host:port,... including this one (ATOLL_PEERS)', env['ATOLL_PEERS'])
+    .option('--listen <host:port>', 'client gRPC address to bind (ATOLL_LISTEN; default this node\'s --peers entry)', env['ATOLL_LISTEN'])
+    .option('--peers <list>', 'all nodes\' client addresses as id=host:port,... including this one (ATOLL_PEERS); each node\'s peer port is its port + 100 unless --peer-addresses says otherwise', env['ATOLL_PEERS'])
+    .option('--peer-secret-file <file>', 'the cluster peer secret(s), one a line, the first sent, all accepted; created at first start when missing, the same file for every node (ATOLL_PEER_SECRET_FILE, or the secret itself in ATOLL_PEER_SECRET); kept in the data directory afterwards', env['ATOLL_PEER_SECRET_FILE'])
     .option('--data-dir <dir>', 'LevelDB directory (ATOLL_DATA_DIR)', env['ATOLL_DATA_DIR'] ?? './data')
     .option('--partitions <n>', 'partitions, fixed when the cluster is created (ATOLL_PARTITIONS)', integer('--partitions', 1), Number(env['ATOLL_PARTITIONS'] ?? NODE_DEFAULTS.partitions))
     .option('--replication-factor <n>', 'replicas per partition (ATOLL_REPLICATION_FACTOR)', integer('--replication-factor', 1), Number(env['ATOLL_REPLICATION_FACTOR'] ?? NODE_DEFAULTS.replicationFactor))
@@ -65,12 +67,12 @@ async function main(): Promise<void> {
     .option('--admin-token-file <file>', 'enable authentication: the cluster admin token (atoll auth new-admin-token) is in this file; the same on every node (ATOLL_ADMIN_TOKEN_FILE, or the token itself in ATOLL_ADMIN_TOKEN)', env['ATOLL_ADMIN_TOKEN_FILE'])
     .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
-    // TLS (docs/security.md): any TLS moves node-to-node traffic to a peer port of its own.
+    // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
     .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
     .option('--tls-key <file>', 'the PEM private key of --tls-cert (ATOLL_TLS_KEY)', env['ATOLL_TLS_KEY'])
     .option('--tls-client-ca <file>', 'require client certificates signed by this PEM CA (ATOLL_TLS_CLIENT_CA)', env['ATOLL_TLS_CLIENT_CA'])
-    .option('--peer-addresses <list>', 'every node\'s peer port as id=host:port,...: node-to-node traffic gets a port of its own (ATOLL_PEER_ADDRESSES)', env['ATOLL_PEER_ADDRESSES'])
-    .option('--peer-listen <host:port>', 'peer port address to bind (ATOLL_PEER_LISTEN; default: this node\'s --peer-addresses entry)', env['ATOLL_PEER_LISTEN'])
+    .option('--peer-addresses <list>', 'every node\'s peer port as id=host:port,... (ATOLL_PEER_ADDRESSES; default each --peers address with its port + 100)', env['ATOLL_PEER_ADDRESSES'])
+    .option('--peer-listen <host:port>', 'peer port address to bind (ATOLL_PEER_LISTEN; default this node\'s --peer-addresses entry, else --listen with its port + 100)', env['ATOLL_PEER_LISTEN'])
     .option('--peer-cert <file>', 'peer mutual TLS: this node\'s PEM certificate, presented to peers both ways (ATOLL_PEER_CERT)', env['ATOLL_PEER_CERT'])
     .option('--peer-key <file>', 'the PEM private key of --peer-cert (ATOLL_PEER_KEY)', env['ATOLL_PEER_KEY'])
     .option('--peer-ca <file>', 'the PEM CA every peer certificate must chain to (ATOLL_PEER_CA)', env['ATOLL_PEER_CA'])
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
     peerCert?: string;
     peerKey?: string;
     peerCa?: string;
+    peerSecretFile?: string;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (!options.peers) program.error('error: --peers (or ATOLL_PEERS) is required');
@@ -147,7 +150,15 @@ async function main(): Promise<void> {
     program.error('error: the admin token must look like atk_ followed by 43 base64url characters: make one with `atoll auth new-admin-token`');
   }
 
+  let peerSecrets!: LoadedPeerSecrets;
+  try {
+    peerSecrets = loadPeerSecrets({ value: env['ATOLL_PEER_SECRET'], file: options.peerSecretFile, dataDir: options.dataDir, nodeCount: peers.size });
+  } catch (error) {
+    program.error(`error: ${(error as Error).message}`);
+  }
+
   const logger = makeLogger(id);
+  logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
   const node = await AtollNode.open({
     ...(adminToken !== undefined && { adminToken }),
     id,
@@ -161,29 +172,28 @@ async function main(): Promise<void> {
     snapshotEveryEntries: options.snapshotEvery,
     cacheBytes: options.cacheMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
-    // Peers are dialled at their peer ports when they have them; --dial overrides both.
-    dialAddresses: new Map([...(tls.peerPort?.addresses ?? []), ...dial]),
+    // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
+    dialAddresses: new Map([...tls.peerPort.addresses, ...dial]),
     peerCredentials: tls.peerChannelCredentials,
+    peerSecrets: peerSecrets.secrets,
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
     logger,
   });
   const server = createGrpcServer();
   const services = addClientServices(server, node, logger, { auth: node });
-  // With a peer port, Peer (and the Cluster service peers ask for leaders) are served only there:
-  // the client port's credentials can then never reach Peer.
-  const peerServer = tls.peerPort ? createGrpcServer() : server;
-  if (tls.peerPort) peerServer.addService(clusterServiceDefinition, clusterServiceHandlers(node, logger));
+  // Peer (and the Cluster service peers ask for leaders) are served only on the peer port, and
+  // every call there must carry the peer secret: no client credential can ever reach Peer.
+  const peerServer = createGrpcServer();
+  peerServer.addService(clusterServiceDefinition, node.requirePeerSecret(clusterServiceHandlers(node, logger)));
   peerServer.addService(peerServiceDefinition, node.peerHandlers());
   const bind = (target: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> =>
     new Promise<number>((resolve, reject) => {
       target.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
     });
   const port = await bind(server, listen as string, tls.clientCredentials);
-  if (tls.peerPort) {
-    const peerPort = await bind(peerServer, tls.peerPort.listen, tls.peerPort.credentials);
-    const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
-    logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
-  }
+  const peerPort = await bind(peerServer, tls.peerPort.listen, tls.peerPort.credentials);
+  const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
+  logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
   logger.info({ listen, port, dataDir: options.dataDir, partitions: options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
 
   let stopping = false;
@@ -197,7 +207,7 @@ async function main(): Promise<void> {
     server.tryShutdown(() => {
       clearTimeout(force);
       // The peer port stayed open while clients drained: their writes needed followers' answers.
-      if (peerServer !== server) peerServer.forceShutdown();
+      peerServer.forceShutdown();
       node
         .close()
         .then(() => {

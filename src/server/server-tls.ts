@@ -3,12 +3,14 @@
  * missing file, a key that does not match its certificate or a half-given pair stops the node with
  * a message naming the flag and the file instead of failing every handshake later.
  *
- * The design (docs/security.md, "TLS"): the client port serves KV, Cluster, health and reflection
- * with the client-facing certificate, and asks for client certificates only with --tls-client-ca.
- * As soon as any TLS is configured, node-to-node traffic moves to a port of its own (the peer port,
- * --peer-addresses), which serves only Peer and Cluster; with --peer-cert/--peer-key/--peer-ca it
- * requires a certificate from the peer CA, and nodes dial it presenting theirs. So a client never
- * needs a node certificate, and no client certificate can ever speak Raft.
+ * The design (docs/security.md, "Peers" and "TLS"): the client port serves KV, Cluster, health and
+ * reflection with the client-facing certificate, and asks for client certificates only with
+ * --tls-client-ca. Node-to-node traffic always has a port of its own (the peer port), which serves
+ * only Peer and Cluster, each call proving the cluster peer secret. By default each node's peer
+ * port is its --peers port + 100 on the same host (bound on --listen's host, port + 100);
+ * --peer-addresses and --peer-listen override. With --peer-cert/--peer-key/--peer-ca the peer port
+ * also requires a certificate from the peer CA, and nodes dial it presenting theirs. So a client
+ * never needs a node certificate, and no client credential can ever speak Raft.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -32,9 +34,9 @@ export interface PeerPortFlags {
   readonly peers: ReadonlyMap<number, string>;
   /** The client port's bind address. */
   readonly listen: string;
-  /** Every node's peer port (--peer-addresses), when node-to-node traffic has a port of its own. */
+  /** Every node's peer port (--peer-addresses); default each --peers address's port + peerPortOffset. */
   readonly peerAddresses?: ReadonlyMap<number, string> | undefined;
-  /** Where to bind this node's peer port (--peer-listen); default its --peer-addresses entry. */
+  /** Where to bind this node's peer port (--peer-listen); default its --peer-addresses entry, else --listen's port + peerPortOffset. */
   readonly peerListen?: string | undefined;
 }
 
@@ -49,8 +51,8 @@ export interface PeerPort {
 export interface ServerTlsPlan {
   /** The client port's credentials: TLS with --tls-cert, else plaintext. */
   readonly clientCredentials: grpc.ServerCredentials;
-  /** The peer port; undefined when Peer shares the plaintext client port (no TLS anywhere). */
-  readonly peerPort: PeerPort | undefined;
+  /** The peer port (always: Peer is never served on the client port). */
+  readonly peerPort: PeerPort;
   /** What this node dials its peers with. */
   readonly peerChannelCredentials: grpc.ChannelCredentials;
   /** For the start-up log line. */
@@ -130,10 +132,29 @@ function peerTlsOf(flags: ServerTlsFlags): { identity: TlsIdentity; ca: Buffer }
   return { identity, ca: caOf('--peer-ca', flags.peerCa as string) };
 }
 
+/** The default distance from a node's client port to its peer port (as npm start and the compose files use). */
+export const peerPortOffset = 100;
+
+/** host:port with the port moved by peerPortOffset; `what` names the address for the error. */
+export function defaultPeerAddressOf(address: string, what: string): string {
+  const match = /^(.*):(\d+)$/.exec(address);
+  const port = match === null ? NaN : Number(match[2]);
+  if (match === null || !(port > 0) || port + peerPortOffset > 65_535) {
+    throw invalid(`${what} ${address}: cannot derive the peer port (its port + ${peerPortOffset}); set ${flagWithEnv('--peer-addresses')} and --peer-listen`);
+  }
+  return `${match[1]}:${port + peerPortOffset}`;
+}
+
+function peerAddressesOf(ports: PeerPortFlags): ReadonlyMap<number, string> {
+  if (ports.peerAddresses !== undefined) return ports.peerAddresses;
+  return new Map([...ports.peers].map(([id, address]) => [id, defaultPeerAddressOf(address, `--peers entry ${id}=`)]));
+}
+
 function peerListenOf(ports: PeerPortFlags, addresses: ReadonlyMap<number, string>): string {
   const ids = (map: ReadonlyMap<number, string>): string => [...map.keys()].sort((a, b) => a - b).join(',');
   if (ids(addresses) !== ids(ports.peers)) throw invalid(`--peer-addresses must name the same nodes as --peers (${ids(ports.peers)}), not ${ids(addresses)}`);
-  const listen = ports.peerListen ?? (addresses.get(ports.id) as string);
+  const listen =
+    ports.peerListen ?? (ports.peerAddresses !== undefined ? (addresses.get(ports.id) as string) : defaultPeerAddressOf(ports.listen, '--listen'));
   if (listen === ports.listen) throw invalid(`the peer port must differ from the client port (${listen})`);
   return listen;
 }
@@ -151,24 +172,13 @@ export function planServerTls(given: ServerTlsFlags, ports: PeerPortFlags): Serv
   }
   const clientCa = flags.tlsClientCa === undefined ? undefined : caOf('--tls-client-ca', flags.tlsClientCa);
   const peerTls = peerTlsOf(flags);
-  if (ports.peerListen !== undefined && ports.peerAddresses === undefined) {
-    throw invalid(`--peer-listen needs ${flagWithEnv('--peer-addresses')}: every node's peer host:port`);
-  }
-  if ((clientIdentity !== undefined || peerTls !== undefined) && ports.peerAddresses === undefined) {
-    throw invalid(
-      `with TLS, node-to-node traffic needs a port of its own: set ${flagWithEnv('--peer-addresses')} to every node's peer host:port ` +
-        '(and --peer-listen to bind elsewhere than this node\'s entry); see docs/security.md',
-    );
-  }
   const plaintext = grpc.ServerCredentials.createInsecure();
-  const peerPort =
-    ports.peerAddresses === undefined
-      ? undefined
-      : {
-          listen: peerListenOf(ports, ports.peerAddresses),
-          addresses: ports.peerAddresses,
-          credentials: peerTls === undefined ? plaintext : serverCredentialsOf(peerTls.identity, peerTls.ca),
-        };
+  const addresses = peerAddressesOf(ports);
+  const peerPort = {
+    listen: peerListenOf(ports, addresses),
+    addresses,
+    credentials: peerTls === undefined ? plaintext : serverCredentialsOf(peerTls.identity, peerTls.ca),
+  };
   return {
     clientCredentials: clientIdentity === undefined ? plaintext : serverCredentialsOf(clientIdentity, clientCa),
     peerPort,

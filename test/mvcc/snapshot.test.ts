@@ -70,13 +70,23 @@ describe.each(engineKinds)('MvccStore snapshots on $name', (kind) => {
     expect((await target.get('z1')).found).toBe(false);
   });
 
-  it('refuses a malformed or truncated snapshot and stays unusable until an import succeeds', async () => {
+  it('refuses a malformed or truncated snapshot: in memory it changes nothing; streamed it leaves the store unusable until an import succeeds', async () => {
     const source = await Partition.create(kind);
     await source.put('k', 'v');
     const chunks = await collectChunks(source.store);
     const target = await Partition.create(kind, { partitionId: 5 });
     await target.put('before', 'x');
-    await expect(target.store.importSnapshot(chunks.slice(0, -1))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    // Chunks in memory are checked whole before anything is deleted.
+    for (const bad of [chunks.slice(0, -1), [Uint8Array.of(1, 9)], chunks.slice(1)]) {
+      await expect(target.store.importSnapshot(bad)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect(target.store.needsSnapshot).toBe(false);
+      expect(await target.value('before')).toBe('x');
+    }
+    // A stream can only be checked as it is written: a truncated one leaves the store marked.
+    async function* streamed(list: Uint8Array[]): AsyncIterable<Uint8Array> {
+      yield* list;
+    }
+    await expect(target.store.importSnapshot(streamed(chunks.slice(0, -1)))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(target.store.needsSnapshot).toBe(true);
     await expect(target.get('before')).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await expect(target.store.importSnapshot([Uint8Array.of(1, 9)])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

@@ -184,17 +184,23 @@ describe('tenants and access control', () => {
   it('refuses Peer calls without the cluster peer secret (no way around the edge)', async () => {
     const definition = protoLoader.loadSync(['atoll/v1/cluster.proto'], { includeDirs: [join(root, 'proto')], longs: String, defaults: true, oneofs: true });
     const pkg = grpc.loadPackageDefinition(definition) as unknown as { atoll: { v1: { Peer: new (a: string, c: grpc.ChannelCredentials) => GenericKv } } };
-    const peer = new pkg.atoll.v1.Peer(cluster.endpoints[0]!, grpc.credentials.createInsecure());
-    try {
-      const forged = { hops: 0, tenant: 'acme', get: { key: '\u0000acme\u0000users/user-42' } };
-      const status = await statusOf(
-        new Promise((resolveCall, reject) =>
-          peer['forward']!.call(peer, forged, { deadline: Date.now() + 5_000 }, (error: grpc.ServiceError | null, response: unknown) => (error ? reject(error) : resolveCall(response))),
-        ),
-      );
-      expect(status).toEqual({ code: grpc.status.UNAUTHENTICATED, atollCode: 'UNAUTHENTICATED' });
-    } finally {
-      peer.close();
+    // Peer is not served on the client port at all; on the peer port it needs the peer secret.
+    for (const [address, expected] of [
+      [cluster.endpoints[0]!, { code: grpc.status.UNIMPLEMENTED, atollCode: undefined }],
+      [cluster.peerAddresses.get(1)!, { code: grpc.status.UNAUTHENTICATED, atollCode: 'UNAUTHENTICATED' }],
+    ] as const) {
+      const peer = new pkg.atoll.v1.Peer(address, grpc.credentials.createInsecure());
+      try {
+        const forged = { hops: 0, tenant: 'acme', get: { key: '\u0000acme\u0000users/user-42' } };
+        const status = await statusOf(
+          new Promise((resolveCall, reject) =>
+            peer['forward']!.call(peer, forged, { deadline: Date.now() + 5_000 }, (error: grpc.ServiceError | null, response: unknown) => (error ? reject(error) : resolveCall(response))),
+          ),
+        );
+        expect(status).toEqual(expected);
+      } finally {
+        peer.close();
+      }
     }
   });
 

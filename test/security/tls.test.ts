@@ -58,12 +58,14 @@ afterAll(async () => {
 });
 
 /** One Cluster.ClusterInfo or Peer.Forward call on a bare channel; resolves to the gRPC status code. */
-function statusOf(address: string, credentials: grpc.ChannelCredentials, method: 'ClusterInfo' | 'Forward'): Promise<{ code: grpc.status; details: string }> {
+function statusOf(address: string, credentials: grpc.ChannelCredentials, method: 'ClusterInfo' | 'Forward', peerSecret?: string): Promise<{ code: grpc.status; details: string }> {
   const definition = method === 'ClusterInfo' ? clusterServiceDefinition : peerServiceDefinition;
   const { path, requestSerialize, responseDeserialize } = definition[method] as grpc.MethodDefinition<unknown, unknown>;
   const client = new grpc.Client(address, credentials);
+  const metadata = new grpc.Metadata();
+  if (peerSecret !== undefined) metadata.set('atoll-peer-secret', peerSecret);
   return new Promise((resolveStatus) => {
-    client.makeUnaryRequest(path, requestSerialize, responseDeserialize, {}, new grpc.Metadata(), { deadline: Date.now() + 3_000 }, (error) => {
+    client.makeUnaryRequest(path, requestSerialize, responseDeserialize, {}, metadata, { deadline: Date.now() + 3_000 }, (error) => {
       client.close();
       resolveStatus({ code: error?.code ?? grpc.status.OK, details: error?.details ?? '' });
     });
@@ -124,8 +126,10 @@ describe('a TLS cluster with peer mutual TLS', () => {
     ] as const) {
       expect({ what, code: (await statusOf(peerPort, credentials, 'ClusterInfo')).code }).toEqual({ what, code: grpc.status.UNAVAILABLE });
     }
-    // Positive control: a node's own peer certificate gets an answer.
-    expect((await statusOf(peerPort, peerCredentials(certsDir, 'node2-peer'), 'ClusterInfo')).code).toBe(grpc.status.OK);
+    // Positive control: a node's own peer certificate and the peer secret get an answer; the
+    // certificate alone does not (mutual TLS adds to the secret, it does not replace it).
+    expect((await statusOf(peerPort, peerCredentials(certsDir, 'node2-peer'), 'ClusterInfo')).code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await statusOf(peerPort, peerCredentials(certsDir, 'node2-peer'), 'ClusterInfo', cluster.peerSecret())).code).toBe(grpc.status.OK);
   });
 
   it('shuts out a node whose peer certificate comes from another CA, and takes it back with its own', async () => {

@@ -45,10 +45,20 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('planServerTls', () => {
-  it('keeps a plaintext node on one port when nothing is configured', () => {
+  it('gives peers a port of their own even when nothing is configured: each client port + 100', () => {
     const plan = planServerTls({}, { ...ports, peerAddresses: undefined });
-    expect(plan.peerPort).toBeUndefined();
+    expect(plan.peerPort.listen).toBe('127.0.0.1:7101');
+    expect([...plan.peerPort.addresses]).toEqual([
+      [1, '127.0.0.1:7101'],
+      [2, '127.0.0.1:7102'],
+    ]);
     expect(plan.summary).toEqual({ clientTls: false, clientCertificates: false, peerTls: false });
+    // Bound on --listen's host (all interfaces in a container), dialled at the --peers hosts.
+    const docker = planServerTls({}, { id: 1, peers: new Map([[1, 'node1:7001'], [2, 'node2:7001']]), listen: '0.0.0.0:7001' });
+    expect(docker.peerPort.listen).toBe('0.0.0.0:7101');
+    expect(docker.peerPort.addresses.get(2)).toBe('node2:7101');
+    // --peer-listen alone moves only the bind address.
+    expect(planServerTls({}, { ...ports, peerAddresses: undefined, peerListen: '0.0.0.0:9000' }).peerPort.listen).toBe('0.0.0.0:9000');
   });
 
   it('moves Peer to this node\'s --peer-addresses entry, or to --peer-listen', () => {
@@ -76,9 +86,11 @@ describe('planServerTls', () => {
     expect(() => planServerTls(given, ports)).toThrow(message);
   });
 
-  it('refuses TLS without a peer port, and peer ports that do not fit --peers', () => {
-    expect(() => planServerTls(flags(), { ...ports, peerAddresses: undefined })).toThrow(/node-to-node traffic needs a port of its own: set --peer-addresses/);
-    expect(() => planServerTls({}, { ...ports, peerAddresses: undefined, peerListen: '0.0.0.0:7101' })).toThrow(/^--peer-listen needs --peer-addresses/);
+  it('refuses peer ports that do not fit --peers, or that cannot be derived', () => {
+    expect(planServerTls(flags(), { ...ports, peerAddresses: undefined }).peerPort.listen).toBe('127.0.0.1:7101');
+    expect(() => planServerTls({}, { ...ports, peers: new Map([[1, '127.0.0.1:65500'], [2, 'x:1']]), peerAddresses: undefined })).toThrow(
+      /--peers entry 1= 127\.0\.0\.1:65500: cannot derive the peer port .*set --peer-addresses/,
+    );
     expect(() => planServerTls(flags(), { ...ports, peerAddresses: new Map([[1, '127.0.0.1:7101']]) })).toThrow(/must name the same nodes as --peers \(1,2\), not 1/);
     expect(() => planServerTls(flags(), { ...ports, peerListen: '127.0.0.1:7001' })).toThrow(/the peer port must differ from the client port/);
   });

@@ -1,0 +1,151 @@
+/**
+ * What a node accepts from a peer: messages from members of the group only, content the Raft core
+ * can step without tripping an assertion, and snapshots that are checked whole before anything is
+ * deleted.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } from '../../src/mvcc/snapshot-format.js';
+import type { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import { AtollNode } from '../../src/node/atoll-node.js';
+import { frameChunks, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
+import { refusalOf } from '../../src/node/peer-message-check.js';
+import type { GroupMessage } from '../../src/node/raft-wire.js';
+import { EntryType, type Message } from '../../src/raft/types.js';
+import { memoryEngineKind, Partition } from '../mvcc/harness.js';
+
+const knownNodes = new Map([
+  [1, 'a:1'],
+  [2, 'a:2'],
+  [3, 'a:3'],
+]);
+const context = { knownNodes, lastIndex: 10 };
+const entry = (index: number, term: number) => ({ index, term, type: EntryType.Normal, data: new Uint8Array(0) });
+
+describe('refusalOf (content the Raft core would assert on)', () => {
+  it('lets ordinary messages through', () => {
+    expect(refusalOf({ type: 'app', from: 2, to: 1, term: 3, index: 4, logTerm: 2, entries: [entry(5, 2), entry(6, 3)], commit: 5 }, context)).toBeUndefined();
+    expect(refusalOf({ type: 'heartbeat', from: 2, to: 1, term: 3, commit: 999 }, context)).toBeUndefined();
+    expect(refusalOf({ type: 'appResp', from: 2, to: 1, term: 3, index: 10 }, context)).toBeUndefined();
+    const snapshot = { index: 7, term: 2, confState: { voters: [1, 2, 3], learners: [] } };
+    expect(refusalOf({ type: 'snap', from: 2, to: 1, term: 3, snapshot, chunk: { offset: 0, data: new Uint8Array(1), last: true } }, context)).toBeUndefined();
+  });
+
+  it('refuses entries that do not follow the index or whose terms go back or run ahead', () => {
+    expect(refusalOf({ type: 'app', from: 2, to: 1, term: 3, index: 4, logTerm: 2, entries: [entry(6, 2)] }, context)).toMatch(/contiguous/);
+    expect(refusalOf({ type: 'app', from: 2, to: 1, term: 3, index: 4, logTerm: 2, entries: [entry(5, 3), entry(6, 2)] }, context)).toMatch(/term/);
+    expect(refusalOf({ type: 'app', from: 2, to: 1, term: 3, index: 4, logTerm: 2, entries: [entry(5, 4)] }, context)).toMatch(/term/);
+  });
+
+  it('refuses snapshots without metadata or chunk, at index 0, or naming strangers', () => {
+    const chunk = { offset: 0, data: new Uint8Array(1), last: true };
+    expect(refusalOf({ type: 'snap', from: 2, to: 1, term: 3 }, context)).toMatch(/without/);
+    expect(refusalOf({ type: 'snap', from: 2, to: 1, term: 3, snapshot: { index: 0, term: 1, confState: { voters: [1], learners: [] } }, chunk }, context)).toMatch(/range/);
+    expect(refusalOf({ type: 'snap', from: 2, to: 1, term: 3, snapshot: { index: 5, term: 1, confState: { voters: [1, 9], learners: [] } }, chunk }, context)).toMatch(/not in the cluster/);
+    expect(refusalOf({ type: 'snap', from: 2, to: 1, term: 3, snapshot: { index: 5, term: 1, confState: { voters: [], learners: [] } }, chunk }, context)).toMatch(/no voters/);
+  });
+
+  it('refuses acknowledgements of entries the leader does not have, and out-of-range numbers', () => {
+    expect(refusalOf({ type: 'appResp', from: 2, to: 1, term: 3, index: 11 }, context)).toMatch(/does not have/);
+    expect(refusalOf({ type: 'heartbeat', from: 2, to: 1, term: 2 ** 60 }, context)).toMatch(/term/);
+  });
+});
+
+describe('snapshot payloads', () => {
+  async function exported(): Promise<{ source: Partition; chunks: Uint8Array[] }> {
+    const source = await Partition.create(memoryEngineKind);
+    for (let i = 0; i < 5; i++) await source.put(`b/${i}`, `v${i}`);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of source.store.exportSnapshot()) chunks.push(chunk);
+    return { source, chunks };
+  }
+
+  it('carry a checksum: a flipped byte, a wrong index or a bad entry is refused before installing', async () => {
+    const { source, chunks } = await exported();
+    const target = await Partition.create(memoryEngineKind);
+    const meta = { index: source.index, term: 1, confState: { voters: [1], learners: [] } };
+    const payload = frameChunks(chunks);
+    expect(unframeChunks(payload)).toEqual(chunks);
+    expect(snapshotPayloadRefusal({ meta, data: payload }, target.store)).toBeUndefined();
+    const flipped = payload.slice();
+    flipped[flipped.length - 3]! ^= 1;
+    expect(snapshotPayloadRefusal({ meta, data: flipped }, target.store)).toMatch(/checksum mismatch/);
+    expect(snapshotPayloadRefusal({ meta: { ...meta, index: meta.index + 1 }, data: payload }, target.store)).toMatch(/metadata says/);
+    expect(snapshotPayloadRefusal({ meta, data: new Uint8Array([1, 2, 3]) }, target.store)).toMatch(/malformed snapshot payload/);
+    // A correct checksum over a forged entry (only a holder of the secret could send it).
+    const forged = forgedSnapshot(meta.index);
+    expect(snapshotPayloadRefusal({ meta, data: frameChunks(forged) }, target.store)).toMatch(/neither a valid version nor a valid dedup entry/);
+  });
+
+  it('a malformed snapshot changes nothing in the store (it used to wipe the partition first)', async () => {
+    const target = await Partition.create(memoryEngineKind);
+    await target.put('keep/me', 'intact');
+    await expect(target.store.importSnapshot(forgedSnapshot(100))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(target.store.needsSnapshot).toBe(false);
+    expect(await target.value('keep/me')).toBe('intact');
+  });
+});
+
+/** A well-framed snapshot whose one entry is garbage. */
+function forgedSnapshot(appliedIndex: number): Uint8Array[] {
+  const entries = new SnapshotEntriesWriter();
+  entries.add(new TextEncoder().encode('v-garbage'), new Uint8Array([1, 2, 3]));
+  return [encodeSnapshotHeader({ appliedIndex, revision: 5, compactedRevision: 0 }), entries.finish(), encodeSnapshotTrailer(1)];
+}
+
+describe('a node drops peer messages from non-members of the group', () => {
+  // Four nodes, three replicas: partition 0 lives on nodes 1, 2 and 3, never on 4.
+  let node: AtollNode;
+  let dataDir: string;
+  type Internals = {
+    enqueue(task: () => void): void;
+    stepMessages(from: number, messages: GroupMessage[]): void;
+    replicas: Map<number, { raw: { status(): { term: number } } }>;
+  };
+  const internals = (): Internals => node as unknown as Internals;
+  const termOf = (partition: number): number => internals().replicas.get(partition)!.raw.status().term;
+  const step = async (from: number, message: Message): Promise<void> => {
+    await new Promise<void>((resolve) => internals().enqueue(() => {
+      internals().stepMessages(from, [{ group: 0, message }]);
+      resolve();
+    }));
+  };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'atoll-peer-messages-'));
+    node = await AtollNode.open({
+      id: 1,
+      peers: new Map([1, 2, 3, 4].map((id) => [id, `127.0.0.1:${1 + id}`])),
+      dataDir,
+      partitions: 4,
+      replicationFactor: 3,
+      tickMs: 60_000,
+      electionTicks: 10,
+      retentionRevisions: 1000,
+      snapshotEveryEntries: 1000,
+      peerSecrets: ['s'.repeat(32)],
+      logger: pino({ level: 'silent' }),
+    });
+  });
+  afterAll(async () => {
+    await node.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('a forged higher-term message from node 4 changes nothing; the same from member 2 is stepped', async () => {
+    const before = termOf(0);
+    const refusedBefore = node.refusedPeerMessageCount;
+    await step(4, { type: 'heartbeat', from: 4, to: 1, term: before + 5, commit: 0 });
+    expect(termOf(0)).toBe(before);
+    expect(node.refusedPeerMessageCount).toBe(refusedBefore + 1);
+    // Content the core would assert on is refused even from a member.
+    await step(2, { type: 'app', from: 2, to: 1, term: before + 5, index: 0, logTerm: 0, entries: [entry(7, 1)] });
+    expect(termOf(0)).toBe(before);
+    expect(node.refusedPeerMessageCount).toBe(refusedBefore + 2);
+    await step(2, { type: 'heartbeat', from: 2, to: 1, term: before + 5, commit: 0 });
+    expect(termOf(0)).toBe(before + 5);
+  });
+});
