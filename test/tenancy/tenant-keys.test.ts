@@ -27,7 +27,8 @@ describe('tenant keys', () => {
 
   it('refuses keys that would name another tenant, and bad tenant names', () => {
     expect(() => validateUserKey('\u0000acme\u0000x')).toThrowError(expect.objectContaining({ code: 'INVALID_KEY' }) as Error);
-    expect(() => validateUserKey('ok/\u0000inside')).not.toThrow();
+    // U+0000 is reserved anywhere in a user key, not only first.
+    expect(() => validateUserKey('ok/\u0000inside')).toThrowError(expect.objectContaining({ code: 'INVALID_KEY' }) as Error);
     for (const bad of ['', 'Acme', 'a/b', '-x', 'x'.repeat(64), 'a\u0000b']) expect(() => validateTenant(bad)).toThrow();
     validateTenant('acme-2_x');
   });
@@ -46,7 +47,7 @@ describe('mapping requests into a tenant', () => {
     expect(prefixBucket((prefix.request as { prefix: string }).prefix).keyPrefix).toBe('\u0000acme\u0000a/');
     const commit = mapOperation('acme', {
       kind: 'commit',
-      request: { transaction: encodeTxnHandle({ partition: 1, partitionCount: 8, bucket: '\u0000acme\u0000a', snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 }), writes: [{ key: 'a/1', value: new Uint8Array() }], readKeys: ['a/2'], readPrefixes: ['a'] },
+      request: { transaction: encodeTxnHandle({ partition: 1, partitionCount: 8, tenant: 'acme', bucket: '\u0000acme\u0000a', snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 }), writes: [{ key: 'a/1', value: new Uint8Array() }], readKeys: ['a/2'], readPrefixes: ['a'] },
     });
     expect(commit.request).toMatchObject({ writes: [{ key: '\u0000acme\u0000a/1' }], readKeys: ['\u0000acme\u0000a/2'], readPrefixes: ['\u0000acme\u0000a'] });
     expect(() => mapOperation('globex', commit)).toThrowError(expect.objectContaining({ code: 'INVALID_TRANSACTION' }) as Error);
