@@ -997,9 +997,14 @@ export class AtollNode implements api.NodeApi {
     const visibleLoad = (partition: number): ReturnType<typeof load.of> => {
       const of = load.of(partition);
       if (principal?.clusterAdmin === true || of.topKeys === undefined) return of;
-      const tag = principal === undefined ? undefined : tenantTag(principal.tenant);
-      const own = tag === undefined ? [] : of.topKeys.filter((entry) => tenantOfInternalKey(entry.key) === principal!.tenant);
-      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag!.length) })) };
+      if (principal === undefined) return { ...of, topKeys: [] };
+      // Own keys only: the tag must be there whole (a key cut for the report keeps it: the cut is
+      // far longer than any tag) and, for the default tenant, absent (no user key has U+0000).
+      const tag = tenantTag(principal.tenant);
+      const own = of.topKeys.filter((entry) =>
+        tag === '' ? !entry.key.startsWith('\u0000') : entry.key.startsWith(tag) && tenantOfInternalKey(entry.key) === principal.tenant,
+      );
+      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag.length) })) };
     };
     const partitions: api.PartitionInfo[] = table.map((range) => {
       const replica = this.replicas.get(range.id);
