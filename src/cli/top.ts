@@ -10,6 +10,10 @@
  * On a terminal the screen is redrawn in place until Ctrl-C; otherwise each refresh is printed in
  * turn (with --json, one JSON object per line). `--once` prints one refresh and exits, for
  * scripts. Exit codes follow the CLI's: 0 some node answered, 2 none did (the last refresh).
+ *
+ * On a cluster with authentication the caller's token (--token or $ATOLL_TOKEN) decides which hot
+ * keys appear: a tenant's token sees its own keys (without the tenant tag), the cluster admin's
+ * every tenant's (internal keys, tag included), no token none. Partition rates are always shown.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { sleep } from '../client/call-options.js';
@@ -78,7 +82,14 @@ export class ClusterPoller {
   /** Every address learnt from answers' node lists, by node id. */
   private readonly advertised = new Map<number, string>();
 
-  constructor(private readonly endpoints: readonly string[]) {}
+  /**
+   * `token` is sent with every ClusterInfo: hot keys name keys, so a node shows a tenant's token
+   * only that tenant's keys, the cluster admin every tenant's, and a caller without a token none.
+   */
+  constructor(
+    private readonly endpoints: readonly string[],
+    private readonly options: { readonly token?: string } = {},
+  ) {}
 
   async poll(timeoutMs: number, nowMs: () => number = Date.now): Promise<{ answers: ClusterInfoResponse[]; nodes: NodeAnswer[] }> {
     const answers = new Map<number, ClusterInfoResponse>();
@@ -108,7 +119,7 @@ export class ClusterPoller {
   private connectionTo(address: string): NodeConnection {
     let connection = this.connections.get(address);
     if (connection === undefined) {
-      connection = new NodeConnection(address, { pipelining: false, maxStreamInFlight: 1 });
+      connection = new NodeConnection(address, { pipelining: false, maxStreamInFlight: 1, ...(this.options.token !== undefined && { token: this.options.token }) });
       this.connections.set(address, connection);
     }
     return connection;
@@ -157,7 +168,9 @@ export function addTopCommand(program: Command, context: TopCommandContext): voi
     .option('--interval <ms>', 'milliseconds between refreshes', parseInteger('--interval', minIntervalMs), defaultIntervalMs)
     .option('--limit <n>', 'partitions and keys to show', parseInteger('--limit', 1), defaultLimit)
     .action(async (options: TopOptions, command: Command) => {
-      const globals = command.optsWithGlobals<{ endpoints?: string; timeout?: number; json?: boolean }>();
+      const globals = command.optsWithGlobals<{ endpoints?: string; timeout?: number; json?: boolean; token?: string }>();
+      // As the other commands: --token, else $ATOLL_TOKEN (empty counts as unset).
+      const token = globals.token ?? (context.env['ATOLL_TOKEN'] || undefined);
       const endpoints = (globals.endpoints ?? context.env['ATOLL_ENDPOINTS'] ?? context.defaultEndpoints)
         .split(',')
         .map((endpoint) => endpoint.trim())
@@ -167,7 +180,7 @@ export function addTopCommand(program: Command, context: TopCommandContext): voi
       const stop = new AbortController();
       const onInterrupt = (): void => stop.abort();
       if (refreshes > 1) process.once('SIGINT', onInterrupt);
-      const poller = new ClusterPoller(endpoints);
+      const poller = new ClusterPoller(endpoints, token === undefined ? {} : { token });
       try {
         // Bounded by --count, or by Ctrl-C.
         for (let refresh = 0; refresh < refreshes && !stop.signal.aborted; refresh++) {

@@ -13,7 +13,7 @@
  * hash to partitions independently, so N shards over P partitions occupy P(1 - (1 - 1/P)^N)
  * partitions on average (8 shards: 5.3 of 8, 7.6 of 64). The encoding is injective (strip
  * `~shard`, split at the last `~`), so two counters never share a key, and a user key collides
- * only if its bucket itself ends in `~<digits>~shard`. A name must not contain `/`.
+ * only if its bucket itself ends in `~<digits>~shard`. A name must not contain `/` or U+0000.
  *
  * Exactly-once increments: each increment carries a request id (the caller's, or a random UUID)
  * and goes to the shard that id hashes to, so a resend with the same id reaches the same key and
@@ -32,7 +32,7 @@ import { AtollError } from '../errors.js';
 import { fnv1a32 } from '../keys/bucket-hash.js';
 import { bucketSeparator } from '../keys/bucket.js';
 import { encodeUtf8 } from '../keys/utf8.js';
-import { validateKey } from '../keys/validate-key.js';
+import { validateUserKey } from '../keys/tenant-keys.js';
 import type { Consistency } from '../node/api.js';
 import { deadlineMsOf, sleep, type CallOptions } from './call-options.js';
 import { AtollClientError, isAtollClientError } from './client-error.js';
@@ -104,7 +104,9 @@ export class ShardedCounter {
     }
     this.name = name;
     this.keys = Object.freeze(Array.from({ length: shards }, (_, shard) => shardKey(name, shard)));
-    validateKey(this.keys[shards - 1]); // the longest; throws KEY_TOO_LARGE for an overlong name
+    // The longest key: throws KEY_TOO_LARGE for an overlong name, INVALID_KEY for U+0000 (reserved
+    // for the tenant dimension; the server refuses it too, this only fails before any round trip).
+    validateUserKey(this.keys[shards - 1]);
   }
 
   get shards(): number {

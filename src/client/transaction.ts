@@ -21,6 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import type { BeginTransactionResponse, CommitRequest, Isolation, TxnWrite } from '../node/api.js';
+import { defaultTenant } from '../keys/tenant-keys.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
 import { sleep, type CallOptions } from './call-options.js';
@@ -105,8 +106,9 @@ export class Transaction {
     this.handle = begun.transaction;
     const scope = TxnScope.fromText(begun.transaction, partitionCount);
     // With tenants the handle names the internal (tenant, bucket), whose partition the client
-    // cannot compute; the server then refuses a key outside the partition on read or commit.
-    const tenantScoped = scope.handle.bucket.startsWith('\u0000');
+    // cannot compute; the server then refuses a key outside the partition on read or commit. The
+    // client reads the handle without its MAC (it has no key); the server verifies it.
+    const tenantScoped = scope.handle.tenant !== defaultTenant || scope.handle.bucket.startsWith('\u0000');
     this.view = new TxnView({
       reader: this.snapshotReader(),
       nowMs: scope.handle.startedAtMs,

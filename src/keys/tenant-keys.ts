@@ -10,14 +10,19 @@
  * partitions, and a bucket still maps to one partition.
  *
  * Invariants:
- * - No user key starts with U+0000 (validateUserKey refuses it), so no user key of any tenant can
- *   equal or prefix another tenant's internal key: a caller cannot name another tenant's data.
+ * - U+0000 is reserved: no user key, prefix, bucket or request id contains it anywhere
+ *   (validateUserKey, validateUserPrefix, validateUserText refuse it with INVALID_KEY), so no
+ *   user key of any tenant can equal or prefix another tenant's internal key, or the system
+ *   tenant's: a caller cannot name another tenant's data. (Refusing it only in first position
+ *   would be enough for keys, but not for text that is concatenated after a tag or inside a
+ *   script; one rule everywhere is easier to keep.)
  * - The default tenant's internal keys are the user keys, so a cluster without authentication
  *   stores exactly what it stored before tenants existed.
  * - toUserKey is only applied to internal keys of the caller's own tenant (asserted).
  */
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
+import { prefixBucket } from './prefix-bucket.js';
 import { validateKey } from './validate-key.js';
 
 export const defaultTenant = 'default';
@@ -38,12 +43,29 @@ export function tenantTag(tenant: string): string {
   return tenant === defaultTenant ? '' : `\u0000${tenant}\u0000`;
 }
 
-/** Checks a key a caller sent: a valid key that does not use the reserved first character. */
+/** The character that frames a tenant tag; no user-supplied key text may contain it. */
+export const reservedKeyCharacter = '\u0000';
+
+/**
+ * Refuses text that will become part of a key (a key, prefix, bucket, script string, counter
+ * name) when it contains U+0000 anywhere. `what` names it in the message ("a key", "a prefix").
+ */
+export function validateUserText(text: string, what: string): void {
+  if (text.includes(reservedKeyCharacter)) {
+    throw new AtollError('INVALID_KEY', `${what} must not contain U+0000: that character is reserved for the tenant dimension`);
+  }
+}
+
+/** Checks a key a caller sent: a valid key that does not contain the reserved character. */
 export function validateUserKey(key: unknown): asserts key is string {
   validateKey(key);
-  if (key.startsWith('\u0000')) {
-    throw new AtollError('INVALID_KEY', 'a key must not start with U+0000: that character is reserved for the tenant dimension');
-  }
+  validateUserText(key, 'a key');
+}
+
+/** Checks a prefix a caller sent (prefixBucket's rules, and no reserved character). */
+export function validateUserPrefix(prefix: unknown): asserts prefix is string {
+  if (typeof prefix === 'string') validateUserText(prefix, 'a prefix');
+  prefixBucket(prefix as string);
 }
 
 export function toInternalKey(tenant: string, key: string): string {

@@ -4,8 +4,10 @@ import { isWellFormedUtf16, utf8ByteLength } from './utf8.js';
 
 /**
  * Checks the key promise: a key is a non-empty, well-formed UTF-8 string of at most 4 KiB
- * (counted in UTF-8 bytes, not UTF-16 code units). Any other character is allowed, U+0000
- * included; the storage layout escapes what it must.
+ * (counted in UTF-8 bytes, not UTF-16 code units). This is the rule for keys as stored, which
+ * include the tenant tag: U+0000 passes here (the storage layout escapes what it must). A key a
+ * caller sends is checked with validateUserKey (tenant-keys.ts), which also refuses U+0000
+ * anywhere: that character is reserved for the tenant dimension.
  */
 export function validateKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') {

@@ -26,12 +26,12 @@ import { PeerTransport } from './peer-transport.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import type { GroupMessage } from './raft-wire.js';
-import { encodeTxnHandle } from '../txn/txn-handle.js';
+import { TxnHandleKeys } from '../txn/txn-handle.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
 import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
-import { systemTenant, tenantOfInternalKey, tenantTag, toInternalKey } from '../keys/tenant-keys.js';
+import { defaultTenant, systemTenant, tenantOfInternalKey, tenantTag, toInternalKey } from '../keys/tenant-keys.js';
 import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/principal.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
 import { isWriteKind } from '../server/kv-operation.js';
@@ -167,6 +167,8 @@ export class AtollNode implements api.NodeApi {
   private refusedPeerMessages = 0;
   private refusedPeerMessagesTotal = 0;
   private refusedPeerMessagesReportedAtMs = 0;
+  /** Signs the transaction handles this node hands out and verifies the ones callers send back. */
+  private readonly txnKeys: TxnHandleKeys;
   /** Newest versions of recently used keys, shared by this node's partition stores. */
   readonly versionCache: VersionCache;
 
@@ -180,6 +182,7 @@ export class AtollNode implements api.NodeApi {
     this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
     this.load = new LoadTracker({ maxPartitions: config.partitions });
     this.versionCache = new VersionCache(config.cacheBytes ?? NODE_DEFAULTS.cacheBytes);
+    this.txnKeys = TxnHandleKeys.derive({ peerSecrets: config.peerSecrets, adminToken: config.adminToken });
     this.auth = new NodeAuth(config.adminToken, {
       get: async (key) => {
         const { response } = (await this.route(this.partitionOfKey(key), { kind: 'get', request: { key } }, this.internalContext())) as KvResultOf<'get'>;
@@ -564,7 +567,7 @@ export class AtollNode implements api.NodeApi {
       case 'getByPrefix':
         return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, this.config.partitions);
       case 'commit':
-        return this.txnScope(operation.request.transaction).handle.partition;
+        return this.txnScope(operation.request.transaction, tenant).handle.partition;
       case 'executeScript':
         return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.limits)), this.config.partitions);
       default:
@@ -577,8 +580,9 @@ export class AtollNode implements api.NodeApi {
     return { deadlineMs: Date.now() + 5_000, tenant: systemTenant };
   }
 
-  private txnScope(transaction: string): TxnScope {
-    return TxnScope.fromText(transaction, this.config.partitions);
+  /** A caller's transaction handle, verified: signed by this cluster and begun by `tenant`. */
+  private txnScope(transaction: string, tenant: string | undefined): TxnScope {
+    return TxnScope.fromVerified(transaction, this.config.partitions, this.txnKeys, tenant ?? defaultTenant);
   }
 
   private async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
@@ -593,7 +597,7 @@ export class AtollNode implements api.NodeApi {
     // A read inside a transaction reads immutable versions at or below its snapshot revision, so
     // any replica that has applied that revision answers it exactly, without a leader round.
     if (local && isRead && operation.request.transaction !== undefined) {
-      const { snapshotRevision } = this.txnScope(operation.request.transaction).handle;
+      const { snapshotRevision } = this.txnScope(operation.request.transaction, context.tenant).handle;
       if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
     }
     let leader = this.leaderOf(partition);
@@ -651,9 +655,12 @@ export class AtollNode implements api.NodeApi {
   }
 
   private async executeOn(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const tenant = context.tenant ?? defaultTenant;
+    // A script's bucket is the caller's user bucket (its keys are mapped where it runs): counted
+    // under the caller's tenant, like every other request's key.
+    const scriptBucketKey = operation.kind === 'executeScript' ? toInternalKey(tenant, scriptBucket(operation.request, this.limits)) : undefined;
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
-    this.load.record(replica.id, loadKeyOf(operation.request), performance.now());
-    const tenant = context.tenant ?? 'default';
+    this.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), performance.now());
     this.countRequest(replica.id, tenant);
     await this.auth.checkQuota(tenant, isWriteKind(operation.kind));
     switch (operation.kind) {
@@ -724,7 +731,7 @@ export class AtollNode implements api.NodeApi {
         return { kind: 'beginTransaction', response: await this.beginAt(replica, operation.request, context) };
       case 'commit': {
         const r = operation.request;
-        const scope = this.txnScope(r.transaction);
+        const scope = this.txnScope(r.transaction, tenant);
         scope.checkAlive(Date.now(), this.limits);
         let command = scope.commandOf(r);
         if (this.config.testBugs?.tornTransactions === true && command.writes.length > 1) {
@@ -743,7 +750,7 @@ export class AtollNode implements api.NodeApi {
             partitionCount: this.config.partitions,
             tenant,
             begin: () =>
-              this.beginAt(replica, { key: toInternalKey(tenant, scriptBucket(operation.request, this.limits)), isolation: operation.request.isolation ?? 'snapshot' }, context),
+              this.beginAt(replica, { key: scriptBucketKey as string, isolation: operation.request.isolation ?? 'snapshot' }, context),
             mvcc: replica.mvcc,
             propose: (command, requestId) => this.propose(replica, command, context, requestId),
             deadlineMs: context.deadlineMs,
@@ -758,9 +765,10 @@ export class AtollNode implements api.NodeApi {
     const isolation = request.isolation ?? 'snapshot';
     const bucket = bucketOf(request.key);
     const startedAtMs = Date.now();
-    const handle = { partition: replica.id, partitionCount: this.config.partitions, bucket, snapshotRevision: replica.mvcc.revision, isolation, startedAtMs };
+    const tenant = context.tenant ?? defaultTenant;
+    const handle = { partition: replica.id, partitionCount: this.config.partitions, tenant, bucket, snapshotRevision: replica.mvcc.revision, isolation, startedAtMs };
     return {
-      transaction: encodeTxnHandle(handle),
+      transaction: this.txnKeys.encode(handle),
       partition: replica.id,
       bucket,
       snapshotRevision: handle.snapshotRevision,
@@ -780,13 +788,13 @@ export class AtollNode implements api.NodeApi {
 
   /** A get inside a transaction: at its snapshot revision and clock, confined to its partition. */
   private async txnGet(replica: PartitionReplica, request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
-    const { handle } = this.txnRead(request.transaction!, request.revision, (scope) => scope.checkKey(request.key));
+    const { handle } = this.txnRead(request.transaction!, context.tenant, request.revision, (scope) => scope.checkKey(request.key));
     await this.ensureRevision(replica, handle.snapshotRevision, context);
     return getResponseOf(await replica.mvcc.get(request.key, { nowMs: handle.startedAtMs, revision: handle.snapshotRevision }));
   }
 
-  private txnRead(transaction: string, revision: number | undefined, check: (scope: TxnScope) => void): TxnScope {
-    const scope = this.txnScope(transaction);
+  private txnRead(transaction: string, tenant: string | undefined, revision: number | undefined, check: (scope: TxnScope) => void): TxnScope {
+    const scope = this.txnScope(transaction, tenant);
     if (revision !== undefined && revision !== scope.handle.snapshotRevision) {
       throw new AtollError('INVALID_ARGUMENT', 'a read inside a transaction is at its snapshot revision: leave revision unset', {
         revision,
@@ -799,8 +807,11 @@ export class AtollNode implements api.NodeApi {
 
   private async prefixPage(replica: PartitionReplica, request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
     const scope = prefixBucket(request.prefix);
-    const token = request.pageToken ? decodePageToken(request.pageToken) : undefined;
-    const txn = request.transaction === undefined ? undefined : this.txnRead(request.transaction, token?.revision ?? request.revision, (s) => s.checkPrefix(request.prefix)).handle;
+    const token = request.pageToken ? decodePageToken(request.pageToken, scope.keyPrefix) : undefined;
+    const txn =
+      request.transaction === undefined
+        ? undefined
+        : this.txnRead(request.transaction, context.tenant, token?.revision ?? request.revision, (s) => s.checkPrefix(request.prefix)).handle;
     if (txn !== undefined) await this.ensureRevision(replica, txn.snapshotRevision, context);
     else if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
     const revision = txn?.snapshotRevision ?? token?.revision ?? request.revision;
@@ -1052,9 +1063,14 @@ export class AtollNode implements api.NodeApi {
     const visibleLoad = (partition: number): ReturnType<typeof load.of> => {
       const of = load.of(partition);
       if (principal?.clusterAdmin === true || of.topKeys === undefined) return of;
-      const tag = principal === undefined ? undefined : tenantTag(principal.tenant);
-      const own = tag === undefined ? [] : of.topKeys.filter((entry) => tenantOfInternalKey(entry.key) === principal!.tenant);
-      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag!.length) })) };
+      if (principal === undefined) return { ...of, topKeys: [] };
+      // Own keys only: the tag must be there whole (a key cut for the report keeps it: the cut is
+      // far longer than any tag) and, for the default tenant, absent (no user key has U+0000).
+      const tag = tenantTag(principal.tenant);
+      const own = of.topKeys.filter((entry) =>
+        tag === '' ? !entry.key.startsWith('\u0000') : entry.key.startsWith(tag) && tenantOfInternalKey(entry.key) === principal.tenant,
+      );
+      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag.length) })) };
     };
     const partitions: api.PartitionInfo[] = table.map((range) => {
       const replica = this.replicas.get(range.id);
@@ -1165,10 +1181,17 @@ function encodePageToken(revision: number, after: string): string {
   return Buffer.from(JSON.stringify({ r: revision, a: after }), 'utf8').toString('base64url');
 }
 
-function decodePageToken(token: string): { revision: number; after: string } {
+/**
+ * A page token names the last internal key returned. The scan is clamped to the prefix anyway
+ * (MvccStore.scanRange); a token whose key is not under the request's (mapped) prefix is refused
+ * as well, so a crafted token is never more than a resume point inside the caller's own prefix.
+ */
+function decodePageToken(token: string, keyPrefix: string): { revision: number; after: string } {
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { r: unknown; a: unknown };
-    if (typeof parsed.r === 'number' && Number.isSafeInteger(parsed.r) && typeof parsed.a === 'string') return { revision: parsed.r, after: parsed.a };
+    if (typeof parsed.r === 'number' && Number.isSafeInteger(parsed.r) && parsed.r >= 0 && typeof parsed.a === 'string' && parsed.a.startsWith(keyPrefix)) {
+      return { revision: parsed.r, after: parsed.a };
+    }
   } catch {
     // Fall through to the error below.
   }

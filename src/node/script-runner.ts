@@ -17,7 +17,7 @@ import { prefixBucket } from '../keys/prefix-bucket.js';
 import type { Limits } from '../limits.js';
 import type { ApplyResult, Command, MvccStore } from '../mvcc/index.js';
 import { paramsFromJson, parseScript, runScript, scriptRoutingTarget } from '../script/index.js';
-import { tenantTag, validateUserKey } from '../keys/tenant-keys.js';
+import { tenantTag, validateUserKey, validateUserText } from '../keys/tenant-keys.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
 import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from './api.js';
@@ -39,10 +39,14 @@ function inTurn<T>(mvcc: MvccStore, work: () => Promise<T>): Promise<T> {
 
 /**
  * The bucket whose partition runs the script: the request's `bucket`, or the first key or prefix
- * the script names literally (or through a bound parameter).
+ * the script names literally (or through a bound parameter). It is a user bucket, mapped into the
+ * caller's tenant by the caller of this function, so U+0000 in it is refused (INVALID_KEY).
  */
 export function scriptBucket(request: ExecuteScriptRequest, limits: Limits): string {
-  if (request.bucket !== undefined && request.bucket !== '') return bucketOf(request.bucket);
+  if (request.bucket !== undefined && request.bucket !== '') {
+    validateUserText(request.bucket, 'a script\'s bucket');
+    return bucketOf(request.bucket);
+  }
   const script = parseScript(request.script, limits);
   const target = scriptRoutingTarget(script, paramsFromJson(request.params ?? {}, limits));
   if (target === undefined) {
@@ -51,6 +55,8 @@ export function scriptBucket(request: ExecuteScriptRequest, limits: Limits): str
       'the script names no key or prefix literally, so its partition is unknown: set the request\'s bucket (atoll txn --bucket)',
     );
   }
+  const text = 'key' in target ? target.key : target.prefix;
+  validateUserText(text, 'the key or prefix a script is routed by');
   return 'key' in target ? bucketOf(target.key) : prefixBucket(target.prefix).bucket;
 }
 
@@ -127,11 +133,16 @@ async function attemptScript(
     reader: storeSnapshotReader(context.mvcc, snapshotRevision, startedAtMs, limits, tenant),
     nowMs: startedAtMs,
     limits,
+    // Every key and prefix the script uses, literal or computed, is a user key of the caller's
+    // tenant: checked like a KV call's (no U+0000 anywhere) before anything is read or buffered.
     checkKey: (key) => {
       validateUserKey(key);
       scope.checkKey(tag + key);
     },
-    checkPrefix: (bucket, prefix) => scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`),
+    checkPrefix: (bucket, prefix) => {
+      validateUserText(prefix, 'a prefix');
+      scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`);
+    },
   });
   const outcome = await runScript(script, { params, view, limits });
   const resultJson = JSON.stringify(outcome.returnValue ?? null);

@@ -3,12 +3,27 @@
  * (src/keys/tenant-keys.ts): at the node that received the call, before routing, every key a
  * request names is checked (validateUserKey) and prefixed with the caller's tenant tag; every key an
  * answer names is stripped of it; error messages lose the tag. Scripts name keys at run time, so
- * they travel unmapped with the tenant beside them and are mapped where they run.
+ * they travel unmapped with the tenant beside them and are mapped where they run (script-runner.ts);
+ * only their routing bucket is checked here.
+ *
+ * Request ids are scoped the same way (scopedRequestId): the partition's dedup table is shared by
+ * every tenant whose buckets hash to it, so an unscoped id would let one tenant read another's
+ * recorded result, or record its own first and make the other's write a no-op.
  */
+import { createHash } from 'node:crypto';
 import { AtollError } from '../errors.js';
-import { prefixBucket } from '../keys/prefix-bucket.js';
 import { decodeTxnHandle } from '../txn/txn-handle.js';
-import { tenantTag, toInternalKey, toUserKey, validateUserKey, withoutTenantTag } from '../keys/tenant-keys.js';
+import {
+  defaultTenant,
+  reservedKeyCharacter,
+  tenantTag,
+  toInternalKey,
+  toUserKey,
+  validateUserKey,
+  validateUserPrefix,
+  withoutTenantTag,
+} from '../keys/tenant-keys.js';
+import { validateRequestId } from '../mvcc/validate-command.js';
 import type { KvOperation, KvResult } from '../server/kv-operation.js';
 
 function mapKey(tenant: string, key: string): string {
@@ -17,18 +32,39 @@ function mapKey(tenant: string, key: string): string {
 }
 
 function mapPrefix(tenant: string, prefix: string): string {
-  if (typeof prefix === 'string' && prefix.startsWith('\u0000')) validateUserKey(prefix);
-  prefixBucket(prefix);
+  validateUserPrefix(prefix);
   return tenantTag(tenant) + prefix;
 }
 
-/** A transaction handle is only good for the tenant that began it. */
+/**
+ * The dedup-table id of a caller's request id. The default tenant's ids are unchanged (a cluster
+ * without authentication records what it always did); another tenant's id becomes U+0000 and a
+ * SHA-256 of (tenant, id) in base64url, 44 bytes, inside validateRequestId's 64. User ids may not
+ * contain U+0000, so no caller can send another tenant's scoped id.
+ */
+export function scopedRequestId(tenant: string, requestId: string): string {
+  validateRequestId(requestId);
+  if (requestId.includes(reservedKeyCharacter)) {
+    throw new AtollError('INVALID_ARGUMENT', 'a request id must not contain U+0000: that character is reserved for the tenant dimension');
+  }
+  if (tenant === defaultTenant) return requestId;
+  const digest = createHash('sha256').update(tenant).update(reservedKeyCharacter).update(requestId).digest('base64url');
+  return reservedKeyCharacter + digest;
+}
+
+function withRequestId<R extends { readonly requestId?: string }>(tenant: string, request: R): R {
+  return request.requestId === undefined ? request : { ...request, requestId: scopedRequestId(tenant, request.requestId) };
+}
+
+/**
+ * A cheap early check that a transaction handle belongs to the caller's tenant. The node verifies
+ * the handle's tenant and MAC wherever it uses one (TxnHandleSigner); this keeps the clear error
+ * for a handle of another tenant at the node that received the call.
+ */
 function checkHandle(tenant: string, transaction: string | undefined): void {
   if (transaction === undefined) return;
-  const bucket = decodeTxnHandle(transaction).bucket;
-  const tag = tenantTag(tenant);
-  const ours = tag === '' ? !bucket.startsWith('\u0000') : bucket.startsWith(tag);
-  if (!ours) throw new AtollError('INVALID_TRANSACTION', 'not a transaction handle from BeginTransaction: it was begun by another caller');
+  const handle = decodeTxnHandle(transaction);
+  if (handle.tenant !== tenant) throw new AtollError('INVALID_TRANSACTION', 'not a transaction handle from BeginTransaction: it was begun by another caller');
 }
 
 export function mapOperation(tenant: string, operation: KvOperation): KvOperation {
@@ -41,8 +77,9 @@ export function mapOperation(tenant: string, operation: KvOperation): KvOperatio
     case 'delete':
     case 'increment':
     case 'extend':
+      return { kind: operation.kind, request: { ...withRequestId(tenant, operation.request), key: mapKey(tenant, operation.request.key) } } as KvOperation;
     case 'beginTransaction':
-      return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key) } } as KvOperation;
+      return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key) } };
     case 'getByPrefix':
       checkHandle(tenant, operation.request.transaction);
       return { kind: 'getByPrefix', request: { ...operation.request, prefix: mapPrefix(tenant, operation.request.prefix) } };
@@ -52,16 +89,19 @@ export function mapOperation(tenant: string, operation: KvOperation): KvOperatio
       return {
         kind: 'commit',
         request: {
-          ...request,
+          ...withRequestId(tenant, request),
           writes: request.writes.map((write) => ({ ...write, key: mapKey(tenant, write.key) })),
           readKeys: request.readKeys.map((key) => mapKey(tenant, key)),
           readPrefixes: request.readPrefixes.map((prefix) => mapPrefix(tenant, prefix)),
         },
       };
     }
-    case 'executeScript':
-      if (operation.request.bucket !== undefined) validateUserKey(operation.request.bucket);
-      return operation;
+    case 'executeScript': {
+      // The script's keys are mapped where it runs; its bucket routes it, so it is checked here.
+      const { bucket } = operation.request;
+      if (bucket !== undefined && bucket !== '') validateUserKey(bucket);
+      return { kind: 'executeScript', request: withRequestId(tenant, operation.request) };
+    }
   }
 }
 

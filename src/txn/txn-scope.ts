@@ -13,14 +13,26 @@ import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import type { TxnCommand, WriteOp } from '../mvcc/commands.js';
 import type { CommitRequest } from '../node/api.js';
-import { decodeTxnHandle, type TxnHandle } from './txn-handle.js';
+import { decodeTxnHandle, type TxnHandle, type TxnHandleKeys } from './txn-handle.js';
 
 export class TxnScope {
   private constructor(readonly handle: TxnHandle) {}
 
-  /** Decodes a handle for a cluster of `partitionCount` partitions (INVALID_TRANSACTION otherwise). */
+  /**
+   * Decodes a handle for a cluster of `partitionCount` partitions (INVALID_TRANSACTION otherwise),
+   * without checking its MAC: for the client library and handles this node just made. A node
+   * serving a caller's handle uses fromVerified.
+   */
   static fromText(text: unknown, partitionCount: number): TxnScope {
-    const handle = decodeTxnHandle(text);
+    return TxnScope.fromHandle(decodeTxnHandle(text), partitionCount);
+  }
+
+  /** A caller's handle, once its MAC and tenant verify (TxnHandleKeys.open). */
+  static fromVerified(text: unknown, partitionCount: number, keys: TxnHandleKeys, tenant: string): TxnScope {
+    return TxnScope.fromHandle(keys.open(text, tenant), partitionCount);
+  }
+
+  private static fromHandle(handle: TxnHandle, partitionCount: number): TxnScope {
     if (handle.partitionCount !== partitionCount) {
       throw new AtollError(
         'INVALID_TRANSACTION',

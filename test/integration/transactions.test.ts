@@ -213,6 +213,7 @@ describe('transactions on a three-node cluster', () => {
     try {
       const begun = await call(kv, 'BeginTransaction', { key: 'aged', isolation: 'SERIALIZABLE' });
       const handle = decodeTxnHandle(begun['transaction']);
+      // Re-signed with the key of a cluster without secrets (this one has no admin token).
       const old = encodeTxnHandle({ ...handle, startedAtMs: handle.startedAtMs - 120_000 });
       const expired = (await call(kv, 'Commit', { transaction: old, writes: [{ key: 'aged/k', value: Buffer.from('x') }] }).catch((e: unknown) => e)) as grpc.ServiceError;
       expect(expired.code).toBe(grpc.status.FAILED_PRECONDITION);

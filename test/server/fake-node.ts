@@ -186,7 +186,7 @@ export class FakeNode implements NodeApi {
     const isolation = request.isolation ?? 'snapshot';
     const startedAtMs = Date.now();
     const snapshotRevision = this.store.revision;
-    const transaction = encodeTxnHandle({ partition, partitionCount: this.partitionCount, bucket, snapshotRevision, isolation, startedAtMs });
+    const transaction = encodeTxnHandle({ partition, partitionCount: this.partitionCount, tenant: 'default', bucket, snapshotRevision, isolation, startedAtMs });
     return { transaction, partition, bucket, snapshotRevision, isolation, expiresAtMs: startedAtMs + defaultLimits.maxTxnDurationMs };
   }
 

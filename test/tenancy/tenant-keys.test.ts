@@ -4,7 +4,8 @@ import { bucketOf } from '../../src/keys/bucket.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { prefixBucket } from '../../src/keys/prefix-bucket.js';
 import { tenantOfInternalKey, tenantTag, toInternalKey, toUserKey, validateTenant, validateUserKey, withoutTenantTag } from '../../src/keys/tenant-keys.js';
-import { mapOperation, unmapError, unmapResult } from '../../src/tenancy/map-operation.js';
+import { mapOperation, scopedRequestId, unmapError, unmapResult } from '../../src/tenancy/map-operation.js';
+import type { KvOperation } from '../../src/server/kv-operation.js';
 import { anonymousPrincipal, requireClusterAdmin, requireRole } from '../../src/tenancy/principal.js';
 import { AtollError } from '../../src/errors.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';
@@ -27,7 +28,8 @@ describe('tenant keys', () => {
 
   it('refuses keys that would name another tenant, and bad tenant names', () => {
     expect(() => validateUserKey('\u0000acme\u0000x')).toThrowError(expect.objectContaining({ code: 'INVALID_KEY' }) as Error);
-    expect(() => validateUserKey('ok/\u0000inside')).not.toThrow();
+    // U+0000 is reserved anywhere in a user key, not only first.
+    expect(() => validateUserKey('ok/\u0000inside')).toThrowError(expect.objectContaining({ code: 'INVALID_KEY' }) as Error);
     for (const bad of ['', 'Acme', 'a/b', '-x', 'x'.repeat(64), 'a\u0000b']) expect(() => validateTenant(bad)).toThrow();
     validateTenant('acme-2_x');
   });
@@ -46,7 +48,7 @@ describe('mapping requests into a tenant', () => {
     expect(prefixBucket((prefix.request as { prefix: string }).prefix).keyPrefix).toBe('\u0000acme\u0000a/');
     const commit = mapOperation('acme', {
       kind: 'commit',
-      request: { transaction: encodeTxnHandle({ partition: 1, partitionCount: 8, bucket: '\u0000acme\u0000a', snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 }), writes: [{ key: 'a/1', value: new Uint8Array() }], readKeys: ['a/2'], readPrefixes: ['a'] },
+      request: { transaction: encodeTxnHandle({ partition: 1, partitionCount: 8, tenant: 'acme', bucket: '\u0000acme\u0000a', snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 }), writes: [{ key: 'a/1', value: new Uint8Array() }], readKeys: ['a/2'], readPrefixes: ['a'] },
     });
     expect(commit.request).toMatchObject({ writes: [{ key: '\u0000acme\u0000a/1' }], readKeys: ['\u0000acme\u0000a/2'], readPrefixes: ['\u0000acme\u0000a'] });
     expect(() => mapOperation('globex', commit)).toThrowError(expect.objectContaining({ code: 'INVALID_TRANSACTION' }) as Error);
@@ -61,6 +63,62 @@ describe('mapping requests into a tenant', () => {
     const error = unmapError('acme', new AtollError('TXN_CONFLICT', `conflict on ${JSON.stringify('\u0000acme\u0000a/1')}`, { key: '\u0000acme\u0000a/1' })) as AtollError;
     expect(error.message).toBe('conflict on "a/1"');
     expect(error.details).toEqual({ key: 'a/1' });
+  });
+
+  it('refuses U+0000 anywhere in every key, prefix and bucket a request names, for every tenant', () => {
+    const invalidKey = expect.objectContaining({ code: 'INVALID_KEY' }) as Error;
+    const value = new Uint8Array();
+    const probes = ['\u0000acme\u0000users/alice', '\u0000system\u0000tokens/x', 'users/\u0000', 'us\u0000ers/x'];
+    for (const tenant of ['default', 'globex']) {
+      const handle = encodeTxnHandle({ partition: 1, partitionCount: 8, tenant, bucket: `${tenantTag(tenant)}users`, snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 });
+      for (const probe of probes) {
+        const operations: KvOperation[] = [
+          { kind: 'get', request: { key: probe } },
+          { kind: 'exists', request: { key: probe } },
+          { kind: 'put', request: { key: probe, value } },
+          { kind: 'delete', request: { key: probe } },
+          { kind: 'increment', request: { key: probe, delta: 1n } },
+          { kind: 'extend', request: { key: probe, ttlMs: 1_000 } },
+          { kind: 'beginTransaction', request: { key: probe } },
+          { kind: 'getByPrefix', request: { prefix: probe } },
+          { kind: 'getByPrefix', request: { prefix: probe.replace('/', '') } },
+          { kind: 'get', request: { key: probe, transaction: handle } },
+          { kind: 'commit', request: { transaction: handle, writes: [{ key: probe, value }], readKeys: [], readPrefixes: [] } },
+          { kind: 'commit', request: { transaction: handle, writes: [], readKeys: [probe], readPrefixes: [] } },
+          { kind: 'commit', request: { transaction: handle, writes: [], readKeys: [], readPrefixes: [probe] } },
+          { kind: 'executeScript', request: { script: 'return 1', bucket: probe } },
+        ];
+        for (const operation of operations) expect(() => mapOperation(tenant, operation), `${tenant} ${operation.kind} ${JSON.stringify(probe)}`).toThrowError(invalidKey);
+      }
+    }
+  });
+
+  it('scopes request ids by tenant, within the dedup limits, and refuses U+0000 in them', () => {
+    expect(scopedRequestId('default', 'req-1')).toBe('req-1');
+    const acme = scopedRequestId('acme', 'req-1');
+    const globex = scopedRequestId('globex', 'req-1');
+    expect(new Set([acme, globex, 'req-1']).size).toBe(3);
+    expect(scopedRequestId('acme', 'req-1')).toBe(acme);
+    expect(acme.startsWith('\u0000')).toBe(true);
+    expect(Buffer.byteLength(scopedRequestId('a'.repeat(63), 'x'.repeat(64)))).toBeLessThanOrEqual(64);
+    for (const bad of ['\u0000acme\u0000req-1', 'req\u0000', '', 'x'.repeat(65)]) {
+      for (const tenant of ['default', 'acme']) expect(() => scopedRequestId(tenant, bad)).toThrowError(expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as Error);
+    }
+    // Every kind that carries a request id has it mapped.
+    const value = new Uint8Array();
+    const handle = encodeTxnHandle({ partition: 1, partitionCount: 8, tenant: 'acme', bucket: '\u0000acme\u0000a', snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 });
+    const operations: KvOperation[] = [
+      { kind: 'put', request: { key: 'a/1', value, requestId: 'req-1' } },
+      { kind: 'delete', request: { key: 'a/1', requestId: 'req-1' } },
+      { kind: 'increment', request: { key: 'a/1', delta: 1n, requestId: 'req-1' } },
+      { kind: 'extend', request: { key: 'a/1', ttlMs: 1_000, requestId: 'req-1' } },
+      { kind: 'commit', request: { transaction: handle, writes: [], readKeys: [], readPrefixes: [], requestId: 'req-1' } },
+      { kind: 'executeScript', request: { script: 'return 1', bucket: 'a', requestId: 'req-1' } },
+    ];
+    for (const operation of operations) {
+      expect((mapOperation('acme', operation).request as { requestId?: string }).requestId, operation.kind).toBe(acme);
+      if (operation.kind !== 'commit') expect((mapOperation('default', operation).request as { requestId?: string }).requestId, operation.kind).toBe('req-1');
+    }
   });
 
   it('checks roles', () => {

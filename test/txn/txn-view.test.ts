@@ -102,7 +102,7 @@ describe('TxnView', () => {
   });
 
   it('refuses keys outside its partition before reading or buffering anything', async () => {
-    const handle = { partition: partitionOfBucket('bank', 16), partitionCount: 16, bucket: 'bank', snapshotRevision: 3, isolation: 'snapshot' as const, startedAtMs: 1 };
+    const handle = { partition: partitionOfBucket('bank', 16), partitionCount: 16, tenant: 'default', bucket: 'bank', snapshotRevision: 3, isolation: 'snapshot' as const, startedAtMs: 1 };
     const scope = TxnScope.of(handle);
     let other = 'x0';
     for (let i = 0; partitionOfBucket(other, 16) === handle.partition; i++) other = `x${i}`;
@@ -137,16 +137,16 @@ describe('TxnView', () => {
 
 describe('transaction handles and scopes', () => {
   it('round-trips and rejects anything else with INVALID_TRANSACTION', () => {
-    const handle = { partition: 3, partitionCount: 8, bucket: 'bank', snapshotRevision: 42, isolation: 'serializable' as const, startedAtMs: 1_700_000_000_000 };
+    const handle = { partition: 3, partitionCount: 8, tenant: 'default', bucket: 'bank', snapshotRevision: 42, isolation: 'serializable' as const, startedAtMs: 1_700_000_000_000 };
     expect(decodeTxnHandle(encodeTxnHandle(handle))).toEqual(handle);
-    for (const bad of ['', 'atx1.', 'atx1.!!!', 'nope', `atx1.${Buffer.from('{"p":9,"n":8}').toString('base64url')}`, 'x'.repeat(10_000)]) {
+    for (const bad of ['', 'atx2.', 'atx2.!!!.x', 'nope', `atx2.${Buffer.from('{"p":9,"n":8}').toString('base64url')}.x`, 'x'.repeat(10_000)]) {
       expect(() => decodeTxnHandle(bad)).toThrowError(expect.objectContaining({ code: 'INVALID_TRANSACTION' }) as Error);
     }
     expect(() => TxnScope.fromText(encodeTxnHandle(handle), 16)).toThrowError(/8 partitions/);
   });
 
   it('expires after maxTxnDurationMs and builds commands that carry read sets only when serializable', () => {
-    const base = { partition: partitionOfBucket('bank', 8), partitionCount: 8, bucket: 'bank', snapshotRevision: 4, startedAtMs: 1000 };
+    const base = { partition: partitionOfBucket('bank', 8), partitionCount: 8, tenant: 'default', bucket: 'bank', snapshotRevision: 4, startedAtMs: 1000 };
     const limits = makeLimits({ maxTxnDurationMs: 500 });
     const snapshot = TxnScope.of({ ...base, isolation: 'snapshot' });
     snapshot.checkAlive(1500, limits);
