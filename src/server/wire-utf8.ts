@@ -236,21 +236,21 @@ function malformed(detail: string): number {
 let headerValue = 0;
 function readHeader(bytes: Uint8Array, position: number, end: number): number {
   let value = 0;
-  for (let index = 0; index < 5; index++) {
+  for (let shift = 0; shift < 28; shift += 7) {
     if (position >= end) return malformed('a varint is cut off by the end of its message');
     const byte = bytes[position++]!;
-    if (index === 4) {
-      if (byte >= 16) return malformed('a tag or length is longer than 32 bits');
-      headerValue = value + byte * 0x10000000;
-      return position;
-    }
-    value |= (byte & 0x7f) << (7 * index);
+    value |= (byte & 0x7f) << shift;
     if (byte < 0x80) {
-      headerValue = value >>> 0;
+      headerValue = value;
       return position;
     }
   }
-  return malformed('unreachable');
+  // The fifth byte: protobufjs keeps only its low 4 bits, so anything more is refused.
+  if (position >= end) return malformed('a varint is cut off by the end of its message');
+  const last = bytes[position++]!;
+  if (last >= 16) return malformed('a tag or length is longer than 32 bits');
+  headerValue = value + last * 0x10000000;
+  return position;
 }
 
 /** A varint value of a field of `kind` (undefined: an unknown field), in the lengths protobufjs reads alike. */

@@ -188,6 +188,10 @@ describe('the walk', () => {
     expect(problemOf('PutRequest', put)).toBeUndefined();
     const unknown = [...lengthDelimited(1, text('b/k')), ...lengthDelimited(1000, [0xff]), ...varintField(999_999, 5), ...tag(77, 5), 1, 2, 3, 4, ...tag(78, 1), 1, 2, 3, 4, 5, 6, 7, 8];
     expect(problemOf('PutRequest', unknown)).toBeUndefined();
+    // The largest field number has a 5-byte tag.
+    expect(tag(536_870_911, 2).length).toBe(5);
+    expect(problemOf('PutRequest', [...lengthDelimited(536_870_911, [0xff]), ...lengthDelimited(1, text('b/k'))])).toBeUndefined();
+    expect(problemOf('PutRequest', [...lengthDelimited(536_870_911, []), ...lengthDelimited(1, badFF)])).toMatchObject({ field: 'key' });
     const raft = [...varintField(1, 2), ...lengthDelimited(2, [0xff, 0xff])];
     expect(problemOf('RaftFrame', raft)).toBeUndefined();
   });
