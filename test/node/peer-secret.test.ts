@@ -1,5 +1,5 @@
 /** The cluster peer secret: parsing and rotation, the constant-time check, the file and its copy. */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -130,5 +130,18 @@ describe('the secret file', () => {
       /^no peer secret: --peer-secret-file .*blocker\/secret does not exist and cannot be created \((EEXIST|ENOTDIR)\); give every node/,
     );
     expect(() => loadPeerSecrets({ file: join(dir, 'bad'), value: 'short', dataDir: join(dir, 'data3'), nodeCount: 3 })).toThrow(/ATOLL_PEER_SECRET/);
+  });
+});
+
+describe('atoll-server without a peer secret', () => {
+  it('refuses to start a node of a multi-node cluster with one line naming the flag', () => {
+    const dir = tempDir();
+    const result = spawnSync(
+      process.execPath,
+      [resolve('dist/src/server/main.js'), '--id', '1', '--peers', '1=127.0.0.1:7001,2=127.0.0.1:7002', '--replication-factor', '2', '--data-dir', join(dir, 'data')],
+      { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ATOLL_PEER_SECRET: '', ATOLL_PEER_SECRET_FILE: '', ATOLL_LOG_LEVEL: 'error' } },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: no peer secret: give every node the same --peer-secret-file FILE/)]);
   });
 });
