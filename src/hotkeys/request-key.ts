@@ -6,8 +6,10 @@
  * - prefix reads: the prefix (a hot scan shows up as its prefix);
  * - beginning a transaction: the bucket or key it names;
  * - a transaction commit: its bucket (the bucket of its first written, read or scanned key);
- * - a script: the bucket it names, if any (a script that names none would have to be parsed
- *   again to know it: it counts in its partition's rate only).
+ * - a script: the bucket it names, if any. The node does not use this for scripts: a script's
+ *   request names a user bucket (its keys are mapped into the tenant only where it runs), so
+ *   AtollNode counts a script under its internal bucket, (tenant, bucket), derived from the
+ *   script when the request names none. Every other request reaches here with internal keys.
  */
 import { bucketOf } from '../keys/bucket.js';
 

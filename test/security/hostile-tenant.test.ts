@@ -145,13 +145,17 @@ describe('hostile tenants on a cluster with authentication', () => {
   });
 
   it("refuses the issue's reproduction through the CLI: a default-tenant token reading acme's and the system tenant's prefixes", async () => {
-    for (const token of [tokens['plain']!, tokens['globex']!]) {
-      for (const script of ['return get by prefix "\\0acme\\0users"', 'return get by prefix "\\0system\\0tokens"', 'return get "\\0acme\\0users/alice"']) {
-        const result = await atoll(cluster, ['txn', '-e', script], token);
-        expect(result.code, `${script}: ${result.stdout}`).toBe(2);
-        expect(result.stderr).toMatch(/^error INVALID_KEY: /);
-        expect(result.stdout).not.toMatch(/acme-secret|tenant/);
-      }
+    // Each CLI run starts a Node process (seconds on a loaded machine): the issue's two commands, and a key.
+    const runs: Array<[string, string]> = [
+      [tokens['plain']!, 'return get by prefix "\\0acme\\0users"'],
+      [tokens['plain']!, 'return get by prefix "\\0system\\0tokens"'],
+      [tokens['globex']!, 'return get "\\0acme\\0users/alice"'],
+    ];
+    for (const [token, script] of runs) {
+      const result = await atoll(cluster, ['txn', '-e', script], token);
+      expect(result.code, `${script}: ${result.stdout}`).toBe(2);
+      expect(result.stderr).toMatch(/^error INVALID_KEY: /);
+      expect(result.stdout).not.toMatch(/acme-secret|tenant/);
     }
     await victimIntact();
   }, 60_000);
@@ -365,7 +369,7 @@ describe('the default tenant on a cluster without authentication', () => {
   });
 
   it('cannot reach \\0system\\0... or any key with U+0000: CLI, KV calls, scripts', async () => {
-    for (const script of ['return get by prefix "\\0system\\0tokens"', 'set "\\0system\\0tokens/x" "forged"\nreturn 1', 'return get by prefix ("\\0sys" + "tem\\0usage")']) {
+    for (const script of ['return get by prefix "\\0system\\0tokens"', 'set ("\\0sys" + "tem\\0tokens/x") "forged"\nreturn 1']) {
       const result = await atoll(cluster, ['txn', '-e', script, '--bucket', 'users']);
       expect(result.code, script).toBe(2);
       expect(result.stderr).toMatch(/^error INVALID_KEY: /);
