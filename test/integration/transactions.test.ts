@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClientError, type AtollClient } from '../../src/client/index.js';
 import { partitionOf, partitionOfBucket } from '../../src/keys/partition-table.js';
-import { decodeTxnHandle, encodeTxnHandle } from '../../src/txn/txn-handle.js';
+import { decodeTxnHandle, encodeTxnHandle, TxnHandleKeys } from '../../src/txn/txn-handle.js';
 import { LocalCluster } from './local-cluster.js';
 import { call, genericKvClient } from './plain-grpc.js';
 import { seedExample, seedExampleAsDescribed } from '../script/harness.js';
@@ -213,8 +213,8 @@ describe('transactions on a three-node cluster', () => {
     try {
       const begun = await call(kv, 'BeginTransaction', { key: 'aged', isolation: 'SERIALIZABLE' });
       const handle = decodeTxnHandle(begun['transaction']);
-      // Re-signed with the key of a cluster without secrets (this one has no admin token).
-      const old = encodeTxnHandle({ ...handle, startedAtMs: handle.startedAtMs - 120_000 });
+      // Re-signed with the cluster's own key (derived from its peer secret), as a node would sign it.
+      const old = encodeTxnHandle({ ...handle, startedAtMs: handle.startedAtMs - 120_000 }, TxnHandleKeys.derive({ peerSecrets: [cluster.peerSecret()] }));
       const expired = (await call(kv, 'Commit', { transaction: old, writes: [{ key: 'aged/k', value: Buffer.from('x') }] }).catch((e: unknown) => e)) as grpc.ServiceError;
       expect(expired.code).toBe(grpc.status.FAILED_PRECONDITION);
       expect(expired.metadata.get('atoll-code')).toEqual(['TXN_EXPIRED']);
