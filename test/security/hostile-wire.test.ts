@@ -70,12 +70,12 @@ const RawKv = grpc.makeGenericClientConstructor(rawServiceDefinition('KV', kvMet
 const RawPeer = grpc.makeGenericClientConstructor(rawServiceDefinition('Peer', ['Forward']), 'Peer');
 const RawAuth = grpc.makeGenericClientConstructor(rawServiceDefinition('Auth', ['CreateToken', 'ListTokens', 'GetUsage']), 'Auth');
 
-type UnaryInvoke = (request: Buffer, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, response?: Buffer) => void) => void;
+type UnaryInvoke = (request: Buffer, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, response?: Buffer) => void) => void;
 
-function unary(client: grpc.Client, method: string, request: number[]): Promise<Buffer> {
+function unary(client: grpc.Client, method: string, request: number[], metadata = new grpc.Metadata()): Promise<Buffer> {
   return new Promise((resolveCall, reject) => {
     const invoke = (client as unknown as Record<string, UnaryInvoke>)[method]!;
-    invoke.call(client, Buffer.from(request), { deadline: Date.now() + callTimeoutMs }, (error, response) => (error ? reject(error) : resolveCall(response!)));
+    invoke.call(client, Buffer.from(request), metadata, { deadline: Date.now() + callTimeoutMs }, (error, response) => (error ? reject(error) : resolveCall(response!)));
   });
 }
 
@@ -300,16 +300,20 @@ describe('hostile client: key identity on the wire', () => {
   });
 
   it('Peer.Forward with raw bytes: the node checks the forwarded request too', async () => {
+    // Forward is served on the peer port only, to callers holding the cluster's peer secret: this
+    // plays a node of the cluster that sends bytes no Atoll node would.
+    const secret = new grpc.Metadata();
+    secret.set('atoll-peer-secret', cluster.peerSecret());
     for (const [, nodeId] of via()) {
-      const peer = new RawPeer(cluster.addresses.get(nodeId)!, grpc.credentials.createInsecure());
+      const peer = new RawPeer(cluster.peerAddresses.get(nodeId)!, grpc.credentials.createInsecure());
       closers.push(peer);
       for (const hostile of cases) {
         const transaction = hostile.method === 'Commit' ? await transactionHandle(nodeId) : '';
         const forward = concat(varintField(1, 0), field(hostile.oneof, hostile.body(transaction)));
-        expect(await refusal(unary(peer, 'Forward', forward)), `${hostile.name} via node ${nodeId}`).toEqual({ status: grpc.status.INVALID_ARGUMENT, code: hostile.code });
+        expect(await refusal(unary(peer, 'Forward', forward, secret)), `${hostile.name} via node ${nodeId}`).toEqual({ status: grpc.status.INVALID_ARGUMENT, code: hostile.code });
       }
       const badTenant = concat(varintField(1, 0), field(2, [0x74, 0xff]), field(11, concat(field(1, 'bad/t'), field(2, 'one'))));
-      expect(await refusal(unary(peer, 'Forward', badTenant))).toEqual({ status: grpc.status.INVALID_ARGUMENT, code: 'INVALID_ARGUMENT' });
+      expect(await refusal(unary(peer, 'Forward', badTenant, secret))).toEqual({ status: grpc.status.INVALID_ARGUMENT, code: 'INVALID_ARGUMENT' });
     }
   });
 
