@@ -35,6 +35,8 @@ import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/pri
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
 import { isWriteKind } from '../server/kv-operation.js';
 import { NodeAuth, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
+import { Admission } from './admission.js';
+import assert from 'node:assert/strict';
 
 export interface AtollNodeConfig {
   readonly id: number;
@@ -152,6 +154,8 @@ export class AtollNode implements api.NodeApi {
   /** Request rates and hot keys of the partitions this node serves (src/hotkeys), for ClusterInfo. */
   private readonly load: LoadTracker;
   private readonly auth: NodeAuth;
+  /** Bounds on client work waiting here (src/node/admission.ts); internal work bypasses it. */
+  private readonly admission: Admission;
   /** Newest versions of recently used keys, shared by this node's partition stores. */
   readonly versionCache: VersionCache;
 
@@ -164,6 +168,7 @@ export class AtollNode implements api.NodeApi {
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
     this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
     this.load = new LoadTracker({ maxPartitions: config.partitions });
+    this.admission = new Admission(this.limits);
     this.versionCache = new VersionCache(config.cacheBytes ?? NODE_DEFAULTS.cacheBytes);
     this.auth = new NodeAuth(config.adminToken, {
       get: async (key) => {
@@ -547,6 +552,8 @@ export class AtollNode implements api.NodeApi {
     if (local && leader === 0) leader = await this.waitForLeader(local, context);
     if (leader === this.id && local) return this.executeLocal(local, operation, context);
     if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
+    // The node's own calls (system tenant) are never refused; client forwards are bounded.
+    const release = context.tenant === systemTenant ? () => undefined : this.admission.admitForward();
     try {
       const result = await this.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal, context.tenant);
       if (!local) this.remoteLeaders.set(partition, leader);
@@ -558,6 +565,8 @@ export class AtollNode implements api.NodeApi {
       }
       if (!local) this.remoteLeaders.delete(partition);
       throw error;
+    } finally {
+      release();
     }
   }
 
@@ -768,7 +777,7 @@ export class AtollNode implements api.NodeApi {
   /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */
   private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.config.testBugs?.readsWithoutQuorum) return Promise.resolve();
-    return this.withDeadline(
+    return this.admitted(replica, context, () => this.withDeadline(
       () => new Promise<void>((resolve, reject) => {
         this.enqueue(() => {
           if (replica.raw.status().role !== 'leader') {
@@ -779,14 +788,30 @@ export class AtollNode implements api.NodeApi {
         });
       }),
       context,
-    );
+    ));
+  }
+
+  /**
+   * Runs a request that queues work for the loop under the admission bounds: OVERLOADED at once
+   * past them. The node's own reads and writes (system tenant: tokens, quotas, usage) are not
+   * counted, so a flood of client work never locks out authentication.
+   */
+  private admitted<T>(replica: PartitionReplica, context: api.CallContext, run: () => Promise<T>): Promise<T> {
+    if (context.tenant === systemTenant) return run();
+    let release: () => void;
+    try {
+      release = this.admission.admitRequest(replica.id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run().finally(release);
   }
 
   private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
     // Validation happens here, before anything reaches the log: bad input changes nothing.
     if (requestId !== undefined) validateRequestId(requestId);
     const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits), requestId);
-    return this.withDeadline(
+    return this.admitted(replica, context, () => this.withDeadline(
       () => new Promise<ApplyResult>((resolve, reject) => {
         this.enqueue(() => {
           try {
@@ -797,7 +822,7 @@ export class AtollNode implements api.NodeApi {
         });
       }),
       context,
-    ).then((result) => {
+    )).then((result) => {
       if (result.error) throw result.error;
       return result;
     });
@@ -809,7 +834,9 @@ export class AtollNode implements api.NodeApi {
    * be unhandled.
    */
   private withDeadline<T>(start: () => Promise<T>, context: api.CallContext): Promise<T> {
-    const remaining = context.deadlineMs - Date.now();
+    // Deadlines are clamped where calls arrive (call-context.ts); this clamps forwarded ones too.
+    const remaining = Math.min(context.deadlineMs - Date.now(), this.limits.maxCallTimeoutMs);
+    assert(remaining <= 2 ** 31 - 1, 'a deadline timer fits setTimeout');
     if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
     const promise = start();
     return new Promise<T>((resolve, reject) => {
@@ -1050,7 +1077,8 @@ export class AtollNode implements api.NodeApi {
       },
       forward: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         const deadline = call.getDeadline();
-        const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
+        const askedMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
+        const deadlineMs = Math.min(askedMs, Date.now() + this.limits.maxCallTimeoutMs);
         let forwarded;
         try {
           if (!this.peerCallAllowed(call)) throw new AtollError('UNAUTHENTICATED', 'Peer.Forward needs the cluster peer secret');

@@ -3,6 +3,7 @@
  * when the caller gives up (gRPC cancellation) or the deadline passes, whichever comes first, so a
  * node never keeps working for an answer nobody will read.
  */
+import assert from 'node:assert/strict';
 import type { Deadline } from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
@@ -32,8 +33,16 @@ export function deadlineMsOf(deadline: Deadline): number | undefined {
   return Number.isFinite(deadlineMs) ? deadlineMs : undefined;
 }
 
-/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
+/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
 export const maxTimerDelayMs = 2 ** 31 - 1;
+
+/**
+ * A deadline no further away than limits.maxCallTimeoutMs: a caller may ask for years, the
+ * server gives at most the maximum, so every timer set from a deadline is a real one.
+ */
+export function clampDeadlineMs(deadlineMs: number, nowMs = Date.now()): number {
+  return Math.min(deadlineMs, nowMs + limits.maxCallTimeoutMs);
+}
 
 export interface CallScopeOptions {
   /** Absolute deadline, Unix epoch ms; absent means now + limits.defaultCallTimeoutMs. */
@@ -59,7 +68,7 @@ export function callerOf(call: ServerCallLike | undefined): { authorization?: st
 }
 
 export function openCallScope(options: CallScopeOptions): CallScope {
-  const deadlineMs = options.deadlineMs ?? Date.now() + limits.defaultCallTimeoutMs;
+  const deadlineMs = clampDeadlineMs(options.deadlineMs ?? Date.now() + limits.defaultCallTimeoutMs);
   const controller = new AbortController();
   const abort = (reason: AtollError): void => {
     if (!controller.signal.aborted) controller.abort(reason);
@@ -69,11 +78,10 @@ export function openCallScope(options: CallScopeOptions): CallScope {
   call?.on('cancelled', onCancelled);
   if (call?.cancelled === true) onCancelled();
   const delayMs = Math.max(0, deadlineMs - Date.now());
-  // Node fires longer timers at once, so a deadline weeks away simply gets no timer.
-  const timer =
-    delayMs <= maxTimerDelayMs ? setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs) : undefined;
+  assert(delayMs <= maxTimerDelayMs, 'a clamped deadline fits a timer');
+  const timer = setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs);
   // A pending deadline must not keep a shutting-down process alive.
-  timer?.unref();
+  timer.unref();
   const context: CallContext = {
     deadlineMs,
     signal: controller.signal,
