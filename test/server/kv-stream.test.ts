@@ -273,7 +273,9 @@ describe('KV.Stream', () => {
   });
 
   it('clamps a request timeout past the server maximum instead of expiring at once', async () => {
-    running.node.before = async () => sleep(50);
+    running.node.before = async () => {
+      await sleep(50);
+    };
     const stream = openStream();
     const { answers, ended } = collect(stream);
     // 2^32 - 1 ms (about 50 days) would overflow setTimeout and answer DEADLINE_EXCEEDED at once.
