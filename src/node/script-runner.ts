@@ -100,6 +100,30 @@ export interface ScriptRunContext {
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
+/**
+ * The script's result as JSON text. runScript already checked a lower bound of its size and its
+ * time; this checks the exact size (escapes may add to the bound) and that the conversion stayed
+ * within the script's time limit too. A writing script's result is bounded further (maxTxnNoteBytes).
+ */
+function boundedResultJson(returnValue: unknown, startedMs: number, limits: Limits): string {
+  const resultJson = JSON.stringify(returnValue ?? null);
+  const resultBytes = Buffer.byteLength(resultJson, 'utf8');
+  if (resultBytes > limits.maxScriptResultBytes) {
+    throw new AtollError('SCRIPT_LIMIT', `a script returns at most ${limits.maxScriptResultBytes} bytes of JSON`, {
+      resultBytes,
+      maxResultBytes: limits.maxScriptResultBytes,
+    });
+  }
+  const elapsedMs = Date.now() - startedMs;
+  if (elapsedMs > limits.maxScriptMs) {
+    throw new AtollError('SCRIPT_LIMIT', `the script ran longer than ${limits.maxScriptMs} ms (its result's conversion included)`, {
+      elapsedMs,
+      maxScriptMs: limits.maxScriptMs,
+    });
+  }
+  return resultJson;
+}
+
 export async function runScriptAtLeader(context: ScriptRunContext): Promise<ExecuteScriptResponse> {
   const script = parseScript(context.request.script, context.limits);
   const params = paramsFromJson(context.request.params ?? {}, context.limits);
@@ -133,8 +157,9 @@ async function attemptScript(
     },
     checkPrefix: (bucket, prefix) => scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`),
   });
+  const startedMs = Date.now();
   const outcome = await runScript(script, { params, view, limits });
-  const resultJson = JSON.stringify(outcome.returnValue ?? null);
+  const resultJson = boundedResultJson(outcome.returnValue, startedMs, limits);
   if (!outcome.committed || view.writeCount === 0) {
     // Nothing to write: the snapshot itself is the consistent answer, no log entry needed.
     return { resultJson, committed: outcome.committed, revision: snapshotRevision, attempts: attempt };
