@@ -189,7 +189,7 @@ export class AtollNode implements api.NodeApi {
         } while (pageToken !== '');
         return entries;
       },
-    });
+    }, this.limits);
     const dialable = new Map(config.peers);
     for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
     this.transport = new PeerTransport(
@@ -611,7 +611,7 @@ export class AtollNode implements api.NodeApi {
     this.load.record(replica.id, loadKeyOf(operation.request), performance.now());
     const tenant = context.tenant ?? 'default';
     this.countRequest(replica.id, tenant);
-    await this.auth.checkQuota(tenant, isWriteKind(operation.kind));
+    await this.auth.checkQuota(tenant, this.mayGrow(operation));
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;
@@ -701,10 +701,31 @@ export class AtollNode implements api.NodeApi {
             begin: () =>
               this.beginAt(replica, { key: toInternalKey(tenant, scriptBucket(operation.request, this.limits)), isolation: operation.request.isolation ?? 'snapshot' }, context),
             mvcc: replica.mvcc,
-            propose: (command, requestId) => this.propose(replica, command, context, requestId),
+            // A script's writes are known only once it ran: one that adds data meets the storage quota here.
+            propose: async (command, requestId) => {
+              if (commandGrows(command)) await this.auth.checkStorageQuota(tenant);
+              return this.propose(replica, command, context, requestId);
+            },
             deadlineMs: context.deadlineMs,
           }),
         };
+    }
+  }
+
+  /**
+   * Whether an operation may add stored data, so the storage quota applies: deletes, expiry
+   * changes (extend) and transactions that only delete go through over quota (a tenant must be
+   * able to get back under it); a script is checked when it commits (see executeScript).
+   */
+  private mayGrow(operation: KvOperation): boolean {
+    switch (operation.kind) {
+      case 'put':
+      case 'increment':
+        return true;
+      case 'commit':
+        return commandGrows(this.txnScope(operation.request.transaction).commandOf(operation.request));
+      default:
+        return false;
     }
   }
 
@@ -872,7 +893,7 @@ export class AtollNode implements api.NodeApi {
   private async principalOf(context: api.CallContext): Promise<Principal> {
     const secret = this.auth.peerSecret();
     if (secret !== undefined && context.peerSecret === secret) return { tenant: 'default', role: 'admin', clusterAdmin: true, tokenId: 'peer' };
-    return this.auth.principalOf(context.authorization);
+    return this.auth.principalOf(context.authorization, context.connection);
   }
 
   /** Whether a Peer call carries the cluster's peer secret (always true without authentication). */
@@ -1118,6 +1139,12 @@ export class AtollNode implements api.NodeApi {
   get failure(): Error | undefined {
     return this.fatal;
   }
+}
+
+/** Whether a command writes a value (put, increment) rather than only deleting or changing expiry. */
+function commandGrows(command: Command): boolean {
+  const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : command.type === 'compact' ? [] : [command];
+  return writes.some((write) => write.type === 'put' || write.type === 'increment');
 }
 
 function encodePageToken(revision: number, after: string): string {

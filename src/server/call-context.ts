@@ -15,6 +15,8 @@ export interface ServerCallLike {
   /** The call's metadata (grpc-js Metadata); the bearer token and peer secret are read from it. */
   readonly metadata?: { get(key: string): unknown[] };
   getDeadline(): Deadline;
+  /** The remote address:port (grpc-js); absent in some test doubles. */
+  getPeer?(): string;
   on(event: 'cancelled', listener: () => void): unknown;
   removeListener(event: 'cancelled', listener: () => void): unknown;
 }
@@ -51,7 +53,14 @@ export interface CallScopeOptions {
   /** The surrounding call: its cancellation aborts this scope too; its metadata identifies the caller. */
   readonly call?: ServerCallLike;
   /** The caller, when the scope has no call of its own (a request on a stream). */
-  readonly caller?: { authorization?: string; peerSecret?: string };
+  readonly caller?: Caller;
+}
+
+/** Who is calling: the metadata a node authenticates, and the connection it came on. */
+export interface Caller {
+  authorization?: string;
+  peerSecret?: string;
+  connection?: string;
 }
 
 /** The first value of a metadata key, as text. */
@@ -61,10 +70,24 @@ function metadataText(call: ServerCallLike | undefined, key: string): string | u
 }
 
 /** Who is calling: the metadata a node authenticates (see src/node/auth.ts). */
-export function callerOf(call: ServerCallLike | undefined): { authorization?: string; peerSecret?: string } {
+export function callerOf(call: ServerCallLike | undefined): Caller {
   const authorization = metadataText(call, 'authorization');
   const peerSecret = metadataText(call, 'atoll-peer-secret');
-  return { ...(authorization !== undefined && { authorization }), ...(peerSecret !== undefined && { peerSecret }) };
+  const connection = peerOf(call);
+  return {
+    ...(authorization !== undefined && { authorization }),
+    ...(peerSecret !== undefined && { peerSecret }),
+    ...(connection !== undefined && { connection }),
+  };
+}
+
+function peerOf(call: ServerCallLike | undefined): string | undefined {
+  try {
+    const peer = call?.getPeer?.();
+    return typeof peer === 'string' && peer !== '' && peer !== 'unknown' ? peer : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function openCallScope(options: CallScopeOptions): CallScope {

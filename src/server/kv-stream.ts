@@ -17,7 +17,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import type { NodeApi } from '../node/api.js';
-import { callerOf, deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
+import { callerOf, deadlineMsOf, openCallScope, type CallScope, type Caller } from './call-context.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { runKvOperation, type KvOperation } from './kv-operation.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
@@ -55,7 +55,7 @@ class KvStreamSession {
   private finished = false;
   private readonly streamDeadlineMs: number | undefined;
   /** Who opened the stream (its metadata): every request on it runs as that caller. */
-  private readonly caller: { authorization?: string; peerSecret?: string };
+  private readonly caller: Caller;
 
   constructor(
     private readonly call: KvStreamCall,
