@@ -55,6 +55,8 @@ export interface AtollNodeConfig {
   readonly cacheBytes?: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
   readonly maxValueBytes?: number;
+  /** Tokens a tenant admin may create for its tenant (default limits.maxTokensPerTenant). */
+  readonly maxTokensPerTenant?: number;
   /** Deliberate defects for the fault suite's negative controls; never set in production. */
   readonly testBugs?: NodeTestBugs;
   /** Addresses to dial peers at, when not their advertised ones (a harness's fault proxies). */
@@ -166,7 +168,13 @@ export class AtollNode implements api.NodeApi {
     this.id = config.id;
     this.logger = config.logger;
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
-    this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
+    this.limits =
+      config.maxValueBytes === undefined && config.maxTokensPerTenant === undefined
+        ? defaultLimits
+        : makeLimits({
+            ...(config.maxValueBytes !== undefined && { maxValueBytes: config.maxValueBytes }),
+            ...(config.maxTokensPerTenant !== undefined && { maxTokensPerTenant: config.maxTokensPerTenant }),
+          });
     this.load = new LoadTracker({ maxPartitions: config.partitions });
     this.admission = new Admission(this.limits);
     this.versionCache = new VersionCache(config.cacheBytes ?? NODE_DEFAULTS.cacheBytes);
