@@ -11,7 +11,7 @@
  * on every node within that time; an unknown token is looked up again after the same time.
  * Unknown tokens live in a cache of their own (limits.maxUnknownTokensCached hashes), so a flood of
  * random tokens never evicts a valid one, and concurrent requests with one token share one lookup.
- * A connection (the remote address:port) whose calls fail authentication
+ * A connection (the remote address:port) whose calls present an unknown or revoked token
  * limits.maxFailedAuthsPerConnection times within limits.failedAuthWindowMs is refused at once,
  * without a lookup, until the window passes: a flood of random tokens costs the token partition
  * at most that many lookups per connection and window.
@@ -252,15 +252,15 @@ export class NodeAuth {
         });
       }
     }
-    try {
-      return await this.authenticate(authorization, nowMs);
-    } catch (error) {
-      if (connection !== undefined && error instanceof AtollError && error.code === 'UNAUTHENTICATED') this.failedAuths.recordFailure(connection, Date.now());
-      throw error;
-    }
+    const principal = await this.authenticate(authorization, nowMs);
+    if (principal !== 'unknown') return principal;
+    // Only a well-formed token that is not valid counts: it is what may cost a lookup. A missing
+    // token (ClusterInfo, health checks) or a malformed one costs nothing and is not counted.
+    if (connection !== undefined) this.failedAuths.recordFailure(connection, Date.now());
+    throw unauthenticated('unknown or revoked token');
   }
 
-  private async authenticate(authorization: string | undefined, nowMs: number): Promise<Principal> {
+  private async authenticate(authorization: string | undefined, nowMs: number): Promise<Principal | 'unknown'> {
     if (authorization === undefined || authorization === '') {
       throw unauthenticated('this cluster requires a token: send `authorization: Bearer <token>` metadata (atoll --token-file, ATOLL_TOKEN_FILE)');
     }
@@ -270,10 +270,8 @@ export class NodeAuth {
     if (hash === this.adminTokenHash) return { tenant: 'default', role: 'admin', clusterAdmin: true, tokenId: hash.slice(0, 12) };
     const cached = this.tokenCache.get(hash);
     if (cached !== undefined && nowMs - cached.atMs < cacheMs) return cached.principal;
-    if (this.unknownTokens.has(hash, nowMs)) throw unauthenticated('unknown or revoked token');
-    const principal = await this.lookUp(hash);
-    if (principal === undefined) throw unauthenticated('unknown or revoked token');
-    return principal;
+    if (this.unknownTokens.has(hash, nowMs)) return 'unknown';
+    return (await this.lookUp(hash)) ?? 'unknown';
   }
 
   /** Reads a token's record (one read shared by concurrent callers) and caches the outcome. */

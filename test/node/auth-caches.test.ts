@@ -70,6 +70,12 @@ describe('token floods', () => {
     const auth = new NodeAuth(adminToken, store, makeLimits({ maxFailedAuthsPerConnection: 5, failedAuthWindowMs: 200 }));
     const admin = await auth.principalOf(bearer(adminToken));
     const { token } = await auth.createToken(admin, 'acme', 'read', 'app');
+    // Calls without a token (ClusterInfo, health probes) or with a malformed one cost no lookup and do not count.
+    for (let index = 0; index < 50; index++) {
+      expect(await codeOf(auth.principalOf(undefined, 'hostile:9'))).toBe('UNAUTHENTICATED');
+      expect(await codeOf(auth.principalOf('Bearer nonsense', 'hostile:9'))).toBe('UNAUTHENTICATED');
+    }
+    expect((await auth.principalOf(bearer(token), 'hostile:9')).tenant).toBe('acme');
     for (let index = 0; index < 5; index++) await codeOf(auth.principalOf(bearer(newToken()), 'hostile:9'));
     const reads = store.gets;
     const refused = await auth.principalOf(bearer(newToken()), 'hostile:9').catch((error: unknown) => error as AtollError);
