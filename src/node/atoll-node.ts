@@ -57,6 +57,8 @@ export interface AtollNodeConfig {
   readonly maxValueBytes?: number;
   /** Tokens a tenant admin may create for its tenant (default limits.maxTokensPerTenant). */
   readonly maxTokensPerTenant?: number;
+  /** Other limits that differ from src/limits.ts (tests lower the admission bounds). */
+  readonly limits?: Partial<Limits>;
   /** Deliberate defects for the fault suite's negative controls; never set in production. */
   readonly testBugs?: NodeTestBugs;
   /** Addresses to dial peers at, when not their advertised ones (a harness's fault proxies). */
@@ -169,9 +171,10 @@ export class AtollNode implements api.NodeApi {
     this.logger = config.logger;
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
     this.limits =
-      config.maxValueBytes === undefined && config.maxTokensPerTenant === undefined
+      config.maxValueBytes === undefined && config.maxTokensPerTenant === undefined && config.limits === undefined
         ? defaultLimits
         : makeLimits({
+            ...config.limits,
             ...(config.maxValueBytes !== undefined && { maxValueBytes: config.maxValueBytes }),
             ...(config.maxTokensPerTenant !== undefined && { maxTokensPerTenant: config.maxTokensPerTenant }),
           });
