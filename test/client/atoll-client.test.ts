@@ -397,6 +397,34 @@ describe('pipelining', () => {
   });
 });
 
+describe('an overloaded node', () => {
+  let running: RunningNode;
+
+  beforeAll(async () => {
+    running = await startNode({ nodeId: 1 });
+  });
+  afterAll(async () => {
+    await running.stop();
+  });
+
+  it('OVERLOADED is retried after a back-off, writes included (nothing was queued)', async () => {
+    let refusals = 2;
+    running.node.before = (method) => {
+      if (method === 'put' && refusals-- > 0) throw new AtollError('OVERLOADED', 'partition 0 has 2000 requests waiting');
+    };
+    const client = makeClient({ endpoints: [running.address] });
+    expect((await client.put('busy/a', 'x')).applied).toBe(true);
+    expect(running.node.callsOf('put')).toHaveLength(3);
+    // With every attempt refused, the caller gets OVERLOADED (RESOURCE_EXHAUSTED), not marked indeterminate.
+    running.node.before = (method) => {
+      if (method === 'put') throw new AtollError('OVERLOADED', 'partition 0 has 2000 requests waiting');
+    };
+    const error = (await rejection(makeClient({ endpoints: [running.address], maxAttempts: 3 }).put('busy/b', 'x'))) as AtollClientError;
+    expect(error).toMatchObject({ code: 'OVERLOADED', indeterminate: false });
+    expect(error.grpcStatusCode).toBe(8);
+  });
+});
+
 describe('where the token goes', () => {
   let member: RunningNode;
   let stranger: RunningNode;
