@@ -28,11 +28,25 @@ export const maxScriptAttempts = 10;
 
 /** One chain per partition store: re-runs after a conflict go one at a time. */
 const retryTurns = new WeakMap<MvccStore, Promise<unknown>>();
+/** Re-runs waiting in each partition's chain. Invariant: at most maxPendingRequestsPerPartition. */
+const waitingTurns = new WeakMap<MvccStore, number>();
 
-/** Runs `work` after every earlier re-run of the same partition has finished. */
-function inTurn<T>(mvcc: MvccStore, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` after every earlier re-run of the same partition has finished. The chain is bounded
+ * like the partition's other waiting requests: past the bound, OVERLOADED (nothing was written).
+ */
+function inTurn<T>(mvcc: MvccStore, limits: Limits, work: () => Promise<T>): Promise<T> {
+  const waiting = waitingTurns.get(mvcc) ?? 0;
+  if (waiting >= limits.maxPendingRequestsPerPartition) {
+    return Promise.reject(
+      new AtollError('OVERLOADED', `${waiting} scripts wait to re-run after a conflict on this partition, its maximum: retry later`, {
+        maxPendingRequestsPerPartition: limits.maxPendingRequestsPerPartition,
+      }),
+    );
+  }
+  waitingTurns.set(mvcc, waiting + 1);
   const previous = retryTurns.get(mvcc) ?? Promise.resolve();
-  const run = previous.then(work, work);
+  const run = previous.then(work, work).finally(() => waitingTurns.set(mvcc, (waitingTurns.get(mvcc) ?? 1) - 1));
   retryTurns.set(mvcc, run.catch(() => undefined));
   return run;
 }
@@ -130,7 +144,7 @@ export async function runScriptAtLeader(context: ScriptRunContext): Promise<Exec
   const first = await attemptScript(context, script, params, 1);
   if (first !== 'conflict') return first;
   for (let attempt = 2; ; attempt++) {
-    const result = await inTurn(context.mvcc, () => attemptScript(context, script, params, attempt));
+    const result = await inTurn(context.mvcc, context.limits, () => attemptScript(context, script, params, attempt));
     if (result !== 'conflict') return result;
   }
 }
