@@ -282,6 +282,11 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ the loop
 
+  /**
+   * Queues a task for the loop. Never refuses: the queue's client tasks are bounded upstream (each
+   * request admitted by `admitted` queues one, src/node/admission.ts), and internal tasks (ticks,
+   * Raft frames, snapshot adoption) come at the pace of their timers and peers.
+   */
   private enqueue(task: Task): void {
     if (this.closed) return;
     this.tasks.push(task);
