@@ -3,7 +3,7 @@
  * from the valid one, shared lookups, the failed-authentication limit per connection, and the
  * bound on a tenant admin's tokens. The store is a Map that counts reads.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { makeLimits } from '../../src/limits.js';
 import { FailedAuthTracker, hashToken, newToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/auth.js';
@@ -41,6 +41,11 @@ async function codeOf(attempt: Promise<unknown>): Promise<string> {
 
 describe('token floods', () => {
   it('a flood of random tokens neither evicts a valid one nor reads the store more than once per token', async () => {
+    // The clock stands still, so only eviction (never the 2 s expiry) could drop a cached token.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const store = new CountingStore();
     const auth = new NodeAuth(adminToken, store, makeLimits({ maxUnknownTokensCached: 100, maxFailedAuthsPerConnection: 1_000_000 }));
     // More random tokens than the node caches valid ones (10,000): they must not push the valid one out.
@@ -66,8 +71,12 @@ describe('token floods', () => {
   });
 
   it('refuses a connection at once after too many failed authentications, without a lookup', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const store = new CountingStore();
-    const auth = new NodeAuth(adminToken, store, makeLimits({ maxFailedAuthsPerConnection: 5, failedAuthWindowMs: 200 }));
+    const auth = new NodeAuth(adminToken, store, makeLimits({ maxFailedAuthsPerConnection: 5, failedAuthWindowMs: 10_000 }));
     const admin = await auth.principalOf(bearer(adminToken));
     const { token } = await auth.createToken(admin, 'acme', 'read', 'app');
     // Calls without a token (ClusterInfo, health probes) or with a malformed one cost no lookup and do not count.
@@ -86,7 +95,9 @@ describe('token floods', () => {
     expect(store.gets).toBe(reads);
     // Other connections are unaffected; the blocked one recovers when its window passes.
     expect((await auth.principalOf(bearer(token), 'friendly:1')).tenant).toBe('acme');
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    vi.setSystemTime(Date.now() + 9_999);
+    expect(await codeOf(auth.principalOf(bearer(token), 'hostile:9'))).toBe('UNAUTHENTICATED');
+    vi.setSystemTime(Date.now() + 2);
     expect((await auth.principalOf(bearer(token), 'hostile:9')).tenant).toBe('acme');
   });
 
