@@ -565,7 +565,8 @@ export class AtollNode implements api.NodeApi {
       if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
     }
     let leader = this.leaderOf(partition);
-    if (local && leader === 0) leader = await this.waitForLeader(local, context);
+    // Requests waiting out an election count toward the partition's bound like any other.
+    if (local && leader === 0) leader = await this.admitted(local, context, () => this.waitForLeader(local, context));
     if (leader === this.id && local) return this.executeLocal(local, operation, context);
     if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
     // The node's own calls (system tenant) are never refused; client forwards are bounded.
