@@ -33,6 +33,8 @@ export const atollErrorCodes = [
   'UNAUTHENTICATED',
   'PERMISSION_DENIED',
   'QUOTA_EXCEEDED',
+  /** A node's bound on queued client work (pending requests, forwards) is reached; retry later. */
+  'OVERLOADED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -84,6 +86,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   UNAUTHENTICATED: 'UNAUTHENTICATED',
   PERMISSION_DENIED: 'PERMISSION_DENIED',
   QUOTA_EXCEEDED: 'RESOURCE_EXHAUSTED',
+  OVERLOADED: 'RESOURCE_EXHAUSTED',
 });
 
 export class AtollError extends Error {

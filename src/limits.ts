@@ -73,6 +73,35 @@ export interface Limits {
   readonly maxScriptParams: number;
   /** A transaction's note (a script's return value, kept for retries) is at most this many bytes. */
   readonly maxTxnNoteBytes: number;
+  /** A script that only reads returns at most this many bytes of JSON (one that writes: maxTxnNoteBytes). */
+  readonly maxScriptResultBytes: number;
+  /**
+   * A call's deadline is at most this far away; a later one is clamped to it, so every timer a
+   * deadline sets is a real one (setTimeout fires delays past 2^31 - 1 ms at once).
+   */
+  readonly maxCallTimeoutMs: number;
+  /**
+   * Client work admitted at one node and not yet answered: proposals waiting to apply and
+   * linearizable reads waiting for their ReadIndex round, per partition and per node. Past either
+   * bound a request fails at once with OVERLOADED; ticks and Raft messages are never refused.
+   * Together they also bound the loop's queue of client tasks (each admitted request queues one).
+   */
+  readonly maxPendingRequestsPerPartition: number;
+  readonly maxPendingRequestsPerNode: number;
+  /** Requests one node has forwarded to others and not yet had answered (else OVERLOADED). */
+  readonly maxForwardsInFlight: number;
+  /** A tenant has at most this many tokens, revoked ones included (else RESOURCE_EXHAUSTED). */
+  readonly maxTokensPerTenant: number;
+  /**
+   * A connection (remote address and port) whose calls presented a token that failed to
+   * authenticate this many times within failedAuthWindowMs is refused at once (UNAUTHENTICATED),
+   * without a token lookup, until the window passes.
+   */
+  readonly maxFailedAuthsPerConnection: number;
+  readonly failedAuthWindowMs: number;
+  /** Connections tracked for failed authentications, and unknown token hashes remembered. */
+  readonly maxTrackedConnections: number;
+  readonly maxUnknownTokensCached: number;
 }
 
 export const defaultLimits: Limits = Object.freeze({
@@ -103,6 +132,16 @@ export const defaultLimits: Limits = Object.freeze({
   maxScriptMs: 2_000,
   maxScriptParams: 256,
   maxTxnNoteBytes: 64 * kibibyte,
+  maxScriptResultBytes: 2 * mebibyte,
+  maxCallTimeoutMs: 5 * 60_000,
+  maxPendingRequestsPerPartition: 2_000,
+  maxPendingRequestsPerNode: 20_000,
+  maxForwardsInFlight: 10_000,
+  maxTokensPerTenant: 1_000,
+  maxFailedAuthsPerConnection: 20,
+  failedAuthWindowMs: 10_000,
+  maxTrackedConnections: 10_000,
+  maxUnknownTokensCached: 10_000,
 });
 
 /** Builds a limits object from the defaults and some overrides, asserting that it is coherent. */
@@ -144,6 +183,20 @@ export function assertLimits(limits: Limits): void {
   assert(Date.UTC(3000, 0) + limits.maxTtlMs < Number.MAX_SAFE_INTEGER, 'maxTtlMs keeps expiry times exact');
   // The hash space has 2^32 points; every partition must own at least one.
   assert(limits.maxPartitionCount <= 2 ** 32, 'maxPartitionCount <= 2^32');
+  // A read-only script may return at least what a writing one may, and its answer fits a message.
+  assert(limits.maxTxnNoteBytes <= limits.maxScriptResultBytes, 'maxTxnNoteBytes <= maxScriptResultBytes');
+  assert(limits.maxScriptResultBytes + limits.messageOverheadBytes <= limits.maxMessageBytes, 'a maximal script result fits a message');
+  // Deadlines: the default is within the maximum, the maximum fits a timer and a stream's uint32
+  // timeout, and a script's time budget plus a transaction's life fit in it.
+  assert(limits.defaultCallTimeoutMs <= limits.maxCallTimeoutMs, 'defaultCallTimeoutMs <= maxCallTimeoutMs');
+  assert(limits.maxCallTimeoutMs <= 2 ** 31 - 1, 'maxCallTimeoutMs fits a timer (2^31 - 1 ms)');
+  assert(limits.maxTxnDurationMs <= limits.maxCallTimeoutMs, 'maxTxnDurationMs <= maxCallTimeoutMs');
+  // One partition's share never exceeds the node's, and one stream alone cannot fill a partition.
+  assert(limits.maxPendingRequestsPerPartition <= limits.maxPendingRequestsPerNode, 'maxPendingRequestsPerPartition <= maxPendingRequestsPerNode');
+  assert(limits.maxStreamRequestsInFlight <= limits.maxPendingRequestsPerPartition, 'maxStreamRequestsInFlight <= maxPendingRequestsPerPartition');
+  // A forwarded request becomes pending work at the leader's node.
+  assert(limits.maxForwardsInFlight <= limits.maxPendingRequestsPerNode, 'maxForwardsInFlight <= maxPendingRequestsPerNode');
+  assert(limits.failedAuthWindowMs <= limits.maxCallTimeoutMs, 'failedAuthWindowMs <= maxCallTimeoutMs');
   // A snapshot chunk travels in one message, plus at most one oversized entry's worth.
   assert(
     limits.snapshotChunkBytes + limits.maxKeyBytes + limits.maxValueBytes + limits.messageOverheadBytes <=

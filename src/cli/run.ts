@@ -33,6 +33,7 @@ export const defaultEndpoints = '127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003';
 
 interface GlobalOptions {
   token?: string;
+  tokenFile?: string;
   endpoints?: string;
   json?: boolean;
   timeout?: number;
@@ -56,6 +57,39 @@ function parseDelta(text: string): bigint {
   return BigInt(text);
 }
 
+/** A token file holds one token; anything longer is not one (and is not read into memory whole). */
+const maxTokenFileBytes = 4096;
+
+function readTokenFile(path: string, source: string): string {
+  let text: string;
+  try {
+    const bytes = readFileSync(path);
+    if (bytes.length > maxTokenFileBytes) throw new AtollError('INVALID_ARGUMENT', `${source} ${path} is larger than ${maxTokenFileBytes} bytes: it holds one token`);
+    text = bytes.toString('utf8');
+  } catch (error) {
+    if (error instanceof AtollError) throw error;
+    throw new AtollError('INVALID_ARGUMENT', `cannot read ${source} ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const token = text.trim();
+  if (token === '' || /\s/.test(token)) throw new AtollError('INVALID_ARGUMENT', `${source} ${path} must hold exactly one token`);
+  return token;
+}
+
+/**
+ * The token, from the first of: --token-file, --token, $ATOLL_TOKEN_FILE, $ATOLL_TOKEN (empty
+ * variables count as unset). --token puts the secret in the command line, which other users of the
+ * machine can read (ps, /proc/<pid>/cmdline); a file or the environment does not.
+ */
+export function tokenOf(globals: { token?: string; tokenFile?: string }, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (globals.tokenFile !== undefined && globals.token !== undefined) throw new AtollError('INVALID_ARGUMENT', 'give --token or --token-file, not both');
+  if (globals.tokenFile !== undefined) return readTokenFile(globals.tokenFile, '--token-file');
+  if (globals.token !== undefined) return globals.token;
+  const file = env['ATOLL_TOKEN_FILE'];
+  if (file !== undefined && file !== '') return readTokenFile(file, 'ATOLL_TOKEN_FILE');
+  const token = env['ATOLL_TOKEN'];
+  return token === undefined || token === '' ? undefined : token;
+}
+
 export async function run(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = exitCodes.ok;
   const program = new Command('atoll');
@@ -68,16 +102,16 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const command = args[args.length - 1] as Command;
       const globals = command.optsWithGlobals<GlobalOptions & TlsFlags>();
       const endpoints = (globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? defaultEndpoints).split(',');
-      const options: AtollClientOptions = {
-        endpoints,
-        // One-shot commands gain nothing from a stream; a unary call is one round trip fewer.
-        pipelining: false,
-        ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }),
-        // An empty ATOLL_TOKEN counts as unset, like the other ATOLL_* variables.
-        ...((globals.token ?? (io.env['ATOLL_TOKEN'] || undefined)) !== undefined && { token: (globals.token ?? io.env['ATOLL_TOKEN'])! }),
-      };
       let client: AtollClient | undefined;
       try {
+        const token = tokenOf(globals, io.env);
+        const options: AtollClientOptions = {
+          endpoints,
+          // One-shot commands gain nothing from a stream; a unary call is one round trip fewer.
+          pipelining: false,
+          ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }),
+          ...(token !== undefined && { token }),
+        };
         const tls = clientTlsOf(globals, io.env);
         const withTls: AtollClientOptions = tls === undefined ? options : { ...options, tls };
         client = io.createClient?.(withTls) ?? new AtollClient(withTls);
@@ -97,7 +131,8 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .description('Command-line client for the Atoll key-value store.')
     .option('--endpoints <list>', `comma-separated host:port list (default: $ATOLL_ENDPOINTS or ${defaultEndpoints})`)
     .option('--json', 'print results as JSON')
-    .option('--token <token>', 'bearer token of a cluster with authentication (default: $ATOLL_TOKEN)')
+    .option('--token-file <file>', 'read the bearer token of a cluster with authentication from FILE (default: $ATOLL_TOKEN_FILE, then $ATOLL_TOKEN)')
+    .option('--token <token>', 'the bearer token itself; other users of this machine can read it in the process list (ps): prefer --token-file')
     .option('--timeout <ms>', 'timeout of each call in milliseconds', parseCount('--timeout', 1))
     .exitOverride()
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })

@@ -235,6 +235,11 @@ export class AtollClient {
   private readonly tls: TlsClientOptions | undefined;
   private readonly token: string | undefined;
   private readonly connections = new Map<string, NodeConnection>();
+  /**
+   * Where requests (and the token) may go: the configured endpoints and the addresses their
+   * ClusterInfo advertises. Never an address seen only in a leader hint or an error.
+   */
+  private readonly clusterAddresses = new Set<string>();
   private readonly unreachableUntilMs = new Map<string, number>();
   private map: ClusterMap | undefined;
   private refreshing: Promise<void> | undefined;
@@ -246,6 +251,7 @@ export class AtollClient {
     const endpoints = options.endpoints.map((endpoint) => endpoint.trim()).filter((endpoint) => endpoint !== '');
     if (endpoints.length === 0) throw new AtollError('INVALID_ARGUMENT', 'AtollClient needs at least one endpoint (host:port)');
     this.endpoints = Object.freeze([...new Set(endpoints)]);
+    for (const endpoint of this.endpoints) this.clusterAddresses.add(endpoint);
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? limits.defaultCallTimeoutMs;
     if (!Number.isFinite(this.defaultTimeoutMs) || this.defaultTimeoutMs <= 0) {
       throw new AtollError('INVALID_ARGUMENT', 'defaultTimeoutMs must be a positive number of milliseconds');
@@ -588,7 +594,9 @@ export class AtollClient {
       else if (this.map.leaderAddressOf(partition) === address) this.map.forgetLeader(partition);
     }
     this.requestRefresh();
-    return hint !== undefined && hint.address !== address ? hint.address : undefined;
+    // Follow a hint only to the address the cluster itself advertises for that node.
+    const hinted = hint === undefined ? undefined : (this.map?.addressOf(hint.nodeId) ?? (this.clusterAddresses.has(hint.address) ? hint.address : undefined));
+    return hinted !== undefined && hinted !== address && this.clusterAddresses.has(hinted) ? hinted : undefined;
   }
 
   /** The partition leader's address when known and reachable, else any node (which forwards). */
@@ -622,6 +630,8 @@ export class AtollClient {
   private connectionTo(address: string): NodeConnection {
     // A late retry or refresh must not reopen a channel that close() would never close again.
     if (this.closed) throw new AtollError('UNAVAILABLE', 'the client is closed');
+    // The token goes only to the cluster's own addresses (see clusterAddresses).
+    if (!this.clusterAddresses.has(address)) throw new AtollError('UNAVAILABLE', `${address} is not an address of this cluster`);
     let connection = this.connections.get(address);
     if (connection === undefined) {
       connection = new NodeConnection(address, {
@@ -654,6 +664,8 @@ export class AtollClient {
       try {
         const map = new ClusterMap(await this.connectionTo(address).clusterInfo(Date.now() + refreshTimeoutMs, undefined));
         if (!map.usable) continue;
+        // Bounded: a cluster advertises one address per node.
+        for (const nodeAddress of map.addresses()) this.clusterAddresses.add(nodeAddress);
         this.map = map;
         return;
       } catch (error) {

@@ -37,11 +37,21 @@ export class ClusterMap {
     return leader === 0 ? undefined : this.addressById.get(leader);
   }
 
-  /** Records a leader learned from a NOT_LEADER hint, until the next refresh replaces the map. */
+  /**
+   * Records a leader learned from a NOT_LEADER hint, until the next refresh replaces the map. Only
+   * the node id is taken: its address stays the one ClusterInfo advertised, because an address
+   * that appears only in an error is not known to belong to the cluster (the client's token must
+   * not go there). A node the map does not know is ignored; the refresh will name it.
+   */
   learnLeader(partition: number, hint: LeaderHint): void {
     if (partition < 0 || partition >= this.partitionCount) return;
+    if (!this.addressById.has(hint.nodeId)) return;
     this.leaders[partition] = hint.nodeId;
-    this.addressById.set(hint.nodeId, hint.address);
+  }
+
+  /** The address ClusterInfo advertised for a node, if any. */
+  addressOf(nodeId: number): string | undefined {
+    return this.addressById.get(nodeId);
   }
 
   /** Forgets a partition's leader (it failed), so requests go to any node until a refresh. */

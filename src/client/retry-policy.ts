@@ -6,7 +6,8 @@
  *
  * - NOT_LEADER / NO_LEADER: the node refused it before proposing it to Raft;
  * - the connection was never established, so nothing was sent;
- * - the node said `atoll-not-applied` (it could not reach the leader to forward it).
+ * - the node said `atoll-not-applied` (it could not reach the leader to forward it);
+ * - OVERLOADED: a node's bound on waiting requests refused it before anything was queued.
  *
  * A write that timed out (DEADLINE_EXCEEDED) or whose connection broke after sending is
  * indeterminate: it may have been applied. Retrying it could apply it twice (an increment counted
@@ -40,6 +41,10 @@ export function retryActionOf(error: AtollError, write: boolean): RetryAction {
       if (write && !neverSent) return noRetry;
       return { retry: true, nodeUnreachable };
     }
+    case 'OVERLOADED':
+      // The node refused it before queueing anything (src/node/admission.ts): safe to repeat,
+      // writes included, after the usual back-off.
+      return { retry: true, nodeUnreachable: false };
     default:
       return noRetry;
   }

@@ -20,6 +20,8 @@ export interface CallContext {
   readonly authorization?: string;
   /** The caller's tenant, once a node authenticated it (forwarded requests carry it). */
   readonly tenant?: string;
+  /** The caller's connection (remote address:port), for the failed-authentication limit. */
+  readonly connection?: string;
 }
 
 export interface KeyRecord {

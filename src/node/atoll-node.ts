@@ -38,6 +38,8 @@ import { isWriteKind } from '../server/kv-operation.js';
 import { NodeAuth, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
 import { newPeerSecret, PeerSecretCheck, peerSecretMetadataKey } from './peer-secret.js';
 import { refusalOf } from './peer-message-check.js';
+import { Admission } from './admission.js';
+import assert from 'node:assert/strict';
 
 export interface AtollNodeConfig {
   readonly id: number;
@@ -56,6 +58,10 @@ export interface AtollNodeConfig {
   readonly cacheBytes?: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
   readonly maxValueBytes?: number;
+  /** Tokens a tenant admin may create for its tenant (default limits.maxTokensPerTenant). */
+  readonly maxTokensPerTenant?: number;
+  /** Other limits that differ from src/limits.ts (tests lower the admission bounds). */
+  readonly limits?: Partial<Limits>;
   /** Deliberate defects for the fault suite's negative controls; never set in production. */
   readonly testBugs?: NodeTestBugs;
   /** Addresses to dial peers at, when not their advertised ones (a harness's fault proxies). */
@@ -169,6 +175,8 @@ export class AtollNode implements api.NodeApi {
   private refusedPeerMessagesReportedAtMs = 0;
   /** Signs the transaction handles this node hands out and verifies the ones callers send back. */
   private readonly txnKeys: TxnHandleKeys;
+  /** Bounds on client work waiting here (src/node/admission.ts); internal work bypasses it. */
+  private readonly admission: Admission;
   /** Newest versions of recently used keys, shared by this node's partition stores. */
   readonly versionCache: VersionCache;
 
@@ -179,8 +187,16 @@ export class AtollNode implements api.NodeApi {
     this.id = config.id;
     this.logger = config.logger;
     this.nodeIds = [...config.peers.keys()].sort((a, b) => a - b);
-    this.limits = config.maxValueBytes === undefined ? defaultLimits : makeLimits({ maxValueBytes: config.maxValueBytes });
+    this.limits =
+      config.maxValueBytes === undefined && config.maxTokensPerTenant === undefined && config.limits === undefined
+        ? defaultLimits
+        : makeLimits({
+            ...config.limits,
+            ...(config.maxValueBytes !== undefined && { maxValueBytes: config.maxValueBytes }),
+            ...(config.maxTokensPerTenant !== undefined && { maxTokensPerTenant: config.maxTokensPerTenant }),
+          });
     this.load = new LoadTracker({ maxPartitions: config.partitions });
+    this.admission = new Admission(this.limits);
     this.versionCache = new VersionCache(config.cacheBytes ?? NODE_DEFAULTS.cacheBytes);
     this.txnKeys = TxnHandleKeys.derive({ peerSecrets: config.peerSecrets, adminToken: config.adminToken });
     this.auth = new NodeAuth(config.adminToken, {
@@ -202,7 +218,7 @@ export class AtollNode implements api.NodeApi {
         } while (pageToken !== '');
         return entries;
       },
-    });
+    }, this.limits);
     const peerSecrets = config.peerSecrets !== undefined && config.peerSecrets.length > 0 ? config.peerSecrets : [newPeerSecret()];
     this.peerSecretCheck = new PeerSecretCheck(peerSecrets);
     const dialable = new Map(config.peers);
@@ -288,6 +304,11 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ the loop
 
+  /**
+   * Queues a task for the loop. Never refuses: the queue's client tasks are bounded upstream (each
+   * request admitted by `admitted` queues one, src/node/admission.ts), and internal tasks (ticks,
+   * Raft frames, snapshot adoption) come at the pace of their timers and peers.
+   */
   private enqueue(task: Task): void {
     if (this.closed) return;
     this.tasks.push(task);
@@ -601,9 +622,12 @@ export class AtollNode implements api.NodeApi {
       if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
     }
     let leader = this.leaderOf(partition);
-    if (local && leader === 0) leader = await this.waitForLeader(local, context);
+    // Requests waiting out an election count toward the partition's bound like any other.
+    if (local && leader === 0) leader = await this.admitted(local, context, () => this.waitForLeader(local, context));
     if (leader === this.id && local) return this.executeLocal(local, operation, context);
     if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
+    // The node's own calls (system tenant) are never refused; client forwards are bounded.
+    const release = context.tenant === systemTenant ? () => undefined : this.admission.admitForward();
     try {
       const result = await this.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal, context.tenant);
       if (!local) this.remoteLeaders.set(partition, leader);
@@ -615,6 +639,8 @@ export class AtollNode implements api.NodeApi {
       }
       if (!local) this.remoteLeaders.delete(partition);
       throw error;
+    } finally {
+      release();
     }
   }
 
@@ -662,7 +688,7 @@ export class AtollNode implements api.NodeApi {
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
     this.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), performance.now());
     this.countRequest(replica.id, tenant);
-    await this.auth.checkQuota(tenant, isWriteKind(operation.kind));
+    await this.auth.checkQuota(tenant, this.mayGrow(operation, tenant));
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;
@@ -752,10 +778,31 @@ export class AtollNode implements api.NodeApi {
             begin: () =>
               this.beginAt(replica, { key: scriptBucketKey as string, isolation: operation.request.isolation ?? 'snapshot' }, context),
             mvcc: replica.mvcc,
-            propose: (command, requestId) => this.propose(replica, command, context, requestId),
+            // A script's writes are known only once it ran: one that adds data meets the storage quota here.
+            propose: async (command, requestId) => {
+              if (commandGrows(command)) await this.auth.checkStorageQuota(tenant);
+              return this.propose(replica, command, context, requestId);
+            },
             deadlineMs: context.deadlineMs,
           }),
         };
+    }
+  }
+
+  /**
+   * Whether an operation may add stored data, so the storage quota applies: deletes, expiry
+   * changes (extend) and transactions that only delete go through over quota (a tenant must be
+   * able to get back under it); a script is checked when it commits (see executeScript).
+   */
+  private mayGrow(operation: KvOperation, tenant: string): boolean {
+    switch (operation.kind) {
+      case 'put':
+      case 'increment':
+        return true;
+      case 'commit':
+        return commandGrows(this.txnScope(operation.request.transaction, tenant).commandOf(operation.request));
+      default:
+        return false;
     }
   }
 
@@ -832,7 +879,7 @@ export class AtollNode implements api.NodeApi {
   /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */
   private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.config.testBugs?.readsWithoutQuorum) return Promise.resolve();
-    return this.withDeadline(
+    return this.admitted(replica, context, () => this.withDeadline(
       () => new Promise<void>((resolve, reject) => {
         this.enqueue(() => {
           if (replica.raw.status().role !== 'leader') {
@@ -843,14 +890,30 @@ export class AtollNode implements api.NodeApi {
         });
       }),
       context,
-    );
+    ));
+  }
+
+  /**
+   * Runs a request that queues work for the loop under the admission bounds: OVERLOADED at once
+   * past them. The node's own reads and writes (system tenant: tokens, quotas, usage) are not
+   * counted, so a flood of client work never locks out authentication.
+   */
+  private admitted<T>(replica: PartitionReplica, context: api.CallContext, run: () => Promise<T>): Promise<T> {
+    if (context.tenant === systemTenant) return run();
+    let release: () => void;
+    try {
+      release = this.admission.admitRequest(replica.id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run().finally(release);
   }
 
   private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
     // Validation happens here, before anything reaches the log: bad input changes nothing.
     if (requestId !== undefined) validateRequestId(requestId);
     const payload = encodeEntryPayload(Date.now(), encodeCommand(command, this.limits), requestId);
-    return this.withDeadline(
+    return this.admitted(replica, context, () => this.withDeadline(
       () => new Promise<ApplyResult>((resolve, reject) => {
         this.enqueue(() => {
           try {
@@ -861,7 +924,7 @@ export class AtollNode implements api.NodeApi {
         });
       }),
       context,
-    ).then((result) => {
+    )).then((result) => {
       if (result.error) throw result.error;
       return result;
     });
@@ -873,7 +936,9 @@ export class AtollNode implements api.NodeApi {
    * be unhandled.
    */
   private withDeadline<T>(start: () => Promise<T>, context: api.CallContext): Promise<T> {
-    const remaining = context.deadlineMs - Date.now();
+    // Deadlines are clamped where calls arrive (call-context.ts); this clamps forwarded ones too.
+    const remaining = Math.min(context.deadlineMs - Date.now(), this.limits.maxCallTimeoutMs);
+    assert(remaining <= 2 ** 31 - 1, 'a deadline timer fits setTimeout');
     if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
     const promise = start();
     return new Promise<T>((resolve, reject) => {
@@ -907,7 +972,7 @@ export class AtollNode implements api.NodeApi {
 
   /** The caller of a client call: its token alone (the peer secret never authorizes a client call). */
   private async principalOf(context: api.CallContext): Promise<Principal> {
-    return this.auth.principalOf(context.authorization);
+    return this.auth.principalOf(context.authorization, context.connection);
   }
 
   /** Whether a call to the peer port carries one of the cluster's peer secrets (constant time). */
@@ -1134,7 +1199,8 @@ export class AtollNode implements api.NodeApi {
       },
       forward: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
         const deadline = call.getDeadline();
-        const deadlineMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
+        const askedMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
+        const deadlineMs = Math.min(askedMs, Date.now() + this.limits.maxCallTimeoutMs);
         let forwarded;
         try {
           if (!this.peerCallAllowed(call)) throw new AtollError('UNAUTHENTICATED', 'Peer.Forward needs the cluster peer secret');
@@ -1175,6 +1241,12 @@ export class AtollNode implements api.NodeApi {
   get failure(): Error | undefined {
     return this.fatal;
   }
+}
+
+/** Whether a command writes a value (put, increment) rather than only deleting or changing expiry. */
+function commandGrows(command: Command): boolean {
+  const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : command.type === 'compact' ? [] : [command];
+  return writes.some((write) => write.type === 'put' || write.type === 'increment');
 }
 
 function encodePageToken(revision: number, after: string): string {

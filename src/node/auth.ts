@@ -9,6 +9,15 @@
  *
  * A node caches what it learned about a token for `cacheMs` (2 s), so a revoked token stops working
  * on every node within that time; an unknown token is looked up again after the same time.
+ * Unknown tokens live in a cache of their own (limits.maxUnknownTokensCached hashes), so a flood of
+ * random tokens never evicts a valid one, and concurrent requests with one token share one lookup.
+ * A connection (the remote address:port) whose calls present an unknown or revoked token
+ * limits.maxFailedAuthsPerConnection times within limits.failedAuthWindowMs is refused at once,
+ * without a lookup, until the window passes: a flood of random tokens costs the token partition
+ * at most that many lookups per connection and window.
+ *
+ * A tenant admin creates at most limits.maxTokensPerTenant tokens for its tenant (revoked ones
+ * count: their records stay for the audit list); the cluster admin is not bounded.
  *
  * Quotas (`quotas/<tenant>` records) bound a tenant's stored keys and bytes and its request rate.
  * Stored keys and bytes are counted exactly per partition by the MVCC store; each partition leader
@@ -19,6 +28,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AtollError } from '../errors.js';
+import { limits as defaultLimits, type Limits } from '../limits.js';
 import { systemTenant, toInternalKey, validateTenant } from '../keys/tenant-keys.js';
 import { anonymousPrincipal, isRole, requireClusterAdmin, requireRole, type Principal, type Role } from '../tenancy/principal.js';
 
@@ -105,6 +115,75 @@ function unauthenticated(message: string): AtollError {
 }
 
 /** A token bucket per tenant: `rate` requests per second with a burst of one second's worth. */
+/**
+ * Failed authentications per connection in fixed windows. Invariant: at most `maxConnections`
+ * entries (the oldest window is dropped first: a flood from new ports cannot grow it).
+ */
+export class FailedAuthTracker {
+  private readonly windows = new Map<string, { startedAtMs: number; failures: number }>();
+
+  constructor(private readonly limits: Pick<Limits, 'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxTrackedConnections'>) {}
+
+  /** Milliseconds until `connection` may try again, or 0 when it is not blocked. */
+  blockedForMs(connection: string, nowMs: number): number {
+    const window = this.windows.get(connection);
+    if (window === undefined) return 0;
+    const endsAtMs = window.startedAtMs + this.limits.failedAuthWindowMs;
+    if (nowMs >= endsAtMs) {
+      this.windows.delete(connection);
+      return 0;
+    }
+    return window.failures >= this.limits.maxFailedAuthsPerConnection ? endsAtMs - nowMs : 0;
+  }
+
+  recordFailure(connection: string, nowMs: number): void {
+    let window = this.windows.get(connection);
+    if (window === undefined || nowMs - window.startedAtMs >= this.limits.failedAuthWindowMs) {
+      this.windows.delete(connection);
+      if (this.windows.size >= this.limits.maxTrackedConnections) this.windows.delete(this.windows.keys().next().value!);
+      window = { startedAtMs: nowMs, failures: 0 };
+      this.windows.set(connection, window);
+    }
+    window.failures++;
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
+}
+
+/** Hashes of tokens that are not (or no longer) valid, remembered for `ttlMs`, at most `capacity`. */
+export class UnknownTokenCache {
+  private readonly seenAtMs = new Map<string, number>();
+
+  constructor(
+    private readonly capacity: number,
+    private readonly ttlMs: number,
+  ) {}
+
+  has(hash: string, nowMs: number): boolean {
+    const atMs = this.seenAtMs.get(hash);
+    if (atMs === undefined) return false;
+    if (nowMs - atMs < this.ttlMs) return true;
+    this.seenAtMs.delete(hash);
+    return false;
+  }
+
+  add(hash: string, nowMs: number): void {
+    this.seenAtMs.delete(hash);
+    if (this.seenAtMs.size >= this.capacity) this.seenAtMs.delete(this.seenAtMs.keys().next().value!);
+    this.seenAtMs.set(hash, nowMs);
+  }
+
+  clear(): void {
+    this.seenAtMs.clear();
+  }
+
+  get size(): number {
+    return this.seenAtMs.size;
+  }
+}
+
 class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; atMs: number }>();
 
@@ -121,7 +200,16 @@ class RateLimiter {
 
 export class NodeAuth {
   private readonly adminTokenHash: string | undefined;
-  private readonly tokenCache = new Map<string, { principal: Principal | undefined; atMs: number }>();
+  /** Valid tokens only; unknown ones go to `unknownTokens`, so they cannot evict these. */
+  private readonly tokenCache = new Map<string, { principal: Principal; atMs: number }>();
+  private readonly unknownTokens: UnknownTokenCache;
+  /** Lookups under way, by token hash: concurrent requests with one token share one. */
+  private readonly lookups = new Map<string, Promise<Principal | undefined>>();
+  private readonly failedAuths: FailedAuthTracker;
+  /** Token records read from the store (a test and diagnostics counter). */
+  tokenLookups = 0;
+  /** Token creations run one at a time on a node, so the per-tenant count is checked against settled records. */
+  private creating: Promise<unknown> = Promise.resolve();
   private quotaCache = new Map<string, { quota: Quota; atMs: number }>();
   private usageCache: { totals: Map<string, { keys: number; bytes: number; requestsPerSecond: number }>; atMs: number } | undefined;
   private readonly limiter = new RateLimiter();
@@ -129,36 +217,80 @@ export class NodeAuth {
   constructor(
     adminToken: string | undefined,
     private readonly store: SystemStore,
+    private readonly limits: Pick<
+      Limits,
+      'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxTrackedConnections' | 'maxUnknownTokensCached' | 'maxTokensPerTenant'
+    > = defaultLimits,
   ) {
     this.adminTokenHash = adminToken === undefined ? undefined : hashToken(adminToken);
+    this.unknownTokens = new UnknownTokenCache(limits.maxUnknownTokensCached, cacheMs);
+    this.failedAuths = new FailedAuthTracker(limits);
   }
 
   get enabled(): boolean {
     return this.adminTokenHash !== undefined;
   }
 
-  /** Who the caller is, from the `authorization` metadata value (or its absence). */
-  async principalOf(authorization: string | undefined): Promise<Principal> {
+  /**
+   * Who the caller is, from the `authorization` metadata value (or its absence). `connection`
+   * names the caller's connection (grpc-js getPeer(): address:port) for the failed-authentication
+   * limit; calls without one (the node's own) are not limited.
+   */
+  async principalOf(authorization: string | undefined, connection?: string): Promise<Principal> {
     if (!this.enabled) return anonymousPrincipal;
+    const nowMs = Date.now();
+    if (connection !== undefined) {
+      const blockedMs = this.failedAuths.blockedForMs(connection, nowMs);
+      if (blockedMs > 0) {
+        throw new AtollError('UNAUTHENTICATED', `too many failed authentications on this connection: refused for ${Math.ceil(blockedMs / 1000)} s`, {
+          retryAfterMs: blockedMs,
+        });
+      }
+    }
+    const principal = await this.authenticate(authorization, nowMs);
+    if (principal !== 'unknown') return principal;
+    // Only a well-formed token that is not valid counts: it is what may cost a lookup. A missing
+    // token (ClusterInfo, health checks) or a malformed one costs nothing and is not counted.
+    if (connection !== undefined) this.failedAuths.recordFailure(connection, Date.now());
+    throw unauthenticated('unknown or revoked token');
+  }
+
+  private async authenticate(authorization: string | undefined, nowMs: number): Promise<Principal | 'unknown'> {
     if (authorization === undefined || authorization === '') {
-      throw unauthenticated('this cluster requires a token: send `authorization: Bearer <token>` metadata (atoll --token, ATOLL_TOKEN)');
+      throw unauthenticated('this cluster requires a token: send `authorization: Bearer <token>` metadata (atoll --token-file, ATOLL_TOKEN_FILE)');
     }
     const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
     if (match === null || !tokenPattern.test(match[1]!)) throw unauthenticated('malformed authorization: expected `Bearer atk_...`');
     const hash = hashToken(match[1]!);
     if (hash === this.adminTokenHash) return { tenant: 'default', role: 'admin', clusterAdmin: true, tokenId: hash.slice(0, 12) };
-    const nowMs = Date.now();
     const cached = this.tokenCache.get(hash);
-    let principal = cached !== undefined && nowMs - cached.atMs < cacheMs ? cached.principal : undefined;
-    if (cached === undefined || nowMs - cached.atMs >= cacheMs) {
+    if (cached !== undefined && nowMs - cached.atMs < cacheMs) return cached.principal;
+    if (this.unknownTokens.has(hash, nowMs)) return 'unknown';
+    return (await this.lookUp(hash)) ?? 'unknown';
+  }
+
+  /** Reads a token's record (one read shared by concurrent callers) and caches the outcome. */
+  private lookUp(hash: string): Promise<Principal | undefined> {
+    const running = this.lookups.get(hash);
+    if (running !== undefined) return running;
+    const lookup = (async () => {
+      this.tokenLookups++;
       const bytes = await this.store.get(systemKey(`tokens/${hash}`));
       const record = bytes === undefined ? undefined : tokenRecordOf(parseJson(bytes));
-      principal = record === undefined || record.revoked ? undefined : { tenant: record.tenant, role: record.role, clusterAdmin: false, tokenId: record.id };
-      if (this.tokenCache.size >= maxCachedTokens) this.tokenCache.delete(this.tokenCache.keys().next().value!);
-      this.tokenCache.set(hash, { principal, atMs: nowMs });
-    }
-    if (principal === undefined) throw unauthenticated('unknown or revoked token');
-    return principal;
+      const principal: Principal | undefined =
+        record === undefined || record.revoked ? undefined : { tenant: record.tenant, role: record.role, clusterAdmin: false, tokenId: record.id };
+      const atMs = Date.now();
+      if (principal === undefined) {
+        this.tokenCache.delete(hash);
+        this.unknownTokens.add(hash, atMs);
+      } else {
+        if (!this.tokenCache.has(hash) && this.tokenCache.size >= maxCachedTokens) this.tokenCache.delete(this.tokenCache.keys().next().value!);
+        this.tokenCache.set(hash, { principal, atMs });
+      }
+      return principal;
+    })().finally(() => this.lookups.delete(hash));
+    this.lookups.set(hash, lookup);
+    return lookup;
   }
 
   async createToken(caller: Principal, tenant: string, role: string, name: string): Promise<{ token: string; info: TokenRecord }> {
@@ -167,11 +299,31 @@ export class NodeAuth {
     if (!isRole(role)) throw new AtollError('INVALID_ARGUMENT', `role must be read, readwrite or admin; got ${JSON.stringify(role)}`);
     this.requireTenantAdmin(caller, tenant, 'creating a token');
     if (name.length > 200) throw new AtollError('INVALID_ARGUMENT', 'a token name is at most 200 characters');
-    const token = newToken();
-    const hash = hashToken(token);
-    const info: TokenRecord = { id: hash.slice(0, 12), tenant, role, name, createdAtMs: Date.now(), revoked: false };
-    await this.store.put(systemKey(`tokens/${hash}`), json(info));
-    return { token, info };
+    const create = async (): Promise<{ token: string; info: TokenRecord }> => {
+      if (!caller.clusterAdmin) await this.requireRoomForToken(tenant);
+      const token = newToken();
+      const hash = hashToken(token);
+      const info: TokenRecord = { id: hash.slice(0, 12), tenant, role, name, createdAtMs: Date.now(), revoked: false };
+      await this.store.put(systemKey(`tokens/${hash}`), json(info));
+      return { token, info };
+    };
+    const created = this.creating.then(create, create);
+    this.creating = created.catch(() => undefined);
+    return created;
+  }
+
+  /** RESOURCE_EXHAUSTED when the tenant already has maxTokensPerTenant token records (revoked ones too). */
+  private async requireRoomForToken(tenant: string): Promise<void> {
+    const max = this.limits.maxTokensPerTenant;
+    let count = 0;
+    for (const entry of await this.store.scan(tokensBucket)) if (tokenRecordOf(parseJson(entry.value))?.tenant === tenant) count++;
+    if (count >= max) {
+      throw new AtollError('RESOURCE_EXHAUSTED', `tenant ${tenant} has ${count} tokens (revoked ones included), the most a tenant admin may create; the cluster admin can create more`, {
+        tenant,
+        tokens: count,
+        maxTokensPerTenant: max,
+      });
+    }
   }
 
   async listTokens(caller: Principal, tenant: string | undefined): Promise<TokenRecord[]> {
@@ -258,9 +410,11 @@ export class NodeAuth {
 
   /**
    * Checks a tenant's quotas before the leader runs a request: the request rate always, stored
-   * keys and bytes for writes. Exceeding one changes nothing (QUOTA_EXCEEDED, RESOURCE_EXHAUSTED).
+   * keys and bytes for requests that may add data (`grows`). Deletes, expiry changes and
+   * transactions that only delete are let through over quota, so a tenant can always get back
+   * under it. Exceeding one changes nothing (QUOTA_EXCEEDED, RESOURCE_EXHAUSTED).
    */
-  async checkQuota(tenant: string, write: boolean): Promise<void> {
+  async checkQuota(tenant: string, grows: boolean): Promise<void> {
     if (!this.enabled || tenant === systemTenant) return;
     const quota = await this.quotaOf(tenant);
     if (quota.maxRequestsPerSecond > 0 && !this.limiter.tryTake(tenant, quota.maxRequestsPerSecond, Date.now())) {
@@ -269,7 +423,14 @@ export class NodeAuth {
         maxRequestsPerSecond: quota.maxRequestsPerSecond,
       });
     }
-    if (!write || (quota.maxKeys === 0 && quota.maxBytes === 0)) return;
+    if (grows) await this.checkStorageQuota(tenant);
+  }
+
+  /** QUOTA_EXCEEDED when the tenant's stored keys or bytes are at its quota (writes that add data). */
+  async checkStorageQuota(tenant: string): Promise<void> {
+    if (!this.enabled || tenant === systemTenant) return;
+    const quota = await this.quotaOf(tenant);
+    if (quota.maxKeys === 0 && quota.maxBytes === 0) return;
     const total = (await this.totals()).get(tenant) ?? { keys: 0, bytes: 0, requestsPerSecond: 0 };
     if (quota.maxKeys > 0 && total.keys >= quota.maxKeys) {
       throw new AtollError('QUOTA_EXCEEDED', `tenant ${tenant} stores ${total.keys} keys, at its quota of ${quota.maxKeys}: delete keys or ask for a larger quota`, {

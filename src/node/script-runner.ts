@@ -28,11 +28,25 @@ export const maxScriptAttempts = 10;
 
 /** One chain per partition store: re-runs after a conflict go one at a time. */
 const retryTurns = new WeakMap<MvccStore, Promise<unknown>>();
+/** Re-runs waiting in each partition's chain. Invariant: at most maxPendingRequestsPerPartition. */
+const waitingTurns = new WeakMap<MvccStore, number>();
 
-/** Runs `work` after every earlier re-run of the same partition has finished. */
-function inTurn<T>(mvcc: MvccStore, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` after every earlier re-run of the same partition has finished. The chain is bounded
+ * like the partition's other waiting requests: past the bound, OVERLOADED (nothing was written).
+ */
+function inTurn<T>(mvcc: MvccStore, limits: Limits, work: () => Promise<T>): Promise<T> {
+  const waiting = waitingTurns.get(mvcc) ?? 0;
+  if (waiting >= limits.maxPendingRequestsPerPartition) {
+    return Promise.reject(
+      new AtollError('OVERLOADED', `${waiting} scripts wait to re-run after a conflict on this partition, its maximum: retry later`, {
+        maxPendingRequestsPerPartition: limits.maxPendingRequestsPerPartition,
+      }),
+    );
+  }
+  waitingTurns.set(mvcc, waiting + 1);
   const previous = retryTurns.get(mvcc) ?? Promise.resolve();
-  const run = previous.then(work, work);
+  const run = previous.then(work, work).finally(() => waitingTurns.set(mvcc, (waitingTurns.get(mvcc) ?? 1) - 1));
   retryTurns.set(mvcc, run.catch(() => undefined));
   return run;
 }
@@ -106,13 +120,37 @@ export interface ScriptRunContext {
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
+/**
+ * The script's result as JSON text. runScript already checked a lower bound of its size and its
+ * time; this checks the exact size (escapes may add to the bound) and that the conversion stayed
+ * within the script's time limit too. A writing script's result is bounded further (maxTxnNoteBytes).
+ */
+function boundedResultJson(returnValue: unknown, startedMs: number, limits: Limits): string {
+  const resultJson = JSON.stringify(returnValue ?? null);
+  const resultBytes = Buffer.byteLength(resultJson, 'utf8');
+  if (resultBytes > limits.maxScriptResultBytes) {
+    throw new AtollError('SCRIPT_LIMIT', `a script returns at most ${limits.maxScriptResultBytes} bytes of JSON`, {
+      resultBytes,
+      maxResultBytes: limits.maxScriptResultBytes,
+    });
+  }
+  const elapsedMs = Date.now() - startedMs;
+  if (elapsedMs > limits.maxScriptMs) {
+    throw new AtollError('SCRIPT_LIMIT', `the script ran longer than ${limits.maxScriptMs} ms (its result's conversion included)`, {
+      elapsedMs,
+      maxScriptMs: limits.maxScriptMs,
+    });
+  }
+  return resultJson;
+}
+
 export async function runScriptAtLeader(context: ScriptRunContext): Promise<ExecuteScriptResponse> {
   const script = parseScript(context.request.script, context.limits);
   const params = paramsFromJson(context.request.params ?? {}, context.limits);
   const first = await attemptScript(context, script, params, 1);
   if (first !== 'conflict') return first;
   for (let attempt = 2; ; attempt++) {
-    const result = await inTurn(context.mvcc, () => attemptScript(context, script, params, attempt));
+    const result = await inTurn(context.mvcc, context.limits, () => attemptScript(context, script, params, attempt));
     if (result !== 'conflict') return result;
   }
 }
@@ -144,8 +182,9 @@ async function attemptScript(
       scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`);
     },
   });
+  const startedMs = Date.now();
   const outcome = await runScript(script, { params, view, limits });
-  const resultJson = JSON.stringify(outcome.returnValue ?? null);
+  const resultJson = boundedResultJson(outcome.returnValue, startedMs, limits);
   if (!outcome.committed || view.writeCount === 0) {
     // Nothing to write: the snapshot itself is the consistent answer, no log entry needed.
     return { resultJson, committed: outcome.committed, revision: snapshotRevision, attempts: attempt };

@@ -22,6 +22,7 @@ import { importParams, type ScriptParams } from './params.js';
 import { scriptError, valueError, valueLimitError, withPosition } from './script-errors.js';
 import type { SourcePosition } from './source-position.js';
 import {
+  checkJsonSize,
   isList,
   isTruthy,
   makeList,
@@ -101,6 +102,18 @@ class ScriptRun implements BuiltinContext {
     if (elapsedMs > this.limits.maxScriptMs) {
       throw valueLimitError(`the script ran longer than ${this.limits.maxScriptMs} ms`, { elapsedMs, maxScriptMs: this.limits.maxScriptMs });
     }
+  }
+
+  /**
+   * The returned value as JSON, under the script's limits: its size is checked (a lower bound,
+   * limits.maxScriptResultBytes) before anything is built, and the conversion counts toward the
+   * script's time limit.
+   */
+  resultJson(value: ScriptValue): unknown {
+    checkJsonSize(value, this.limits.maxScriptResultBytes, () => this.checkTime());
+    const json = scriptValueToJson(value);
+    this.checkTime();
+    return json;
   }
 
   private touch(key: string): void {
@@ -357,5 +370,5 @@ export async function runScript(script: Script, options: ScriptRunOptions): Prom
   const run = new ScriptRun(options.view, params, limits, options.clock ?? Date.now);
   const completion = await run.runStatements(script.body);
   if (completion?.kind === 'rollback') return { committed: false, returnValue: null };
-  return { committed: true, returnValue: completion === undefined ? null : scriptValueToJson(completion.value) };
+  return { committed: true, returnValue: completion === undefined ? null : run.resultJson(completion.value) };
 }

@@ -184,6 +184,39 @@ export function storedBytesOf(value: ScriptValue): Uint8Array {
 }
 
 /**
+ * A lower bound of the length of the JSON text of `value` (scriptValueToJson, then
+ * JSON.stringify), computed without building it: it stops and throws SCRIPT_LIMIT as soon as the
+ * bound passes `maxBytes`, and calls `onProgress` every few hundred values (the time limit). A
+ * list may hold one long string many times over, so its JSON can be far larger than the script's
+ * memory; this walk costs at most one visit per list element (bounded by maxListElements).
+ */
+export function checkJsonSize(value: ScriptValue, maxBytes: number, onProgress: () => void): number {
+  let total = 0;
+  let visited = 0;
+  // An explicit stack: list depth is bounded, but the walk needs no recursion at all.
+  const pending: ScriptValue[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop()!;
+    if (++visited % 256 === 0) onProgress();
+    total += jsonLengthAtLeast(next);
+    if (isList(next)) for (const item of next) pending.push(item);
+    if (total > maxBytes) {
+      throw valueLimitError(`the script's result is more than ${maxBytes} bytes of JSON`, { maxResultBytes: maxBytes });
+    }
+  }
+  return total;
+}
+
+/** The JSON length of one value, not counting a list's elements (each unit of a string is >= 1 byte). */
+function jsonLengthAtLeast(value: ScriptValue): number {
+  if (value === null) return 4;
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'boolean' || typeof value === 'bigint' || typeof value === 'number') return String(value).length;
+  if (value instanceof ScriptEntry) return value.value.length + value.key.length + 2 * entryFields.length;
+  return 2 + value.length;
+}
+
+/**
  * A value as JSON: ints as numbers when they are safe integers and as decimal strings otherwise,
  * floats as numbers (NaN and infinities as null), lists as arrays, entries as objects.
  */

@@ -3,6 +3,7 @@
  * when the caller gives up (gRPC cancellation) or the deadline passes, whichever comes first, so a
  * node never keeps working for an answer nobody will read.
  */
+import assert from 'node:assert/strict';
 import type { Deadline } from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
@@ -14,6 +15,8 @@ export interface ServerCallLike {
   /** The call's metadata (grpc-js Metadata); the bearer token and peer secret are read from it. */
   readonly metadata?: { get(key: string): unknown[] };
   getDeadline(): Deadline;
+  /** The remote address:port (grpc-js); absent in some test doubles. */
+  getPeer?(): string;
   on(event: 'cancelled', listener: () => void): unknown;
   removeListener(event: 'cancelled', listener: () => void): unknown;
 }
@@ -32,8 +35,16 @@ export function deadlineMsOf(deadline: Deadline): number | undefined {
   return Number.isFinite(deadlineMs) ? deadlineMs : undefined;
 }
 
-/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days). */
+/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
 export const maxTimerDelayMs = 2 ** 31 - 1;
+
+/**
+ * A deadline no further away than limits.maxCallTimeoutMs: a caller may ask for years, the
+ * server gives at most the maximum, so every timer set from a deadline is a real one.
+ */
+export function clampDeadlineMs(deadlineMs: number, nowMs = Date.now()): number {
+  return Math.min(deadlineMs, nowMs + limits.maxCallTimeoutMs);
+}
 
 export interface CallScopeOptions {
   /** Absolute deadline, Unix epoch ms; absent means now + limits.defaultCallTimeoutMs. */
@@ -42,7 +53,13 @@ export interface CallScopeOptions {
   /** The surrounding call: its cancellation aborts this scope too; its metadata identifies the caller. */
   readonly call?: ServerCallLike;
   /** The caller, when the scope has no call of its own (a request on a stream). */
-  readonly caller?: { authorization?: string };
+  readonly caller?: Caller;
+}
+
+/** Who is calling: the metadata a node authenticates, and the connection it came on. */
+export interface Caller {
+  authorization?: string;
+  connection?: string;
 }
 
 /** The first value of a metadata key, as text. */
@@ -52,16 +69,30 @@ function metadataText(call: ServerCallLike | undefined, key: string): string | u
 }
 
 /**
- * Who is calling: the metadata a node authenticates (see src/node/auth.ts). The peer secret is not
- * read here: it is checked on the peer port only and never identifies a client.
+ * Who is calling: the metadata a node authenticates (see src/node/auth.ts) and the connection it
+ * came on. The peer secret is not read here: it is checked on the peer port only and never
+ * identifies a client.
  */
-export function callerOf(call: ServerCallLike | undefined): { authorization?: string } {
+export function callerOf(call: ServerCallLike | undefined): Caller {
   const authorization = metadataText(call, 'authorization');
-  return authorization !== undefined ? { authorization } : {};
+  const connection = peerOf(call);
+  return {
+    ...(authorization !== undefined && { authorization }),
+    ...(connection !== undefined && { connection }),
+  };
+}
+
+function peerOf(call: ServerCallLike | undefined): string | undefined {
+  try {
+    const peer = call?.getPeer?.();
+    return typeof peer === 'string' && peer !== '' && peer !== 'unknown' ? peer : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function openCallScope(options: CallScopeOptions): CallScope {
-  const deadlineMs = options.deadlineMs ?? Date.now() + limits.defaultCallTimeoutMs;
+  const deadlineMs = clampDeadlineMs(options.deadlineMs ?? Date.now() + limits.defaultCallTimeoutMs);
   const controller = new AbortController();
   const abort = (reason: AtollError): void => {
     if (!controller.signal.aborted) controller.abort(reason);
@@ -71,11 +102,10 @@ export function openCallScope(options: CallScopeOptions): CallScope {
   call?.on('cancelled', onCancelled);
   if (call?.cancelled === true) onCancelled();
   const delayMs = Math.max(0, deadlineMs - Date.now());
-  // Node fires longer timers at once, so a deadline weeks away simply gets no timer.
-  const timer =
-    delayMs <= maxTimerDelayMs ? setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs) : undefined;
+  assert(delayMs <= maxTimerDelayMs, 'a clamped deadline fits a timer');
+  const timer = setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs);
   // A pending deadline must not keep a shutting-down process alive.
-  timer?.unref();
+  timer.unref();
   const context: CallContext = {
     deadlineMs,
     signal: controller.signal,

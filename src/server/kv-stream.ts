@@ -2,10 +2,12 @@
  * The server side of KV.Stream: many requests over one bidirectional stream, run concurrently and
  * answered in completion order.
  *
- * Bounds: at most limits.maxStreamRequestsInFlight requests run or wait to be written at once;
- * past that the session pauses reading, so HTTP/2 flow control slows the client instead of this
- * process queueing without bound. Writes respect back-pressure: when `write()` says the buffer is
- * full, answers queue (bounded by the same in-flight limit) until 'drain'.
+ * Bounds: at most limits.maxStreamRequestsInFlight requests run or wait to be written at once
+ * (running requests plus answers not yet accepted by the stream); every answer counts, error
+ * answers to malformed or duplicate-id requests included. At the bound the session pauses reading,
+ * so HTTP/2 flow control slows the client instead of this process queueing without bound, and it
+ * resumes once the count falls under the bound (a request finished, or 'drain' let answers out).
+ * A client that never reads its answers therefore stalls only its own stream.
  *
  * Endings: when the client half-closes, the session answers what is outstanding and then ends
  * the stream with OK. When the client cancels or the stream fails, every running request's signal
@@ -15,7 +17,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import type { NodeApi } from '../node/api.js';
-import { callerOf, deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
+import { callerOf, deadlineMsOf, openCallScope, type CallScope, type Caller } from './call-context.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { runKvOperation, type KvOperation } from './kv-operation.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
@@ -26,10 +28,24 @@ export type KvStreamCall = grpc.ServerDuplexStream<StreamRequestMessage, StreamR
 
 export interface KvStreamOptions {
   readonly maxInFlight?: number;
+  /** Counters every session of this handler updates (tests and diagnostics read them). */
+  readonly stats?: KvStreamStats;
+}
+
+/** What the sessions of one handler hold right now, and the most any one session held. */
+export interface KvStreamStats {
+  /** Answers waiting for 'drain', summed over every open session. */
+  queuedAnswers: number;
+  /** The largest occupancy (running + queued answers) any session reached. */
+  peakOccupancy: number;
 }
 
 class KvStreamSession {
-  /** Running requests by id. Invariant: running.size + unwritten.length <= maxInFlight + 1. */
+  /**
+   * Running requests by id. Invariant: running.size + unwritten.length <= maxInFlight + 1: a
+   * message is read only while the occupancy is under the bound (each adds one), and reading
+   * pauses as soon as it reaches the bound.
+   */
   private readonly running = new Map<string, CallScope>();
   /** Answers waiting for 'drain'. */
   private readonly unwritten: StreamResponseMessage[] = [];
@@ -40,13 +56,14 @@ class KvStreamSession {
   private finished = false;
   private readonly streamDeadlineMs: number | undefined;
   /** Who opened the stream (its metadata): every request on it runs as that caller. */
-  private readonly caller: { authorization?: string; peerSecret?: string };
+  private readonly caller: Caller;
 
   constructor(
     private readonly call: KvStreamCall,
     private readonly api: NodeApi,
     private readonly logger: ErrorLogger,
     private readonly maxInFlight: number,
+    private readonly stats: KvStreamStats | undefined,
   ) {
     this.streamDeadlineMs = deadlineMsOf(call.getDeadline());
     this.caller = callerOf(call);
@@ -61,6 +78,12 @@ class KvStreamSession {
 
   private handleMessage(message: StreamRequestMessage): void {
     if (this.finished) return;
+    this.handleRequest(message);
+    // Every kind of message may have added a running request or a queued answer.
+    if (this.occupancy() >= this.maxInFlight) this.pauseReading();
+  }
+
+  private handleRequest(message: StreamRequestMessage): void {
     const id = streamRequestIdOf(message);
     let decoded;
     try {
@@ -86,12 +109,13 @@ class KvStreamSession {
   }
 
   private start(id: string, timeoutMs: number, operation: KvOperation): void {
-    const requestDeadlineMs = Date.now() + (timeoutMs > 0 ? timeoutMs : limits.defaultCallTimeoutMs);
+    // A timeout past the server's maximum is clamped to it (openCallScope clamps again).
+    const requestDeadlineMs = Date.now() + (timeoutMs > 0 ? Math.min(timeoutMs, limits.maxCallTimeoutMs) : limits.defaultCallTimeoutMs);
     const deadlineMs = this.streamDeadlineMs === undefined ? requestDeadlineMs : Math.min(requestDeadlineMs, this.streamDeadlineMs);
     // Every request of the stream runs as the caller that opened it.
     const scope = openCallScope({ deadlineMs, caller: this.caller });
     this.running.set(id, scope);
-    if (this.occupancy() >= this.maxInFlight) this.pauseReading();
+    this.noteOccupancy();
     Promise.resolve()
       .then(() => runKvOperation(this.api, operation, scope.context))
       .then(
@@ -115,6 +139,10 @@ class KvStreamSession {
     return this.running.size + this.unwritten.length;
   }
 
+  private noteOccupancy(): void {
+    if (this.stats !== undefined) this.stats.peakOccupancy = Math.max(this.stats.peakOccupancy, this.occupancy());
+  }
+
   private pauseReading(): void {
     if (this.paused) return;
     this.paused = true;
@@ -132,12 +160,16 @@ class KvStreamSession {
   private enqueue(response: StreamResponseMessage): void {
     if (this.finished) return;
     this.unwritten.push(response);
+    if (this.stats !== undefined) this.stats.queuedAnswers++;
+    this.noteOccupancy();
     this.flush();
+    if (this.occupancy() >= this.maxInFlight) this.pauseReading();
   }
 
   private flush(): void {
     while (!this.finished && !this.waitingForDrain && this.unwritten.length > 0) {
       const response = this.unwritten.shift()!;
+      if (this.stats !== undefined) this.stats.queuedAnswers--;
       let accepted: boolean;
       try {
         accepted = this.call.write(response);
@@ -176,6 +208,7 @@ class KvStreamSession {
     this.finished = true;
     for (const scope of this.running.values()) scope.abort(reason);
     this.running.clear();
+    if (this.stats !== undefined) this.stats.queuedAnswers -= this.unwritten.length;
     this.unwritten.length = 0;
   }
 }
@@ -183,6 +216,6 @@ class KvStreamSession {
 export function kvStreamHandler(api: NodeApi, logger: ErrorLogger, options: KvStreamOptions = {}): grpc.handleBidiStreamingCall<StreamRequestMessage, StreamResponseMessage> {
   const maxInFlight = options.maxInFlight ?? limits.maxStreamRequestsInFlight;
   return (call) => {
-    new KvStreamSession(call, api, logger, maxInFlight);
+    new KvStreamSession(call, api, logger, maxInFlight, options.stats);
   };
 }

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
+import { limits } from '../limits.js';
 import { AtollNode, NODE_DEFAULTS } from '../node/atoll-node.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
 import { clusterServiceHandlers } from './cluster-service.js';
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     .option('--dial <list>', 'reach some peers through other addresses, id=host:port,... (a test harness\'s fault proxies)', env['ATOLL_DIAL'])
     .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions (needs ATOLL_ALLOW_TEST_BUGS=1)')
     .option('--admin-token-file <file>', 'enable authentication: the cluster admin token (atoll auth new-admin-token) is in this file; the same on every node (ATOLL_ADMIN_TOKEN_FILE, or the token itself in ATOLL_ADMIN_TOKEN)', env['ATOLL_ADMIN_TOKEN_FILE'])
+    .option('--max-tokens-per-tenant <n>', 'tokens a tenant admin may create for its tenant, revoked ones included (ATOLL_MAX_TOKENS_PER_TENANT)', integer('--max-tokens-per-tenant', 1), Number(env['ATOLL_MAX_TOKENS_PER_TENANT'] ?? limits.maxTokensPerTenant))
     .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
@@ -90,6 +92,7 @@ async function main(): Promise<void> {
     snapshotEvery: number;
     cacheMb: number;
     maxValueBytes: number;
+    maxTokensPerTenant: number;
     unsafeTestBug?: string[];
     dial?: string;
     tlsCert?: string;
@@ -172,6 +175,7 @@ async function main(): Promise<void> {
     snapshotEveryEntries: options.snapshotEvery,
     cacheBytes: options.cacheMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
+    maxTokensPerTenant: options.maxTokensPerTenant,
     // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
     dialAddresses: new Map([...tls.peerPort.addresses, ...dial]),
     peerCredentials: tls.peerChannelCredentials,

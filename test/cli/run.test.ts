@@ -2,6 +2,9 @@
  * The `atoll` command line through `run(argv, io)` against a real gRPC server around a fake node:
  * every command, exit codes 0 / 1 / 2, `(not found)`, a stored "0", and `--json`.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { defaultEndpoints, run, type CliIo } from '../../src/cli/run.js';
@@ -157,6 +160,35 @@ describe('atoll CLI', () => {
     const help = await atoll('--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('cluster');
+  });
+
+  it('reads the token from --token-file, --token, ATOLL_TOKEN_FILE, then ATOLL_TOKEN, and warns that --token is visible', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atoll-token-'));
+    const file = join(dir, 'token');
+    writeFileSync(file, 'atk_from-file\n', { mode: 0o600 });
+    const envFile = join(dir, 'env-token');
+    writeFileSync(envFile, 'atk_from-env-file');
+    const seen: Array<string | undefined> = [];
+    const capture = (options: AtollClientOptions): AtollClient => {
+      seen.push(options.token);
+      return new AtollClient(options);
+    };
+    const errors: string[] = [];
+    const runWith = (env: Record<string, string | undefined>, ...argv: string[]) =>
+      run(argv, { stdout: () => undefined, stderr: (text) => errors.push(text), env: { ATOLL_ENDPOINTS: running.address, ...env }, createClient: capture });
+    await runWith({ ATOLL_TOKEN: 'atk_env' }, '--token-file', file, 'exists', 'a');
+    await runWith({ ATOLL_TOKEN_FILE: envFile }, '--token', 'atk_flag', 'exists', 'a');
+    await runWith({ ATOLL_TOKEN_FILE: envFile, ATOLL_TOKEN: 'atk_env' }, 'exists', 'a');
+    await runWith({ ATOLL_TOKEN_FILE: '', ATOLL_TOKEN: 'atk_env' }, 'exists', 'a');
+    await runWith({}, 'exists', 'a');
+    expect(seen).toEqual(['atk_from-file', 'atk_flag', 'atk_from-env-file', 'atk_env', undefined]);
+    expect(await runWith({}, '--token-file', file, '--token', 'atk_x', 'exists', 'a')).toBe(2);
+    expect(await runWith({}, '--token-file', join(dir, 'missing'), 'exists', 'a')).toBe(2);
+    expect(errors.join('')).toMatch(/error INVALID_ARGUMENT: give --token or --token-file, not both/);
+    expect(errors.join('')).toMatch(/error INVALID_ARGUMENT: cannot read --token-file/);
+    const help = await atoll('--help');
+    expect(help.stdout).toMatch(/--token-file <file>/);
+    expect(help.stdout).toMatch(/process list \(ps\)/);
   });
 
   it('takes endpoints from --endpoints, then ATOLL_ENDPOINTS, then the default', async () => {

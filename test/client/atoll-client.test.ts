@@ -396,3 +396,62 @@ describe('pipelining', () => {
     }
   });
 });
+
+describe('an overloaded node', () => {
+  let running: RunningNode;
+
+  beforeAll(async () => {
+    running = await startNode({ nodeId: 1 });
+  });
+  afterAll(async () => {
+    await running.stop();
+  });
+
+  it('OVERLOADED is retried after a back-off, writes included (nothing was queued)', async () => {
+    let refusals = 2;
+    running.node.before = (method) => {
+      if (method === 'put' && refusals-- > 0) throw new AtollError('OVERLOADED', 'partition 0 has 2000 requests waiting');
+    };
+    const client = makeClient({ endpoints: [running.address] });
+    expect((await client.put('busy/a', 'x')).applied).toBe(true);
+    expect(running.node.callsOf('put')).toHaveLength(3);
+    // With every attempt refused, the caller gets OVERLOADED (RESOURCE_EXHAUSTED), not marked indeterminate.
+    running.node.before = (method) => {
+      if (method === 'put') throw new AtollError('OVERLOADED', 'partition 0 has 2000 requests waiting');
+    };
+    const error = (await rejection(makeClient({ endpoints: [running.address], maxAttempts: 3 }).put('busy/b', 'x'))) as AtollClientError;
+    expect(error).toMatchObject({ code: 'OVERLOADED', indeterminate: false });
+    expect(error.grpcStatusCode).toBe(8);
+  });
+});
+
+describe('where the token goes', () => {
+  let member: RunningNode;
+  let stranger: RunningNode;
+
+  beforeAll(async () => {
+    member = await startNode({ nodeId: 1 });
+    stranger = await startNode({ nodeId: 9 });
+  });
+  afterAll(async () => {
+    await member.stop();
+    await stranger.stop();
+  });
+
+  it('never follows a leader hint to an address the cluster did not advertise', async () => {
+    member.node.nodes = [{ id: 1, address: member.address, reachable: true }];
+    member.node.leaderId = 1;
+    // A hint (from a compromised or confused node, or forged on the way) names a stranger.
+    member.node.before = (method) => {
+      if (method !== 'clusterInfo') throw new AtollError('NOT_LEADER', 'go elsewhere', { leaderHint: { nodeId: 9, address: stranger.address } });
+    };
+    const client = makeClient({ endpoints: [member.address], token: 'atk_secret-token-value', maxAttempts: 3, defaultTimeoutMs: 1_500 });
+    const error = (await rejection(client.put('token/a', 'x'))) as AtollClientError;
+    expect(error.code).toBe('NOT_LEADER');
+    expect(stranger.node.calls).toHaveLength(0);
+    // A hint to a node of the cluster, at its advertised address, is still followed.
+    member.node.before = undefined;
+    expect((await client.put('token/b', 'y')).applied).toBe(true);
+    expect(member.node.callsOf('put').at(-1)!.context.authorization).toBe('Bearer atk_secret-token-value');
+  });
+});

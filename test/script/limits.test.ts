@@ -114,3 +114,40 @@ describe('parameter bounds', () => {
     expect(error.details).toMatchObject({ params: 4, maxScriptParams: 3 });
   });
 });
+
+describe('hostile shapes', () => {
+  it('refuses 100,000 nested parentheses or brackets without overflowing the stack', async () => {
+    for (const [open, close] of [['(', ')'], ['[', ']'], ['-', '']] as const) {
+      const source = `return ${open.repeat(100_000)}1${close.repeat(100_000)}`;
+      // The default size limit refuses it first; with room for it, the nesting limit does.
+      expect((await failure(run(source))).code).toBe('SCRIPT_LIMIT');
+      const error = await failure(run(source, undefined, { limits: { maxScriptBytes: 256 * 1024 } }));
+      expect(error.code).toBe('SCRIPT_LIMIT');
+      expect(error.message).toMatch(/nests deeper than 64 levels/);
+    }
+  });
+
+  it('bounds the JSON size of a result before building it (one long string repeated)', async () => {
+    const params = { s: 'x'.repeat(1_000_000) };
+    // 10 x 1 MB, then 100 x 10 MB: a few list elements, but gigabytes of JSON.
+    const source = 'let a = [@s, @s, @s, @s, @s, @s, @s, @s, @s, @s]\nlet b = [a, a, a, a, a, a, a, a, a, a]\nreturn [b, b, b, b, b, b, b, b, b, b]';
+    const startedMs = Date.now();
+    const error = await failure(run(source, undefined, { params }));
+    expect(error.code).toBe('SCRIPT_LIMIT');
+    expect(error.details).toMatchObject({ maxResultBytes: 2 * 1024 * 1024 });
+    expect(Date.now() - startedMs).toBeLessThan(1_000);
+    // Under the bound it is returned as it is.
+    expect(await evaluate('return [@s, @s]', undefined, { params })).toEqual([params.s, params.s]);
+  });
+
+  it('counts the conversion of the result toward the time limit', async () => {
+    let nowMs = 0;
+    const clock = (): number => (nowMs += 1);
+    const params = { list: numbers(10_000) };
+    // Returning the list is a handful of steps; converting its 10,000 elements reads the clock
+    // every 256 of them, which passes 20 ms.
+    const error = await failure(run('return @list', undefined, { params, clock, limits: { maxScriptMs: 20 } }));
+    expect(error.code).toBe('SCRIPT_LIMIT');
+    expect(error.details).toMatchObject({ maxScriptMs: 20 });
+  });
+});

@@ -5,9 +5,12 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
 import { AtollError } from '../../src/errors.js';
+import { limits } from '../../src/limits.js';
+import { kvStreamHandler } from '../../src/server/kv-stream.js';
 import { hangUntilAborted } from './fake-node.js';
-import { genericClient, startNode, type GenericClient, type RunningNode } from './harness.js';
+import { genericClient, silentLogger, startNode, type GenericClient, type RunningNode } from './harness.js';
 
 interface StreamAnswer {
   id: string;
@@ -48,6 +51,46 @@ function collect(stream: grpc.ClientDuplexStream<object, StreamAnswer>): { answe
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A server stream call whose client sends as fast as it is read and never reads an answer. */
+class FloodCall extends EventEmitter {
+  readonly cancelled = false;
+  readonly metadata = new grpc.Metadata();
+  isPaused = false;
+  /** Messages delivered to the session. */
+  delivered = 0;
+  /** Whether write() accepts (the client reads); false: every write fills the window. */
+  accepting = false;
+
+  getDeadline(): grpc.Deadline {
+    return Infinity;
+  }
+
+  getPeer(): string {
+    return '127.0.0.1:1';
+  }
+
+  pause(): void {
+    this.isPaused = true;
+  }
+
+  resume(): void {
+    this.isPaused = false;
+  }
+
+  write(): boolean {
+    return this.accepting;
+  }
+
+  end(): void {}
+
+  /** Delivers one message, as a stream in flowing mode would (never while paused). */
+  deliver(message: object): void {
+    if (this.isPaused) return;
+    this.delivered++;
+    this.emit('data', message);
+  }
+}
 
 describe('KV.Stream', () => {
   it('answers many concurrent requests out of order, each matched by id', async () => {
@@ -200,6 +243,48 @@ describe('KV.Stream', () => {
       client.close();
       await slow.stop();
     }
+  });
+
+  it('a client that never reads cannot make the server queue answers without bound', async () => {
+    // A raw HTTP/2 client can send far faster than a grpc-js client in this process, so the flood
+    // comes from a fake call: it delivers messages while the session reads, and its write() always
+    // refuses (the client never reads an answer, so the HTTP/2 window stays full).
+    const stats = { queuedAnswers: 0, peakOccupancy: 0 };
+    const handler = kvStreamHandler(running.node, silentLogger, { maxInFlight: 8, stats });
+    running.node.before = (method, _request, context) => (method === 'get' ? hangUntilAborted(context) : undefined);
+    const call = new FloodCall();
+    handler(call as unknown as Parameters<typeof handler>[0]);
+    call.deliver({ id: '1', request: 'get', get: { key: 'hang' } });
+    const floodCount = 20_000;
+    for (let index = 0; index < floodCount && !call.isPaused; index++) {
+      // Half malformed (no body), half duplicates of the running request's id: each gets an error answer.
+      call.deliver(index % 2 === 0 ? { id: String(index + 2) } : { id: '1', request: 'get', get: { key: 'hang' } });
+    }
+    expect(call.isPaused).toBe(true);
+    expect(call.delivered).toBeLessThanOrEqual(9);
+    expect(stats.peakOccupancy).toBeLessThanOrEqual(9);
+    expect(stats.queuedAnswers).toBeLessThanOrEqual(9);
+    // Once the client reads again, the answers drain and the session reads on.
+    call.accepting = true;
+    call.emit('drain');
+    expect(call.isPaused).toBe(false);
+    expect(stats.queuedAnswers).toBe(0);
+    call.emit('cancelled');
+  });
+
+  it('clamps a request timeout past the server maximum instead of expiring at once', async () => {
+    running.node.before = async () => {
+      await sleep(50);
+    };
+    const stream = openStream();
+    const { answers, ended } = collect(stream);
+    // 2^32 - 1 ms (about 50 days) would overflow setTimeout and answer DEADLINE_EXCEEDED at once.
+    stream.write({ id: '1', timeoutMs: 0xffff_ffff, put: { key: 'far/future', value: Buffer.from('v') } });
+    stream.end();
+    expect((await ended).code).toBe(grpc.status.OK);
+    expect(answers[0]).toMatchObject({ id: '1', result: 'put' });
+    const context = running.node.callsOf('put').at(-1)!.context;
+    expect(context.deadlineMs - Date.now()).toBeLessThanOrEqual(limits.maxCallTimeoutMs);
   });
 
   it('cancelling the whole stream aborts the running requests', async () => {

@@ -1,0 +1,130 @@
+/**
+ * NodeAuth's defences against token floods (src/node/auth.ts): the unknown-token cache kept apart
+ * from the valid one, shared lookups, the failed-authentication limit per connection, and the
+ * bound on a tenant admin's tokens. The store is a Map that counts reads.
+ */
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { AtollError } from '../../src/errors.js';
+import { makeLimits } from '../../src/limits.js';
+import { FailedAuthTracker, hashToken, newToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/auth.js';
+
+class CountingStore implements SystemStore {
+  readonly records = new Map<string, Uint8Array>();
+  gets = 0;
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    this.gets++;
+    await new Promise((resolve) => setImmediate(resolve));
+    return this.records.get(key);
+  }
+
+  async put(key: string, value: Uint8Array): Promise<void> {
+    this.records.set(key, value);
+  }
+
+  async scan(prefix: string): Promise<Array<{ key: string; value: Uint8Array }>> {
+    return [...this.records].filter(([key]) => key.startsWith(prefix)).map(([key, value]) => ({ key, value }));
+  }
+}
+
+const adminToken = newToken();
+const bearer = (token: string): string => `Bearer ${token}`;
+
+async function codeOf(attempt: Promise<unknown>): Promise<string> {
+  try {
+    await attempt;
+    return 'ok';
+  } catch (error) {
+    return error instanceof AtollError ? error.code : String(error);
+  }
+}
+
+describe('token floods', () => {
+  it('a flood of random tokens neither evicts a valid one nor reads the store more than once per token', async () => {
+    // The clock stands still, so only eviction (never the 2 s expiry) could drop a cached token.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const store = new CountingStore();
+    const auth = new NodeAuth(adminToken, store, makeLimits({ maxUnknownTokensCached: 100, maxFailedAuthsPerConnection: 1_000_000 }));
+    // More random tokens than the node caches valid ones (10,000): they must not push the valid one out.
+    const floodCount = 10_100;
+    const admin = await auth.principalOf(bearer(adminToken));
+    const { token } = await auth.createToken(admin, 'acme', 'readwrite', 'app');
+    expect((await auth.principalOf(bearer(token))).tenant).toBe('acme');
+    const readsBefore = store.gets;
+    const random = Array.from({ length: floodCount }, () => newToken());
+    for (const candidate of random) expect(await codeOf(auth.principalOf(bearer(candidate), 'flood:1'))).toBe('UNAUTHENTICATED');
+    expect(store.gets - readsBefore).toBe(floodCount);
+    // The valid token is still cached: no read.
+    expect((await auth.principalOf(bearer(token))).tenant).toBe('acme');
+    expect(store.gets - readsBefore).toBe(floodCount);
+    // The same unknown token again costs nothing (the newest 100 are remembered).
+    for (const candidate of random.slice(-100)) await codeOf(auth.principalOf(bearer(candidate)));
+    expect(store.gets - readsBefore).toBe(floodCount);
+    // Concurrent requests with one new token share one read.
+    const fresh = newToken();
+    await Promise.all(Array.from({ length: 50 }, () => codeOf(auth.principalOf(bearer(fresh)))));
+    expect(store.gets - readsBefore).toBe(floodCount + 1);
+    expect(auth.tokenLookups).toBeGreaterThan(0);
+  });
+
+  it('refuses a connection at once after too many failed authentications, without a lookup', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const store = new CountingStore();
+    const auth = new NodeAuth(adminToken, store, makeLimits({ maxFailedAuthsPerConnection: 5, failedAuthWindowMs: 10_000 }));
+    const admin = await auth.principalOf(bearer(adminToken));
+    const { token } = await auth.createToken(admin, 'acme', 'read', 'app');
+    // Calls without a token (ClusterInfo, health probes) or with a malformed one cost no lookup and do not count.
+    for (let index = 0; index < 50; index++) {
+      expect(await codeOf(auth.principalOf(undefined, 'hostile:9'))).toBe('UNAUTHENTICATED');
+      expect(await codeOf(auth.principalOf('Bearer nonsense', 'hostile:9'))).toBe('UNAUTHENTICATED');
+    }
+    expect((await auth.principalOf(bearer(token), 'hostile:9')).tenant).toBe('acme');
+    for (let index = 0; index < 5; index++) await codeOf(auth.principalOf(bearer(newToken()), 'hostile:9'));
+    const reads = store.gets;
+    const refused = await auth.principalOf(bearer(newToken()), 'hostile:9').catch((error: unknown) => error as AtollError);
+    expect(refused).toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect((refused as AtollError).message).toMatch(/too many failed authentications/);
+    // Even a valid token is refused on that connection, and nothing was read.
+    expect(await codeOf(auth.principalOf(bearer(token), 'hostile:9'))).toBe('UNAUTHENTICATED');
+    expect(store.gets).toBe(reads);
+    // Other connections are unaffected; the blocked one recovers when its window passes.
+    expect((await auth.principalOf(bearer(token), 'friendly:1')).tenant).toBe('acme');
+    vi.setSystemTime(Date.now() + 9_999);
+    expect(await codeOf(auth.principalOf(bearer(token), 'hostile:9'))).toBe('UNAUTHENTICATED');
+    vi.setSystemTime(Date.now() + 2);
+    expect((await auth.principalOf(bearer(token), 'hostile:9')).tenant).toBe('acme');
+  });
+
+  it('the trackers stay within their capacity', () => {
+    const tracker = new FailedAuthTracker({ maxFailedAuthsPerConnection: 2, failedAuthWindowMs: 1000, maxTrackedConnections: 10 });
+    for (let port = 0; port < 1000; port++) tracker.recordFailure(`10.0.0.1:${port}`, 0);
+    expect(tracker.size).toBe(10);
+    const cache = new UnknownTokenCache(10, 1000);
+    for (let index = 0; index < 1000; index++) cache.add(hashToken(String(index)), 0);
+    expect(cache.size).toBe(10);
+    expect(cache.has(hashToken('999'), 1)).toBe(true);
+    expect(cache.has(hashToken('999'), 1000)).toBe(false);
+  });
+
+  it("bounds a tenant admin's tokens; the cluster admin is not bounded", async () => {
+    const store = new CountingStore();
+    const auth = new NodeAuth(adminToken, store, makeLimits({ maxTokensPerTenant: 3 }));
+    const admin = await auth.principalOf(bearer(adminToken));
+    const { token } = await auth.createToken(admin, 'acme', 'admin', 'acme-admin');
+    const tenantAdmin = await auth.principalOf(bearer(token));
+    await auth.createToken(tenantAdmin, 'acme', 'read', 'one');
+    const created = await Promise.allSettled(Array.from({ length: 5 }, (_, index) => auth.createToken(tenantAdmin, 'acme', 'read', `more-${index}`)));
+    expect(created.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    const refused = created.find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ code: 'RESOURCE_EXHAUSTED', details: { maxTokensPerTenant: 3 } });
+    expect((await auth.listTokens(admin, 'acme')).length).toBe(3);
+    await auth.createToken(admin, 'acme', 'read', 'by-the-cluster-admin');
+    expect((await auth.listTokens(admin, 'acme')).length).toBe(4);
+  });
+});
