@@ -187,19 +187,30 @@ interface Outcome {
 /**
  * What one tenant stores in the partition: keys whose newest version is a value (expired or not:
  * expiry is time, and an expired key's bytes stay until it is overwritten, deleted and compacted),
- * and their key and value bytes.
+ * and their key and value bytes; and the bytes of its retained history: every stored version that
+ * is not its key's newest (superseded values and tombstones) and every newest-version tombstone,
+ * measured as live bytes are (key bytes, plus value bytes for a value). History is freed only by
+ * physical compaction (versions below the compaction floor). These are statistics: they never
+ * change what is stored or read.
  */
 export interface TenantUsageCount {
   keys: number;
   bytes: number;
+  historyBytes: number;
 }
 
-function addUsage(into: Map<string, TenantUsageCount>, tenant: string, keys: number, bytes: number): void {
-  const current = into.get(tenant) ?? { keys: 0, bytes: 0 };
+function addUsage(into: Map<string, TenantUsageCount>, tenant: string, keys: number, bytes: number, historyBytes = 0): void {
+  const current = into.get(tenant) ?? { keys: 0, bytes: 0, historyBytes: 0 };
   current.keys += keys;
   current.bytes += bytes;
-  if (current.keys === 0 && current.bytes === 0) into.delete(tenant);
+  current.historyBytes += historyBytes;
+  if (current.keys === 0 && current.bytes === 0 && current.historyBytes === 0) into.delete(tenant);
   else into.set(tenant, current);
+}
+
+/** The bytes one stored version counts for, live or as history: its key's, plus its value's. */
+function versionBytes(keyBytes: number, stored: StoredVersion): number {
+  return keyBytes + (stored.kind === 'value' ? stored.value.length : 0);
 }
 
 /** The dedup queue entries a snapshot import has written so far. */
@@ -331,7 +342,7 @@ export class MvccStore {
     return store;
   }
 
-  /** Stored keys and bytes per tenant (see TenantUsageCount). */
+  /** Stored keys, live bytes and history bytes per tenant (see TenantUsageCount). */
   usageByTenant(): ReadonlyMap<string, Readonly<TenantUsageCount>> {
     return this.usage;
   }
@@ -344,19 +355,24 @@ export class MvccStore {
     this.keyIndexComplete = false;
     const usage = new Map<string, TenantUsageCount>();
     const newest = new Map<string, number>();
-    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number } | undefined;
+    // Per key: its newest version so far, and the bytes of the older ones (its history so far).
+    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number } | undefined;
     const flush = (): void => {
       if (group === undefined) return;
       const key = decodeUtf8(group.userKey);
       if (this.keyIndexEnabled) newest.set(key, group.revision);
-      if (group.last.kind === 'value') addUsage(usage, tenantOfInternalKey(key), 1, group.userKey.length + group.last.value.length);
+      const tenant = tenantOfInternalKey(key);
+      const lastBytes = versionBytes(group.userKey.length, group.last);
+      if (group.last.kind === 'value') addUsage(usage, tenant, 1, lastBytes, group.olderBytes);
+      else addUsage(usage, tenant, 0, 0, group.olderBytes + lastBytes);
     };
     for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
       const parsed = this.layout.parseVersionKey(storageKey);
       if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
         flush();
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record), revision: parsed.revision };
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record), revision: parsed.revision, olderBytes: 0 };
       } else {
+        group.olderBytes += versionBytes(group.userKey.length, group.last);
         group.last = decodeVersionRecord(record);
         group.revision = parsed.revision;
       }
@@ -619,8 +635,11 @@ export class MvccStore {
       const keyBytes = utf8ByteLength(plan.result.key);
       const before = stored[index]?.stored;
       const tenant = tenantOfInternalKey(plan.result.key);
-      if (before?.kind === 'value') addUsage(usage, tenant, -1, -(keyBytes + before.value.length));
+      // The newest version becomes history: a value moves its bytes from live to history; a
+      // tombstone was history already. The new version is live when a value, history when not.
+      if (before?.kind === 'value') addUsage(usage, tenant, -1, -(keyBytes + before.value.length), keyBytes + before.value.length);
       if (plan.store.kind === 'value') addUsage(usage, tenant, 1, keyBytes + plan.store.value.length);
+      else addUsage(usage, tenant, 0, 0, keyBytes);
       operations.push({
         type: 'put',
         key: this.layout.versionKey(plan.result.key, newRevision),
@@ -683,7 +702,7 @@ export class MvccStore {
       }
     }
     if (outcome.newCompactedRevision !== undefined) this.compactedRevisionValue = outcome.newCompactedRevision;
-    for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes);
+    for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes, delta.historyBytes);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -881,23 +900,40 @@ export class MvccStore {
     if (this.exportsInFlight > 0) return { removedVersions: 0, deferred: true };
     const floor = this.compactedRevisionValue;
     let pending: WriteOperation[] = [];
+    // The history bytes the pending deletions free, per tenant: every version removed here is
+    // history (an older version, or a newest tombstone), never a live value.
+    let pendingFreed = new Map<string, TenantUsageCount>();
     let removedVersions = 0;
-    const remove = async (storageKey: Uint8Array): Promise<void> => {
-      pending.push({ type: 'del', key: storageKey });
+    const flushPending = async (): Promise<void> => {
+      await this.engine.write(pending);
+      for (const [tenant, freed] of pendingFreed) addUsage(this.usage, tenant, 0, 0, -freed.historyBytes);
+      pending = [];
+      pendingFreed = new Map();
+    };
+    const remove = async (of: { userKey: Uint8Array; tenant?: string }, version: { storageKey: Uint8Array; bytes: number }): Promise<void> => {
+      of.tenant ??= tenantOfInternalKey(decodeUtf8(of.userKey));
+      pending.push({ type: 'del', key: version.storageKey });
+      addUsage(pendingFreed, of.tenant, 0, 0, version.bytes);
       removedVersions++;
-      if (pending.length >= this.limits.compactionBatchOps) {
-        await this.engine.write(pending);
-        pending = [];
-      }
+      if (pending.length >= this.limits.compactionBatchOps) await flushPending();
     };
     // Per key: the newest version at or below the floor seen so far, which a reader may still need.
-    let group: { groupKey: Uint8Array; userKey: Uint8Array; aboveFloor: boolean; newestAtFloor?: { storageKey: Uint8Array; isTombstone: boolean } } | undefined;
+    let group:
+      | {
+          groupKey: Uint8Array;
+          userKey: Uint8Array;
+          /** Decoded from userKey on the group's first removal. */
+          tenant?: string;
+          aboveFloor: boolean;
+          newestAtFloor?: { storageKey: Uint8Array; isTombstone: boolean; bytes: number };
+        }
+      | undefined;
     const finishGroup = async (): Promise<void> => {
       if (group?.newestAtFloor?.isTombstone !== true) return;
       // The key's last version goes: it leaves the key index (see newestRevisionOf). Readers see
       // no difference: a tombstone and no version at all both read as "not found".
       if (!group.aboveFloor) this.newestRevisionOf.delete(decodeUtf8(group.userKey));
-      await remove(group.newestAtFloor.storageKey);
+      await remove(group, group.newestAtFloor);
     };
     for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
       const parsed = this.layout.parseVersionKey(storageKey);
@@ -909,11 +945,12 @@ export class MvccStore {
         group.aboveFloor = true;
         continue;
       }
-      if (group.newestAtFloor !== undefined) await remove(group.newestAtFloor.storageKey);
-      group.newestAtFloor = { storageKey, isTombstone: decodeVersionRecord(record).kind === 'tombstone' };
+      if (group.newestAtFloor !== undefined) await remove(group, group.newestAtFloor);
+      const version = decodeVersionRecord(record);
+      group.newestAtFloor = { storageKey, isTombstone: version.kind === 'tombstone', bytes: versionBytes(group.userKey.length, version) };
     }
     await finishGroup();
-    if (pending.length > 0) await this.engine.write(pending);
+    if (pending.length > 0) await flushPending();
     return { removedVersions, deferred: false };
   }
 
