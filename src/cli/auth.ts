@@ -107,19 +107,25 @@ export function addAuthCommands(program: Command, act: Act, out: Print): void {
     );
   auth
     .command('usage')
-    .description("a tenant's stored keys, bytes and request rate against its quotas")
+    .description("a tenant's stored keys, bytes (live and retained history) and request rate against its quotas")
     .option('--tenant <tenant>', 'this tenant (default: your own; the cluster admin sees all)')
     .action(
       act((options) => async (client, print, globals) => {
         const usage = await client.authCall('GetUsage', { tenant: (options as { tenant?: string }).tenant ?? '' });
-        const tenants = (usage['tenants'] ?? []) as Array<{ tenant: string; keys: string; bytes: string; requestsPerSecond: number; quota?: Record<string, string> }>;
+        const tenants = (usage['tenants'] ?? []) as Array<{ tenant: string; keys: string; bytes: string; historyBytes?: string; requestsPerSecond: number; quota?: Record<string, string> }>;
         if (globals.json === true) {
           print(json(tenants));
           return 0;
         }
         for (const t of tenants) {
           const limit = (value: string | undefined): string => (value === undefined || value === '0' ? 'unlimited' : value);
-          print(`${t.tenant}: keys ${t.keys}/${limit(t.quota?.['maxKeys'])}, bytes ${t.bytes}/${limit(t.quota?.['maxBytes'])}, requests/s ${t.requestsPerSecond}/${limit(t.quota?.['maxRequestsPerSecond'])}`);
+          // The bytes quota bounds live bytes plus retained history (freed when partitions compact).
+          const history = BigInt(t.historyBytes ?? '0');
+          const stored = (BigInt(t.bytes) + history).toString();
+          print(
+            `${t.tenant}: keys ${t.keys}/${limit(t.quota?.['maxKeys'])}, bytes ${stored}/${limit(t.quota?.['maxBytes'])} (live ${t.bytes}, history ${history}), ` +
+              `requests/s ${t.requestsPerSecond}/${limit(t.quota?.['maxRequestsPerSecond'])}`,
+          );
         }
         return 0;
       }),

@@ -1037,8 +1037,9 @@ export class AtollNode implements api.NodeApi {
   }
 
   /**
-   * Each partition this node leads publishes its per-tenant stored keys, bytes and request rate to
-   * the system record usage/<partition> when they changed; NodeAuth sums the records for quotas.
+   * Each partition this node leads publishes its per-tenant stored keys, live bytes, retained
+   * history bytes and request rate to the system record usage/<partition> when they changed;
+   * NodeAuth sums the records for quotas.
    */
   private publishUsage(): void {
     if (!this.auth.enabled) return;
@@ -1048,13 +1049,13 @@ export class AtollNode implements api.NodeApi {
     const counts = this.requestCounts;
     for (const replica of this.replicas.values()) {
       if (replica.raw.status().role !== 'leader') continue;
-      const record: Record<string, { keys: number; bytes: number; rps: number }> = {};
+      const record: Record<string, { keys: number; bytes: number; historyBytes: number; rps: number }> = {};
       for (const [tenant, usage] of replica.mvcc.usageByTenant()) {
-        if (tenant !== systemTenant) record[tenant] = { keys: usage.keys, bytes: usage.bytes, rps: 0 };
+        if (tenant !== systemTenant) record[tenant] = { keys: usage.keys, bytes: usage.bytes, historyBytes: usage.historyBytes, rps: 0 };
       }
       for (const [tenant, count] of counts.get(replica.id) ?? []) {
         if (tenant === systemTenant) continue;
-        const entry = (record[tenant] ??= { keys: 0, bytes: 0, rps: 0 });
+        const entry = (record[tenant] ??= { keys: 0, bytes: 0, historyBytes: 0, rps: 0 });
         entry.rps = Math.round(count / seconds);
       }
       const text = JSON.stringify(record);

@@ -20,6 +20,9 @@
  * count: their records stay for the audit list); the cluster admin is not bounded.
  *
  * Quotas (`quotas/<tenant>` records) bound a tenant's stored keys and bytes and its request rate.
+ * The bytes quota bounds live bytes plus retained history bytes (superseded versions and
+ * tombstones the partitions still keep), as etcd's quota counts its whole backend: overwriting one
+ * key again and again keeps live bytes small but grows history until compaction frees it.
  * Stored keys and bytes are counted exactly per partition by the MVCC store; each partition leader
  * publishes its partition's per-tenant counts every `publishMs` to `usage/<partition>` and every
  * node sums those records, so a tenant's total is at most a few seconds old and a burst of writes
@@ -53,10 +56,23 @@ export const noQuota: Quota = Object.freeze({ maxKeys: 0, maxBytes: 0, maxReques
 export interface TenantUsage {
   readonly tenant: string;
   readonly keys: number;
+  /** Live keys' key and value bytes. */
   readonly bytes: number;
+  /** Retained history: superseded versions and tombstones not compacted yet (key and value bytes). */
+  readonly historyBytes: number;
   readonly requestsPerSecond: number;
   readonly quota: Quota;
 }
+
+/** A tenant's cluster-wide totals, summed over the partitions' published usage records. */
+interface UsageTotal {
+  keys: number;
+  bytes: number;
+  historyBytes: number;
+  requestsPerSecond: number;
+}
+
+const noUsage: Readonly<UsageTotal> = Object.freeze({ keys: 0, bytes: 0, historyBytes: 0, requestsPerSecond: 0 });
 
 /** How the auth layer reads and writes the system keyspace (internal keys, through Raft). */
 export interface SystemStore {
@@ -211,7 +227,7 @@ export class NodeAuth {
   /** Token creations run one at a time on a node, so the per-tenant count is checked against settled records. */
   private creating: Promise<unknown> = Promise.resolve();
   private quotaCache = new Map<string, { quota: Quota; atMs: number }>();
-  private usageCache: { totals: Map<string, { keys: number; bytes: number; requestsPerSecond: number }>; atMs: number } | undefined;
+  private usageCache: { totals: Map<string, UsageTotal>; atMs: number } | undefined;
   private readonly limiter = new RateLimiter();
 
   constructor(
@@ -371,16 +387,18 @@ export class NodeAuth {
   }
 
   /** Cluster-wide per-tenant totals from the partitions' published usage records. */
-  async totals(): Promise<Map<string, { keys: number; bytes: number; requestsPerSecond: number }>> {
+  async totals(): Promise<Map<string, UsageTotal>> {
     const nowMs = Date.now();
     if (this.usageCache !== undefined && nowMs - this.usageCache.atMs < usageCacheMs) return this.usageCache.totals;
-    const totals = new Map<string, { keys: number; bytes: number; requestsPerSecond: number }>();
+    const totals = new Map<string, UsageTotal>();
     for (const entry of await this.store.scan(usageBucket)) {
-      const published = parseJson(entry.value) as Record<string, { keys?: number; bytes?: number; rps?: number }> | undefined;
+      const published = parseJson(entry.value) as Record<string, { keys?: number; bytes?: number; historyBytes?: number; rps?: number }> | undefined;
       for (const [tenant, usage] of Object.entries(published ?? {})) {
-        const total = totals.get(tenant) ?? { keys: 0, bytes: 0, requestsPerSecond: 0 };
+        const total = totals.get(tenant) ?? { ...noUsage };
         total.keys += Number(usage.keys) || 0;
         total.bytes += Number(usage.bytes) || 0;
+        // Records published before history was counted have none: they count as 0.
+        total.historyBytes += Number(usage.historyBytes) || 0;
         total.requestsPerSecond += Number(usage.rps) || 0;
         totals.set(tenant, total);
       }
@@ -402,7 +420,7 @@ export class NodeAuth {
     }
     const result: TenantUsage[] = [];
     for (const name of tenants) {
-      const total = totals.get(name) ?? { keys: 0, bytes: 0, requestsPerSecond: 0 };
+      const total = totals.get(name) ?? noUsage;
       result.push({ tenant: name, ...total, quota: await this.quotaOf(name) });
     }
     return result;
@@ -426,12 +444,15 @@ export class NodeAuth {
     if (grows) await this.checkStorageQuota(tenant);
   }
 
-  /** QUOTA_EXCEEDED when the tenant's stored keys or bytes are at its quota (writes that add data). */
+  /**
+   * QUOTA_EXCEEDED when the tenant's stored keys, or its live plus history bytes, are at its quota
+   * (writes that add data).
+   */
   async checkStorageQuota(tenant: string): Promise<void> {
     if (!this.enabled || tenant === systemTenant) return;
     const quota = await this.quotaOf(tenant);
     if (quota.maxKeys === 0 && quota.maxBytes === 0) return;
-    const total = (await this.totals()).get(tenant) ?? { keys: 0, bytes: 0, requestsPerSecond: 0 };
+    const total = (await this.totals()).get(tenant) ?? noUsage;
     if (quota.maxKeys > 0 && total.keys >= quota.maxKeys) {
       throw new AtollError('QUOTA_EXCEEDED', `tenant ${tenant} stores ${total.keys} keys, at its quota of ${quota.maxKeys}: delete keys or ask for a larger quota`, {
         tenant,
@@ -439,12 +460,14 @@ export class NodeAuth {
         maxKeys: quota.maxKeys,
       });
     }
-    if (quota.maxBytes > 0 && total.bytes >= quota.maxBytes) {
-      throw new AtollError('QUOTA_EXCEEDED', `tenant ${tenant} stores ${total.bytes} bytes, at its quota of ${quota.maxBytes}: delete data or ask for a larger quota`, {
-        tenant,
-        bytes: total.bytes,
-        maxBytes: quota.maxBytes,
-      });
+    const storedBytes = total.bytes + total.historyBytes;
+    if (quota.maxBytes > 0 && storedBytes >= quota.maxBytes) {
+      throw new AtollError(
+        'QUOTA_EXCEEDED',
+        `tenant ${tenant} stores ${storedBytes} bytes (${total.bytes} live, ${total.historyBytes} retained history of overwritten and deleted values), ` +
+          `at its quota of ${quota.maxBytes}: delete data or ask for a larger quota; history is freed when the partitions compact it (the retention window)`,
+        { tenant, bytes: storedBytes, liveBytes: total.bytes, historyBytes: total.historyBytes, maxBytes: quota.maxBytes },
+      );
     }
   }
 

@@ -76,6 +76,7 @@ export function authServiceHandlers(api: AuthApi, logger: ErrorLogger): grpc.Unt
         bytes: formatWireInt64(usage.bytes),
         requestsPerSecond: usage.requestsPerSecond,
         quota: encodeQuota(usage.quota),
+        historyBytes: formatWireInt64(usage.historyBytes),
       })),
     })),
   };

@@ -226,6 +226,7 @@ describe('hostile clients against a cluster with authentication', () => {
     for (const [name, tenant, role] of [
       ['victim', 'victim', 'readwrite'],
       ['quota', 'quota', 'readwrite'],
+      ['history', 'history', 'readwrite'],
       ['bounded', 'bounded', 'admin'],
     ] as const) {
       tokens[name] = (await admin.authCall('CreateToken', { tenant, role, name }))['token'] as string;
@@ -339,6 +340,51 @@ describe('hostile clients against a cluster with authentication', () => {
       if (!accepted) await sleep(250);
     }
     expect(accepted).toBe(true);
+    await nothingChanged();
+  }, 60_000);
+
+  it('retained history counts toward the bytes quota: overwriting one key with large values is refused once history passes it, deletes still pass', async () => {
+    const tenant = clientFor(tokens['history']!);
+    const maxBytes = 100_000;
+    await admin.authCall('SetQuota', { tenant: 'history', quota: { maxBytes: String(maxBytes) } });
+    // One key, overwritten with 16 KiB values: live bytes stay near 16 KiB (far under the quota)
+    // while every overwrite adds the old value to history. Usage is published every second and
+    // cached for a second, so writes go on a little past the line before the refusal.
+    const valueOf = (index: number): string => `${index}:`.padEnd(16 * 1024, 'x');
+    let accepted = 0;
+    let refused: AtollClientError | undefined;
+    const startedMs = Date.now();
+    for (let attempt = 0; attempt < 100 && refused === undefined && Date.now() - startedMs < 30_000; attempt++) {
+      refused = await tenant.put('h/big', valueOf(attempt)).then(
+        () => undefined,
+        (error: unknown) => error as AtollClientError,
+      );
+      if (refused === undefined) {
+        accepted = attempt + 1;
+        await sleep(100);
+      }
+    }
+    expect(refused).toBeInstanceOf(AtollClientError);
+    expect(refused?.code).toBe('QUOTA_EXCEEDED');
+    expect(refused?.grpcStatusCode).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(refused?.message).toMatch(/retained history/);
+    // The quota was crossed by history: at least the ~6 overwrites the quota holds were accepted.
+    expect(accepted).toBeGreaterThanOrEqual(Math.floor(maxBytes / (16 * 1024)));
+    // The refused put changed nothing: the key holds the last accepted value.
+    expect((await tenant.get('h/big')).text()).toBe(valueOf(accepted - 1));
+    // Usage shows why: live bytes under the quota, live plus history at or over it.
+    const usage = ((await admin.authCall('GetUsage', { tenant: 'history' }))['tenants'] as Array<{ tenant: string; keys: string; bytes: string; historyBytes: string }>)[0]!;
+    expect(usage.tenant).toBe('history');
+    expect(Number(usage.keys)).toBe(1);
+    expect(Number(usage.bytes)).toBeLessThan(maxBytes);
+    expect(Number(usage.bytes) + Number(usage.historyBytes)).toBeGreaterThanOrEqual(maxBytes);
+    // Deletes pass over quota; a delete moves the value into history, so it frees nothing until
+    // compaction and a new key is still refused.
+    expect((await tenant.delete('h/big')).deleted).toBe(true);
+    expect((await tenant.get('h/big')).found).toBe(false);
+    const again = await clientFailure(tenant.put('h/small', 'v'));
+    expect(again).toMatchObject({ code: 'QUOTA_EXCEEDED', grpcStatusCode: grpc.status.RESOURCE_EXHAUSTED });
+    expect((await tenant.get('h/small')).found).toBe(false);
     await nothingChanged();
   }, 60_000);
 });
