@@ -465,7 +465,8 @@ export class NodeAuth {
       throw new AtollError(
         'QUOTA_EXCEEDED',
         `tenant ${tenant} stores ${storedBytes} bytes (${total.bytes} live, ${total.historyBytes} retained history of overwritten and deleted values), ` +
-          `at its quota of ${quota.maxBytes}: delete data or ask for a larger quota; history is freed when the partitions compact it (the retention window)`,
+          `at its quota of ${quota.maxBytes}: ask for a larger quota, or delete data and wait: deleted and overwritten values stay in history ` +
+          `until the partitions compact it (the retention window)`,
         { tenant, bytes: storedBytes, liveBytes: total.bytes, historyBytes: total.historyBytes, maxBytes: quota.maxBytes },
       );
     }
