@@ -35,7 +35,7 @@ import { defaultTenant, systemTenant, tenantOfInternalKey, tenantTag, toInternal
 import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/principal.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
 import { isWriteKind } from '../server/kv-operation.js';
-import { NodeAuth, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
+import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
 import { newPeerSecret, PeerSecretCheck, peerSecretMetadataKey } from './peer-secret.js';
 import { refusalOf } from './peer-message-check.js';
 import { Admission } from './admission.js';
@@ -291,7 +291,10 @@ export class AtollNode implements api.NodeApi {
       const now = performance.now();
       for (const replica of this.replicas.values()) replica.releaseIdleSnapshot(now, SNAPSHOT_IDLE_MS);
     }), BALANCE_INTERVAL_MS);
-    this.leaderRefreshTimer = setInterval(() => void this.refreshRemoteLeaders(), BALANCE_INTERVAL_MS);
+    this.leaderRefreshTimer = setInterval(() => {
+      void this.refreshRemoteLeaders();
+      void this.compactHistoryOverQuota();
+    }, BALANCE_INTERVAL_MS);
     this.leaderRefreshTimer.unref();
     this.balanceTimer.unref();
     // Preferred leaders campaign at once, so a fresh cluster starts balanced.
@@ -535,6 +538,52 @@ export class AtollNode implements api.NodeApi {
       } catch {
         // Lost leadership meanwhile; the next leader compacts.
       }
+    }
+  }
+
+  /** Partitions' last compaction for a tenant at its bytes quota (performance.now() ms), and whether a check runs. */
+  private readonly quotaCompactedAtMs = new Map<number, number>();
+  private checkingQuotaHistory = false;
+
+  /**
+   * Retained history counts toward a tenant's bytes quota (src/node/auth.ts), and a delete only
+   * moves a value into history. So that a tenant at its quota can get back under by deleting, a
+   * leader whose partition holds history of such a tenant compacts ALL of the partition's history
+   * (floor = its revision), at most once per quotaCompactionIntervalMs. That shortens the retention
+   * window of every tenant of the partition for the moment (past reads and transactions older than
+   * the floor get COMPACTED), which is the price of bounding history per tenant; docs/security.md.
+   */
+  private async compactHistoryOverQuota(): Promise<void> {
+    if (!this.auth.enabled || this.checkingQuotaHistory || this.closed) return;
+    this.checkingQuotaHistory = true;
+    try {
+      const over = await this.auth.tenantsOverBytesQuotaWithHistory();
+      if (over.size === 0) return;
+      this.enqueue(() => {
+        const nowMs = performance.now();
+        for (const replica of this.replicas.values()) {
+          if (replica.raw.status().role !== 'leader') continue;
+          const { revision, compactedRevision } = replica.mvcc;
+          if (revision <= compactedRevision) continue;
+          if (nowMs - (this.quotaCompactedAtMs.get(replica.id) ?? -Infinity) < quotaCompactionIntervalMs) continue;
+          const usage = replica.mvcc.usageByTenant();
+          if (![...over].some((tenant) => (usage.get(tenant)?.historyBytes ?? 0) > 0)) continue;
+          this.quotaCompactedAtMs.set(replica.id, nowMs);
+          const payload = encodeEntryPayload(Date.now(), encodeCommand({ type: 'compact', belowRevision: revision }, this.limits));
+          try {
+            replica.propose(payload, {
+              resolve: () => this.logger.info({ partition: replica.id, belowRevision: revision, tenants: [...over] }, 'compacted history held by tenants at their bytes quota'),
+              reject: (error: unknown) => this.logger.debug({ err: error, partition: replica.id }, 'quota compaction not applied'),
+            });
+          } catch {
+            // Lost leadership meanwhile; the next leader sees the same usage.
+          }
+        }
+      });
+    } catch (error) {
+      this.logger.debug({ err: error }, 'checking tenants at their bytes quota failed');
+    } finally {
+      this.checkingQuotaHistory = false;
     }
   }
 

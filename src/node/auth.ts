@@ -87,6 +87,12 @@ const tokenPattern = /^atk_[A-Za-z0-9_-]{43}$/;
 const cacheMs = 2_000;
 const maxCachedTokens = 10_000;
 const usageCacheMs = 1_000;
+/**
+ * A partition holding history of a tenant at its bytes quota compacts all of it at most this often
+ * (AtollNode.compactHistoryOverQuota): often enough that deletes bring the tenant back under within
+ * seconds, seldom enough that other tenants' past reads and open transactions rarely meet it.
+ */
+export const quotaCompactionIntervalMs = 10_000;
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -465,11 +471,27 @@ export class NodeAuth {
       throw new AtollError(
         'QUOTA_EXCEEDED',
         `tenant ${tenant} stores ${storedBytes} bytes (${total.bytes} live, ${total.historyBytes} retained history of overwritten and deleted values), ` +
-          `at its quota of ${quota.maxBytes}: ask for a larger quota, or delete data and wait: deleted and overwritten values stay in history ` +
-          `until the partitions compact it (the retention window)`,
+          `at its quota of ${quota.maxBytes}: ask for a larger quota, or delete data: deleted and overwritten values stay in history ` +
+          `until their partitions compact it, which a tenant at its bytes quota makes them do within about ${Math.ceil(quotaCompactionIntervalMs / 1000) + 2} s`,
         { tenant, bytes: storedBytes, liveBytes: total.bytes, historyBytes: total.historyBytes, maxBytes: quota.maxBytes },
       );
     }
+  }
+
+  /**
+   * The tenants at their bytes quota with retained history in it: their deletes free nothing until
+   * history is compacted, so the partitions holding that history compact it (AtollNode
+   * compactHistoryOverQuota). Only tenants with history are looked at, and quotas come from the cache.
+   */
+  async tenantsOverBytesQuotaWithHistory(): Promise<Set<string>> {
+    const over = new Set<string>();
+    if (!this.enabled) return over;
+    for (const [tenant, total] of await this.totals()) {
+      if (tenant === systemTenant || total.historyBytes <= 0) continue;
+      const quota = await this.quotaOf(tenant);
+      if (quota.maxBytes > 0 && total.bytes + total.historyBytes >= quota.maxBytes) over.add(tenant);
+    }
+    return over;
   }
 
   private requireTenantAdmin(caller: Principal, tenant: string, action: string): void {
