@@ -18,6 +18,7 @@ import {
   peerServiceDefinition,
 } from '../../src/server/protos.js';
 import { checkedDeserializerMark, findWireProblem, isUtf8Range, wireProblemError, wireProblemOf, type MessagePlan, type WireProblem } from '../../src/server/wire-utf8.js';
+import { Rng } from '../../src/raft/rng.js';
 
 // ------------------------------------------------------------------ a hand encoder
 
@@ -312,16 +313,10 @@ describe('the short-string UTF-8 check agrees with node:buffer isUtf8', () => {
   });
 });
 
-/** A small seeded generator (mulberry32), so a failure replays. */
+/** The repository's seeded generator (src/raft/rng.ts), so a failure replays. */
 function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.float();
 }
 
 function stringsIn(value: unknown, out: string[] = [], depth = 0): string[] {
