@@ -2,7 +2,8 @@
  * One fault-injection run: start a real cluster, drive the workloads (registers, sets, counters and
  * a bank of transactions) through the client library while the nemesis kills, pauses and restarts
  * nodes, heal, read everything back, check the history, and report. The last line is
- * `chaos: valid` or `chaos: INVALID (...)`.
+ * `chaos: valid` or `chaos: INVALID (...)`, logged after the namespaces are removed (an INVALID
+ * run says how to replay it on the line before).
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,11 +65,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     networkFaultsSkipped = line.replace(/^chaos: network faults skipped: /, '');
     log(line);
   });
+  let result: ChaosResult;
   try {
-    return await runWithTopology(options, log, historyPath, topology, networkFaultsSkipped);
+    result = await runWithTopology(options, log, historyPath, topology, networkFaultsSkipped);
   } finally {
     await topology?.destroy();
   }
+  // The verdict comes last, after the clean-up (which may log), so scripts can read the last line.
+  if (!result.valid) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
+  log(result.summary);
+  return result;
 }
 
 async function runWithTopology(options: ChaosOptions, log: (line: string) => void, historyPath: string, topology: Topology | undefined, networkFaultsSkipped: string | undefined): Promise<ChaosResult> {
@@ -152,9 +158,8 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     ...cluster.crashes.map((crash) => `node ${crash.id} crashed (exit ${crash.signal ?? crash.code})`),
     ...cluster.bugReports.map((bug) => `node ${bug.id} logged an unhandled rejection`),
   ];
+  // runChaos logs the summary once everything is cleaned up.
   const summary = problems.length === 0 ? 'chaos: valid' : `chaos: INVALID (${problems.join('; ')})`;
-  log(summary);
-  if (problems.length > 0) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
   return {
     valid: problems.length === 0,
     report,
