@@ -47,6 +47,8 @@ describe('atoll over TLS', () => {
     expect(await runAtollBinary(['--endpoints', `localhost:${port}`, '--tls-ca', ca, 'get', 'tls/ip'])).toMatchObject({ code: 0, stdout: 'v\n', stderr: '' });
     const named = await runAtollBinary(['--endpoints', `127.0.0.1:${port}`, '--tls-ca', ca, '--tls-server-name', 'node1', 'get', 'tls/ip']);
     expect(named).toMatchObject({ code: 0, stdout: 'v\n', stderr: '' });
+    const namedByIp = await runAtollBinary(['--endpoints', `localhost:${port}`, '--tls-ca', ca, '--tls-server-name', '127.0.0.1', 'get', 'tls/ip']);
+    expect(namedByIp).toMatchObject({ code: 0, stdout: 'v\n', stderr: '' });
     const wrongName = await runAtollBinary(['--endpoints', `127.0.0.1:${port}`, '--tls-ca', ca, '--tls-server-name', 'elsewhere.example', '--timeout', '1500', 'get', 'tls/ip']);
     expect(wrongName.code).toBe(2);
     expect(wrongName.stderr).toMatch(/^error UNAVAILABLE: /);
