@@ -10,7 +10,7 @@
  * `get --raw` write them so, and `--json` shows a value that is not UTF-8 text in base64
  * (`"valueEncoding": "base64"`).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { addAuthCommands } from './auth.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
@@ -82,10 +82,28 @@ function parseDelta(text: string): bigint {
 /** A token file holds one token; anything longer is not one (and is not read into memory whole). */
 const maxTokenFileBytes = 4096;
 
+/** At most maxTokenFileBytes + 1 bytes of the file: enough to tell that it is too large. */
+function readTokenBytes(path: string): Buffer {
+  const descriptor = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(maxTokenFileBytes + 1);
+    let length = 0;
+    // Bounded by the buffer: each read adds at least one byte or ends the loop.
+    while (length < buffer.length) {
+      const read = readSync(descriptor, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
 function readTokenFile(path: string, source: string): string {
   let text: string;
   try {
-    const bytes = readFileSync(path);
+    const bytes = readTokenBytes(path);
     if (bytes.length > maxTokenFileBytes) throw new AtollError('INVALID_ARGUMENT', `${source} ${path} is larger than ${maxTokenFileBytes} bytes: it holds one token`);
     text = bytes.toString('utf8');
   } catch (error) {

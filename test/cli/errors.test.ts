@@ -53,6 +53,8 @@ const badArguments: ReadonlyArray<{ argv: string[]; code: string; message?: RegE
   { argv: ['top', '--interval', '5'], code: 'INVALID_ARGUMENT', message: /--interval must be an integer/ },
   { argv: ['frobnicate'], code: 'INVALID_ARGUMENT', message: /unknown command 'frobnicate'/ },
   { argv: ['--timeout', 'never', 'get', 'canary/k'], code: 'INVALID_ARGUMENT' },
+  // An endless token file is cut off at its bound, not read into memory.
+  { argv: ['--token-file', '/dev/zero', 'put', 'canary/k', 'v'], code: 'INVALID_ARGUMENT', message: /larger than 4096 bytes/ },
 ];
 
 describe('atoll errors for shell users', () => {

@@ -4,7 +4,7 @@
  * value limit on stdin, `--if-value-file`, and a transaction's script and parameters from files.
  * Against a real gRPC server around a fake node (test/server/harness.ts).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +55,11 @@ describe('atoll values from stdin and files', () => {
     const raw = await atoll(['get', 'bin/stdin', '--raw']);
     expect(raw).toMatchObject({ code: 0, stderr: '' });
     expect(raw.stdoutBytes.equals(value)).toBe(true);
+    // A miss writes no file and keeps stdout for values only.
+    const missing = join(dir, 'missing.bin');
+    expect(await atoll(['get', 'bin/none', '--out', missing])).toMatchObject({ code: 1, stdout: '', stderr: '(not found)\n' });
+    expect(existsSync(missing)).toBe(false);
+    expect(await atoll(['get', 'bin/none', '--raw'])).toMatchObject({ code: 1, stdout: '', stderr: '(not found)\n' });
   });
 
   it('put --file PATH and --file - read the file (or stdin) byte for byte', async () => {
