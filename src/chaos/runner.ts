@@ -29,7 +29,14 @@ export interface ChaosOptions {
   /** Per-attempt timeout of counter increments: short ones force retries of writes that did apply. */
   readonly counterTimeoutMs?: number;
   readonly log?: (line: string) => void;
+  /**
+   * The network namespaces' name prefix and subnet 10.203.S.0/24 (default atollch, 7). Two runs at
+   * once on one machine need different ones: a run first removes whatever has its prefix.
+   */
+  readonly netns?: { readonly prefix: string; readonly subnetIndex: number };
 }
+
+export const defaultChaosNetns = Object.freeze({ prefix: 'atollch', subnetIndex: 7 });
 
 export interface ChaosResult {
   readonly valid: boolean;
@@ -210,9 +217,10 @@ async function maybeTopology(options: ChaosOptions, log: (line: string) => void)
     log(`chaos: network faults skipped: ${availability.reason}`);
     return undefined;
   }
-  await cleanupStale('atollch');
+  const { prefix, subnetIndex } = options.netns ?? defaultChaosNetns;
+  await cleanupStale(prefix);
   // A subnet of its own, so a concurrent netns test (subnet 0) cannot collide with it.
-  return createTopology({ prefix: 'atollch', nodeCount: options.nodes, subnetIndex: 7 });
+  return createTopology({ prefix, nodeCount: options.nodes, subnetIndex });
 }
 
 function percentile(values: number[], q: number): number {

@@ -21,6 +21,8 @@ describe('chaos CLI output', () => {
     const output = openSync(outputPath, 'w');
     try {
       const args = [chaosMain, '--nodes', '3', '--partitions', '2', '--duration', '3', '--seed', '5', '--faults', 'split', '--out', dir];
+      // Namespaces of its own: test/fault/chaos.test.ts may run at the same time with the default ones.
+      args.push('--netns-prefix', 'atollcv', '--netns-subnet', '8');
       const child = spawn(process.execPath, args, { stdio: ['ignore', output, output] });
       const killer = setTimeout(() => child.kill('SIGKILL'), 110_000);
       const code = await new Promise<number | null>((resolveCode) => child.on('close', resolveCode));
