@@ -23,15 +23,17 @@ afterEach(() => {
 function binWith(tools: readonly string[], options: { etcd: boolean }): string {
   const bin = mkdtempSync(join(tmpdir(), 'atoll-bench-path-'));
   dirs.push(bin);
+  const stub = (name: string, body: string): void => {
+    writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+  };
   for (const tool of tools) {
     const found = spawnSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).stdout.trim();
-    if (found === '') throw new Error(`this machine has no ${tool}`);
-    symlinkSync(found, join(bin, tool));
+    // The script stops before it runs most of them: a stub stands in for one this machine lacks.
+    if (found === '') stub(tool, 'exit 0');
+    else symlinkSync(found, join(bin, tool));
   }
-  if (options.etcd) {
-    writeFileSync(join(bin, 'etcd'), '#!/bin/sh\necho "etcd Version: fake"\n');
-    chmodSync(join(bin, 'etcd'), 0o755);
-  }
+  if (options.etcd) stub('etcd', 'echo "etcd Version: fake"');
   return bin;
 }
 
