@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Atoll and etcd side by side on this machine, in one run (`npm run bench:etcd`, which builds first).
 #
-# Starts a three-member etcd cluster (Debian's etcd-server, installed with apt when missing; default
-# settings, so the WAL is fsynced) and a three-node Atoll cluster (dist/src/server/main.js, default
-# settings, fsync on), each on loopback with its own data directories under one temporary
-# directory. Then, for each workload and concurrency, it runs `atoll bench` against Atoll and
+# First checks every program it uses and names any that is missing; etcd and etcdctl (Debian's
+# etcd-server and etcd-client) it installs with apt-get when run as root. Starts a three-member etcd
+# cluster (default settings, so the WAL is fsynced) and a three-node Atoll cluster
+# (dist/src/server/main.js, default settings, fsync on), each on loopback with its own data
+# directories under one temporary directory. Then, for each workload and concurrency, it runs `atoll bench` against Atoll and
 # `atoll bench --system etcd` against etcd (the same workload code and parameters in the same kind
 # of Node.js process, etcd through the etcd3 npm client) alternately, A B A B, and prints one table
 # per workload with both systems and the ratio Atoll/etcd, then one line per workload and
@@ -64,12 +65,38 @@ etcd_base_port="${BENCH_ETCD_PORT:-23791}"
 atoll_cli=(node "$root/dist/src/cli/atoll.js")
 [[ -f "$root/dist/src/server/main.js" ]] || { say "dist/ is missing: run npm run build (npm run bench:etcd does)"; exit 2; }
 
-# ----------------------------------------------------------------------------- etcd install
-if ! command -v etcd >/dev/null 2>&1; then
-  say "installing Debian's etcd-server and etcd-client (apt-get)"
-  if [[ $(id -u) -ne 0 ]]; then say "etcd is missing and this is not root: apt-get install etcd-server etcd-client"; exit 2; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server etcd-client >/dev/null; }
+# ----------------------------------------------------------------------------- prerequisites
+# Every program this script runs, checked before anything starts: a missing one is named at once
+# rather than found out as a server that never becomes ready.
+missing=()
+for tool in node curl awk sed cut seq head tail date sleep mktemp nproc; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then say "missing programs: ${missing[*]}; install them and run again"; exit 2; fi
+
+# etcd and etcdctl come in two Debian packages; either may be missing alone.
+etcd_packages() {
+  local packages=()
+  command -v etcd >/dev/null 2>&1 || packages+=(etcd-server)
+  command -v etcdctl >/dev/null 2>&1 || packages+=(etcd-client)
+  echo "${packages[*]}"
+}
+etcd_missing_text() { # the programs and their packages, for a message
+  local text=""
+  command -v etcd >/dev/null 2>&1 || text="etcd (Debian package etcd-server)"
+  command -v etcdctl >/dev/null 2>&1 || text+="${text:+ and }etcdctl (Debian package etcd-client)"
+  echo "$text"
+}
+packages="$(etcd_packages)"
+if [[ -n "$packages" ]]; then
+  if [[ $(id -u) -ne 0 ]]; then say "missing $(etcd_missing_text); this is not root: apt-get install $packages"; exit 2; fi
+  if ! command -v apt-get >/dev/null 2>&1; then say "missing $(etcd_missing_text), and apt-get is not available to install it"; exit 2; fi
+  say "missing $(etcd_missing_text): installing $packages (apt-get)"
+  # shellcheck disable=SC2086 # one word per package
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null; } \
+    || true
+  if [[ -n "$(etcd_packages)" ]]; then say "still missing $(etcd_missing_text) after apt-get install $packages"; exit 2; fi
 fi
 say "$(etcd --version | head -1), $(node --version), $(nproc) cores"
 

@@ -2,7 +2,8 @@
  * One fault-injection run: start a real cluster, drive the workloads (registers, sets, counters and
  * a bank of transactions) through the client library while the nemesis kills, pauses and restarts
  * nodes, heal, read everything back, check the history, and report. The last line is
- * `chaos: valid` or `chaos: INVALID (...)`.
+ * `chaos: valid` or `chaos: INVALID (...)`, logged after the namespaces are removed (an INVALID
+ * run says how to replay it on the line before).
  */
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,14 @@ export interface ChaosOptions {
   /** Per-attempt timeout of counter increments: short ones force retries of writes that did apply. */
   readonly counterTimeoutMs?: number;
   readonly log?: (line: string) => void;
+  /**
+   * The network namespaces' name prefix and subnet 10.203.S.0/24 (default atollch, 7). Two runs at
+   * once on one machine need different ones: a run first removes whatever has its prefix.
+   */
+  readonly netns?: { readonly prefix: string; readonly subnetIndex: number };
 }
+
+export const defaultChaosNetns = Object.freeze({ prefix: 'atollch', subnetIndex: 7 });
 
 export interface ChaosResult {
   readonly valid: boolean;
@@ -64,11 +72,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     networkFaultsSkipped = line.replace(/^chaos: network faults skipped: /, '');
     log(line);
   });
+  let result: ChaosResult;
   try {
-    return await runWithTopology(options, log, historyPath, topology, networkFaultsSkipped);
+    result = await runWithTopology(options, log, historyPath, topology, networkFaultsSkipped);
   } finally {
     await topology?.destroy();
   }
+  // The verdict comes last, after the clean-up (which may log), so scripts can read the last line.
+  if (!result.valid) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
+  log(result.summary);
+  return result;
 }
 
 async function runWithTopology(options: ChaosOptions, log: (line: string) => void, historyPath: string, topology: Topology | undefined, networkFaultsSkipped: string | undefined): Promise<ChaosResult> {
@@ -152,9 +165,8 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     ...cluster.crashes.map((crash) => `node ${crash.id} crashed (exit ${crash.signal ?? crash.code})`),
     ...cluster.bugReports.map((bug) => `node ${bug.id} logged an unhandled rejection`),
   ];
+  // runChaos logs the summary once everything is cleaned up.
   const summary = problems.length === 0 ? 'chaos: valid' : `chaos: INVALID (${problems.join('; ')})`;
-  log(summary);
-  if (problems.length > 0) log(`chaos: replay the fault schedule with --seed ${options.seed}; history ${historyPath}`);
   return {
     valid: problems.length === 0,
     report,
@@ -205,9 +217,10 @@ async function maybeTopology(options: ChaosOptions, log: (line: string) => void)
     log(`chaos: network faults skipped: ${availability.reason}`);
     return undefined;
   }
-  await cleanupStale('atollch');
+  const { prefix, subnetIndex } = options.netns ?? defaultChaosNetns;
+  await cleanupStale(prefix);
   // A subnet of its own, so a concurrent netns test (subnet 0) cannot collide with it.
-  return createTopology({ prefix: 'atollch', nodeCount: options.nodes, subnetIndex: 7 });
+  return createTopology({ prefix, nodeCount: options.nodes, subnetIndex });
 }
 
 function percentile(values: number[], q: number): number {

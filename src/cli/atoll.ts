@@ -8,5 +8,9 @@ import { run } from './run.js';
 process.exitCode = await run(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  stdoutBytes: (bytes) => process.stdout.write(bytes),
+  stdoutIsTty: process.stdout.isTTY === true,
+  // Read only when a command is given `-`: the stream is the process's stdin, as bytes.
+  stdin: () => process.stdin,
   env: process.env,
 });

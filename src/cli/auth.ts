@@ -2,7 +2,7 @@
  * `atoll auth ...`: tokens, quotas and usage of a cluster with authentication (docs/security.md).
  * Every command but `new-admin-token` calls the Auth service with the caller's --token.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { AtollClient } from '../client/index.js';
 import { newToken } from '../node/auth.js';
 import { json } from './format.js';
@@ -28,7 +28,7 @@ function tokenLine(info: TokenInfoMessage): string {
 function count(name: string) {
   return (text: string): number => {
     const value = Number(text);
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) throw new Error(`${name} must be a non-negative integer`);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
     return value;
   };
 }

@@ -1,7 +1,9 @@
 /**
  * How the CLI prints results: values as UTF-8 text, tables for people, JSON for scripts. JSON
- * numbers stay numbers while they are exact; a 64-bit counter beyond 2^53 prints as a string.
+ * numbers stay numbers while they are exact; a 64-bit counter beyond 2^53 prints as a string. In
+ * JSON a value that is not UTF-8 text is base64, and `valueEncoding` says which of the two it is.
  */
+import { isUtf8 } from 'node:buffer';
 import type { ClusterInfo, GetResult, KeyEntry } from '../client/index.js';
 
 const utf8Decoder = new TextDecoder('utf-8');
@@ -19,10 +21,15 @@ export function json(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** A value in JSON: its text when it is UTF-8, else its bytes in base64; `valueEncoding` says which. */
+export function valueJson(value: Uint8Array): { value: string; valueEncoding: 'utf8' | 'base64' } {
+  return isUtf8(value) ? { value: utf8Decoder.decode(value), valueEncoding: 'utf8' } : { value: Buffer.from(value).toString('base64'), valueEncoding: 'base64' };
+}
+
 export function entryJson(entry: KeyEntry): Record<string, unknown> {
   return {
     key: entry.key,
-    value: entry.text(),
+    ...valueJson(entry.value),
     createRevision: entry.createRevision,
     modRevision: entry.modRevision,
     version: entry.version,
@@ -34,7 +41,7 @@ export function getJson(key: string, result: GetResult): Record<string, unknown>
   return {
     key,
     found: result.found,
-    value: result.found ? result.text() : null,
+    ...(result.found ? valueJson(result.value) : { value: null, valueEncoding: null }),
     createRevision: result.createRevision,
     modRevision: result.modRevision,
     version: result.version,

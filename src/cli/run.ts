@@ -4,15 +4,20 @@
  *
  * Exit codes: 0 success; 1 the answer was negative (get/del/extend of a missing key, exists of a
  * missing key, a conditional put whose condition did not hold, a script that rolled back); 2 an error, printed on stderr as
- * `error CODE: message` (usage errors print commander's message).
+ * `error CODE: message` (usage errors too: `error INVALID_ARGUMENT: ` and commander's message).
+ *
+ * Values are bytes: `put KEY -` and `--file PATH` read them byte for byte, `get --out PATH` and
+ * `get --raw` write them so, and `--json` shows a value that is not UTF-8 text in base64
+ * (`"valueEncoding": "base64"`).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { addAuthCommands } from './auth.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger } from './format.js';
+import { InputReader, isText, writeValueFile, type InputLimit, type StdinSource } from './value-input.js';
 import { addTlsOptions, clientTlsOf, type TlsFlags } from './tls-flags.js';
 import { addBenchCommand } from '../bench/bench-command.js';
 import { addHealthCommand } from './health.js';
@@ -22,6 +27,12 @@ export interface CliIo {
   /** Receives whole lines, each ending in "\n". */
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Receives exact bytes (`get --raw`); without it they go to stdout(text) decoded as UTF-8. */
+  stdoutBytes?(bytes: Uint8Array): void;
+  /** Whether stdout is a terminal, where `get --raw` refuses bytes that are not text. */
+  readonly stdoutIsTty?: boolean;
+  /** Where `-` reads from (`put KEY -`, `--file -`); without it `-` is refused. */
+  readonly stdin?: StdinSource;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Builds the client (tests may wrap it); defaults to `new AtollClient(options)`. */
   createClient?: (options: AtollClientOptions) => AtollClient;
@@ -52,6 +63,17 @@ function parseCount(name: string, minimum: number) {
   };
 }
 
+/** A value read from stdin or a file: at most the value limit, byte for byte. */
+const valueInput: InputLimit = { maxBytes: limits.maxValueBytes, tooLargeCode: 'VALUE_TOO_LARGE' };
+/** A script (-f) or a script parameter from a file (--param-file): UTF-8 text. */
+const scriptInput: InputLimit = { maxBytes: limits.maxScriptBytes, tooLargeCode: 'INVALID_ARGUMENT' };
+const paramInput: InputLimit = { maxBytes: limits.maxValueBytes, tooLargeCode: 'INVALID_ARGUMENT' };
+
+/** Commander's usage errors ("error: unknown option '--x'") in the CLI's `error CODE: message` form. */
+export function usageErrorLine(text: string): string {
+  return text.replace(/^error: /, 'error INVALID_ARGUMENT: ');
+}
+
 function parseDelta(text: string): bigint {
   if (!/^-?\d{1,20}$/.test(text)) throw new InvalidArgumentError('DELTA must be an integer');
   return BigInt(text);
@@ -60,10 +82,28 @@ function parseDelta(text: string): bigint {
 /** A token file holds one token; anything longer is not one (and is not read into memory whole). */
 const maxTokenFileBytes = 4096;
 
+/** At most maxTokenFileBytes + 1 bytes of the file: enough to tell that it is too large. */
+function readTokenBytes(path: string): Buffer {
+  const descriptor = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(maxTokenFileBytes + 1);
+    let length = 0;
+    // Bounded by the buffer: each read adds at least one byte or ends the loop.
+    while (length < buffer.length) {
+      const read = readSync(descriptor, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
 function readTokenFile(path: string, source: string): string {
   let text: string;
   try {
-    const bytes = readFileSync(path);
+    const bytes = readTokenBytes(path);
     if (bytes.length > maxTokenFileBytes) throw new AtollError('INVALID_ARGUMENT', `${source} ${path} is larger than ${maxTokenFileBytes} bytes: it holds one token`);
     text = bytes.toString('utf8');
   } catch (error) {
@@ -135,17 +175,18 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .option('--token <token>', 'the bearer token itself; other users of this machine can read it in the process list (ps): prefer --token-file')
     .option('--timeout <ms>', 'timeout of each call in milliseconds', parseCount('--timeout', 1))
     .exitOverride()
-    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
+    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text), outputError: (text, write) => write(usageErrorLine(text)) })
     .showSuggestionAfterError();
   addTlsOptions(program);
 
-  const conditions = ['ifAbsent', 'ifPresent', 'ifRevision', 'ifValue'];
+  const conditions = ['ifAbsent', 'ifPresent', 'ifRevision', 'ifValue', 'ifValueFile'];
   const conflictsWithOthers = (name: string) => conditions.filter((other) => other !== name);
   program
     .command('put')
-    .description('write KEY = VALUE (exit 1 when a condition did not hold)')
+    .description('write KEY = VALUE (exit 1 when a condition did not hold); VALUE - reads the value from stdin, byte for byte')
     .argument('<key>')
-    .argument('<value>')
+    .argument('[value]', 'the value as text; - for stdin; or give --file')
+    .option('--file <path>', 'read the value from FILE, byte for byte (- for stdin)')
     .option('--ttl <ms>', 'expire the key this many milliseconds from now', parseCount('--ttl', limits.minTtlMs))
     .addOption(new Option('--keep-ttl', "keep the key's current expiry").conflicts('ttl'))
     .addOption(new Option('--if-absent', 'only if the key is absent').conflicts(conflictsWithOthers('ifAbsent')))
@@ -154,18 +195,25 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       new Option('--if-revision <n>', "only if the key's mod revision is N (0: absent)").argParser(parseCount('--if-revision', 0)).conflicts(conflictsWithOthers('ifRevision')),
     )
     .addOption(new Option('--if-value <value>', 'only if the key holds exactly VALUE').conflicts(conflictsWithOthers('ifValue')))
+    .addOption(new Option('--if-value-file <path>', 'only if the key holds exactly the bytes of FILE (- for stdin)').conflicts(conflictsWithOthers('ifValueFile')))
     .action(
-      act((key, value, options) => async (client, print, globals) => {
-        const flags = options as { ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string };
+      act((key, valueArgument, options) => async (client, print, globals) => {
+        const flags = options as { file?: string; ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string; ifValueFile?: string };
+        if ((valueArgument === undefined) === (flags.file === undefined)) {
+          throw new AtollError('INVALID_ARGUMENT', 'give the value as VALUE, as - (stdin) or with --file PATH: exactly one');
+        }
+        const inputs = new InputReader(io.stdin);
+        const value = flags.file !== undefined ? await inputs.read(flags.file, valueInput, '--file') : valueArgument === '-' ? await inputs.read('-', valueInput, 'VALUE') : (valueArgument as string);
+        const ifValue = flags.ifValueFile !== undefined ? await inputs.read(flags.ifValueFile, valueInput, '--if-value-file') : flags.ifValue;
         const putOptions: PutOptions = {
           ...(flags.ttl !== undefined && { ttlMs: flags.ttl }),
           ...(flags.keepTtl === true && { keepTtl: true }),
           ...(flags.ifAbsent === true && { ifAbsent: true }),
           ...(flags.ifPresent === true && { ifPresent: true }),
           ...(flags.ifRevision !== undefined && { ifModRevision: flags.ifRevision }),
-          ...(flags.ifValue !== undefined && { ifValue: flags.ifValue }),
+          ...(ifValue !== undefined && { ifValue }),
         };
-        const result = await client.put(key as string, value as string, putOptions);
+        const result = await client.put(key as string, value, putOptions);
         if (globals.json === true) print(json({ applied: result.applied, revision: result.revision }));
         else print(result.applied ? `OK revision ${result.revision}` : '(not applied)');
         return result.applied ? exitCodes.ok : exitCodes.negative;
@@ -178,15 +226,35 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .argument('<key>')
     .option('--revision <n>', 'read at this past revision', parseCount('--revision', 1))
     .option('--stale', 'allow a stale read from any replica')
+    .addOption(new Option('--out <path>', 'write the exact bytes of the value to FILE (nothing on stdout)').conflicts('raw'))
+    .option('--raw', 'write the exact bytes of the value to stdout, with no newline (not to a terminal unless it is text)')
     .action(
       act((key, options) => async (client, print, globals) => {
-        const flags = options as { revision?: number; stale?: boolean };
+        const flags = options as { revision?: number; stale?: boolean; out?: string; raw?: boolean };
+        const exact = flags.out !== undefined || flags.raw === true;
+        if (exact && globals.json === true) throw new AtollError('INVALID_ARGUMENT', '--json prints the value in JSON: give it without --out and --raw');
         const result = await client.get(key as string, {
           ...(flags.revision !== undefined && { revision: flags.revision }),
           ...(flags.stale === true && { consistency: 'stale' as const }),
         });
-        if (globals.json === true) print(json(getJson(key as string, result)));
-        else print(result.found ? result.text() : '(not found)');
+        if (globals.json === true) {
+          print(json(getJson(key as string, result)));
+        } else if (!result.found) {
+          // With --raw, stdout holds only the value's bytes; a miss says so on stderr.
+          if (exact) io.stderr('(not found)\n');
+          else print('(not found)');
+        } else if (flags.out !== undefined) {
+          writeValueFile(flags.out, result.value, '--out');
+        } else if (flags.raw === true) {
+          if (io.stdoutIsTty === true && !isText(result.value)) {
+            throw new AtollError('INVALID_ARGUMENT', `the value of ${key as string} is not UTF-8 text (${result.value.length} bytes): redirect stdout or give --out PATH`);
+          }
+          if (io.stdoutBytes !== undefined) io.stdoutBytes(result.value);
+          else io.stdout(result.text());
+        } else {
+          print(result.text());
+          if (!isText(result.value)) io.stderr(`note: the value is not UTF-8 text (${result.value.length} bytes); for its exact bytes give --out PATH or --raw\n`);
+        }
         return result.found ? exitCodes.ok : exitCodes.negative;
       }),
     );
@@ -282,23 +350,32 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .command('txn')
     .description('run a script transaction (docs/script-language.md); prints its return value as JSON')
     .option('-e, --eval <script>', 'the script text')
-    .option('-f, --file <path>', 'read the script from a file')
+    .option('-f, --file <path>', 'read the script from a file (- for stdin)')
     .option('--param <name=text>', 'bind @name to a string (repeatable)', collect)
+    .option('--param-file <name=path>', 'bind @name to the text of FILE, which must be UTF-8 (- for stdin; repeatable)', collect)
     .option('--param-json <name=json>', 'bind @name to a JSON value: 42, true, [1,2] (repeatable)', collect)
     .option('--bucket <bucket>', 'the bucket to run in (default: the first key the script names)')
     .addOption(new Option('--isolation <level>', 'snapshot or serializable').choices(['snapshot', 'serializable']).default('snapshot'))
     .action(
       act((options) => async (client, print, globals) => {
-        const opts = options as { eval?: string; file?: string; param?: string[]; paramJson?: string[]; bucket?: string; isolation: 'snapshot' | 'serializable' };
+        const opts = options as { eval?: string; file?: string; param?: string[]; paramFile?: string[]; paramJson?: string[]; bucket?: string; isolation: 'snapshot' | 'serializable' };
         if ((opts.eval === undefined) === (opts.file === undefined)) throw new AtollError('INVALID_ARGUMENT', 'give the script with exactly one of -e SCRIPT or -f FILE');
-        const script = opts.eval ?? readFileSync(opts.file!, 'utf8');
+        const inputs = new InputReader(io.stdin);
+        const script = opts.eval ?? (await inputs.readText(opts.file!, scriptInput, '-f'));
         const params: Record<string, unknown> = {};
-        const bind = (spec: string, parse: (text: string) => unknown): void => {
+        const nameOf = (spec: string): string => {
           const at = spec.indexOf('=');
           if (at <= 0) throw new AtollError('INVALID_ARGUMENT', `a parameter is NAME=VALUE, got ${JSON.stringify(spec)}`);
-          params[spec.slice(0, at)] = parse(spec.slice(at + 1));
+          return spec.slice(0, at);
+        };
+        const bind = (spec: string, parse: (text: string) => unknown): void => {
+          params[nameOf(spec)] = parse(spec.slice(nameOf(spec).length + 1));
         };
         for (const spec of opts.param ?? []) bind(spec, (text) => text);
+        for (const spec of opts.paramFile ?? []) {
+          const name = nameOf(spec);
+          params[name] = await inputs.readText(spec.slice(name.length + 1), paramInput, `--param-file ${name}`);
+        }
         for (const spec of opts.paramJson ?? []) {
           bind(spec, (text) => {
             try {
