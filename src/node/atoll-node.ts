@@ -12,17 +12,14 @@ import { encodeCommand, MvccStore, validateRequestId, type ApplyResult, type Com
 import { Rng } from '../raft/rng.js';
 import type { Ready } from '../raft/rawnode.js';
 import type { Message } from '../raft/types.js';
-import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
-import { throwIfWireProblem } from '../server/wire-utf8.js';
-import { serviceErrorOf } from '../server/grpc-errors.js';
-import type { KvKind, KvOperation, KvResult, KvResultOf, KvTypes } from '../server/kv-operation.js';
+import { isWriteKind, type KvKind, type KvOperation, type KvResult, type KvResultOf, type KvTypes } from './operations.js';
+import type { NodeEnvironment, NodeTransport } from './ports.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
 import { LevelEngine } from '../storage/level-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type * as api from './api.js';
 import { encodeEntryPayload, PartitionReplica, type GroupSettings } from './partition-replica.js';
-import { PeerTransport } from './peer-transport.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import type { GroupMessage } from './raft-wire.js';
@@ -34,9 +31,8 @@ import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
 import { defaultTenant, systemTenant, tenantOfInternalKey, tenantTag, toInternalKey } from '../keys/tenant-keys.js';
 import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/principal.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
-import { isWriteKind } from '../server/kv-operation.js';
 import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type TenantUsage, type TokenRecord } from './auth.js';
-import { newPeerSecret, PeerSecretCheck, peerSecretMetadataKey } from './peer-secret.js';
+import { newPeerSecret, PeerSecretCheck } from './peer-secret.js';
 import { refusalOf } from './peer-message-check.js';
 import { Admission } from './admission.js';
 import assert from 'node:assert/strict';
@@ -147,7 +143,7 @@ export class AtollNode implements api.NodeApi {
   private readonly replicas = new Map<number, PartitionReplica>();
   /** Log records of adopted snapshots, for the next iteration's synced write. */
   private pendingLogOps: WriteOperation[] = [];
-  private readonly transport: PeerTransport;
+  private readonly transport: NodeTransport;
   private readonly logger: Logger;
   private tasks: Task[] = [];
   private loopRunning = false;
@@ -163,7 +159,7 @@ export class AtollNode implements api.NodeApi {
   private readonly remoteLeaders = new Map<number, number>();
   private readonly nodeIds: number[];
   /** Limits every replica applies identically: values are checked before proposing and on apply. */
-  private readonly limits: Limits;
+  readonly limits: Limits;
   /** Request rates and hot keys of the partitions this node serves (src/hotkeys), for ClusterInfo. */
   private readonly load: LoadTracker;
   private readonly auth: NodeAuth;
@@ -183,6 +179,7 @@ export class AtollNode implements api.NodeApi {
   private constructor(
     readonly config: AtollNodeConfig,
     private readonly engine: StorageEngine,
+    environment: NodeEnvironment,
   ) {
     this.id = config.id;
     this.logger = config.logger;
@@ -221,26 +218,21 @@ export class AtollNode implements api.NodeApi {
     }, this.limits);
     const peerSecrets = config.peerSecrets !== undefined && config.peerSecrets.length > 0 ? config.peerSecrets : [newPeerSecret()];
     this.peerSecretCheck = new PeerSecretCheck(peerSecrets);
-    const dialable = new Map(config.peers);
-    for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
-    this.transport = new PeerTransport(
-      config.id,
-      dialable,
+    this.transport = environment.transport(
       {
         onMessages: (from, messages) => this.enqueue(() => this.stepMessages(from, messages)),
         onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
       },
-      this.logger,
       peerSecrets[0] as string,
-      config.peerCredentials,
     );
   }
 
-  static async open(config: AtollNodeConfig): Promise<AtollNode> {
+  /** Opens a node on its storage and starts it; src/peer/grpc-node.ts passes the gRPC transport. */
+  static async open(config: AtollNodeConfig, environment: NodeEnvironment): Promise<AtollNode> {
     if (!config.peers.has(config.id)) throw new AtollError('INVALID_ARGUMENT', `--peers must include this node (${config.id})`);
     // Unsynced applies ride along with the loop's one synced write (write-behind-engine.ts).
-    const engine = new WriteBehindEngine(await LevelEngine.open(config.dataDir));
-    const node = new AtollNode(config, engine);
+    const engine = environment.engine ?? new WriteBehindEngine(await LevelEngine.open(config.dataDir));
+    const node = new AtollNode(config, engine, environment);
     await node.openReplicas();
     node.start();
     return node;
@@ -1024,27 +1016,9 @@ export class AtollNode implements api.NodeApi {
     return this.auth.principalOf(context.authorization, context.connection);
   }
 
-  /** Whether a call to the peer port carries one of the cluster's peer secrets (constant time). */
-  private peerCallAllowed(call: { metadata: grpc.Metadata }): boolean {
-    return this.peerSecretCheck.matches(call.metadata.get(peerSecretMetadataKey)[0]);
-  }
-
-  /**
-   * Wraps a service's handlers (unary or client-streaming) for the peer port: a call without the
-   * peer secret gets UNAUTHENTICATED before its handler runs.
-   */
-  requirePeerSecret(handlers: grpc.UntypedServiceImplementation): grpc.UntypedServiceImplementation {
-    const guarded: grpc.UntypedServiceImplementation = {};
-    for (const [name, handler] of Object.entries(handlers)) {
-      guarded[name] = ((call: { metadata: grpc.Metadata }, callback: grpc.sendUnaryData<unknown>) => {
-        if (!this.peerCallAllowed(call)) {
-          callback(serviceErrorOf(new AtollError('UNAUTHENTICATED', `${name} on the peer port needs the cluster peer secret`), this.logger));
-          return;
-        }
-        (handler as (call: unknown, callback: grpc.sendUnaryData<unknown>) => void)(call, callback);
-      }) as grpc.UntypedHandleCall;
-    }
-    return guarded;
+  /** Whether `secret` (a call's peer-secret metadata) is one of the cluster's peer secrets (constant time). */
+  peerCallAllowed(secret: unknown): boolean {
+    return this.peerSecretCheck.matches(secret);
   }
 
   // ------------------------------------------------------------ access control (src/node/auth.ts)
@@ -1236,37 +1210,6 @@ export class AtollNode implements api.NodeApi {
   }
 
   // ------------------------------------------------------------ peer service and lifecycle
-
-  /** Handlers for the internal Peer service. */
-  peerHandlers(): grpc.UntypedServiceImplementation {
-    return {
-      raft: (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        if (!this.peerCallAllowed(call)) {
-          callback(serviceErrorOf(new AtollError('UNAUTHENTICATED', 'Peer.Raft needs the cluster peer secret'), this.logger));
-          return;
-        }
-        this.transport.handleRaftStream(call, callback);
-      },
-      forward: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-        const deadline = call.getDeadline();
-        const askedMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
-        const deadlineMs = Math.min(askedMs, Date.now() + this.limits.maxCallTimeoutMs);
-        let forwarded;
-        try {
-          if (!this.peerCallAllowed(call)) throw new AtollError('UNAUTHENTICATED', 'Peer.Forward needs the cluster peer secret');
-          throwIfWireProblem(call.request);
-          forwarded = decodeForwardRequest(call.request);
-        } catch (error) {
-          callback(serviceErrorOf(error, this.logger));
-          return;
-        }
-        this.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }).then(
-          (result) => callback(null, encodeForwardResponse(result)),
-          (error: unknown) => callback(serviceErrorOf(error, this.logger)),
-        );
-      },
-    };
-  }
 
   /** True when every hosted partition knows its leader. */
   allPartitionsLed(): boolean {

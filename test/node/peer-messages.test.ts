@@ -10,7 +10,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } from '../../src/mvcc/snapshot-format.js';
 import type { MvccStore } from '../../src/mvcc/mvcc-store.js';
-import { AtollNode } from '../../src/node/atoll-node.js';
+import type { AtollNode } from '../../src/node/atoll-node.js';
+import { openGrpcNode } from '../../src/peer/grpc-node.js';
 import { frameChunks, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
 import { refusalOf } from '../../src/node/peer-message-check.js';
 import type { GroupMessage } from '../../src/node/raft-wire.js';
@@ -116,7 +117,7 @@ describe('a node drops peer messages from non-members of the group', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'atoll-peer-messages-'));
-    node = await AtollNode.open({
+    node = (await openGrpcNode({
       id: 1,
       peers: new Map([1, 2, 3, 4].map((id) => [id, `127.0.0.1:${1 + id}`])),
       dataDir,
@@ -128,7 +129,7 @@ describe('a node drops peer messages from non-members of the group', () => {
       snapshotEveryEntries: 1000,
       peerSecrets: ['s'.repeat(32)],
       logger: pino({ level: 'silent' }),
-    });
+    })).node;
   });
   afterAll(async () => {
     await node.close();
