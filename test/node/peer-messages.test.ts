@@ -104,10 +104,11 @@ describe('a node drops peer messages from non-members of the group', () => {
   type Internals = {
     enqueue(task: () => void): void;
     stepMessages(from: number, messages: GroupMessage[]): void;
-    replicas: Map<number, { raw: { status(): { term: number } } }>;
+    groups: Map<number, { raw: { status(): { term: number } } }>;
   };
-  const internals = (): Internals => node as unknown as Internals;
-  const termOf = (partition: number): number => internals().replicas.get(partition)!.raw.status().term;
+  // The node's Raft driver (src/node/raft-driver.ts) steps peer messages and owns the groups.
+  const internals = (): Internals => (node as unknown as { driver: Internals }).driver;
+  const termOf = (partition: number): number => internals().groups.get(partition)!.raw.status().term;
   const step = async (from: number, message: Message): Promise<void> => {
     await new Promise<void>((resolve) => internals().enqueue(() => {
       internals().stepMessages(from, [{ group: 0, message }]);
