@@ -113,6 +113,7 @@ export class AtollNode implements api.NodeApi {
       load: this.load,
       txnKeys,
       clock,
+      timers,
     });
     this.router = new Router({
       id,
@@ -128,6 +129,7 @@ export class AtollNode implements api.NodeApi {
       executor,
       admission,
       clock,
+      timers,
     });
     this.maintenance = new Maintenance({
       id,

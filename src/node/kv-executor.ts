@@ -20,7 +20,7 @@ import type { NodeTestBugs } from './node-config.js';
 import type { NodeAccess } from './node-access.js';
 import type { KvOperation, KvResult } from './operations.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
-import type { NodeClock } from './ports.js';
+import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
@@ -36,6 +36,7 @@ export interface KvExecutorOptions {
   readonly load: LoadTracker;
   readonly txnKeys: TxnHandleKeys;
   readonly clock: NodeClock;
+  readonly timers: NodeTimers;
 }
 
 export class KvExecutor {
@@ -281,11 +282,11 @@ export class KvExecutor {
     if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
     const promise = start();
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)), remaining);
+      const timer = this.options.timers.after(remaining, () => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)));
       const abort = (): void => reject(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));
       context.signal?.addEventListener('abort', abort, { once: true });
       promise.then(resolve, reject).finally(() => {
-        clearTimeout(timer);
+        timer.cancel();
         context.signal?.removeEventListener('abort', abort);
       });
     });

@@ -20,7 +20,7 @@ import type { KvExecutor } from './kv-executor.js';
 import type { KvOperation, KvResult, KvResultOf } from './operations.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
-import type { NodeClock } from './ports.js';
+import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import { scriptBucket } from './script-runner.js';
 
@@ -47,6 +47,7 @@ export interface RouterOptions {
   readonly executor: KvExecutor;
   readonly admission: Admission;
   readonly clock: NodeClock;
+  readonly timers: NodeTimers;
 }
 
 export class Router {
@@ -143,7 +144,7 @@ export class Router {
       if (context.signal?.aborted) break;
       const lead = replica.raw.status().lead;
       if (lead !== 0) return lead;
-      await new Promise((resolve) => setTimeout(resolve, LEADER_WAIT_POLL_MS));
+      await new Promise<void>((resolve) => this.options.timers.after(LEADER_WAIT_POLL_MS, resolve));
     }
     throw this.notLeader(replica.id, 0, 'no leader elected yet');
   }
