@@ -14,6 +14,9 @@
  *      the file system, networking, child processes, LevelDB, gRPC or pino: a simulation run must
  *      be a pure function of its seed.
  *    - Only src/storage/level-engine.ts may import `level`.
+ *    - src/node/ may not import the layers above it, src/server/ (protobuf, gRPC services) and
+ *      src/peer/ (the gRPC transport), directly or through another src file: the node exposes
+ *      plain methods and types, and the layers above adapt them to the wire.
  * Every relative import must also resolve to a file.
  *
  * Usage: node scripts/check-imports.mjs [rootDir]   (rootDir holds src/; default: the repository)
@@ -37,6 +40,8 @@ const CORE_RULE =
   'src/raft|mvcc|keys may import only src/raft|mvcc|keys, pure src/storage (not level-engine), src/errors.ts, src/limits.ts and node:assert';
 const SIM_RULE = 'src/sim may not use the file system, networking, child processes, LevelDB, gRPC or pino';
 const LEVEL_RULE = `only ${LEVEL_ENGINE} may import LevelDB`;
+const NODE_ABOVE_DIRS = ['src/server/', 'src/peer/'];
+const NODE_RULE = 'src/node may not import src/server or src/peer (the layers above it)';
 
 /** The upper bound on files, so a wrong root (a home directory) fails fast instead of crawling. */
 const MAX_FILES = 20_000;
@@ -58,6 +63,14 @@ function isPureZoneFile(file) {
 
 function isSimFile(file) {
   return file.startsWith('src/sim/');
+}
+
+function isNodeFile(file) {
+  return file.startsWith('src/node/');
+}
+
+function isAboveNode(file) {
+  return typeof file === 'string' && NODE_ABOVE_DIRS.some((dir) => file.startsWith(dir));
 }
 
 function isLevelModule(name) {
@@ -442,9 +455,44 @@ function checkBoundaries(graph) {
         const forbidden = edge.external !== undefined ? isIoModule(edge.external) : edge.target === LEVEL_ENGINE;
         if (forbidden) problems.push(`boundary: ${where} imports ${describe(edge)}: ${SIM_RULE}`);
       }
+      if (isNodeFile(file) && isAboveNode(edge.target)) problems.push(`boundary: ${where} imports ${describe(edge)}: ${NODE_RULE}`);
     }
   }
   problems.push(...checkSimReach(graph));
+  problems.push(...checkNodeReach(graph));
+  return problems;
+}
+
+/**
+ * What a node file reaches through other src files below the server: a node file importing a
+ * helper (tenancy, txn, ...) that imports src/server brings the upward arrow back. Direct imports
+ * are reported above; a path through another node file is reported at that file.
+ */
+function checkNodeReach(graph) {
+  const problems = [];
+  for (const file of [...graph.keys()].filter(isNodeFile)) {
+    const cameFrom = new Map([[file, null]]);
+    const queue = [file];
+    const reported = new Set();
+    for (let head = 0; head < queue.length; head++) {
+      const current = queue[head];
+      for (const edge of graph.get(current)) {
+        if (!edge.target || !graph.has(edge.target) || cameFrom.has(edge.target)) continue;
+        if (isAboveNode(edge.target)) {
+          if (current === file || reported.has(edge.target)) continue;
+          reported.add(edge.target);
+          const chain = [edge.target];
+          for (let at = current; at !== null; at = cameFrom.get(at)) chain.unshift(at);
+          problems.push(`boundary: ${file} reaches '${edge.target}' through ${chain.join(' -> ')}: ${NODE_RULE}`);
+          continue;
+        }
+        // Other node files are checked on their own; following them would report one path many times.
+        if (isNodeFile(edge.target)) continue;
+        cameFrom.set(edge.target, current);
+        queue.push(edge.target);
+      }
+    }
+  }
   return problems;
 }
 

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import type { Limits } from '../limits.js';
+import { systemTenant } from '../keys/tenant-keys.js';
 
 export type AdmissionLimits = Pick<Limits, 'maxPendingRequestsPerPartition' | 'maxPendingRequestsPerNode' | 'maxForwardsInFlight'>;
 
@@ -62,6 +63,22 @@ export class Admission {
   }
 
   /** Admits one forwarded request, or throws OVERLOADED; release once its answer (or failure) came. */
+  /**
+   * Runs a request that queues work for the loop under the per-partition and per-node bounds:
+   * OVERLOADED at once past them. The node's own reads and writes (system tenant: tokens, quotas,
+   * usage) are not counted, so a flood of client work never locks out authentication.
+   */
+  run<T>(partition: number, context: { readonly tenant?: string }, work: () => Promise<T>): Promise<T> {
+    if (context.tenant === systemTenant) return work();
+    let release: () => void;
+    try {
+      release = this.admitRequest(partition);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return work().finally(release);
+  }
+
   admitForward(): () => void {
     if (this.forwardsInFlight >= this.limits.maxForwardsInFlight) {
       throw overloaded(`this node has ${this.forwardsInFlight} forwarded requests in flight, its maximum: retry later`, {

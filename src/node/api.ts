@@ -14,7 +14,7 @@ export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
-  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in atoll-node.ts). */
+  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in router.ts). */
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */
   readonly authorization?: string;

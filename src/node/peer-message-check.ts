@@ -2,7 +2,7 @@
  * Checks a decoded Raft message from a peer for content the Raft core would assert on (src/raft
  * asserts its invariants and is entitled to: a broken one is a bug). A peer that holds the secret
  * but sends forged or corrupt content must not trip those assertions, so the node refuses such a
- * message before step(): it returns why, and the node drops the message (atoll-node.ts
+ * message before step(): it returns why, and the node drops the message (raft-driver.ts
  * stepMessages). What the core handles safely itself (stale terms, unknown indexes, a commit past
  * the log, which it clamps) is left to it.
  */

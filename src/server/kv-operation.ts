@@ -1,82 +1,14 @@
 /**
- * One KV operation as a tagged value (`{ kind: 'put', request }`), so code that handles "any of the
- * seven" (the Stream RPC, Forward, the client's router) writes one path instead of seven. The kind
- * names are the oneof case names shared by StreamRequest, StreamResponse, ForwardRequest and
- * ForwardResponse.
+ * The protobuf encoding of KV operations (src/node/operations.ts defines them): one codec per kind,
+ * so code that handles "any of them" (the Stream RPC, Forward, the client's router) writes one path.
  */
 import { AtollError } from '../errors.js';
-import type {
-  BeginTransactionRequest,
-  BeginTransactionResponse,
-  CallContext,
-  CommitRequest,
-  CommitResponse,
-  ExecuteScriptRequest,
-  ExecuteScriptResponse,
-  DeleteRequest,
-  DeleteResponse,
-  ExistsRequest,
-  ExistsResponse,
-  ExtendRequest,
-  ExtendResponse,
-  GetByPrefixRequest,
-  GetByPrefixResponse,
-  GetRequest,
-  GetResponse,
-  IncrementRequest,
-  IncrementResponse,
-  NodeApi,
-  PutRequest,
-  PutResponse,
-} from '../node/api.js';
+import type { CallContext, NodeApi } from '../node/api.js';
 import * as convert from './convert.js';
+import { isKvKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvTypes } from '../node/operations.js';
 import type { KvRequestMessages, KvResponseMessages } from './wire-types.js';
 
-/** Request and response types of each operation, by kind. */
-export interface KvTypes {
-  get: { request: GetRequest; response: GetResponse };
-  put: { request: PutRequest; response: PutResponse };
-  delete: { request: DeleteRequest; response: DeleteResponse };
-  increment: { request: IncrementRequest; response: IncrementResponse };
-  exists: { request: ExistsRequest; response: ExistsResponse };
-  extend: { request: ExtendRequest; response: ExtendResponse };
-  getByPrefix: { request: GetByPrefixRequest; response: GetByPrefixResponse };
-  beginTransaction: { request: BeginTransactionRequest; response: BeginTransactionResponse };
-  commit: { request: CommitRequest; response: CommitResponse };
-  executeScript: { request: ExecuteScriptRequest; response: ExecuteScriptResponse };
-}
-
-export type KvKind = keyof KvTypes;
-
-export type KvOperation = { [K in KvKind]: { readonly kind: K; readonly request: KvTypes[K]['request'] } }[KvKind];
-export type KvResult = { [K in KvKind]: { readonly kind: K; readonly response: KvTypes[K]['response'] } }[KvKind];
-
-/** A KvResult narrowed to one kind. */
-export type KvResultOf<K extends KvKind> = Extract<KvResult, { kind: K }>;
-
-export const kvKinds: readonly KvKind[] = Object.freeze([
-  'get',
-  'put',
-  'delete',
-  'increment',
-  'exists',
-  'extend',
-  'getByPrefix',
-  'beginTransaction',
-  'commit',
-  'executeScript',
-]);
-
-/** Operations that change state: a client must not blindly retry one whose outcome is unknown. */
-const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend', 'commit', 'executeScript']);
-
-export function isWriteKind(kind: KvKind): boolean {
-  return writeKinds.has(kind);
-}
-
-export function isKvKind(value: unknown): value is KvKind {
-  return typeof value === 'string' && (kvKinds as readonly string[]).includes(value);
-}
+export { isKvKind, isWriteKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvResultOf, type KvTypes } from '../node/operations.js';
 
 interface KvCodec<K extends KvKind> {
   /** The KV method name in the .proto (the unary RPC). */

@@ -9,7 +9,9 @@ import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
 import { limits } from '../limits.js';
-import { AtollNode, NODE_DEFAULTS } from '../node/atoll-node.js';
+import { NODE_DEFAULTS } from '../node/atoll-node.js';
+import { openGrpcNode } from '../peer/grpc-node.js';
+import { peerServiceHandlers, requirePeerSecret } from '../peer/peer-service.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
@@ -162,7 +164,7 @@ async function main(): Promise<void> {
 
   const logger = makeLogger(id);
   logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
-  const node = await AtollNode.open({
+  const { node, transport } = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
     id,
     peers,
@@ -188,8 +190,8 @@ async function main(): Promise<void> {
   // Peer (and the Cluster service peers ask for leaders) are served only on the peer port, and
   // every call there must carry the peer secret: no client credential can ever reach Peer.
   const peerServer = createGrpcServer();
-  peerServer.addService(clusterServiceDefinition, node.requirePeerSecret(clusterServiceHandlers(node, logger)));
-  peerServer.addService(peerServiceDefinition, node.peerHandlers());
+  peerServer.addService(clusterServiceDefinition, requirePeerSecret(node, clusterServiceHandlers(node, logger), logger));
+  peerServer.addService(peerServiceDefinition, peerServiceHandlers(node, transport, logger));
   const bind = (target: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> =>
     new Promise<number>((resolve, reject) => {
       target.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)));

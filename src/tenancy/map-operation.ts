@@ -24,7 +24,7 @@ import {
   withoutTenantTag,
 } from '../keys/tenant-keys.js';
 import { validateRequestId } from '../mvcc/validate-command.js';
-import type { KvOperation, KvResult } from '../server/kv-operation.js';
+import type { KvOperation, KvResult } from '../node/operations.js';
 
 function mapKey(tenant: string, key: string): string {
   validateUserKey(key);

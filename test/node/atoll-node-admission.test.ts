@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { AtollNode } from '../../src/node/atoll-node.js';
+import type { AtollNode } from '../../src/node/atoll-node.js';
+import { openGrpcNode } from '../../src/peer/grpc-node.js';
 
 let node: AtollNode;
 const context = (): { deadlineMs: number } => ({ deadlineMs: Date.now() + 5_000 });
 
 beforeAll(async () => {
-  node = await AtollNode.open({
+  node = (await openGrpcNode({
     id: 1,
     peers: new Map([[1, '127.0.0.1:1']]),
     dataDir: mkdtempSync(join(tmpdir(), 'atoll-admission-')),
@@ -27,7 +28,7 @@ beforeAll(async () => {
     snapshotEveryEntries: 1_000,
     limits: { maxPendingRequestsPerPartition: 5, maxPendingRequestsPerNode: 5, maxForwardsInFlight: 5, maxStreamRequestsInFlight: 4 },
     logger: pino({ level: 'silent' }),
-  });
+  })).node;
   for (let attempt = 0; attempt < 200 && !node.allPartitionsLed(); attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
 }, 20_000);
 

@@ -10,7 +10,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } from '../../src/mvcc/snapshot-format.js';
 import type { MvccStore } from '../../src/mvcc/mvcc-store.js';
-import { AtollNode } from '../../src/node/atoll-node.js';
+import type { AtollNode } from '../../src/node/atoll-node.js';
+import { openGrpcNode } from '../../src/peer/grpc-node.js';
 import { frameChunks, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
 import { refusalOf } from '../../src/node/peer-message-check.js';
 import type { GroupMessage } from '../../src/node/raft-wire.js';
@@ -103,10 +104,11 @@ describe('a node drops peer messages from non-members of the group', () => {
   type Internals = {
     enqueue(task: () => void): void;
     stepMessages(from: number, messages: GroupMessage[]): void;
-    replicas: Map<number, { raw: { status(): { term: number } } }>;
+    groups: Map<number, { raw: { status(): { term: number } } }>;
   };
-  const internals = (): Internals => node as unknown as Internals;
-  const termOf = (partition: number): number => internals().replicas.get(partition)!.raw.status().term;
+  // The node's Raft driver (src/node/raft-driver.ts) steps peer messages and owns the groups.
+  const internals = (): Internals => (node as unknown as { driver: Internals }).driver;
+  const termOf = (partition: number): number => internals().groups.get(partition)!.raw.status().term;
   const step = async (from: number, message: Message): Promise<void> => {
     await new Promise<void>((resolve) => internals().enqueue(() => {
       internals().stepMessages(from, [{ group: 0, message }]);
@@ -116,7 +118,7 @@ describe('a node drops peer messages from non-members of the group', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'atoll-peer-messages-'));
-    node = await AtollNode.open({
+    node = (await openGrpcNode({
       id: 1,
       peers: new Map([1, 2, 3, 4].map((id) => [id, `127.0.0.1:${1 + id}`])),
       dataDir,
@@ -128,7 +130,7 @@ describe('a node drops peer messages from non-members of the group', () => {
       snapshotEveryEntries: 1000,
       peerSecrets: ['s'.repeat(32)],
       logger: pino({ level: 'silent' }),
-    });
+    })).node;
   });
   afterAll(async () => {
     await node.close();

@@ -187,6 +187,25 @@ describe('check-imports', () => {
     );
   });
 
+  it('refuses src/node importing src/server or src/peer, directly or through a helper below it', () => {
+    const result = checkWith({
+      'src/server/codec.ts': `import { s } from '../node/store.js';\nexport const codec = s;\n`,
+      'src/peer/transport.ts': `import { s } from '../node/store.js';\nexport const transport = s;\n`,
+      'src/node/executor.ts': `import type { X } from '../server/codec.js';\nexport const e = 1 as unknown as X;\n`,
+      'src/node/driver.ts': `\nimport { transport } from '../peer/transport.js';\nexport const d = transport;\n`,
+      'src/node/router.ts': `import { m } from '../tenancy/map.js';\nexport const r = m;\n`,
+      'src/tenancy/map.ts': `import { codec } from '../server/codec.js';\nexport const m = codec;\n`,
+    });
+    expect(result.status).toBe(1);
+    const rule = 'src/node may not import src/server or src/peer (the layers above it)';
+    expect(result.stderr).toContain(`boundary: src/node/executor.ts:1 imports '../server/codec.js' (src/server/codec.ts): ${rule}`);
+    expect(result.stderr).toContain(`boundary: src/node/driver.ts:2 imports '../peer/transport.js' (src/peer/transport.ts): ${rule}`);
+    expect(result.stderr).toContain(`boundary: src/node/router.ts reaches 'src/server/codec.ts' through src/node/router.ts -> src/tenancy/map.ts -> src/server/codec.ts: ${rule}`);
+    // The layers above may import the node, and a helper below it may be imported freely.
+    expect(result.stderr).not.toContain('src/server/codec.ts:1');
+    expect(result.stderr).not.toContain('src/peer/transport.ts:1');
+  });
+
   it('lets only level-engine.ts import level', () => {
     const result = checkWith({ 'src/node/db.ts': `import { Level } from 'level';\nexport const d = Level;\n` });
     expect(result.status).toBe(1);

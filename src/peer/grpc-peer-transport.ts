@@ -1,16 +1,22 @@
+/**
+ * The gRPC implementation of the node's transport (src/node/ports.ts NodeTransport): Raft frames on
+ * one long-lived stream per peer, Forward and ClusterInfo as unary calls, and the server side of
+ * Peer.Raft. It sits above both src/node and src/server, so the node never depends on protobuf.
+ */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { limits } from '../limits.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
 import { decodeClusterInfoResponse } from '../server/convert.js';
 import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
-import type { ClusterInfoResponse } from './api.js';
+import type { ClusterInfoResponse } from '../node/api.js';
 import { AtollError } from '../errors.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../server/grpc-errors.js';
-import type { KvOperation, KvResult } from '../server/kv-operation.js';
+import type { KvOperation, KvResult } from '../node/operations.js';
+import type { NodeTransport, TransportEvents } from '../node/ports.js';
 import { packageDefinition } from '../server/protos.js';
-import { peerSecretMetadataKey } from './peer-secret.js';
-import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from './raft-wire.js';
+import { peerSecretMetadataKey } from '../node/peer-secret.js';
+import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
@@ -57,26 +63,19 @@ interface PeerLink {
   droppedFrames: number;
 }
 
-export interface PeerTransportEvents {
-  /** Raft messages arrived from a peer (already decoded). */
-  onMessages(from: number, messages: GroupMessage[]): void;
-  /** The stream to a peer broke: its groups should stop waiting on it. */
-  onPeerUnreachable(peer: number): void;
-}
-
 /**
  * Node-to-node traffic. Raft: one long-lived client-streaming call per ordered node pair, carrying
  * one frame per loop iteration with every group's messages to that peer; writes respect
  * back-pressure ('drain'). Forward: a unary call with the caller's deadline.
  */
-export class PeerTransport {
+export class PeerTransport implements NodeTransport {
   private readonly links = new Map<number, PeerLink>();
   private closed = false;
 
   constructor(
     private readonly selfId: number,
     peers: ReadonlyMap<number, string>,
-    private readonly events: PeerTransportEvents,
+    private readonly events: TransportEvents,
     private readonly logger: Logger,
     /** The cluster peer secret, sent as `atoll-peer-secret` on every call to a peer. */
     private readonly peerSecret: string,
@@ -220,7 +219,6 @@ export class PeerTransport {
     });
   }
 
-  /** Sends a client request to another node, with the caller's deadline. */
   /** The metadata of every call to a peer. */
   private metadata(): grpc.Metadata {
     const metadata = new grpc.Metadata();
@@ -228,6 +226,7 @@ export class PeerTransport {
     return metadata;
   }
 
+  /** Sends a client request to another node, with the caller's deadline. */
   forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));

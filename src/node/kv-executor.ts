@@ -1,0 +1,294 @@
+/**
+ * The KV executor: runs one operation on a local replica of its partition. It turns operations
+ * into MVCC commands and proposes them, serves reads (behind a ReadIndex barrier when
+ * linearizable), begins and commits transactions, and runs scripts. It knows nothing of ticks,
+ * sends or routing: the router hands it a replica, and the driver's loop runs what it queues.
+ */
+import assert from 'node:assert/strict';
+import { AtollError } from '../errors.js';
+import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
+import { bucketOf } from '../keys/bucket.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import { defaultTenant, toInternalKey } from '../keys/tenant-keys.js';
+import { defaultLimits, type Limits } from '../limits.js';
+import { encodeCommand, validateRequestId, type ApplyResult, type Command, type WriteOp } from '../mvcc/index.js';
+import type { TxnHandleKeys } from '../txn/txn-handle.js';
+import { TxnScope } from '../txn/txn-scope.js';
+import type { Admission } from './admission.js';
+import type * as api from './api.js';
+import type { NodeTestBugs } from './node-config.js';
+import type { NodeAccess } from './node-access.js';
+import type { KvOperation, KvResult } from './operations.js';
+import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import type { NodeClock, NodeTimers } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import { getResponseOf, keyRecordOf } from './records.js';
+import { runScriptAtLeader, scriptBucket } from './script-runner.js';
+import { commandGrows, decodePageToken, encodePageToken, writeOpOfPut } from './kv-commands.js';
+
+export interface KvExecutorOptions {
+  readonly partitions: number;
+  readonly limits: Limits;
+  readonly testBugs: NodeTestBugs | undefined;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly access: NodeAccess;
+  readonly admission: Admission;
+  readonly load: LoadTracker;
+  readonly txnKeys: TxnHandleKeys;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+}
+
+export class KvExecutor {
+  constructor(private readonly options: KvExecutorOptions) {}
+
+  /** A caller's transaction handle, verified: signed by this cluster and begun by `tenant`. */
+  txnScope(transaction: string, tenant: string | undefined): TxnScope {
+    return TxnScope.fromVerified(transaction, this.options.partitions, this.options.txnKeys, tenant ?? defaultTenant);
+  }
+
+  /** Runs `operation` on `replica` (the leader's, or any replica's for the reads that allow it). */
+  async execute(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const { limits, access } = this.options;
+    const tenant = context.tenant ?? defaultTenant;
+    // A script's bucket is the caller's user bucket (its keys are mapped where it runs): counted
+    // under the caller's tenant, like every other request's key.
+    const scriptBucketKey = operation.kind === 'executeScript' ? toInternalKey(tenant, scriptBucket(operation.request, limits)) : undefined;
+    // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
+    this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), this.options.clock.monotonicMs());
+    access.countRequest(replica.id, tenant);
+    await access.checkQuota(tenant, this.mayGrow(operation, tenant));
+    switch (operation.kind) {
+      case 'get': {
+        const request = operation.request;
+        if (request.transaction !== undefined) return { kind: 'get', response: await this.txnGet(replica, request, context) };
+        if (request.consistency !== 'stale') await this.readBarrier(replica, context);
+        const result = await replica.mvcc.get(request.key, { nowMs: this.options.clock.wallMs(), ...(request.revision ? { revision: request.revision } : {}) });
+        return { kind: 'get', response: getResponseOf(result) };
+      }
+      case 'exists': {
+        const request = operation.request;
+        if (request.transaction !== undefined) {
+          const found = await this.txnGet(replica, { key: request.key, transaction: request.transaction }, context);
+          return { kind: 'exists', response: { exists: found.found, revision: found.revision } };
+        }
+        if (request.consistency !== 'stale') await this.readBarrier(replica, context);
+        const result = await replica.mvcc.get(request.key, { nowMs: this.options.clock.wallMs() });
+        return { kind: 'exists', response: { exists: result.found, revision: result.revision } };
+      }
+      case 'getByPrefix':
+        return { kind: 'getByPrefix', response: await this.prefixPage(replica, operation.request, context) };
+      case 'put': {
+        const r = operation.request;
+        const result = await this.propose(replica, writeOpOfPut(r), context, r.requestId);
+        const previous = result.writes[0]?.previous;
+        return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecordOf(previous) } : {}) } };
+      }
+      case 'delete': {
+        const r = operation.request;
+        const op: WriteOp = {
+          type: 'delete',
+          key: r.key,
+          ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
+          ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
+        };
+        const result = await this.propose(replica, op, context, r.requestId);
+        return { kind: 'delete', response: { deleted: result.applied && (result.writes[0]?.deleted ?? false), revision: result.revision } };
+      }
+      case 'increment': {
+        const r = operation.request;
+        const result = await this.propose(replica, { type: 'increment', key: r.key, delta: r.delta, ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}) }, context, r.requestId);
+        return { kind: 'increment', response: { value: result.writes[0]?.counter ?? 0n, revision: result.revision } };
+      }
+      case 'extend': {
+        const r = operation.request;
+        const result = await this.propose(replica, { type: 'extend', key: r.key, ttlMs: r.ttlMs }, context, r.requestId);
+        const write = result.writes[0];
+        return {
+          kind: 'extend',
+          response: { extended: write?.conditionHeld ?? false, expiresAtMs: write?.current?.expiresAtMs ?? 0, revision: result.revision },
+        };
+      }
+      case 'beginTransaction':
+        return { kind: 'beginTransaction', response: await this.beginAt(replica, operation.request, context) };
+      case 'commit': {
+        const r = operation.request;
+        const scope = this.txnScope(r.transaction, tenant);
+        scope.checkAlive(this.options.clock.wallMs(), limits);
+        let command = scope.commandOf(r);
+        if (this.options.testBugs?.tornTransactions === true && command.writes.length > 1) {
+          await this.propose(replica, { ...command, writes: command.writes.slice(0, 1) }, context);
+          command = { ...command, writes: command.writes.slice(1) };
+        }
+        const result = await this.propose(replica, command, context, r.requestId);
+        return { kind: 'commit', response: { revision: result.revision } };
+      }
+      case 'executeScript':
+        return {
+          kind: 'executeScript',
+          response: await runScriptAtLeader({
+            request: operation.request,
+            limits,
+            partitionCount: this.options.partitions,
+            tenant,
+            begin: () =>
+              this.beginAt(replica, { key: scriptBucketKey as string, isolation: operation.request.isolation ?? 'snapshot' }, context),
+            mvcc: replica.mvcc,
+            // A script's writes are known only once it ran: one that adds data meets the storage quota here.
+            propose: async (command, requestId) => {
+              if (commandGrows(command)) await access.checkStorageQuota(tenant);
+              return this.propose(replica, command, context, requestId);
+            },
+            deadlineMs: context.deadlineMs,
+          }),
+        };
+    }
+  }
+
+  /**
+   * Whether an operation may add stored data, so the storage quota applies: deletes, expiry
+   * changes (extend) and transactions that only delete go through over quota (a tenant must be
+   * able to get back under it); a script is checked when it commits (see executeScript).
+   */
+  private mayGrow(operation: KvOperation, tenant: string): boolean {
+    switch (operation.kind) {
+      case 'put':
+      case 'increment':
+        return true;
+      case 'commit':
+        return commandGrows(this.txnScope(operation.request.transaction, tenant).commandOf(operation.request));
+      default:
+        return false;
+    }
+  }
+
+  /** Starts a transaction: a linearizable read of the partition's revision, taken as the snapshot. */
+  private async beginAt(replica: PartitionReplica, request: api.BeginTransactionRequest, context: api.CallContext): Promise<api.BeginTransactionResponse> {
+    await this.readBarrier(replica, context);
+    const isolation = request.isolation ?? 'snapshot';
+    const bucket = bucketOf(request.key);
+    const startedAtMs = this.options.clock.wallMs();
+    const tenant = context.tenant ?? defaultTenant;
+    const handle = { partition: replica.id, partitionCount: this.options.partitions, tenant, bucket, snapshotRevision: replica.mvcc.revision, isolation, startedAtMs };
+    return {
+      transaction: this.options.txnKeys.encode(handle),
+      partition: replica.id,
+      bucket,
+      snapshotRevision: handle.snapshotRevision,
+      isolation,
+      expiresAtMs: startedAtMs + this.options.limits.maxTxnDurationMs,
+    };
+  }
+
+  /** Waits until the replica has applied `revision` (a leader that just took over may be behind). */
+  private async ensureRevision(replica: PartitionReplica, revision: number, context: api.CallContext): Promise<void> {
+    if (replica.mvcc.revision >= revision) return;
+    await this.readBarrier(replica, context);
+    if (replica.mvcc.revision < revision) {
+      throw new AtollError('FUTURE_REVISION', `partition ${replica.id} has not reached revision ${revision}`, { revision });
+    }
+  }
+
+  /** A get inside a transaction: at its snapshot revision and clock, confined to its partition. */
+  private async txnGet(replica: PartitionReplica, request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
+    const { handle } = this.txnRead(request.transaction!, context.tenant, request.revision, (scope) => scope.checkKey(request.key));
+    await this.ensureRevision(replica, handle.snapshotRevision, context);
+    return getResponseOf(await replica.mvcc.get(request.key, { nowMs: handle.startedAtMs, revision: handle.snapshotRevision }));
+  }
+
+  private txnRead(transaction: string, tenant: string | undefined, revision: number | undefined, check: (scope: TxnScope) => void): TxnScope {
+    const scope = this.txnScope(transaction, tenant);
+    if (revision !== undefined && revision !== scope.handle.snapshotRevision) {
+      throw new AtollError('INVALID_ARGUMENT', 'a read inside a transaction is at its snapshot revision: leave revision unset', {
+        revision,
+        snapshotRevision: scope.handle.snapshotRevision,
+      });
+    }
+    check(scope);
+    return scope;
+  }
+
+  private async prefixPage(replica: PartitionReplica, request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
+    const scope = prefixBucket(request.prefix);
+    const token = request.pageToken ? decodePageToken(request.pageToken, scope.keyPrefix) : undefined;
+    const txn =
+      request.transaction === undefined
+        ? undefined
+        : this.txnRead(request.transaction, context.tenant, token?.revision ?? request.revision, (s) => s.checkPrefix(request.prefix)).handle;
+    if (txn !== undefined) await this.ensureRevision(replica, txn.snapshotRevision, context);
+    else if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
+    const revision = txn?.snapshotRevision ?? token?.revision ?? request.revision;
+    const limit = Math.min(request.limit && request.limit > 0 ? request.limit : defaultLimits.defaultPageSize, defaultLimits.maxPageSize);
+    const page = await replica.mvcc.getByPrefix(scope.keyPrefix, {
+      nowMs: txn?.startedAtMs ?? this.options.clock.wallMs(),
+      limit,
+      ...(revision ? { revision } : {}),
+      ...(token ? { after: token.after } : {}),
+    });
+    return {
+      items: page.items.map(keyRecordOf),
+      revision: page.revision,
+      nextPageToken: page.more && page.continueAfter !== undefined ? encodePageToken(page.revision, page.continueAfter) : '',
+    };
+  }
+
+  /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */
+  private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
+    if (this.options.testBugs?.readsWithoutQuorum) return Promise.resolve();
+    return this.options.admission.run(replica.id, context, () => this.withDeadline(
+      () => new Promise<void>((resolve, reject) => {
+        this.options.driver.enqueue(() => {
+          if (replica.raw.status().role !== 'leader') {
+            reject(replica.notLeaderError());
+            return;
+          }
+          replica.enqueueRead({ resolve, reject });
+        });
+      }),
+      context,
+    ));
+  }
+
+  private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
+    // Validation happens here, before anything reaches the log: bad input changes nothing.
+    if (requestId !== undefined) validateRequestId(requestId);
+    const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand(command, this.options.limits), requestId);
+    return this.options.admission.run(replica.id, context, () => this.withDeadline(
+      () => new Promise<ApplyResult>((resolve, reject) => {
+        this.options.driver.enqueue(() => {
+          try {
+            replica.propose(payload, { resolve, reject }, this.options.testBugs?.ackBeforeCommit === true);
+          } catch (error) {
+            reject(replica.notLeaderError(error));
+          }
+        });
+      }),
+      context,
+    )).then((result) => {
+      if (result.error) throw result.error;
+      return result;
+    });
+  }
+
+  /**
+   * Runs `start` under the caller's deadline. `start` is not called at all when the deadline has
+   * passed: a started request's promise must always have a listener, or its later rejection would
+   * be unhandled.
+   */
+  private withDeadline<T>(start: () => Promise<T>, context: api.CallContext): Promise<T> {
+    // Deadlines are clamped where calls arrive (call-context.ts); this clamps forwarded ones too.
+    const remaining = Math.min(context.deadlineMs - this.options.clock.wallMs(), this.options.limits.maxCallTimeoutMs);
+    assert(remaining <= 2 ** 31 - 1, 'a deadline timer fits setTimeout');
+    if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
+    const promise = start();
+    return new Promise<T>((resolve, reject) => {
+      const timer = this.options.timers.after(remaining, () => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)));
+      const abort = (): void => reject(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));
+      context.signal?.addEventListener('abort', abort, { once: true });
+      promise.then(resolve, reject).finally(() => {
+        timer.cancel();
+        context.signal?.removeEventListener('abort', abort);
+      });
+    });
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The node's periodic housekeeping: preferred leaders campaign at start and leadership moves back
+ * to them (leader balancing), history beyond the retention window is compacted, idle snapshot data
+ * is released, and the other rooms' periodic jobs (usage publication, the history-quota
+ * compaction, remote leader refresh) are scheduled from here.
+ */
+import type { Logger } from 'pino';
+import type { Limits } from '../limits.js';
+import { encodeCommand } from '../mvcc/index.js';
+import type { NodeAccess } from './node-access.js';
+import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import { preferredLeaderOf } from './placement.js';
+import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import type { Router } from './router.js';
+
+const BALANCE_INTERVAL_MS = 1_000;
+/** Leadership transfers started per balancing round, at most. */
+const MAX_TRANSFERS_PER_ROUND = 8;
+/** Snapshot data exported for a follower is dropped once no follower asked for it this long. */
+const SNAPSHOT_IDLE_MS = 30_000;
+
+export interface MaintenanceOptions {
+  readonly id: number;
+  readonly nodeIds: readonly number[];
+  readonly replicationFactor: number;
+  /** Keep this many revisions of history per partition; older versions are compacted. */
+  readonly retentionRevisions: number;
+  readonly limits: Limits;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly router: Router;
+  readonly access: NodeAccess;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  readonly logger: Logger;
+}
+
+export class Maintenance {
+  private readonly timers: TimerHandle[] = [];
+
+  constructor(private readonly options: MaintenanceOptions) {}
+
+  /** Starts the periodic jobs; returns the first loop task (preferred leaders campaign at once). */
+  start(): () => void {
+    const { driver, router, access, timers, clock } = this.options;
+    this.timers.push(
+      timers.every(BALANCE_INTERVAL_MS, () =>
+        driver.enqueue(() => {
+          this.balanceLeaders();
+          this.compactHistory();
+          access.publishUsage();
+          const now = clock.monotonicMs();
+          for (const replica of driver.groups.values()) replica.releaseIdleSnapshot(now, SNAPSHOT_IDLE_MS);
+        }),
+      ),
+      timers.every(BALANCE_INTERVAL_MS, () => {
+        void router.refreshRemoteLeaders();
+        void access.compactHistoryOverQuota();
+      }),
+    );
+    // Preferred leaders campaign at once, so a fresh cluster starts balanced.
+    return () => {
+      for (const [partition, replica] of driver.groups) {
+        if (this.preferredLeaderOf(partition) === this.options.id) replica.raw.campaign();
+      }
+    };
+  }
+
+  stop(): void {
+    for (const timer of this.timers) timer.cancel();
+    this.timers.length = 0;
+  }
+
+  private preferredLeaderOf(partition: number): number {
+    return preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+  }
+
+  /** Moves leadership back to each partition's preferred leader when it is caught up and reachable. */
+  private balanceLeaders(): void {
+    const { driver, id } = this.options;
+    let transfers = 0;
+    for (const [partition, replica] of driver.groups) {
+      const status = replica.raw.status();
+      if (status.role !== 'leader' || status.leadTransferee !== 0) continue;
+      const preferred = this.preferredLeaderOf(partition);
+      if (preferred === id || !driver.transport.isReachable(preferred)) continue;
+      const progress = status.progress.get(preferred);
+      if (!progress || progress.match < status.commit) continue;
+      try {
+        replica.raw.transferLeadership(preferred);
+        transfers++;
+      } catch {
+        // Not possible right now; the next round tries again.
+      }
+      if (transfers >= MAX_TRANSFERS_PER_ROUND) break;
+    }
+  }
+
+  /**
+   * Retention: a leader whose partition keeps more than `retentionRevisions` of history proposes a
+   * compact command. It goes through the log because the floor decides which past reads and
+   * snapshot transactions still work, so every replica must move it at the same index.
+   */
+  private compactHistory(): void {
+    const { retentionRevisions: retention, driver, logger } = this.options;
+    for (const replica of driver.groups.values()) {
+      if (replica.raw.status().role !== 'leader') continue;
+      const { revision, compactedRevision } = replica.mvcc;
+      // Wait for a tenth of the window to accumulate so compactions stay occasional.
+      if (revision - compactedRevision <= retention + Math.ceil(retention / 10)) continue;
+      const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand({ type: 'compact', belowRevision: revision - retention }, this.options.limits));
+      try {
+        replica.propose(payload, {
+          resolve: () => undefined,
+          reject: (error: unknown) => logger.debug({ err: error, partition: replica.id }, 'compaction not applied'),
+        });
+      } catch {
+        // Lost leadership meanwhile; the next leader compacts.
+      }
+    }
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The KV operations a node executes, as tagged values (`{ kind: 'put', request }`), so code that
+ * handles "any of them" (the executor, the router, forwarding, the client) writes one path. Plain
+ * TypeScript types over src/node/api.ts; their protobuf encoding lives in src/server/kv-operation.ts.
+ * The kind names are the oneof case names shared by StreamRequest, StreamResponse, ForwardRequest
+ * and ForwardResponse.
+ */
+import type {
+  BeginTransactionRequest,
+  BeginTransactionResponse,
+  CommitRequest,
+  CommitResponse,
+  DeleteRequest,
+  DeleteResponse,
+  ExecuteScriptRequest,
+  ExecuteScriptResponse,
+  ExistsRequest,
+  ExistsResponse,
+  ExtendRequest,
+  ExtendResponse,
+  GetByPrefixRequest,
+  GetByPrefixResponse,
+  GetRequest,
+  GetResponse,
+  IncrementRequest,
+  IncrementResponse,
+  PutRequest,
+  PutResponse,
+} from './api.js';
+
+/** Request and response types of each operation, by kind. */
+export interface KvTypes {
+  get: { request: GetRequest; response: GetResponse };
+  put: { request: PutRequest; response: PutResponse };
+  delete: { request: DeleteRequest; response: DeleteResponse };
+  increment: { request: IncrementRequest; response: IncrementResponse };
+  exists: { request: ExistsRequest; response: ExistsResponse };
+  extend: { request: ExtendRequest; response: ExtendResponse };
+  getByPrefix: { request: GetByPrefixRequest; response: GetByPrefixResponse };
+  beginTransaction: { request: BeginTransactionRequest; response: BeginTransactionResponse };
+  commit: { request: CommitRequest; response: CommitResponse };
+  executeScript: { request: ExecuteScriptRequest; response: ExecuteScriptResponse };
+}
+
+export type KvKind = keyof KvTypes;
+
+export type KvOperation = { [K in KvKind]: { readonly kind: K; readonly request: KvTypes[K]['request'] } }[KvKind];
+export type KvResult = { [K in KvKind]: { readonly kind: K; readonly response: KvTypes[K]['response'] } }[KvKind];
+
+/** A KvResult narrowed to one kind. */
+export type KvResultOf<K extends KvKind> = Extract<KvResult, { kind: K }>;
+
+export const kvKinds: readonly KvKind[] = Object.freeze([
+  'get',
+  'put',
+  'delete',
+  'increment',
+  'exists',
+  'extend',
+  'getByPrefix',
+  'beginTransaction',
+  'commit',
+  'executeScript',
+]);
+
+/** Operations that change state: a client must not blindly retry one whose outcome is unknown. */
+const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend', 'commit', 'executeScript']);
+
+export function isWriteKind(kind: KvKind): boolean {
+  return writeKinds.has(kind);
+}
+
+export function isKvKind(value: unknown): value is KvKind {
+  return typeof value === 'string' && (kvKinds as readonly string[]).includes(value);
+}

@@ -1,0 +1,85 @@
+import { performance } from 'node:perf_hooks';
+/**
+ * The node's ports to the outside world: clock, timers, randomness, storage and the peer transport
+ * come in through these small interfaces, so the Raft driver and the rooms around it never reach
+ * for a global. Production passes the real ones (systemClock, systemTimers, LevelDB, the gRPC
+ * transport in src/peer); a simulator can pass its own.
+ */
+import type { Rng } from '../raft/rng.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+import type { ClusterInfoResponse } from './api.js';
+import type { KvOperation, KvResult } from './operations.js';
+import type { GroupMessage } from './raft-wire.js';
+
+export interface NodeClock {
+  /** Monotonic milliseconds (performance.now()): ticks, intervals, idle times. */
+  monotonicMs(): number;
+  /** Wall-clock Unix epoch milliseconds (Date.now()): deadlines, TTLs, entry timestamps. */
+  wallMs(): number;
+}
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+export interface NodeTimers {
+  /** Runs `run` every `intervalMs` until cancelled; never keeps the process alive by itself. */
+  every(intervalMs: number, run: () => void): TimerHandle;
+  /** Runs `run` once after `delayMs`. */
+  after(delayMs: number, run: () => void): TimerHandle;
+  /** Runs `run` soon, after the current turn (the loop's next iteration). */
+  soon(run: () => void): void;
+}
+
+export interface TransportEvents {
+  /** Raft messages arrived from a peer (already decoded). */
+  onMessages(from: number, messages: GroupMessage[]): void;
+  /** The stream to a peer broke: its groups should stop waiting on it. */
+  onPeerUnreachable(peer: number): void;
+}
+
+/** Node-to-node traffic: Raft frames, forwarded client requests, and peers' cluster views. */
+export interface NodeTransport {
+  /** Sends messages for many groups to `peer`. Never throws: Raft retries. */
+  send(peer: number, messages: GroupMessage[]): void;
+  isReachable(peer: number): boolean;
+  /** Sends a client request to another node, with the caller's deadline. */
+  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult>;
+  /** A peer's view of the cluster (leaders of partitions this node does not host). */
+  clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse>;
+  close(): void;
+}
+
+/** Builds the node's transport once the node knows where to deliver what arrives. */
+export type TransportFactory = (events: TransportEvents, peerSecret: string) => NodeTransport;
+
+/** Everything outside the node it runs against. Only the transport has no default. */
+export interface NodeEnvironment {
+  readonly transport: TransportFactory;
+  readonly clock?: NodeClock;
+  readonly timers?: NodeTimers;
+  /** The seeded generator the Raft groups fork theirs from (default: seeded from the node id and time). */
+  readonly random?: Rng;
+  /** The storage engine (default: LevelDB at config.dataDir behind the write-behind layer). */
+  readonly engine?: StorageEngine;
+}
+
+export const systemClock: NodeClock = Object.freeze({
+  monotonicMs: () => performance.now(),
+  wallMs: () => Date.now(),
+});
+
+export const systemTimers: NodeTimers = Object.freeze({
+  every(intervalMs: number, run: () => void): TimerHandle {
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return { cancel: () => clearInterval(timer) };
+  },
+  after(delayMs: number, run: () => void): TimerHandle {
+    const timer = setTimeout(run, delayMs);
+    return { cancel: () => clearTimeout(timer) };
+  },
+  soon(run: () => void): void {
+    setImmediate(run);
+  },
+});

@@ -1,0 +1,320 @@
+/**
+ * The multi-Raft driver: owns the node's Raft groups and the one loop that drives them all (tasks,
+ * ticks, Ready handling with ONE storage write per iteration, message sends, apply, advance,
+ * snapshot builds), and steps what peers send. It knows nothing of keys, values or requests: a
+ * group is anything with the DrivenGroup shape, and clock, timers, transport and storage come in
+ * through the ports of src/node/ports.ts.
+ *
+ * The loop owns the RawNodes: timers, incoming frames and client requests only queue tasks; an
+ * iteration runs the tasks, then handles every group's Ready with ONE write (synced when any group
+ * has entries, a snapshot or a new term or vote), sends one frame per peer (leaders' appends
+ * before the write, everything else after), applies, and advances. Nothing touches a RawNode
+ * between ready() and advance().
+ */
+import type { Logger } from 'pino';
+import { AtollError } from '../errors.js';
+import type { Ready, RawNode } from '../raft/rawnode.js';
+import type { Message, Snapshot } from '../raft/types.js';
+import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { refusalOf } from './peer-message-check.js';
+import type { NodeClock, NodeTimers, NodeTransport, TimerHandle, TransportFactory } from './ports.js';
+import type { GroupMessage } from './raft-wire.js';
+
+/** What the driver needs of one Raft group (PartitionReplica is one). */
+export interface DrivenGroup {
+  readonly id: number;
+  readonly raw: RawNode;
+  /** True while exportSnapshot runs (one export per group at a time). */
+  exporting: boolean;
+  startReadRound(): void;
+  stage(ready: Ready): Promise<{ ops: WriteOperation[]; mustSync: boolean }>;
+  apply(ready: Ready): Promise<void>;
+  needsCompaction(): boolean;
+  compactLog(): WriteOperation[];
+  needsSnapshotBuild(): boolean;
+  exportSnapshot(): Promise<Snapshot | undefined>;
+  adoptSnapshot(snapshot: Snapshot): WriteOperation[];
+  failAll(error: AtollError): void;
+}
+
+export interface RaftDriverOptions {
+  readonly id: number;
+  /** Every node's id and address: a peer message naming a stranger is refused. */
+  readonly knownNodes: ReadonlyMap<number, string>;
+  readonly tickMs: number;
+  readonly engine: StorageEngine;
+  readonly transport: TransportFactory;
+  readonly peerSecret: string;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  readonly logger: Logger;
+  /** Called once when the loop fails (a failed synced write): the node must stop. */
+  readonly onFatal: (error: Error) => void;
+}
+
+type Task = () => void;
+
+/** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */
+function sendableBeforeSync(message: Message): boolean {
+  return message.type === 'app' || message.type === 'heartbeat';
+}
+
+const MAX_CATCH_UP_TICKS = 50;
+/** A storage write the loop waits on for longer than this is logged at warn level. */
+const SLOW_WRITE_MS = 1_000;
+/** Iterations of one loop run before it yields to the event loop. */
+const MAX_ITERATIONS_PER_RUN = 1_000;
+
+export class RaftDriver<G extends DrivenGroup> {
+  readonly groups = new Map<number, G>();
+  readonly transport: NodeTransport;
+  /** Log records of adopted snapshots, for the next iteration's synced write. */
+  private pendingLogOps: WriteOperation[] = [];
+  private tasks: Task[] = [];
+  private loopRunning = false;
+  private loopScheduled = false;
+  private tickTimer: TimerHandle | undefined;
+  private lastTickAtMs: number;
+  private closedFlag = false;
+  private fatal: Error | undefined;
+  /** Peer messages dropped since the last report (sender not a member, malformed content). */
+  private refusedPeerMessages = 0;
+  private refusedPeerMessagesTotal = 0;
+  private refusedPeerMessagesReportedAtMs = 0;
+
+  constructor(private readonly options: RaftDriverOptions) {
+    this.lastTickAtMs = options.clock.monotonicMs();
+    this.transport = options.transport(
+      {
+        onMessages: (from, messages) => this.enqueue(() => this.stepMessages(from, messages)),
+        onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
+      },
+      options.peerSecret,
+    );
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+
+  get failure(): Error | undefined {
+    return this.fatal;
+  }
+
+  /** Peer messages dropped since the node started (tests). */
+  get refusedPeerMessageCount(): number {
+    return this.refusedPeerMessagesTotal;
+  }
+
+  /** Starts ticking; `firstTask` runs in the first iteration (preferred leaders campaign there). */
+  start(firstTask: Task): void {
+    this.tickTimer = this.options.timers.every(this.options.tickMs, () => this.enqueue(() => this.catchUpTicks()));
+    this.enqueue(firstTask);
+  }
+
+  /**
+   * Queues a task for the loop. Never refuses: the queue's client tasks are bounded upstream (each
+   * request admitted by src/node/admission.ts queues one), and internal tasks (ticks, Raft frames,
+   * snapshot adoption) come at the pace of their timers and peers.
+   */
+  enqueue(task: Task): void {
+    if (this.closedFlag) return;
+    this.tasks.push(task);
+    this.scheduleLoop();
+  }
+
+  private scheduleLoop(): void {
+    if (this.loopRunning || this.loopScheduled) return;
+    this.loopScheduled = true;
+    this.options.timers.soon(() => {
+      this.loopScheduled = false;
+      void this.runLoop();
+    });
+  }
+
+  private async runLoop(): Promise<void> {
+    if (this.loopRunning || this.closedFlag) return;
+    this.loopRunning = true;
+    try {
+      for (let guard = 0; guard < MAX_ITERATIONS_PER_RUN && !this.closedFlag; guard++) {
+        if (!(await this.iteration())) break;
+      }
+    } catch (error) {
+      // A failed synced write leaves memory ahead of disk: the only safe move is to stop.
+      this.fatal = error instanceof Error ? error : new Error(String(error));
+      this.options.logger.fatal({ err: this.fatal }, 'node loop failed; stopping');
+      this.options.onFatal(this.fatal);
+    } finally {
+      this.loopRunning = false;
+    }
+    if (this.tasks.length > 0 && !this.closedFlag) this.scheduleLoop();
+  }
+
+  /** One pass: run queued tasks, then persist, send, apply and advance every ready group. */
+  private async iteration(): Promise<boolean> {
+    const { logger, clock } = this.options;
+    const tasks = this.tasks;
+    this.tasks = [];
+    for (const task of tasks) {
+      try {
+        task();
+      } catch (error) {
+        logger.error({ err: error }, 'loop task failed');
+      }
+    }
+    for (const group of this.groups.values()) group.startReadRound();
+
+    const ready = [...this.groups.values()].filter((group) => group.raw.hasReady()).map((group) => ({ group, ready: group.raw.ready() }));
+    if (ready.length === 0 && this.pendingLogOps.length === 0) {
+      this.maybeBuildSnapshots();
+      return tasks.length > 0 || this.pendingLogOps.length > 0;
+    }
+    // Adopted snapshots' log records (and compaction) ride along, synced.
+    const ops: WriteOperation[] = this.pendingLogOps;
+    this.pendingLogOps = [];
+    let mustSync = ops.length > 0;
+    for (const { group, ready: r } of ready) {
+      if (r.snapshot) logger.info({ partition: group.id, index: r.snapshot.meta.index, bytes: r.snapshot.data.length }, 'installing a snapshot from the leader');
+      const staged = await group.stage(r);
+      ops.push(...staged.ops);
+      mustSync ||= staged.mustSync;
+    }
+    // A leader's appends and heartbeats promise nothing about its own disk, so they go out before
+    // its synced write (Raft thesis 10.2.1): followers persist while the leader does. The leader
+    // counts its own copy only when it steps their answers, in a later iteration, after this
+    // write. Everything else (votes, acknowledgements) waits for the write.
+    this.sendMessages(ready, true);
+    if (ops.length > 0) {
+      const startedMs = clock.monotonicMs();
+      await this.options.engine.write(ops, { sync: mustSync });
+      const tookMs = clock.monotonicMs() - startedMs;
+      // Every write the loop waits on delays every partition on this node: a slow one is news.
+      if (tookMs > SLOW_WRITE_MS) logger.warn({ tookMs: Math.round(tookMs), operations: ops.length, sync: mustSync }, 'slow storage write held the node loop');
+    }
+    this.sendMessages(ready, false);
+
+    await Promise.all(ready.map(({ group, ready: r }) => group.apply(r)));
+    for (const { group, ready: r } of ready) {
+      group.raw.advance(r);
+      if (r.softState) logger.debug({ partition: group.id, role: r.softState.role, lead: r.softState.lead }, 'raft role changed');
+    }
+    this.maybeBuildSnapshots();
+    return true;
+  }
+
+  /** Sends the Readys' messages that may go before the synced write (`early`), or the others. */
+  private sendMessages(ready: ReadonlyArray<{ group: G; ready: Ready }>, early: boolean): void {
+    const outgoing = new Map<number, GroupMessage[]>();
+    for (const { group, ready: r } of ready) {
+      for (const message of r.messages) {
+        if (sendableBeforeSync(message) !== early) continue;
+        let list = outgoing.get(message.to);
+        if (!list) outgoing.set(message.to, (list = []));
+        list.push({ group: group.id, message });
+      }
+    }
+    for (const [peer, messages] of outgoing) this.transport.send(peer, messages);
+  }
+
+  /**
+   * Starts the snapshot exports that are due. Each runs beside the loop (the group keeps ticking,
+   * replicating and applying); when it finishes, a loop task adopts it, and its log records go
+   * into the next iteration's synced write.
+   */
+  private maybeBuildSnapshots(): void {
+    const { logger } = this.options;
+    for (const group of this.groups.values()) {
+      if (group.needsCompaction()) this.pendingLogOps.push(...group.compactLog());
+      if (group.exporting || !group.needsSnapshotBuild()) continue;
+      group.exporting = true;
+      void group
+        .exportSnapshot()
+        .then((snapshot) => {
+          if (snapshot === undefined) return;
+          logger.info({ partition: group.id, index: snapshot.meta.index, bytes: snapshot.data.length }, 'exported a snapshot for a follower');
+          this.enqueue(() => this.pendingLogOps.push(...group.adoptSnapshot(snapshot)));
+        })
+        .catch((error: unknown) => {
+          // An import from the leader replaced the state under the export: the next one will do.
+          if (error instanceof AtollError && error.code === 'UNAVAILABLE') logger.debug({ err: error, partition: group.id }, 'snapshot export overtaken');
+          else logger.error({ err: error, partition: group.id }, 'snapshot failed');
+        })
+        .finally(() => {
+          group.exporting = false;
+          this.scheduleLoop();
+        });
+    }
+  }
+
+  private catchUpTicks(): void {
+    // Ticks follow the monotonic clock: after a stall (GC, SIGSTOP) every missed tick is replayed,
+    // so election timers and CheckQuorum see the time that really passed.
+    const { tickMs } = this.options;
+    const now = this.options.clock.monotonicMs();
+    const due = Math.min(MAX_CATCH_UP_TICKS, Math.floor((now - this.lastTickAtMs) / tickMs));
+    if (due <= 0) return;
+    this.lastTickAtMs += due * tickMs;
+    if (now - this.lastTickAtMs > tickMs * MAX_CATCH_UP_TICKS) this.lastTickAtMs = now;
+    for (let i = 0; i < due; i++) for (const group of this.groups.values()) group.raw.tick();
+  }
+
+  /**
+   * Steps messages from peer `from` into their groups. A message is dropped, and counted, when its
+   * sender is not a member of the group (voter or learner), or when its content would break an
+   * invariant the Raft core asserts (peer-message-check.ts): a peer that holds the secret still
+   * cannot stop this node with a forged message.
+   */
+  private stepMessages(from: number, messages: GroupMessage[]): void {
+    for (const { group: id, message } of messages) {
+      const group = this.groups.get(id);
+      if (!group || message.to !== this.options.id || message.from !== from) {
+        this.refusePeerMessage(from, id, 'not addressed to this node');
+        continue;
+      }
+      if (!group.raw.isMember(from)) {
+        this.refusePeerMessage(from, id, 'sender is not a member of the group');
+        continue;
+      }
+      const refusal = refusalOf(message, { knownNodes: this.options.knownNodes, lastIndex: group.raw.lastIndex() });
+      if (refusal !== undefined) {
+        this.refusePeerMessage(from, id, refusal);
+        continue;
+      }
+      group.raw.step(message as Message);
+    }
+  }
+
+  /** Counts a dropped peer message; one debug line per second at most says how many and the last reason. */
+  private refusePeerMessage(from: number, group: number, reason: string): void {
+    this.refusedPeerMessages++;
+    this.refusedPeerMessagesTotal++;
+    const nowMs = this.options.clock.monotonicMs();
+    if (nowMs - this.refusedPeerMessagesReportedAtMs < 1_000) return;
+    this.options.logger.debug({ from, partition: group, reason, dropped: this.refusedPeerMessages }, 'dropped peer raft messages');
+    this.refusedPeerMessagesReportedAtMs = nowMs;
+    this.refusedPeerMessages = 0;
+  }
+
+  /** Tells every group that `peer` cannot be reached (call from a loop task). */
+  reportUnreachable(peer: number): void {
+    for (const group of this.groups.values()) group.raw.reportUnreachable(peer);
+  }
+
+  /** True when every group knows its leader. */
+  allGroupsLed(): boolean {
+    for (const group of this.groups.values()) if (group.raw.status().lead === 0) return false;
+    return true;
+  }
+
+  /** Stops the loop after its current iteration, fails every waiter, closes transport and storage. */
+  async close(): Promise<void> {
+    this.closedFlag = true;
+    this.tickTimer?.cancel();
+    // Let the current iteration finish its write before closing the database under it.
+    for (let i = 0; i < 200 && this.loopRunning; i++) await new Promise<void>((resolve) => this.options.timers.after(10, resolve));
+    const shutdown = new AtollError('UNAVAILABLE', `node ${this.options.id} is shutting down`);
+    for (const group of this.groups.values()) group.failAll(shutdown);
+    this.transport.close();
+    await this.options.engine.close();
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * The router: finds the partition of a request, and runs it here (a local replica that leads it,
+ * or may answer a stale or transactional read) or forwards it to the node that leads it, with a
+ * bounded number of hops. It keeps leader hints for partitions this node does not host (learned
+ * from peers' cluster views and from forwards) and turns "not the leader" into errors that name
+ * the leader.
+ */
+import { isAtollError, AtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { partitionOfBucket } from '../keys/partition-table.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
+import { validateKey } from '../keys/validate-key.js';
+import { defaultLimits, type Limits } from '../limits.js';
+import type { Admission } from './admission.js';
+import type * as api from './api.js';
+import type { SystemStore } from './auth.js';
+import type { NodeTestBugs } from './node-config.js';
+import type { KvExecutor } from './kv-executor.js';
+import type { KvOperation, KvResult, KvResultOf } from './operations.js';
+import type { PartitionReplica } from './partition-replica.js';
+import { preferredLeaderOf, replicasOf } from './placement.js';
+import type { NodeClock, NodeTimers } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import { scriptBucket } from './script-runner.js';
+
+/** Bounds of request routing between nodes. */
+const MAX_FORWARD_HOPS = 3;
+const LEADER_WAIT_POLL_MS = 20;
+/** How long the node's own system-record calls may take. */
+const INTERNAL_CALL_TIMEOUT_MS = 5_000;
+/** How long a peer has to answer a ClusterInfo asking for leaders. */
+const LEADER_REFRESH_TIMEOUT_MS = 500;
+
+export interface RouterOptions {
+  readonly id: number;
+  readonly peers: ReadonlyMap<number, string>;
+  /** Every node id, ascending (placement). */
+  readonly nodeIds: readonly number[];
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly tickMs: number;
+  readonly electionTicks: number;
+  readonly limits: Limits;
+  readonly testBugs: NodeTestBugs | undefined;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly executor: KvExecutor;
+  readonly admission: Admission;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+}
+
+export class Router {
+  /** Leader hints for partitions this node does not host. */
+  private readonly remoteLeaders = new Map<number, number>();
+  private refreshingLeaders = false;
+
+  constructor(private readonly options: RouterOptions) {}
+
+  partitionOfKey(key: string): number {
+    validateKey(key);
+    return partitionOfBucket(bucketOf(key), this.options.partitions);
+  }
+
+  /** The partition an operation runs on (decoding the transaction handle or the script as needed). */
+  partitionOf(operation: KvOperation, tenant = 'default'): number {
+    const { partitions } = this.options;
+    switch (operation.kind) {
+      case 'getByPrefix':
+        return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, partitions);
+      case 'commit':
+        return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
+      case 'executeScript':
+        return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)), partitions);
+      default:
+        return this.partitionOfKey(operation.request.key);
+    }
+  }
+
+  /** The node believed to lead `partition`, or 0. */
+  leaderOf(partition: number): number {
+    const replica = this.options.driver.groups.get(partition);
+    if (replica) return replica.raw.status().lead;
+    return this.remoteLeaders.get(partition) ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+  }
+
+  /** The last known leader of a partition this node does not host, or undefined. */
+  remoteLeaderOf(partition: number): number | undefined {
+    return this.remoteLeaders.get(partition);
+  }
+
+  /** Runs an operation on its partition: here when this node may answer it, else at its leader. */
+  async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const { driver, executor, admission } = this.options;
+    const hops = context.hops ?? 0;
+    const local = driver.groups.get(partition);
+    const isRead = operation.kind === 'get' || operation.kind === 'exists' || operation.kind === 'getByPrefix';
+    const staleRead =
+      isRead &&
+      operation.request.transaction === undefined &&
+      (operation.request.consistency === 'stale' || this.options.testBugs?.readsWithoutQuorum === true);
+    if (local && staleRead) return this.executeLocal(local, operation, context);
+    // A read inside a transaction reads immutable versions at or below its snapshot revision, so
+    // any replica that has applied that revision answers it exactly, without a leader round.
+    if (local && isRead && operation.request.transaction !== undefined) {
+      const { snapshotRevision } = executor.txnScope(operation.request.transaction, context.tenant).handle;
+      if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
+    }
+    let leader = this.leaderOf(partition);
+    // Requests waiting out an election count toward the partition's bound like any other.
+    if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
+    if (leader === this.options.id && local) return this.executeLocal(local, operation, context);
+    if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
+    // The node's own calls (system tenant) are never refused; client forwards are bounded.
+    const release = context.tenant === systemTenant ? () => undefined : admission.admitForward();
+    try {
+      const result = await driver.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal, context.tenant);
+      if (!local) this.remoteLeaders.set(partition, leader);
+      return result;
+    } catch (error) {
+      if (local && isAtollError(error) && error.details?.['fromTransport'] === true && error.code === 'UNAVAILABLE') {
+        // The leader's node is gone: let the group notice now instead of after a timeout.
+        driver.enqueue(() => local.raw.reportUnreachable(leader));
+      }
+      if (!local) this.remoteLeaders.delete(partition);
+      throw error;
+    } finally {
+      release();
+    }
+  }
+
+  private async executeLocal(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    try {
+      return await this.options.executor.execute(replica, operation, context);
+    } catch (error) {
+      throw this.withLeaderHint(error, replica.id);
+    }
+  }
+
+  private async waitForLeader(replica: PartitionReplica, context: api.CallContext): Promise<number> {
+    const { clock, tickMs, electionTicks } = this.options;
+    const giveUpAt = Math.min(context.deadlineMs - 50, clock.wallMs() + tickMs * electionTicks * 3);
+    while (clock.wallMs() < giveUpAt) {
+      if (context.signal?.aborted) break;
+      const lead = replica.raw.status().lead;
+      if (lead !== 0) return lead;
+      await new Promise<void>((resolve) => this.options.timers.after(LEADER_WAIT_POLL_MS, resolve));
+    }
+    throw this.notLeader(replica.id, 0, 'no leader elected yet');
+  }
+
+  /** NOT_LEADER naming the leader (with its address) when one is known, else NO_LEADER. */
+  notLeader(partition: number, leader: number, why: string): AtollError {
+    const address = leader !== 0 ? this.options.peers.get(leader) : undefined;
+    return new AtollError(leader === 0 ? 'NO_LEADER' : 'NOT_LEADER', `partition ${partition}: ${why}`, {
+      partition,
+      ...(address ? { leaderHint: { nodeId: leader, address } } : {}),
+    });
+  }
+
+  private withLeaderHint(error: unknown, partition: number): unknown {
+    if (!isAtollError(error) || (error.code !== 'NOT_LEADER' && error.code !== 'NO_LEADER')) return error;
+    if (error.details?.['leaderHint']) return error;
+    const leader = Number(error.details?.['leaderId'] ?? this.leaderOf(partition));
+    return this.notLeader(partition, leader === this.options.id ? 0 : leader, error.message);
+  }
+
+  /**
+   * With more nodes than replicas, a node does not host every partition. It learns those
+   * partitions' leaders from the peers that host them (their ClusterInfo), so it can forward
+   * straight to the leader and report a complete table.
+   */
+  async refreshRemoteLeaders(): Promise<void> {
+    const { driver, partitions, nodeIds, replicationFactor, id } = this.options;
+    if (this.refreshingLeaders || driver.closed || driver.groups.size === partitions) return;
+    this.refreshingLeaders = true;
+    try {
+      for (const peer of nodeIds) {
+        if (peer === id || !driver.transport.isReachable(peer)) continue;
+        const hostsMissing = [...Array(partitions).keys()].some(
+          (partition) => !driver.groups.has(partition) && replicasOf(partition, nodeIds, replicationFactor).includes(peer),
+        );
+        if (!hostsMissing) continue;
+        try {
+          const info = await driver.transport.clusterInfo(peer, this.options.clock.wallMs() + LEADER_REFRESH_TIMEOUT_MS);
+          for (const partition of info.partitions) {
+            if (driver.groups.has(partition.id) || !partition.replicas.includes(peer)) continue;
+            if (partition.leader !== 0) this.remoteLeaders.set(partition.id, partition.leader);
+          }
+        } catch {
+          // That peer is slow or down; another one answers next round.
+        }
+      }
+    } finally {
+      this.refreshingLeaders = false;
+    }
+  }
+
+  /** The node's own records (tokens, quotas, usage: the system tenant), read and written through routing. */
+  systemStore(): SystemStore {
+    return {
+      get: async (key) => {
+        const { response } = (await this.route(this.partitionOfKey(key), { kind: 'get', request: { key } }, this.internalContext())) as KvResultOf<'get'>;
+        return response.found ? response.value : undefined;
+      },
+      put: async (key, value) => {
+        await this.route(this.partitionOfKey(key), { kind: 'put', request: { key, value } }, this.internalContext());
+      },
+      scan: async (bucket) => {
+        const entries: Array<{ key: string; value: Uint8Array }> = [];
+        let pageToken = '';
+        do {
+          const operation = { kind: 'getByPrefix', request: { prefix: bucket, limit: defaultLimits.maxPageSize, ...(pageToken !== '' && { pageToken }) } } as const;
+          const { response } = (await this.route(this.partitionOf(operation), operation, this.internalContext())) as KvResultOf<'getByPrefix'>;
+          for (const item of response.items) entries.push({ key: item.key, value: item.value });
+          pageToken = response.nextPageToken;
+        } while (pageToken !== '');
+        return entries;
+      },
+    };
+  }
+
+  /** A context for the node's own calls (system records): the system tenant, a 5 s deadline. */
+  private internalContext(): api.CallContext {
+    return { deadlineMs: this.options.clock.wallMs() + INTERNAL_CALL_TIMEOUT_MS, tenant: systemTenant };
+  }
+}

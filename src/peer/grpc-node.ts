@@ -1,0 +1,26 @@
+/**
+ * Opens an AtollNode that talks to its peers over gRPC: the production wiring of the node's
+ * transport port (src/node/ports.ts), with the peers dialled at their dial addresses.
+ */
+import { AtollNode, type AtollNodeConfig } from '../node/atoll-node.js';
+import { PeerTransport } from './grpc-peer-transport.js';
+
+export interface GrpcNode {
+  readonly node: AtollNode;
+  /** The node's gRPC transport, whose server side (Peer.Raft) peer-service.ts serves. */
+  readonly transport: PeerTransport;
+}
+
+export async function openGrpcNode(config: AtollNodeConfig): Promise<GrpcNode> {
+  let transport: PeerTransport | undefined;
+  const node = await AtollNode.open(config, {
+    transport: (events, peerSecret) => {
+      const dialable = new Map(config.peers);
+      for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
+      transport = new PeerTransport(config.id, dialable, events, config.logger, peerSecret, config.peerCredentials);
+      return transport;
+    },
+  });
+  if (transport === undefined) throw new Error('AtollNode.open did not build its transport');
+  return { node, transport };
+}
