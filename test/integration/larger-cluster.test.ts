@@ -51,6 +51,9 @@ describe('five nodes, replication factor 3', () => {
         for (let i = 0; bucket === '' && i < 10_000; i++) if (partitionOf(`far${i}/k`, PARTITIONS) === partition) bucket = `far${i}`;
         expect(bucket).not.toBe('');
         const outsider = NODES.find((id) => !replicasOf(partition, NODES, RF).includes(id)) as number;
+        // Not a replica by placement, and not one by what the nodes report either.
+        expect(outsider).toBeDefined();
+        expect((await cluster.clusterInfoOf(outsider)).partitions.find((p) => p.id === partition)?.replicas).not.toContain(outsider);
         const kv = genericKvClient(cluster.addresses.get(outsider) as string);
         try {
           const key = `${bucket}/k`;
