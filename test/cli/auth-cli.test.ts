@@ -51,7 +51,7 @@ describe('atoll auth (the CLI)', () => {
     const file = join(dir, 'admin-token');
     writeFileSync(file, `${adminToken}\n`, { mode: 0o600 });
     cluster = await LocalCluster.start({ partitions: 4, extraArgs: ['--admin-token-file', file] });
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
     await cluster?.stop();
@@ -103,7 +103,7 @@ describe('atoll auth (the CLI)', () => {
     expect((await as(adminToken, ['auth', 'token', 'list', '--tenant', 'acme'])).stdout.split('\n').find((line) => line.startsWith(info.id))).toMatch(/revoked/);
     // The tenant's data is intact; the other token still reads it.
     expect(await as(readerSecret, ['get', 'orders/1'])).toMatchObject({ status: 0, stdout: 'one' });
-  }, 60_000);
+  }, 90_000);
 
   it('sets a quota that refuses the write past it, and usage reports it', async () => {
     const created = await as(adminToken, ['--json', 'auth', 'token', 'create', '--tenant', 'tiny', '--role', 'readwrite']);
@@ -130,7 +130,7 @@ describe('atoll auth (the CLI)', () => {
     expect(tenants.find((t) => t.tenant === 'tiny')).toMatchObject({ keys: '2', quota: { maxKeys: '2' } });
     // A tenant sees only itself.
     expect(await as(token, ['auth', 'usage', '--tenant', 'acme'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/^error PERMISSION_DENIED: /) });
-  }, 60_000);
+  }, 90_000);
 
   // PRODUCT BUG (src/cli/auth.ts, count()): a malformed --keys/--bytes/--rps throws a plain Error
   // from commander's argument parser, so the CLI dies with a stack trace and exit 1 (the code for

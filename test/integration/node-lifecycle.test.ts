@@ -11,6 +11,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/keys/partition-table.js';
+import { preferredLeaderOf } from '../../src/node/placement.js';
 import { LocalCluster } from './local-cluster.js';
 import { call, genericKvClient } from './plain-grpc.js';
 
@@ -36,7 +37,9 @@ describe('a running node with --cache-mb 0', () => {
   let cluster: LocalCluster;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ partitions: PARTITIONS, retentionRevisions: 1_000, extraArgs: ['--cache-mb', '0'] });
+    // An election timeout (40 ticks of 50 ms: 2 s) above the shutdown grace period (1.5 s), so
+    // stopping a leader for a moment below cannot start an election however loaded the machine is.
+    cluster = await LocalCluster.start({ partitions: PARTITIONS, retentionRevisions: 1_000, extraArgs: ['--cache-mb', '0', '--election-ticks', '40'] });
   }, 60_000);
 
   afterAll(async () => {
@@ -111,12 +114,23 @@ describe('a running node with --cache-mb 0', () => {
   it('SIGTERM: NOT_SERVING to a health watcher, the port closed to new connections, in-flight calls completed, exit 0', async () => {
     // Calls to node `victim` for keys whose partition `leader` leads: the victim forwards them.
     // With the leader stopped for a moment, they are in flight inside the victim when it gets SIGTERM.
-    const info = await cluster.clusterInfoOf(1);
+    // The leader is the partition's preferred one (the balancer moves leadership to it, never away)
+    // and says itself that it leads: it cannot change between here and the SIGSTOP.
     const victim = 3;
-    const partition = info.partitions.find((p) => Number(p.leader) !== victim) as { id: number; leader: string | number };
-    const leader = Number(partition.leader);
+    const ids = [...cluster.addresses.keys()];
+    let partition: { id: number } | undefined;
+    let leader = 0;
+    for (const until = Date.now() + 15_000; partition === undefined && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      for (let id = 0; id < PARTITIONS && partition === undefined; id++) {
+        const preferred = preferredLeaderOf(id, ids, 3);
+        if (preferred === victim) continue;
+        const seen = (await cluster.clusterInfoOf(preferred)).partitions.find((p) => p.id === id);
+        if (Number(seen?.leader) === preferred) [partition, leader] = [{ id }, preferred];
+      }
+    }
+    expect(partition, 'no partition led by its preferred leader').toBeDefined();
     const keys: string[] = [];
-    for (let i = 0; keys.length < 10 && i < 10_000; i++) if (partitionOf(`drain${i}/k`, PARTITIONS) === partition.id) keys.push(`drain${i}/k`);
+    for (let i = 0; keys.length < 10 && i < 10_000; i++) if (partitionOf(`drain${i}/k`, PARTITIONS) === partition?.id) keys.push(`drain${i}/k`);
     const address = cluster.addresses.get(victim) as string;
 
     const health = new Health(address, grpc.credentials.createInsecure());
