@@ -64,7 +64,9 @@ const limits = Object.freeze({
   failoverMs: 20_000,
   /** Writes per fault phase, spread over every partition (and a third as many after the heal). */
   writesPerPhase: 120,
-  /** How long the fault waits after the writer starts, so writes are in flight when it strikes. */
+  /** One write starts every this long: 120 writes take about 10 s, most of them after the fault. */
+  writePaceMs: 80,
+  /** How long the fault waits after the writer's first write, so writes are in flight when it strikes. */
   faultDelayMs: 1_500,
 });
 
@@ -77,6 +79,8 @@ interface Ack {
   readonly attempts: number;
 }
 interface WriteReport {
+  /** The writer's wall clock when it started (the container shares the host's clock). */
+  readonly startedAtMs: number;
   readonly acked: readonly Ack[];
   readonly unacked: readonly string[];
   readonly errors: Readonly<Record<string, number>>;
@@ -103,7 +107,7 @@ describe.skipIf(!availability.available)('a three-node cluster from docker-compo
   async function writeKeys(phase: string, count: number, deadlineMs: number = limits.writeDeadlineMs): Promise<WriteReport> {
     const keys = Array.from({ length: count }, (_, index) => `${buckets[index % buckets.length]}/${phase}-${index}`);
     const started = Date.now();
-    const report = await workload<WriteReport>('write', { endpoints, keys, paceMs: 40, concurrency: 8, deadlineMs });
+    const report = await workload<WriteReport>('write', { endpoints, keys, paceMs: limits.writePaceMs, concurrency: 8, deadlineMs });
     for (const ack of report.acked) acknowledged.add(ack.key);
     const slowest = Math.max(0, ...report.acked.map((ack) => ack.ackMs - ack.startMs));
     log(`${phase}: ${report.acked.length}/${count} writes acknowledged in ${Date.now() - started} ms, slowest ${slowest} ms, errors ${JSON.stringify(report.errors)}`);
@@ -149,6 +153,20 @@ describe.skipIf(!availability.available)('a three-node cluster from docker-compo
     log(`all ${acknowledged.size} acknowledged writes read back (${Object.keys(keys).length} keys stored)`);
   }
 
+  /** Waits (bounded) until `key` reads back through the published port of a node other than `victim`. */
+  async function awaitFirstWrite(key: string, victim: number): Promise<void> {
+    const id = nodeIds.find((other) => other !== victim) as number;
+    const hostClient = new AtollClient({ endpoints: [`127.0.0.1:${containerOf(id).getMappedPort(7001)}`], defaultTimeoutMs: 2_000 });
+    try {
+      for (const until = Date.now() + limits.writeDeadlineMs; Date.now() < until; await sleep(100)) {
+        if ((await hostClient.get(key).catch(() => undefined))?.found === true) return;
+      }
+      throw new Error(`the writer's first key ${key} never appeared`);
+    } finally {
+      hostClient.close();
+    }
+  }
+
   interface Fault {
     readonly phase: string;
     /** The victim is this partition's leader. */
@@ -168,10 +186,23 @@ describe.skipIf(!availability.available)('a three-node cluster from docker-compo
     log(`${phase}: node ${victim} leads partition ${fault.partition}`);
     try {
       const writes = writeKeys(phase, limits.writesPerPhase);
+      // Strike once the writer is under way (starting it in its container can take seconds on a
+      // loaded machine, longer than any fixed delay): its first key is readable, then a pause.
+      await awaitFirstWrite(`${buckets[0]}/${phase}-0`, victim);
       await sleep(limits.faultDelayMs);
+      const strikingAt = Date.now();
       await fault.strike(victim);
+      const struckAt = Date.now();
       const report = await writes;
       expect(report.unacked).toEqual([]);
+      // The fault struck while writes went on: some were acknowledged before it, and writes begun
+      // after it, the victim's own partition among them, were acknowledged too.
+      expect(report.acked.filter((ack) => report.startedAtMs + ack.ackMs < strikingAt).length, 'writes acknowledged before the fault').toBeGreaterThanOrEqual(1);
+      const afterStrike = report.acked.filter((ack) => report.startedAtMs + ack.startMs >= struckAt);
+      const victimBucket = buckets[fault.partition] as string;
+      log(`${phase}: ${afterStrike.length} writes begun after the fault were acknowledged, ${afterStrike.filter((ack) => ack.key.startsWith(`${victimBucket}/`)).length} of them to partition ${fault.partition}`);
+      expect(afterStrike.length, 'writes begun after the fault struck and acknowledged').toBeGreaterThanOrEqual(limits.writesPerPhase / 4);
+      expect(afterStrike.filter((ack) => ack.key.startsWith(`${victimBucket}/`)).length, `writes to partition ${fault.partition} begun after the fault and acknowledged`).toBeGreaterThanOrEqual(1);
       log(`${phase}: the survivors lead every partition ${await awaitFailover(victim)} ms after the writes ended`);
       await expectAcknowledgedKeysPresent();
     } finally {

@@ -5,7 +5,8 @@
  *   node workload.mjs write '{"endpoints":[...],"keys":[...],"paceMs":40,"concurrency":8,"deadlineMs":30000}'
  *     writes each key with its own name as value and as requestId, retrying (same requestId, so
  *     never applied twice) until acknowledged or the deadline; prints
- *     {"acked":[{"key","startMs","ackMs","attempts"}],"unacked":[key],"errors":{code:count}}
+ *     {"startedAtMs","acked":[{"key","startMs","ackMs","attempts"}],"unacked":[key],"errors":{code:count}}
+ *     (startedAtMs is the wall clock at the start; startMs and ackMs count from it)
  *   node workload.mjs read '{"endpoints":[...],"buckets":[...]}'
  *     linearizable prefix scans; prints {"keys":{key:value}}
  *   node workload.mjs info '{"address":"node2:7001"}'
@@ -62,7 +63,7 @@ async function write({ endpoints, keys, paceMs, concurrency, deadlineMs }) {
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   client.close();
-  return { acked, unacked, errors };
+  return { startedAtMs: started, acked, unacked, errors };
 }
 
 async function read({ endpoints, buckets }) {

@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
+import { preferredLeaderOf } from '../../src/node/placement.js';
 import { LocalCluster } from './local-cluster.js';
 
 const PARTITIONS = 3;
@@ -47,13 +48,28 @@ describe('a silent leader', () => {
     const bucket = bucketOf(partition);
     await client.put(`${bucket}/before`, 'v0', { timeoutMs: 5_000 });
     // Let every group go quiet (and the leader balancer settle), then stop the partition's leader
-    // as it is now, without closing anything.
+    // without closing anything. The victim is the partition's preferred leader, so the balancer
+    // does not move leadership away from it; it must say so itself just before it is stopped.
     await new Promise((r) => setTimeout(r, QUIET_WAIT_MS));
-    const victim = (await client.clusterInfo()).partitions.find((p) => p.id === partition)?.leader ?? 0;
     client.close();
-    expect(victim).toBeGreaterThan(0);
+    const victim = preferredLeaderOf(partition, [...cluster.addresses.keys()], 3);
+    const pinnedBy = Date.now() + 10_000;
+    let seen = await cluster.clusterInfoOf(victim);
+    while (Number(seen.partitions.find((p) => p.id === partition)?.leader) !== victim && Date.now() < pinnedBy) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await cluster.clusterInfoOf(victim);
+    }
+    const led = seen.partitions.find((p) => p.id === partition);
+    expect(Number(led?.leader), `node ${victim} never led partition ${partition}`).toBe(victim);
     const pid = cluster.pidOf(victim)!;
     process.kill(pid, 'SIGSTOP');
+    // Proof that it still led when it stopped: both survivors, asked after the stop (long before
+    // any election could end), still name it leader in the same term. Had leadership moved in
+    // between, the new leader would name itself, or a candidate would be in a later term.
+    for (const id of [...cluster.addresses.keys()].filter((other) => other !== victim)) {
+      const view = (await cluster.clusterInfoOf(id)).partitions.find((p) => p.id === partition);
+      expect({ node: id, leader: Number(view?.leader), term: String(view?.term) }).toEqual({ node: id, leader: victim, term: String(led?.term) });
+    }
     const survivors = [...cluster.addresses].filter(([id]) => id !== victim).map(([, address]) => address);
     const through = cluster.client(survivors);
     const started = Date.now();

@@ -1,0 +1,117 @@
+/**
+ * `npm start` (scripts/start-cluster.mjs, which `npm start` runs after building): three nodes on
+ * ATOLL_BASE_PORT and up with their data in ATOLL_DATA, "atoll: cluster ready", put and get
+ * through the CLI, and Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops
+ * every node cleanly; started again on the same data, the cluster still holds the key.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+const dataRoot = mkdtempSync(join(tmpdir(), 'atoll-start-'));
+const started: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const child of started) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL'); // its whole process group: the script and its nodes
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  rmSync(dataRoot, { recursive: true, force: true });
+});
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const server = createServer();
+    server.once('error', () => resolvePort(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)));
+  });
+}
+
+/** A base port whose three client ports and three peer ports (+100) are all free (below the ephemeral range). */
+async function freeBasePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 21_000 + Math.floor(Math.random() * 10_000);
+    const ports = [0, 1, 2, 100, 101, 102].map((offset) => base + offset);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free base port');
+}
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolveProbe) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolveProbe(false);
+    });
+    socket.once('error', () => resolveProbe(true));
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the script in its own process group and waits (bounded) for "atoll: cluster ready". */
+async function startCluster(base: number): Promise<Started> {
+  const child = spawn(process.execPath, [join(root, 'scripts/start-cluster.mjs')], {
+    env: { ...process.env, ATOLL_DATA: dataRoot, ATOLL_BASE_PORT: String(base), ATOLL_PARTITIONS: '8', ATOLL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  started.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const deadline = Date.now() + 45_000;
+  while (!output.includes('atoll: cluster ready')) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no "atoll: cluster ready"; output:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => output, exited };
+}
+
+/** Ctrl-C: SIGINT to the script's process group; it must exit 0 within 15 s with every port closed. */
+async function ctrlC(cluster: Started, base: number): Promise<void> {
+  process.kill(-(cluster.child.pid as number), 'SIGINT');
+  const code = await Promise.race([cluster.exited, new Promise<string>((r) => setTimeout(() => r('still running after 15 s'), 15_000))]);
+  expect(code, cluster.output()).toBe(0);
+  expect(cluster.output()).toContain('atoll: cluster stopped');
+  expect(cluster.output()).not.toMatch(/exited \(|not ready|unhandled/);
+  for (const offset of [0, 1, 2, 100, 101, 102]) expect(await refused(base + offset), `port ${base + offset} still open`).toBe(true);
+}
+
+function cli(base: number, args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const endpoints = [0, 1, 2].map((offset) => `127.0.0.1:${base + offset}`).join(',');
+  const result = spawnSync(process.execPath, [join(root, 'dist/src/cli/atoll.js'), '--endpoints', endpoints, ...args], { encoding: 'utf8', timeout: 20_000 });
+  return { status: result.status, stdout: result.stdout.trim(), stderr: result.stderr.trim() };
+}
+
+describe('npm start (scripts/start-cluster.mjs)', () => {
+  it('starts three nodes, serves the CLI, stops cleanly on Ctrl-C and keeps the data for the next start', async () => {
+    const base = await freeBasePort();
+    const first = await startCluster(base);
+    for (const id of [1, 2, 3]) expect(first.output()).toContain(`atoll: node ${id} client address 127.0.0.1:${base + id - 1}`);
+    expect(first.output()).toMatch(/atoll: cluster ready \(8 partitions on 3 nodes, /);
+    expect(existsSync(join(dataRoot, 'peer-secret'))).toBe(true);
+    expect(cli(base, ['put', 'hello', 'world'])).toMatchObject({ status: 0 });
+    expect(cli(base, ['get', 'hello'])).toMatchObject({ status: 0, stdout: 'world' });
+    await ctrlC(first, base);
+
+    const second = await startCluster(base);
+    expect(cli(base, ['get', 'hello'])).toMatchObject({ status: 0, stdout: 'world' });
+    await ctrlC(second, base);
+  }, 60_000);
+});
