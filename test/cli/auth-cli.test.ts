@@ -132,10 +132,9 @@ describe('atoll auth (the CLI)', () => {
     expect(await as(token, ['auth', 'usage', '--tenant', 'acme'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/^error PERMISSION_DENIED: /) });
   }, 90_000);
 
-  // PRODUCT BUG (src/cli/auth.ts, count()): a malformed --keys/--bytes/--rps throws a plain Error
-  // from commander's argument parser, so the CLI dies with a stack trace and exit 1 (the code for
-  // a negative answer) instead of a usage error with exit 2. Remove `.fails` once it is fixed.
-  it.fails('a malformed quota number is a usage error: exit 2, no stack trace', async () => {
+  // A malformed --keys/--bytes/--rps once threw a plain Error from commander's argument parser, so
+  // the CLI died with a stack trace and exit 1 (the code for a negative answer).
+  it('a malformed quota number is a usage error: exit 2, no stack trace', async () => {
     const run = await as(adminToken, ['auth', 'quota', 'set', '--tenant', 'tiny', '--keys', 'two']);
     expect(run.stderr).toMatch(/--keys must be a non-negative integer/);
     expect(run.stderr).not.toMatch(/\n\s+at /);
