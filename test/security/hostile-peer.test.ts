@@ -203,7 +203,9 @@ describe.each(modes)('hostile peers, a cluster $name', ({ authenticated }) => {
     await expectNothingChanged();
   });
 
-  it.runIf(authenticated)('the peer secret from a client does not make it cluster admin', async () => {
+  // Only where there is authentication: without it every client is already the cluster admin, so
+  // there is nothing for the secret to escalate to (defined, not skipped, in that mode).
+  if (authenticated) it('the peer secret from a client does not make it cluster admin', async () => {
     const clientPort = cluster.addresses.get(1)!;
     const peerSecret = cluster.peerSecret();
     // The secret alone, in the metadata nodes use or as the bearer token: not authenticated at all.
