@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
+import { RaftError } from '../raft/errors.js';
 import type { Ready, RawNode } from '../raft/rawnode.js';
 import type { Message, Snapshot } from '../raft/types.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
@@ -48,11 +49,23 @@ export interface RaftDriverOptions {
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
   readonly logger: Logger;
-  /** Called once when the loop fails (a failed synced write): the node must stop. */
+  /** Called once when the loop fails (a failed synced write, a broken invariant): the node must stop. */
   readonly onFatal: (error: Error) => void;
 }
 
 type Task = () => void;
+
+/**
+ * The errors a loop task may throw by design, which are logged and skipped: a RaftError (the Raft
+ * core's typed outcomes, src/raft/errors.ts: a proposal, transfer or read refused here, an index
+ * compacted or not yet in the log) and an AtollError (the node's operating errors, with a stable
+ * code). Anything else, above all a `node:assert` AssertionError from the Raft core's safety checks
+ * in step() or tick(), means the node's state broke an invariant: the node stops, as it does on a
+ * failed synced write, rather than go on from a state it cannot trust.
+ */
+export function isExpectedTaskError(error: unknown): boolean {
+  return error instanceof RaftError || error instanceof AtollError;
+}
 
 /** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */
 function sendableBeforeSync(message: Message): boolean {
@@ -118,13 +131,13 @@ export class RaftDriver<G extends DrivenGroup> {
    * snapshot adoption) come at the pace of their timers and peers.
    */
   enqueue(task: Task): void {
-    if (this.closedFlag) return;
+    if (this.closedFlag || this.fatal !== undefined) return;
     this.tasks.push(task);
     this.scheduleLoop();
   }
 
   private scheduleLoop(): void {
-    if (this.loopRunning || this.loopScheduled) return;
+    if (this.loopRunning || this.loopScheduled || this.fatal !== undefined) return;
     this.loopScheduled = true;
     this.options.timers.soon(() => {
       this.loopScheduled = false;
@@ -133,14 +146,16 @@ export class RaftDriver<G extends DrivenGroup> {
   }
 
   private async runLoop(): Promise<void> {
-    if (this.loopRunning || this.closedFlag) return;
+    if (this.loopRunning || this.closedFlag || this.fatal !== undefined) return;
     this.loopRunning = true;
     try {
       for (let guard = 0; guard < MAX_ITERATIONS_PER_RUN && !this.closedFlag; guard++) {
         if (!(await this.iteration())) break;
       }
     } catch (error) {
-      // A failed synced write leaves memory ahead of disk: the only safe move is to stop.
+      // A failed synced write leaves memory ahead of disk, and a task that broke an invariant
+      // leaves a state nobody can trust: the only safe move is to stop (no further iteration).
+      this.tasks = [];
       this.fatal = error instanceof Error ? error : new Error(String(error));
       this.options.logger.fatal({ err: this.fatal }, 'node loop failed; stopping');
       this.options.onFatal(this.fatal);
@@ -159,7 +174,9 @@ export class RaftDriver<G extends DrivenGroup> {
       try {
         task();
       } catch (error) {
-        logger.error({ err: error }, 'loop task failed');
+        // The rest of this batch is dropped with the node; its waiters fail on close.
+        if (!isExpectedTaskError(error)) throw error;
+        logger.warn({ err: error }, 'loop task failed with an expected error; skipped');
       }
     }
     for (const group of this.groups.values()) group.startReadRound();
