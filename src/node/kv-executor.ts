@@ -264,10 +264,15 @@ export class KvExecutor {
         });
       }),
       context,
-    )).then((result) => {
-      if (result.error) throw result.error;
-      return result;
-    });
+    )).then(
+      (result) => {
+        if (result.error) throw result.error;
+        return result;
+      },
+      (error: unknown) => {
+        throw notAppliedIfRefused(error);
+      },
+    );
   }
 
   /**
@@ -291,4 +296,17 @@ export class KvExecutor {
       });
     });
   }
+}
+
+/**
+ * A proposal that fails with NOT_LEADER / NO_LEADER was certainly not applied: either raft refused
+ * it (this node is not the leader, or leadership is being transferred), or another entry took its
+ * log index (partition-replica.ts applyEntry). A deposed leader keeps its waiters until the index
+ * applies, so a proposal whose fate is open ends only in DEADLINE_EXCEEDED, never here. The mark
+ * (`neverSent`, sent as `atoll-not-applied`) lets the routing node forward the write again.
+ */
+function notAppliedIfRefused(error: unknown): unknown {
+  if (!(error instanceof AtollError) || (error.code !== 'NOT_LEADER' && error.code !== 'NO_LEADER')) return error;
+  if (error.details?.['neverSent'] === true) return error;
+  return new AtollError(error.code, error.message, { ...error.details, neverSent: true });
 }

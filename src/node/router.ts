@@ -26,6 +26,12 @@ import { scriptBucket } from './script-runner.js';
 
 /** Bounds of request routing between nodes. */
 const MAX_FORWARD_HOPS = 3;
+/** How often the node a request arrived at tries again after a leader change that left it unapplied. */
+const MAX_ROUTE_ATTEMPTS = 12;
+const ROUTE_BACKOFF_FIRST_MS = 10;
+const ROUTE_BACKOFF_MAX_MS = 200;
+/** A retry is not started unless this much of the deadline is left for it. */
+const ROUTE_RETRY_MARGIN_MS = 50;
 const LEADER_WAIT_POLL_MS = 20;
 /** How long the node's own system-record calls may take. */
 const INTERNAL_CALL_TIMEOUT_MS = 5_000;
@@ -89,8 +95,73 @@ export class Router {
     return this.remoteLeaders.get(partition);
   }
 
-  /** Runs an operation on its partition: here when this node may answer it, else at its leader. */
+  /**
+   * Runs an operation on its partition: here when this node may answer it, else at its leader.
+   * The node the request arrived at (hops 0) hides leader changes: when an attempt fails in a way
+   * that proves the request was not applied (see mayRetry), it waits briefly and routes it again to
+   * the leader it now knows, a bounded number of times and never past the request's deadline.
+   */
   async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    if ((context.hops ?? 0) > 0) return this.routeOnce(partition, operation, context);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.routeOnce(partition, operation, context);
+      } catch (error) {
+        if (!this.mayRetry(error, operation)) throw error;
+        this.learnLeaderHint(partition, error);
+        const backoffMs = Math.min(ROUTE_BACKOFF_FIRST_MS * 2 ** (attempt - 1), ROUTE_BACKOFF_MAX_MS);
+        const timeLeft = context.deadlineMs - this.options.clock.wallMs() - backoffMs;
+        if (attempt >= MAX_ROUTE_ATTEMPTS || context.signal?.aborted) throw error;
+        if (timeLeft < ROUTE_RETRY_MARGIN_MS) {
+          // Every attempt was refused before it could apply: the caller may safely retry.
+          throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: no leader took the request within its deadline (${String((error as Error).message)})`, {
+            partition,
+            neverSent: true,
+          });
+        }
+        await new Promise<void>((resolve) => this.options.timers.after(backoffMs, resolve));
+      }
+    }
+  }
+
+  /**
+   * Whether a failed attempt may be routed again. Reads change nothing, so any leader change or
+   * unreachable leader qualifies. A write qualifies only when the failure proves it was not
+   * applied (`neverSent`: refused by raft or superseded at its log index, never sent to the
+   * leader, or refused by a node that had no leader): after a send that failed any other way, or
+   * a deadline, the outcome is unknown and goes to the caller. Scripts may propose more than once,
+   * so they are never retried here.
+   */
+  private mayRetry(error: unknown, operation: KvOperation): boolean {
+    if (!isAtollError(error)) return false;
+    const leaderChange = error.code === 'NOT_LEADER' || error.code === 'NO_LEADER';
+    const unreachable = error.code === 'UNAVAILABLE' && (error.details?.['fromTransport'] === true || error.details?.['neverSent'] === true);
+    if (!leaderChange && !unreachable) return false;
+    switch (operation.kind) {
+      case 'get':
+      case 'exists':
+      case 'getByPrefix':
+      case 'beginTransaction':
+        return true;
+      case 'executeScript':
+        return false;
+      case 'commit':
+        if (this.options.testBugs?.tornTransactions === true) return false;
+        return error.details?.['neverSent'] === true;
+      default:
+        return error.details?.['neverSent'] === true;
+    }
+  }
+
+  /** A leader named by an error (NOT_LEADER's hint) is where the next attempt goes for a partition not hosted here. */
+  private learnLeaderHint(partition: number, error: unknown): void {
+    if (this.options.driver.groups.has(partition) || !isAtollError(error)) return;
+    const hint = error.details?.['leaderHint'] as { nodeId?: unknown } | undefined;
+    const nodeId = Number(hint?.nodeId);
+    if (Number.isSafeInteger(nodeId) && nodeId !== this.options.id && this.options.peers.has(nodeId)) this.remoteLeaders.set(partition, nodeId);
+  }
+
+  private async routeOnce(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
     const { driver, executor, admission } = this.options;
     const hops = context.hops ?? 0;
     const local = driver.groups.get(partition);
@@ -110,7 +181,7 @@ export class Router {
     // Requests waiting out an election count toward the partition's bound like any other.
     if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
     if (leader === this.options.id && local) return this.executeLocal(local, operation, context);
-    if (hops >= MAX_FORWARD_HOPS) throw this.notLeader(partition, leader, 'too many forwarding hops');
+    if (hops >= MAX_FORWARD_HOPS) throw notApplied(this.notLeader(partition, leader, 'too many forwarding hops'));
     // The node's own calls (system tenant) are never refused; client forwards are bounded.
     const release = context.tenant === systemTenant ? () => undefined : admission.admitForward();
     try {
@@ -146,7 +217,7 @@ export class Router {
       if (lead !== 0) return lead;
       await new Promise<void>((resolve) => this.options.timers.after(LEADER_WAIT_POLL_MS, resolve));
     }
-    throw this.notLeader(replica.id, 0, 'no leader elected yet');
+    throw notApplied(this.notLeader(replica.id, 0, 'no leader elected yet'));
   }
 
   /** NOT_LEADER naming the leader (with its address) when one is known, else NO_LEADER. */
@@ -162,7 +233,8 @@ export class Router {
     if (!isAtollError(error) || (error.code !== 'NOT_LEADER' && error.code !== 'NO_LEADER')) return error;
     if (error.details?.['leaderHint']) return error;
     const leader = Number(error.details?.['leaderId'] ?? this.leaderOf(partition));
-    return this.notLeader(partition, leader === this.options.id ? 0 : leader, error.message);
+    const hinted = this.notLeader(partition, leader === this.options.id ? 0 : leader, error.message);
+    return error.details?.['neverSent'] === true ? notApplied(hinted) : hinted;
   }
 
   /**
@@ -224,4 +296,9 @@ export class Router {
   private internalContext(): api.CallContext {
     return { deadlineMs: this.options.clock.wallMs() + INTERNAL_CALL_TIMEOUT_MS, tenant: systemTenant };
   }
+}
+
+/** The same error, marked as certainly not applied (sent as `atoll-not-applied`). */
+function notApplied(error: AtollError): AtollError {
+  return new AtollError(error.code, error.message, { ...error.details, neverSent: true });
 }
