@@ -105,8 +105,8 @@ function validatePut(op: Record<string, unknown>, limits: Limits): void {
   }
 }
 
-function validateWrites(writes: unknown, limits: Limits): asserts writes is WriteOp[] {
-  if (!Array.isArray(writes) || writes.length === 0) throw invalid('a batch or transaction needs at least one write');
+function validateWrites(writes: unknown, limits: Limits, allowEmpty = false): asserts writes is WriteOp[] {
+  if (!Array.isArray(writes) || (writes.length === 0 && !allowEmpty)) throw invalid('a batch or transaction needs at least one write');
   if (writes.length > limits.maxBatchOps) {
     throw new AtollError('RESOURCE_EXHAUSTED', `a batch or transaction has at most ${limits.maxBatchOps} writes, got ${writes.length}`, {
       writes: writes.length,
@@ -173,7 +173,9 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
       command.readKeys.forEach((key) => validateKey(key));
       validateList(command.readPrefixes, 'readPrefixes', limits.maxTxnReadPrefixes);
       command.readPrefixes.forEach((prefix) => validateKeyPrefix(prefix, limits));
-      validateWrites(command.writes, limits);
+      // A transaction with a note may write nothing: it records a script's outcome under its
+      // request id (a rolled-back or read-only script), so a resend answers the same.
+      validateWrites(command.writes, limits, command.note !== undefined);
       if (command.note !== undefined) {
         if (!(command.note instanceof Uint8Array)) throw invalid('note must be bytes');
         if (command.note.length > limits.maxTxnNoteBytes) {

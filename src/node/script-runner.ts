@@ -9,7 +9,10 @@
  * per-partition lock held from begin to applied commit), so scripts that keep colliding make
  * progress: a re-run can then only lose to writes that were not themselves re-runs. That keeps exactly-once with a request id:
  * a conflicted entry records nothing under the id (mvcc-store.ts), the committed one records the
- * script's return value as the entry's note, and a retry of the request gets that note back.
+ * script's return value as the entry's note, and a retry of the request gets that note back. A
+ * script with a request id that rolls back or writes nothing proposes a no-write entry whose note
+ * records its outcome (encodeScriptOutcomeNote), so a resend answers the same even after the data
+ * changed; without an id such a script makes no log entry.
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
@@ -144,6 +147,47 @@ function boundedResultJson(returnValue: unknown, startedMs: number, limits: Limi
   return resultJson;
 }
 
+/** What a script's note records: its result JSON, whether it committed, and the revision it answers at. */
+export interface ScriptOutcome {
+  readonly resultJson: string;
+  readonly committed: boolean;
+  readonly revision: number;
+}
+
+/** First byte of an outcome note; plain result JSON (a committed writing script's note) never starts with it. */
+const outcomeNoteMarker = 0;
+/** Marker, flags (1 committed), revision uint64 BE, result JSON. */
+const outcomeNoteHeaderBytes = 10;
+
+/** The note of a script that rolled back or wrote nothing. */
+export function encodeScriptOutcomeNote(outcome: ScriptOutcome): Uint8Array {
+  const json = textEncoder.encode(outcome.resultJson);
+  const note = new Uint8Array(outcomeNoteHeaderBytes + json.length);
+  const view = new DataView(note.buffer);
+  view.setUint8(0, outcomeNoteMarker);
+  view.setUint8(1, outcome.committed ? 1 : 0);
+  view.setBigUint64(2, BigInt(outcome.revision));
+  note.set(json, outcomeNoteHeaderBytes);
+  return note;
+}
+
+/**
+ * Reads a script's note back. Plain result JSON (every note before outcome notes, and every
+ * writing script's) means committed at the entry's revision `entryRevision`.
+ */
+export function decodeScriptOutcomeNote(note: Uint8Array, entryRevision: number): ScriptOutcome {
+  if (note.length === 0 || note[0] !== outcomeNoteMarker) {
+    return { resultJson: textDecoder.decode(note), committed: true, revision: entryRevision };
+  }
+  if (note.length < outcomeNoteHeaderBytes) throw new AtollError('INTERNAL', 'a script outcome note is truncated', { noteBytes: note.length });
+  const view = new DataView(note.buffer, note.byteOffset, note.byteLength);
+  return {
+    committed: (view.getUint8(1) & 1) !== 0,
+    revision: Number(view.getBigUint64(2)),
+    resultJson: textDecoder.decode(note.subarray(outcomeNoteHeaderBytes)),
+  };
+}
+
 export async function runScriptAtLeader(context: ScriptRunContext): Promise<ExecuteScriptResponse> {
   const script = parseScript(context.request.script, context.limits);
   const params = paramsFromJson(context.request.params ?? {}, context.limits);
@@ -185,24 +229,33 @@ async function attemptScript(
   const startedMs = Date.now();
   const outcome = await runScript(script, { params, view, limits });
   const resultJson = boundedResultJson(outcome.returnValue, startedMs, limits);
-  if (!outcome.committed || view.writeCount === 0) {
-    // Nothing to write: the snapshot itself is the consistent answer, no log entry needed.
+  const writes = outcome.committed ? view.writes() : [];
+  if (writes.length === 0 && request.requestId === undefined) {
+    // Nothing to write and no id to record under: the snapshot itself is the consistent answer.
     return { resultJson, committed: outcome.committed, revision: snapshotRevision, attempts: attempt };
   }
-  const note = textEncoder.encode(resultJson);
+  // With writes the note is the plain result JSON (committed); a script that rolled back or wrote
+  // nothing records its outcome in a no-write entry so a resend with the id answers the same.
+  const note =
+    writes.length > 0 ? textEncoder.encode(resultJson) : encodeScriptOutcomeNote({ resultJson, committed: outcome.committed, revision: snapshotRevision });
   if (note.length > limits.maxTxnNoteBytes) {
-    throw new AtollError('SCRIPT_LIMIT', `a script that writes returns at most ${limits.maxTxnNoteBytes} bytes of JSON`, {
+    throw new AtollError('SCRIPT_LIMIT', `a script that writes or has a request id returns at most ${limits.maxTxnNoteBytes} bytes of JSON`, {
       resultBytes: note.length,
       maxResultBytes: limits.maxTxnNoteBytes,
     });
   }
   try {
-    const writes = view.writes().map((write) => ({ ...write, key: tag + write.key }));
-    const command = scope.command(writes, view.readKeys.map((key) => tag + key), view.readPrefixes.map((prefix) => tag + prefix), note);
+    const tagged = writes.map((write) => ({ ...write, key: tag + write.key }));
+    // A no-write entry reads nothing back: its answer is its snapshot's, which no later write can
+    // invalidate, so it carries no read set and cannot conflict.
+    const command =
+      tagged.length > 0
+        ? scope.command(tagged, view.readKeys.map((key) => tag + key), view.readPrefixes.map((prefix) => tag + prefix), note)
+        : scope.command([], [], [], note);
     const result = await context.propose(command, request.requestId);
-    // A retried request answered from the dedup record carries the first run's return value.
-    const committedJson = result.note !== undefined ? textDecoder.decode(result.note) : resultJson;
-    return { resultJson: committedJson, committed: true, revision: result.revision, attempts: attempt };
+    // A retried request answered from the dedup record carries the first run's outcome.
+    const recorded = decodeScriptOutcomeNote(result.note ?? note, result.revision);
+    return { resultJson: recorded.resultJson, committed: recorded.committed, revision: recorded.revision, attempts: attempt };
   } catch (error) {
     const retry = error instanceof AtollError && error.code === 'TXN_CONFLICT' && attempt < maxScriptAttempts && Date.now() < context.deadlineMs - 50;
     if (!retry) throw error;
