@@ -57,7 +57,7 @@ export class KvExecutor {
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
     this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), this.options.clock.monotonicMs());
     access.countRequest(replica.id, tenant);
-    await access.checkQuota(tenant, this.mayGrow(operation, tenant));
+    await access.checkQuota(tenant, this.mayGrow(operation));
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;
@@ -150,13 +150,15 @@ export class KvExecutor {
    * changes (extend) and transactions that only delete go through over quota (a tenant must be
    * able to get back under it); a script is checked when it commits (see executeScript).
    */
-  private mayGrow(operation: KvOperation, tenant: string): boolean {
+  private mayGrow(operation: KvOperation): boolean {
     switch (operation.kind) {
       case 'put':
       case 'increment':
         return true;
       case 'commit':
-        return commandGrows(this.txnScope(operation.request.transaction, tenant).commandOf(operation.request));
+        // A commit's writes are puts unless marked delete (TxnScope.commandOf); the handle itself is
+        // verified where the router picked the partition and again when the commit case runs.
+        return operation.request.writes.some((write) => write.delete !== true);
       default:
         return false;
     }
