@@ -155,6 +155,15 @@ export interface MvccStatus {
   readonly needsSnapshot: boolean;
 }
 
+export interface ImportOptions {
+  /**
+   * Operations written in the synced batch that ends the import (with the store's meta records and
+   * the removal of the import mark): the Raft log's record of the snapshot, so that the store and
+   * the log take the snapshot in one atomic write (PartitionReplica.stage).
+   */
+  readonly alsoWrite?: readonly WriteOperation[];
+}
+
 export interface StorageCompactionResult {
   readonly removedVersions: number;
   /** Evicted dedup results deleted (each with its record). */
@@ -266,6 +275,7 @@ export class MvccStore {
   private revisionValue: number;
   private compactedRevisionValue: number;
   private needsSnapshotValue: boolean;
+  private interruptedImportIndexValue: number | undefined;
 
   /** Set while an apply, physical compaction or import runs: they must not overlap. */
   private exclusive = false;
@@ -328,16 +338,19 @@ export class MvccStore {
       const bytes = await options.engine.get(key);
       return bytes === undefined ? 0 : decodeUint64BE(bytes);
     };
-    const status: MvccStatus = {
+    let status: MvccStatus = {
       appliedIndex: await readNumber(layout.appliedIndexKey),
       revision: await readNumber(layout.revisionKey),
       compactedRevision: await readNumber(layout.compactedRevisionKey),
-      needsSnapshot: (await options.engine.get(layout.importInProgressKey)) !== undefined,
+      needsSnapshot: false,
     };
+    const mark = await options.engine.get(layout.importInProgressKey);
+    status = { ...status, needsSnapshot: mark !== undefined };
     assert(status.compactedRevision <= status.revision, 'stored compaction floor is above the revision');
     const dedupState = await DedupTable.loadState(options.engine, layout);
     assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
     const store = new MvccStore(options.engine, layout, options, status, dedupState);
+    if (mark !== undefined && mark.length === 8) store.interruptedImportIndexValue = decodeUint64BE(mark);
     if (!status.needsSnapshot) await store.rebuildKeyState();
     return store;
   }
@@ -399,6 +412,11 @@ export class MvccStore {
 
   get needsSnapshot(): boolean {
     return this.needsSnapshotValue;
+  }
+
+  /** After open: the index of the snapshot whose import a crash interrupted, when the mark names it. */
+  get interruptedImportIndex(): number | undefined {
+    return this.interruptedImportIndexValue;
   }
 
   status(): MvccStatus {
@@ -1005,15 +1023,19 @@ export class MvccStore {
    * Replaces the partition's state with a snapshot. It marks the import as in progress (synced),
    * deletes the partition's range, writes the entry chunks, then writes the meta records and
    * clears the mark in one synced batch. A crash or a malformed snapshot leaves the mark, and the
-   * partition refuses reads and applies (needsSnapshot) until an import succeeds.
+   * partition refuses reads and applies (needsSnapshot) until an import succeeds, or until
+   * discardInterruptedImport empties it. `options.alsoWrite` joins the final batch. The mark's
+   * value is the snapshot's applied index when the chunks are an array (interruptedImportIndex).
    * Dedup records are rebuilt from the snapshot's dedup queue entries (format version 2); a
    * version 1 snapshot has none, and the partition then starts with no dedup results.
    * Throws INVALID_ARGUMENT for a malformed snapshot.
    */
-  async importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<MvccStatus> {
+  async importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ImportOptions = {}): Promise<MvccStatus> {
     // Chunks in memory (a snapshot from a peer) are checked whole before anything is deleted, so a
     // malformed one changes nothing; a stream can only be checked as it is written.
-    if (Array.isArray(chunks)) this.checkSnapshot(chunks as readonly Uint8Array[]);
+    const checked = Array.isArray(chunks) ? this.checkedSnapshotHeader(chunks as readonly Uint8Array[]) : undefined;
+    // The mark names the index being installed when it is known (diagnostics after a crash).
+    const mark = checked === undefined ? new Uint8Array(0) : encodeUint64BE(checked.appliedIndex);
     this.enterExclusive();
     this.epoch++;
     this.needsSnapshotValue = true;
@@ -1021,7 +1043,7 @@ export class MvccStore {
     this.keyIndexComplete = false;
     this.newestRevisionOf = new Map();
     try {
-      await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: new Uint8Array(0) }], { sync: true });
+      await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: mark }], { sync: true });
       await this.clearPartition();
       const { header, dedupState } = await this.writeSnapshotChunks(chunks);
       await this.engine.write(
@@ -1031,6 +1053,8 @@ export class MvccStore {
           { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
           ...this.dedup.metaOperations(dedupState),
           { type: 'del', key: this.layout.importInProgressKey },
+          // The caller's records (the Raft log's record of the snapshot) land with the import's end.
+          ...(options.alsoWrite ?? []),
         ],
         { sync: true },
       );
@@ -1044,6 +1068,33 @@ export class MvccStore {
     } finally {
       this.epoch++;
       this.cache?.clear(this.cacheStoreId);
+      this.exclusive = false;
+    }
+  }
+
+  /**
+   * Undoes an import a crash interrupted (needsSnapshot after open): deletes every key of the
+   * partition, then, in one synced batch, clears the import mark together with `alsoWrite` (the
+   * caller's reset of its Raft log). The partition is then empty at applied index 0. A crash
+   * before that batch leaves the mark, so the next open discards again.
+   */
+  async discardInterruptedImport(alsoWrite: readonly WriteOperation[]): Promise<MvccStatus> {
+    assert(this.needsSnapshotValue, 'only an interrupted import is discarded');
+    this.enterExclusive();
+    this.epoch++;
+    this.cache?.clear(this.cacheStoreId);
+    try {
+      await this.clearPartition();
+      await this.engine.write([{ type: 'del', key: this.layout.importInProgressKey }, ...alsoWrite], { sync: true });
+      this.appliedIndexValue = 0;
+      this.revisionValue = 0;
+      this.compactedRevisionValue = 0;
+      this.interruptedImportIndexValue = undefined;
+      await this.rebuildKeyState();
+      this.needsSnapshotValue = false;
+      return this.status();
+    } finally {
+      this.epoch++;
       this.exclusive = false;
     }
   }
@@ -1077,9 +1128,13 @@ export class MvccStore {
    * Synchronous, so a Raft group can refuse a snapshot before it adopts it.
    */
   checkSnapshot(chunks: readonly Uint8Array[]): void {
+    this.checkedSnapshotHeader(chunks);
+  }
+
+  private checkedSnapshotHeader(chunks: readonly Uint8Array[]): SnapshotHeader {
     const plan = newSnapshotPlan();
     for (const bytes of chunks) this.planSnapshotChunk(plan, bytes);
-    this.finishSnapshotPlan(plan);
+    return this.finishSnapshotPlan(plan).header;
   }
 
   /** Checks and writes a snapshot's chunks, one engine write per chunk. */

@@ -28,7 +28,7 @@ import { KvExecutor } from './kv-executor.js';
 import { Maintenance } from './maintenance.js';
 import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
-import { PartitionReplica, type GroupSettings } from './partition-replica.js';
+import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
 import { newPeerSecret } from './peer-secret.js';
 import { replicasOf } from './placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
@@ -164,7 +164,7 @@ export class AtollNode implements api.NodeApi {
       heartbeatTicks: 1,
       quiesceAfterTicks: config.electionTicks * 3,
       snapshotEveryEntries: config.snapshotEveryEntries,
-      logEntriesKeptAfterSnapshot: 1_000,
+      logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
     };
     const rng = this.environment.random ?? new Rng(this.id * 2_654_435_761 + this.clock.wallMs());
     const bootstrapOps: WriteOperation[] = [];
@@ -175,7 +175,6 @@ export class AtollNode implements api.NodeApi {
       const storage = await PersistentLogStorage.load(engine, partition, {
         snapshotData: (meta) => (replica as PartitionReplica).snapshotData(meta),
       });
-      if (storage.lastIndex() === 0) bootstrapOps.push(...storage.stageBootstrap({ voters: replicas, learners: [] }));
       const mvcc = await MvccStore.open({
         engine,
         prefix: partitionKeyPrefix('mvcc', partition),
@@ -184,8 +183,21 @@ export class AtollNode implements api.NodeApi {
         ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
         versionCache: { cache: this.versionCache, storeId: partition },
       });
-      replica = new PartitionReplica(partition, this.id, storage, mvcc, settings, rng.fork(), (reason) =>
-        this.logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
+      const nonAtomicSnapshotInstall = config.testBugs?.nonAtomicSnapshotInstall === true;
+      const interrupted = nonAtomicSnapshotInstall ? undefined : await discardInterruptedInstall(storage, mvcc);
+      if (interrupted !== undefined) {
+        this.logger.warn({ partition, index: interrupted }, 'a crash interrupted a snapshot install: discarded it; the leader sends it again');
+      }
+      if (storage.lastIndex() === 0) bootstrapOps.push(...storage.stageBootstrap({ voters: replicas, learners: [] }));
+      replica = new PartitionReplica(
+        partition,
+        this.id,
+        storage,
+        mvcc,
+        settings,
+        rng.fork(),
+        (reason) => this.logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
+        { nowMs: () => this.clock.monotonicMs(), nonAtomicSnapshotInstall },
       );
       this.driver.groups.set(partition, replica);
     }

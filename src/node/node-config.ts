@@ -20,6 +20,8 @@ export interface AtollNodeConfig {
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly snapshotEveryEntries: number;
+  /** Log entries kept behind a snapshot point for followers that lag a little (default 1,000; tests lower it). */
+  readonly logEntriesKeptAfterSnapshot?: number;
   /** Memory for the newest versions of recently used keys, shared by every partition (default NODE_DEFAULTS.cacheBytes). */
   readonly cacheBytes?: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
@@ -61,6 +63,8 @@ export interface NodeTestBugs {
   readonly noDedup?: boolean;
   /** Commit a transaction's first write in a log entry of its own: a snapshot, conflict or crash in between leaves half of it. */
   readonly tornTransactions?: boolean;
+  /** Install a leader's snapshot as before issue 16: the store synced before the log records it, no reconcile on open. */
+  readonly nonAtomicSnapshotInstall?: boolean;
 }
 
 export const NODE_DEFAULTS = {

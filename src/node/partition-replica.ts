@@ -22,6 +22,18 @@ export interface GroupSettings {
   readonly logEntriesKeptAfterSnapshot: number;
 }
 
+/** How a replica is run, beyond its Raft settings. */
+export interface ReplicaOptions {
+  /** Monotonic milliseconds (the node's clock port): when exported snapshot data was last used. */
+  readonly nowMs?: () => number;
+  /**
+   * Test-only defect (NodeTestBugs.nonAtomicSnapshotInstall, a regression control): the install
+   * imports the snapshot (synced) before the loop's batch records it in the Raft log, and an
+   * interrupted install is not reconciled on open.
+   */
+  readonly nonAtomicSnapshotInstall?: boolean;
+}
+
 interface ProposalWaiter {
   readonly term: number;
   resolve(result: ApplyResult): void;
@@ -101,6 +113,24 @@ export function snapshotPayloadRefusal(snapshot: Snapshot, mvcc: Pick<MvccStore,
 }
 
 /**
+ * Reconciles a snapshot install a crash interrupted, before the replica is built: the store holds
+ * the import mark, so its contents are torn, and the log is as it was before the install (see
+ * PartitionReplica.installSnapshot). The install cannot be finished (the snapshot's bytes were only
+ * in memory), so it is undone: the store is emptied and the log goes back to the founding state
+ * with the same term and vote, in one synced batch with the removal of the mark (a crash before it
+ * just repeats this at the next open). The leader then sends the snapshot again and the node
+ * rejoins. Returns the interrupted install's index (0 when the mark did not name it), or undefined
+ * when there was nothing to reconcile.
+ */
+export async function discardInterruptedInstall(storage: PersistentLogStorage, mvcc: MvccStore): Promise<number | undefined> {
+  if (!mvcc.needsSnapshot) return undefined;
+  const index = mvcc.interruptedImportIndex ?? 0;
+  // A group that never bootstrapped has no log to forget (the owner bootstraps it next).
+  await mvcc.discardInterruptedImport(storage.snapshotMeta().index === 0 ? [] : storage.stageRestartAfterInterruptedInstall());
+  return index;
+}
+
+/**
  * One replica of one partition on this node: its Raft group, its log storage and its MVCC state
  * machine, plus the callers waiting on proposals and reads. Only the node loop calls into it, so
  * the RawNode is never touched between a Ready and its advance.
@@ -119,11 +149,12 @@ export class PartitionReplica {
    * request for it (snapshotData) builds one: the log is compacted without exporting anything.
    */
   private builtSnapshot: Snapshot | undefined;
-  /** When builtSnapshot was last handed out or built (performance.now() ms). */
+  /** When builtSnapshot was last handed out or built (options.nowMs). */
   private builtSnapshotUsedAtMs = 0;
   snapshotWanted = false;
   /** True while exportSnapshot runs (one export per group at a time). */
   exporting = false;
+  private readonly nowMs: () => number;
   private appliedSinceSnapshot = 0;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
@@ -137,7 +168,21 @@ export class PartitionReplica {
     rng: Rng,
     /** Told when a snapshot from the leader is refused (logging). */
     onSnapshotRefused: (reason: string) => void = () => undefined,
+    private readonly options: ReplicaOptions = {},
   ) {
+    this.nowMs = options.nowMs ?? (() => performance.now());
+    if (options.nonAtomicSnapshotInstall !== true) {
+      // Invariant (crash-atomic snapshot install, see stage): on disk, either the store carries no
+      // import mark and the log covers what it applied (snapshot point <= applied index <= last
+      // log index; an empty store is the founding state at index 1), or the store carries the mark
+      // and the log is as it was before that install began. The owner reconciles the second case
+      // before building the replica (discardInterruptedInstall), so here only the first remains.
+      assert.ok(!mvcc.needsSnapshot, `partition ${id}: an interrupted snapshot install was not reconciled before open`);
+      assert.ok(
+        Math.max(mvcc.appliedIndex, 1) >= storage.snapshotMeta().index && mvcc.appliedIndex <= storage.lastIndex(),
+        `partition ${id}: store applied ${mvcc.appliedIndex} outside the log [snapshot ${storage.snapshotMeta().index}, last ${storage.lastIndex()}]`,
+      );
+    }
     this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
     storage.raiseCommitTo(this.appliedIndex);
     this.raw = new RawNode({
@@ -166,7 +211,7 @@ export class PartitionReplica {
   /** SnapshotSource for the log storage: the bytes of the snapshot the metadata describes. */
   snapshotData(meta: SnapshotMeta): Uint8Array {
     if (this.builtSnapshot && this.builtSnapshot.meta.index === meta.index) {
-      this.builtSnapshotUsedAtMs = performance.now();
+      this.builtSnapshotUsedAtMs = this.nowMs();
       return this.builtSnapshot.data;
     }
     this.snapshotWanted = true;
@@ -217,15 +262,39 @@ export class PartitionReplica {
       ready.entries.length > 0 ||
       (ready.hardState !== undefined && (ready.hardState.term !== previous.term || ready.hardState.vote !== previous.vote));
     const ops: WriteOperation[] = [];
-    if (ready.snapshot) {
-      // The state machine takes the snapshot first; the log records it in the same synced batch.
+    if (ready.snapshot && this.options.nonAtomicSnapshotInstall === true) {
+      // The regression control: the store takes the snapshot (synced) before the loop's batch
+      // records it in the log; a crash in between leaves the store ahead of the log.
       await this.mvcc.importSnapshot(unframeChunks(ready.snapshot.data));
       this.appliedIndex = ready.snapshot.meta.index;
       ops.push(...this.storage.stageSnapshot(ready.snapshot.meta));
+    } else if (ready.snapshot) {
+      await this.installSnapshot(ready.snapshot, ready.hardState);
     }
     ops.push(...this.storage.stageEntries(ready.entries));
     if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
     return { ops, mustSync };
+  }
+
+  /**
+   * Installs a snapshot from the leader, crash-atomically: the log's record of the snapshot (its
+   * metadata, truncated state and the removal of the entries it replaces) and the hard state (its
+   * term and vote, commit at most the snapshot index) are staged first and written in the import's
+   * final synced batch, the one that removes the store's import mark (MvccStore.importSnapshot,
+   * alsoWrite). So on disk the store and the log either both hold the snapshot, or the store holds
+   * the mark and the log is untouched (the mark is written, synced, before anything is deleted);
+   * open reconciles that second case (discardInterruptedInstall). The Ready's entries and full
+   * hard state follow in the loop's batch, as for any Ready. If the import throws, memory is ahead
+   * of disk and the loop stops the node; the restart reconciles.
+   */
+  private async installSnapshot(snapshot: Snapshot, hardState: Ready['hardState']): Promise<void> {
+    const meta = snapshot.meta;
+    const logOps = this.storage.stageSnapshot(meta);
+    // A commit index beyond the snapshot would name entries that reach disk only in the loop's batch.
+    if (hardState) logOps.push(...this.storage.stageHardState({ ...hardState, commit: Math.min(hardState.commit, meta.index) }));
+    await this.mvcc.importSnapshot(unframeChunks(snapshot.data), { alsoWrite: logOps });
+    assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
+    this.appliedIndex = meta.index;
   }
 
   /** Step 3: apply committed entries in order and answer the callers waiting on them. */
@@ -359,7 +428,7 @@ export class PartitionReplica {
     const current = this.storage.snapshotMeta().index;
     if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
     this.builtSnapshot = snapshot;
-    this.builtSnapshotUsedAtMs = performance.now();
+    this.builtSnapshotUsedAtMs = this.nowMs();
     return this.recordSnapshot(snapshot.meta);
   }
 

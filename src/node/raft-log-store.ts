@@ -299,6 +299,38 @@ export class PersistentLogStorage implements LogStorage {
     return [...this.stageSnapshot(meta), ...this.stageHardState({ term: 1, vote: 0, commit: 1 })];
   }
 
+  /**
+   * Forgets the log after a snapshot install that a crash interrupted (the state machine is being
+   * emptied with it: PartitionReplica.discardInterruptedInstall): back to the founding state (a
+   * snapshot at index 1, term 1, holding the membership of the last snapshot), keeping the term and
+   * the vote, with commit 1. The leader then sends a snapshot (or the entries from index 2) again.
+   *
+   * Why this is safe (Raft's vote and commit rules rely on acknowledged entries staying on disk):
+   * a leader sends a snapshot only when the follower's matching log ends below the leader's
+   * compacted index, which is at most its commit index; that commit index was reached by a quorum
+   * without this follower, and every entry this follower acknowledged is either in that quorum's
+   * logs (committed) or conflicts with them (never committed). So no quorum depends on what this
+   * follower forgets, and every quorum of votes still meets one holding every committed entry.
+   * The founding state also keeps the leader's view of this follower's match index (below its
+   * compacted index) pointing at compacted entries, so the leader's next probe sends a snapshot.
+   */
+  stageRestartAfterInterruptedInstall(): WriteOperation[] {
+    const { confState, index } = this.snapshotMetaValue;
+    assert.ok(index >= 1, 'a group that never bootstrapped has no log to forget');
+    const operations = this.deleteEntriesThrough(this.lastIndex());
+    this.ents = [];
+    this.truncated = { index: 1, term: 1 };
+    this.snapshotMetaValue = copySnapshotMeta({ index: 1, term: 1, confState });
+    this.hardStateValue = { term: this.hardStateValue.term, vote: this.hardStateValue.vote, commit: 1 };
+    operations.push(
+      { type: 'put', key: this.keys.truncatedState, value: encodeTruncatedState(this.truncated) },
+      { type: 'put', key: this.keys.snapshotMeta, value: encodeSnapshotMeta(this.snapshotMetaValue) },
+      { type: 'put', key: this.keys.hardState, value: encodeHardState(this.hardStateValue) },
+    );
+    this.assertInvariants();
+    return operations;
+  }
+
   /** The O(1) part of the invariants above, checked after every change. */
   private assertInvariants(): void {
     const snapshotIndex = this.snapshotMetaValue.index;

@@ -242,6 +242,21 @@ describe('PersistentLogStorage: crash between staging and writing', () => {
     expect(await keysOf(engine)).toHaveLength(3);
   });
 
+  it('forgets the log after an interrupted snapshot install: the founding state, same term and vote, commit 1', async () => {
+    const engine = new MemoryEngine();
+    const storage = await loadGroup(engine, 1);
+    await engine.write([...storage.stageBootstrap(members), ...storage.stageEntries(run(2, 30, 2))], { sync: true });
+    await engine.write([...storage.stageSnapshotMeta({ index: 20, term: 2, confState: members }), ...storage.stageCompact(15)], { sync: true });
+    await engine.write(storage.stageHardState({ term: 4, vote: 3, commit: 25 }), { sync: true });
+    await engine.write(storage.stageRestartAfterInterruptedInstall(), { sync: true });
+    const expected = { first: 2, last: 1, hardState: { term: 4, vote: 3, commit: 1 }, snapshot: { index: 1, term: 1, confState: members } };
+    for (const reset of [storage, await loadGroup(engine, 1)]) {
+      expect({ first: reset.firstIndex(), last: reset.lastIndex(), hardState: reset.hardState(), snapshot: reset.snapshotMeta() }).toEqual(expected);
+    }
+    // Nothing but the three records is left (every retained entry was deleted in the same batch).
+    expect(await keysOf(engine)).toHaveLength(3);
+  });
+
   it('writes many groups in one atomic batch', async () => {
     const engine = new MemoryEngine();
     const groupIds = [1, 2, 255, 256, 70_000];

@@ -1,0 +1,238 @@
+/**
+ * A small in-process cluster for focused node tests: every node runs on its own MemoryEngine (which
+ * models power loss, src/storage/memory-engine.ts crash()), behind an engine wrapper that can kill
+ * the node at a chosen write, and the nodes talk through a loopback NodeTransport that encodes and
+ * decodes every Raft frame as the gRPC transport does. Links can be cut and restored, and a node's
+ * reads can be slowed down.
+ */
+import { pino } from 'pino';
+import { AtollError } from '../../src/errors.js';
+import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
+import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
+import type { RaftDriver } from '../../src/node/raft-driver.js';
+import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/node/raft-wire.js';
+import { Rng } from '../../src/raft/rng.js';
+import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import type { IterateOptions, KeyRange, StorageEngine, StorageEntry, WriteOperation, WriteOptions } from '../../src/storage/storage-engine.js';
+
+export const settle = (ms = 10): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` every 10 ms for at most `timeoutMs`; returns whether it came true. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await settle();
+  }
+  return condition();
+}
+
+/**
+ * A StorageEngine over a MemoryEngine that a test can kill at a chosen write: `beforeWrite` sees
+ * every write and deleteRange (in order) and returns true to die there. The write is then not
+ * made, it throws (the node loop stops on it), and every later call throws: nothing the dead
+ * process would still do reaches the memory engine, which the test then crash()es and reopens.
+ */
+export class CrashableEngine implements StorageEngine {
+  dead = false;
+  /** When set, every entry an iterator yields takes this long (a slow disk under a snapshot export). */
+  iterateDelayMs: number | undefined;
+  beforeWrite: ((operations: readonly WriteOperation[] | 'deleteRange', sync: boolean) => boolean) | undefined;
+
+  constructor(readonly inner: MemoryEngine) {}
+
+  private alive(): void {
+    if (this.dead) throw new Error('the node process crashed');
+  }
+
+  private dies(operations: readonly WriteOperation[] | 'deleteRange', options: WriteOptions | undefined): void {
+    this.alive();
+    if (this.beforeWrite?.(operations, options?.sync === true) === true) {
+      this.dead = true;
+      throw new Error('the node process crashed at this write');
+    }
+  }
+
+  async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    this.alive();
+    return this.inner.get(key);
+  }
+
+  getSync(key: Uint8Array): Uint8Array | undefined {
+    this.alive();
+    return this.inner.getSync(key);
+  }
+
+  async getMany(keys: Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
+    this.alive();
+    return this.inner.getMany(keys);
+  }
+
+  async *iterate(options: IterateOptions): AsyncIterable<StorageEntry> {
+    this.alive();
+    for await (const entry of this.inner.iterate(options)) {
+      if (this.iterateDelayMs !== undefined) await settle(this.iterateDelayMs);
+      this.alive();
+      yield entry;
+    }
+  }
+
+  async write(operations: WriteOperation[], options?: WriteOptions): Promise<void> {
+    this.dies(operations, options);
+    await this.inner.write(operations, options);
+  }
+
+  async deleteRange(range: KeyRange, options?: WriteOptions): Promise<void> {
+    this.dies('deleteRange', options);
+    await this.inner.deleteRange(range, options);
+  }
+
+  async close(): Promise<void> {
+    if (!this.dead) await this.inner.close();
+  }
+}
+
+/** Loopback links between in-process nodes; a cut node neither sends nor receives. */
+export class LoopbackNetwork {
+  private readonly events = new Map<number, TransportEvents>();
+  readonly cut = new Set<number>();
+
+  factory(id: number): TransportFactory {
+    return (events) => {
+      this.events.set(id, events);
+      let closed = false;
+      const transport: NodeTransport = {
+        send: (peer: number, messages: GroupMessage[]) => {
+          if (closed || this.cut.has(id) || this.cut.has(peer)) return;
+          const frame = encodeRaftFrame(messages);
+          setImmediate(() => {
+            if (this.cut.has(id) || this.cut.has(peer)) return;
+            this.events.get(peer)?.onMessages(id, decodeRaftFrame(frame));
+          });
+        },
+        isReachable: (peer: number) => !this.cut.has(id) && !this.cut.has(peer),
+        forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'tests write at the leader')),
+        clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'every node hosts every partition here')),
+        close: () => {
+          closed = true;
+        },
+      };
+      return transport;
+    };
+  }
+}
+
+export interface ClusterOptions {
+  readonly snapshotEveryEntries: number;
+  readonly logEntriesKeptAfterSnapshot: number;
+  /** Milliseconds per Raft tick (default 10; elections after 10 ticks). */
+  readonly tickMs?: number;
+  readonly testBugs?: NodeTestBugs;
+}
+
+const NODE_IDS = [1, 2, 3];
+
+/** Three nodes, one partition replicated on all of them. */
+export class InProcessCluster {
+  readonly network = new LoopbackNetwork();
+  readonly memory = new Map<number, MemoryEngine>();
+  readonly engines = new Map<number, CrashableEngine>();
+  readonly nodes = new Map<number, AtollNode>();
+
+  constructor(private readonly options: ClusterOptions) {}
+
+  async start(): Promise<void> {
+    for (const id of NODE_IDS) {
+      this.memory.set(id, new MemoryEngine());
+      await this.open(id);
+    }
+  }
+
+  /** Opens node `id` on its memory engine (as it is on disk now), behind a fresh crashable wrapper. */
+  async open(id: number): Promise<AtollNode> {
+    const engine = new CrashableEngine(this.memory.get(id) as MemoryEngine);
+    this.engines.set(id, engine);
+    const node = await AtollNode.open(
+      {
+        id,
+        peers: new Map(NODE_IDS.map((peer) => [peer, `n${peer}:1`])),
+        dataDir: '/nonexistent/atoll-in-process-cluster',
+        partitions: 1,
+        replicationFactor: 3,
+        tickMs: this.options.tickMs ?? 10,
+        electionTicks: 10,
+        retentionRevisions: 1_000,
+        snapshotEveryEntries: this.options.snapshotEveryEntries,
+        logEntriesKeptAfterSnapshot: this.options.logEntriesKeptAfterSnapshot,
+        peerSecrets: ['p'.repeat(32)],
+        logger: pino({ level: 'silent' }),
+        ...(this.options.testBugs ? { testBugs: this.options.testBugs } : {}),
+      },
+      { transport: this.network.factory(id), engine, clock: systemClock, timers: systemTimers, random: new Rng(id * 97) },
+    );
+    this.nodes.set(id, node);
+    return node;
+  }
+
+  node(id: number): AtollNode {
+    return this.nodes.get(id) as AtollNode;
+  }
+
+  replica(id: number): PartitionReplica {
+    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups.get(0) as PartitionReplica;
+  }
+
+  leaderId(): number | undefined {
+    for (const [id, node] of this.nodes) {
+      if (this.network.cut.has(id) || node.failure !== undefined) continue;
+      if (this.replica(id).raw.status().role === 'leader') return id;
+    }
+    return undefined;
+  }
+
+  async waitForLeader(timeoutMs = 5_000): Promise<number> {
+    await waitFor(() => this.leaderId() !== undefined, timeoutMs);
+    const leader = this.leaderId();
+    if (leader === undefined) throw new Error('no leader');
+    return leader;
+  }
+
+  /** Writes `key` = `value` at the current leader, retrying while leadership moves. */
+  async put(key: string, value: string): Promise<void> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const leader = await this.waitForLeader();
+      try {
+        await this.node(leader).put({ key, value: new TextEncoder().encode(value) }, { deadlineMs: Date.now() + 2_000 });
+        return;
+      } catch (error) {
+        if (!(error instanceof AtollError) || !['NOT_LEADER', 'NO_LEADER', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'].includes(error.code)) throw error;
+        await settle(20);
+      }
+    }
+    throw new Error(`could not write ${key}`);
+  }
+
+  /** Writes keys `${prefix}/${from}` .. `${prefix}/${to - 1}`, a few at a time. */
+  async putRange(prefix: string, from: number, to: number, lanes = 4): Promise<void> {
+    let next = from;
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        while (next < to) {
+          const i = next++;
+          await this.put(`${prefix}/${i}`, `v${i}`);
+        }
+      }),
+    );
+  }
+
+  /** The value of `key` in node `id`'s store (its local state, not a linearizable read). */
+  async localValue(id: number, key: string): Promise<string | undefined> {
+    const got = await this.replica(id).mvcc.get(key, { nowMs: Date.now() });
+    return got.found && got.value ? new TextDecoder().decode(got.value) : undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const node of this.nodes.values()) await node.close();
+  }
+}
