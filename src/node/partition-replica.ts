@@ -34,6 +34,12 @@ export interface ReplicaOptions {
   readonly nonAtomicSnapshotInstall?: boolean;
 }
 
+/**
+ * While a leader holds exported snapshot data for a follower, its log is not compacted past it (so
+ * the follower can continue from the log after installing it), at most this many entries.
+ */
+const MIN_ENTRIES_WHILE_SNAPSHOT_HELD = 10_000;
+
 interface ProposalWaiter {
   readonly term: number;
   resolve(result: ApplyResult): void;
@@ -145,16 +151,27 @@ export class PartitionReplica {
   private readsWaitingForApply: Array<{ index: number; waiter: ReadWaiter }> = [];
   private roundCounter = 0;
   /**
-   * Snapshot data exported for a follower that needs it, kept while it is in use. Only Raft's
-   * request for it (snapshotData) builds one: the log is compacted without exporting anything.
+   * Snapshot data exported for a follower that needs it, kept until the followers have it. Only
+   * Raft's request for it (snapshotData) builds one: the log is compacted without exporting anything.
+   * Invariant: while it is held, the recorded snapshot point is its index and the log is not
+   * compacted (needsCompaction is false), so Raft's next request for a snapshot names exactly this
+   * data and one export serves a lagging follower however long it takes. It is released when every
+   * follower's match reaches its index and none is receiving a snapshot (acknowledged), when this
+   * replica stops leading, when no transfer used it for the idle time (releaseIdleSnapshot), or
+   * when the log grew past maxEntriesWhileSnapshotHeld behind it (memory bound); one per group.
    */
   private builtSnapshot: Snapshot | undefined;
-  /** When builtSnapshot was last handed out or built (options.nowMs). */
+  /** When builtSnapshot was last handed out, built or seen in a transfer (options.nowMs). */
   private builtSnapshotUsedAtMs = 0;
+  /** An export finished and waits for adoptSnapshot: the snapshot point must not move meanwhile. */
+  private exportAwaitingAdoption = false;
   snapshotWanted = false;
   /** True while exportSnapshot runs (one export per group at a time). */
   exporting = false;
+  /** Snapshots this replica exported for followers (tests and metrics). */
+  snapshotsExported = 0;
   private readonly nowMs: () => number;
+  private readonly maxEntriesWhileSnapshotHeld: number;
   private appliedSinceSnapshot = 0;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
@@ -171,6 +188,7 @@ export class PartitionReplica {
     private readonly options: ReplicaOptions = {},
   ) {
     this.nowMs = options.nowMs ?? (() => performance.now());
+    this.maxEntriesWhileSnapshotHeld = Math.max(MIN_ENTRIES_WHILE_SNAPSHOT_HELD, 10 * settings.snapshotEveryEntries);
     if (options.nonAtomicSnapshotInstall !== true) {
       // Invariant (crash-atomic snapshot install, see stage): on disk, either the store carries no
       // import mark and the log covers what it applied (snapshot point <= applied index <= last
@@ -358,8 +376,35 @@ export class PartitionReplica {
     return this.snapshotWanted;
   }
 
+  /** Whether the log is due for compaction; the loop asks once per iteration. */
   needsCompaction(): boolean {
-    return !this.exporting && this.appliedSinceSnapshot >= this.settings.snapshotEveryEntries;
+    this.releaseDeliveredSnapshot();
+    // See builtSnapshot: the snapshot point stays put while an export is running, waiting for
+    // adoption, or held for a follower.
+    if (this.exporting || this.exportAwaitingAdoption || this.builtSnapshot !== undefined) return false;
+    return this.appliedSinceSnapshot >= this.settings.snapshotEveryEntries;
+  }
+
+  /** Releases held snapshot data the followers no longer need (see builtSnapshot); refreshes it while a transfer runs. */
+  private releaseDeliveredSnapshot(): void {
+    const held = this.builtSnapshot;
+    if (held === undefined) return;
+    const status = this.raw.status();
+    if (status.role !== 'leader') {
+      this.builtSnapshot = undefined;
+      return;
+    }
+    let acknowledged = true;
+    for (const [id, progress] of status.progress) {
+      if (id === this.nodeId) continue;
+      if (progress.state === 'snapshot') {
+        // A transfer is running (Raft's progress holds the data too): keep it for a resend.
+        this.builtSnapshotUsedAtMs = this.nowMs();
+        return;
+      }
+      if (progress.match < held.meta.index) acknowledged = false;
+    }
+    if (acknowledged || status.lastIndex - held.meta.index > this.maxEntriesWhileSnapshotHeld) this.builtSnapshot = undefined;
   }
 
   /**
@@ -405,6 +450,7 @@ export class PartitionReplica {
   async exportSnapshot(): Promise<Snapshot | undefined> {
     this.snapshotWanted = false;
     this.appliedSinceSnapshot = 0;
+    this.exportAwaitingAdoption = false;
     const index = this.mvcc.appliedIndex;
     if (index <= this.storage.snapshotMeta().index && this.builtSnapshot) return undefined;
     const meta: SnapshotMeta = { index, term: this.storage.term(index), confState: this.raw.status().confState };
@@ -416,6 +462,8 @@ export class PartitionReplica {
       await iterator.return?.();
     }
     assert.equal(readSnapshotHeader(chunks[0] as Uint8Array).appliedIndex, index, 'the export started at the applied index it was fixed at');
+    this.snapshotsExported++;
+    this.exportAwaitingAdoption = true;
     return { meta, data: frameChunks(chunks) };
   }
 
@@ -425,6 +473,7 @@ export class PartitionReplica {
    * next synced write. A snapshot overtaken meanwhile (one installed from the leader) is dropped.
    */
   adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
+    this.exportAwaitingAdoption = false;
     const current = this.storage.snapshotMeta().index;
     if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
     this.builtSnapshot = snapshot;
