@@ -77,8 +77,9 @@ export interface MvccStoreOptions {
   readonly partition?: { readonly id: number; readonly count: number };
   /**
    * How many deduplicated results (entries applied with a request id) the partition keeps:
-   * default 100_000. Past it the oldest, by apply order, is evicted, and a retry of it is applied
-   * again. It decides outcomes, so like the limits it must be identical on every replica.
+   * default 100_000. Past it the oldest, by apply order, is evicted: a retry of a plain id is then
+   * applied again, one of a timestamped id fails with REQUEST_ID_EXPIRED (request-id.ts). It
+   * decides outcomes, so like the limits it must be identical on every replica.
    */
   readonly dedupWindow?: number;
   /**
