@@ -35,6 +35,12 @@ export const atollErrorCodes = [
   'QUOTA_EXCEEDED',
   /** A node's bound on queued client work (pending requests, forwards) is reached; retry later. */
   'OVERLOADED',
+  /**
+   * A resend of a timestamped request id whose result the partition no longer remembers (it left
+   * the dedup window): the request may have applied before, and it is not applied again. Nothing
+   * changed; find out whether the first attempt applied, or send a new request with a new id.
+   */
+  'REQUEST_ID_EXPIRED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -87,6 +93,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   PERMISSION_DENIED: 'PERMISSION_DENIED',
   QUOTA_EXCEEDED: 'RESOURCE_EXHAUSTED',
   OVERLOADED: 'RESOURCE_EXHAUSTED',
+  REQUEST_ID_EXPIRED: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

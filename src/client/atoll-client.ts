@@ -28,7 +28,6 @@ import { AtollError } from '../errors.js';
 import { partitionOf } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
-import { randomUUID } from 'node:crypto';
 import { bucketOf } from '../keys/bucket.js';
 import type { ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest } from '../node/api.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
@@ -63,6 +62,7 @@ import {
   type PrefixPage,
   type PutResult,
 } from './results.js';
+import { newRequestId } from './request-id.js';
 import { backoffDelayMs, retryActionOf } from './retry-policy.js';
 import { Transaction, type TransactionTransport } from './transaction.js';
 import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
@@ -112,7 +112,10 @@ export interface GetOptions extends ReadOptions {
 /**
  * Options of every write. `requestId` makes a write idempotent: the cluster remembers the result
  * of each id for a while (per partition), so retrying a write that timed out with the same id can
- * never apply it twice; the retry returns the first attempt's result.
+ * never apply it twice; the retry returns the first attempt's result. Make ids with
+ * newRequestId() (timestamped, docs/api.md): a retry that comes after the partition forgot the
+ * result then fails with REQUEST_ID_EXPIRED instead of applying again. (A plain text id is
+ * accepted too, but after it is forgotten a retry applies again.)
  */
 export interface WriteCallOptions extends CallOptions {
   readonly requestId?: string;
@@ -390,6 +393,8 @@ export class AtollClient {
    * Runs `body` in a transaction on `bucket`'s partition and commits it; on TXN_CONFLICT runs it
    * again at a new snapshot (up to `retries` times, with jittered back-off). The body may run more
    * than once, so keep side effects other than the transaction's own reads and writes out of it.
+   * Only TXN_CONFLICT runs it again: REQUEST_ID_EXPIRED (a resent commit whose first send may have
+   * applied) and every other failure end the call, so a commit never applies twice.
    * If the body throws, nothing is written and the error propagates; if it calls tx.rollback(),
    * nothing is written and the outcome says committed: false. `timeoutMs` / `deadline` bound the
    * whole (default 30 s).
@@ -425,7 +430,7 @@ export class AtollClient {
 
   /**
    * Runs a script transaction (docs/script-language.md) at its partition's leader, atomically.
-   * It is sent with a request id (default: a random UUID) and resent with the same id when the
+   * It is sent with a request id (default: newRequestId()) and resent with the same id when the
    * outcome of a send is unknown, so it commits at most once.
    */
   async executeScript(script: string, options: ScriptOptions = {}): Promise<ScriptResult> {
@@ -440,7 +445,7 @@ export class AtollClient {
           params,
           ...(options.isolation !== undefined && { isolation: checkIsolation(options.isolation) }),
           ...(options.bucket !== undefined && { bucket: options.bucket }),
-          requestId: options.requestId ?? randomUUID(),
+          requestId: options.requestId ?? newRequestId(),
         },
         bucket: routeBucket,
       };

@@ -19,6 +19,7 @@ export {
   type ScanOptions,
 } from './atoll-client.js';
 export type { CallOptions } from './call-options.js';
+export { newRequestId } from './request-id.js';
 export { AtollClientError, isAtollClientError, type AtollClientErrorOptions, type LeaderHint } from './client-error.js';
 export type { ValueInput } from './client-input.js';
 export type {

@@ -15,7 +15,7 @@
  * `~shard`, split at the last `~`), so two counters never share a key, and a user key collides
  * only if its bucket itself ends in `~<digits>~shard`. A name must not contain `/` or U+0000.
  *
- * Exactly-once increments: each increment carries a request id (the caller's, or a random UUID)
+ * Exactly-once increments: each increment carries a request id (the caller's, or newRequestId())
  * and goes to the shard that id hashes to, so a resend with the same id reaches the same key and
  * the cluster's dedup table (README: the last 100,000 ids per partition) answers it without
  * adding twice. An attempt whose outcome is unknown (a timeout or a broken connection, e.g. a
@@ -27,7 +27,6 @@
  * running concurrently. reset() deletes the shards one by one; increments running meanwhile may
  * survive it. The shard count may grow later (old shards are still read) but must not shrink.
  */
-import { randomUUID } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import { fnv1a32 } from '../keys/bucket-hash.js';
 import { bucketSeparator } from '../keys/bucket.js';
@@ -35,7 +34,8 @@ import { encodeUtf8 } from '../keys/utf8.js';
 import { validateUserKey } from '../keys/tenant-keys.js';
 import type { Consistency } from '../node/api.js';
 import { deadlineMsOf, sleep, type CallOptions } from './call-options.js';
-import { AtollClientError, isAtollClientError } from './client-error.js';
+import { afterUnknownSend, AtollClientError, isAtollClientError } from './client-error.js';
+import { newRequestId } from './request-id.js';
 import type { DeleteResult, GetResult, IncrementResult } from './results.js';
 
 /** A read fans out to every shard, so the count is bounded. */
@@ -115,7 +115,7 @@ export class ShardedCounter {
 
   /** Adds `delta` (default 1) to one shard, exactly once, resending while the outcome is unknown. */
   async increment(delta: number | bigint = 1, options: ShardedIncrementOptions = {}): Promise<ShardedIncrementResult> {
-    const requestId = options.requestId ?? randomUUID();
+    const requestId = options.requestId ?? newRequestId();
     const shard = fnv1a32(encodeUtf8(requestId)) % this.keys.length;
     const key = this.keys[shard] as string;
     const deadlineMs = deadlineMsOf(options, this.defaultTimeoutMs);
@@ -129,7 +129,9 @@ export class ShardedCounter {
         const result = await this.store.increment(key, amount, { requestId, deadline: attemptDeadlineMs, ...(options.signal && { signal: options.signal }) });
         return { shard, key, requestId, shardValue: result.value, revision: result.revision };
       } catch (error) {
-        if (!isAtollClientError(error) || !(error.indeterminate || transientCodes.has(error.code))) throw error;
+        // A definite failure after an unknown attempt (REQUEST_ID_EXPIRED: the id left the window)
+        // does not make the call definite: the earlier attempt may have applied.
+        if (!isAtollClientError(error) || !(error.indeterminate || transientCodes.has(error.code))) throw afterUnknownSend(error, outcomeUnknown);
         lastError = error;
         // Once any attempt may have applied, the call's outcome stays unknown whatever follows.
         outcomeUnknown ||= error.indeterminate;

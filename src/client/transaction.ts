@@ -18,7 +18,6 @@
  * retry of the commit. Conditions and increments are resolved against the transaction's view
  * (src/txn/txn-view.ts), which is exact because the commit aborts if a written key changed.
  */
-import { randomUUID } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import type { BeginTransactionResponse, CommitRequest, Isolation, TxnWrite } from '../node/api.js';
 import { defaultTenant } from '../keys/tenant-keys.js';
@@ -28,6 +27,7 @@ import { sleep, type CallOptions } from './call-options.js';
 import { afterUnknownSend, clientErrorOf, isAtollClientError } from './client-error.js';
 import { checkDelta, checkRevision, checkTtlMs, valueBytes, type ValueInput } from './client-input.js';
 import { getResultOf, keyEntryOf, type GetResult, type KeyEntry } from './results.js';
+import { newRequestId } from './request-id.js';
 import { backoffDelayMs } from './retry-policy.js';
 
 /** What a Transaction needs from the client: reads and the commit, routed to its partition. */
@@ -58,7 +58,7 @@ export interface TxnDeleteOptions {
 }
 
 export interface CommitOptions extends CallOptions {
-  /** Idempotency key of the commit (default: a random UUID, reused when the commit is resent). */
+  /** Idempotency key of the commit (default: newRequestId(), reused when the commit is resent). */
   readonly requestId?: string;
 }
 
@@ -204,7 +204,7 @@ export class Transaction {
         }),
         readKeys: this.view.readKeys,
         readPrefixes: this.view.readPrefixes,
-        requestId: options.requestId ?? randomUUID(),
+        requestId: options.requestId ?? newRequestId(),
       };
       const result = await this.sendCommit(request, { ...this.callOptions, ...options });
       this.stateValue = 'committed';

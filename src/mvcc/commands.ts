@@ -108,6 +108,8 @@ export interface ApplyContext {
    * The client's id for this request, the same on every retry of it (Raft thesis §6.3): an
    * opaque text of 1 to 64 UTF-8 bytes (validateRequestId). When the partition has recorded a
    * result for it, the entry is not applied again and that result is returned (`duplicate`).
+   * A timestamped id (request-id.ts) that is not recorded but no newer than the newest evicted
+   * one fails with REQUEST_ID_EXPIRED instead of applying (it may have applied before).
    * It travels in the log entry next to the command, so every replica decides alike. Compact
    * commands ignore it: raising the compaction floor twice is the same as raising it once.
    */

@@ -3,7 +3,11 @@
  * P 'q' uint64BE(index)). A retry of the request gets exactly this result back, so it keeps
  * everything ApplyResult reports except what belongs to the retrying entry (its index).
  *
- *   entry    = formatVersion uint8 (1), requestId text, result
+ *   entry    = formatVersion uint8 (2), requestId text, createdBeforeMs u64, result
+ *              (format version 1, still read: no createdBeforeMs, which then counts as 0)
+ *   createdBeforeMs = the newest creation time among the timestamped request ids (request-id.ts)
+ *              recorded before this entry, by apply order; 0 when none. The entry that is oldest
+ *              in the window thus carries the partition's expiry mark (dedup-table.ts).
  *   result   = revision u64, flags uint8 (1 applied, 2 error, 4 note), [error], count uint32, count × write,
  *              [note bytes]
  *   error    = code text, message text, details text (JSON, bigints as decimal text; "" for none)
@@ -26,7 +30,8 @@ import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 import type { KeyVersion, WriteOp, WriteResult } from './commands.js';
 import { validateRequestId } from './validate-command.js';
 
-const formatVersion = 1;
+/** The version this code writes; it reads 1 and 2. */
+const formatVersion = 2;
 
 const resultFlags = { applied: 1, error: 2, note: 4 };
 const writeFlags = { conditionHeld: 1, current: 2, previous: 4, previousNull: 8, deletedReported: 16, deleted: 32, counter: 64 };
@@ -45,12 +50,14 @@ export interface RecordedResult {
 
 export interface DedupEntry {
   readonly requestId: string;
+  /** The newest creation time among timestamped ids recorded before this entry (0: none). */
+  readonly createdBeforeMs: number;
   readonly result: RecordedResult;
 }
 
 export function encodeDedupEntry(entry: DedupEntry): Uint8Array {
   const writer = new ByteWriter();
-  writer.uint8(formatVersion).text(entry.requestId);
+  writer.uint8(formatVersion).text(entry.requestId).uint64(entry.createdBeforeMs);
   const { result } = entry;
   writer.uint64(result.revision);
   writer.uint8(
@@ -95,7 +102,7 @@ function writeVersion(writer: ByteWriter, key: string, version: KeyVersion): voi
 /** Decodes an entry; throws INVALID_ARGUMENT for malformed bytes. */
 export function decodeDedupEntry(bytes: Uint8Array): DedupEntry {
   const reader = new ByteReader(bytes, 'dedup entry');
-  const requestId = readRequestId(reader);
+  const { requestId, createdBeforeMs } = readEntryHead(reader);
   const revision = reader.uint64();
   const flags = reader.uint8();
   checkFlags(reader, flags, resultFlags);
@@ -109,25 +116,31 @@ export function decodeDedupEntry(bytes: Uint8Array): DedupEntry {
   const applied = (flags & resultFlags.applied) !== 0;
   return {
     requestId,
+    createdBeforeMs,
     result: { revision, applied, writes, ...(error !== undefined && { error }), ...(note !== undefined && { note }) },
   };
 }
 
 /** Only the request id of an entry, without decoding its result (for removing evicted entries). */
 export function readDedupEntryRequestId(bytes: Uint8Array): string {
-  return readRequestId(new ByteReader(bytes, 'dedup entry'));
+  return readEntryHead(new ByteReader(bytes, 'dedup entry')).requestId;
 }
 
-function readRequestId(reader: ByteReader): string {
+/** Only the request id and createdBeforeMs of an entry, without decoding its result. */
+export function readDedupEntryHead(bytes: Uint8Array): { readonly requestId: string; readonly createdBeforeMs: number } {
+  return readEntryHead(new ByteReader(bytes, 'dedup entry'));
+}
+
+function readEntryHead(reader: ByteReader): { requestId: string; createdBeforeMs: number } {
   const version = reader.uint8();
-  if (version !== formatVersion) throw reader.malformed(`unknown dedup entry format version ${version}`);
+  if (version !== 1 && version !== formatVersion) throw reader.malformed(`unknown dedup entry format version ${version}`);
   const requestId = reader.text();
   try {
     validateRequestId(requestId);
   } catch {
     throw reader.malformed('invalid request id');
   }
-  return requestId;
+  return { requestId, createdBeforeMs: version === 1 ? 0 : reader.uint64() };
 }
 
 function checkFlags(reader: ByteReader, flags: number, known: Record<string, number>): void {

@@ -11,14 +11,25 @@
  * copies the queue entries at or above the floor it started with, so they must stay put until it
  * ends. Deleting only below the committed floor keeps that true for exports that start later.
  *
+ * Expiry (request-id.ts): a plain id whose result was evicted is unknown again, and a resend
+ * applies again. A timestamped id carries its creation time, and the table keeps the expiry mark
+ * `expiredThroughMs`, the newest creation time among the timestamped ids it evicted; an unknown
+ * timestamped id created at or before the mark may be one of them, so the store refuses it with
+ * REQUEST_ID_EXPIRED instead of applying it. The mark is not a record of its own: each queue entry
+ * stores `createdBeforeMs`, the newest creation time among the ids recorded before it (by apply
+ * order), and since eviction goes by apply order the oldest live entry's `createdBeforeMs` is
+ * exactly the mark. So it changes only in apply batches, is rebuilt from the queue on open, and a
+ * snapshot (which carries the live entries) carries it too.
+ *
  * MvccStore drives it: the table plans operations, the store writes them in its apply batch and
  * then calls adopt() with the state that batch wrote.
  */
 import assert from 'node:assert/strict';
 import { decodeUint64BE, encodeUint64BE } from '../storage/bytes.js';
 import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import { decodeDedupEntry, readDedupEntryRequestId, type DedupEntry, type RecordedResult } from './dedup-record.js';
+import { decodeDedupEntry, readDedupEntryHead, readDedupEntryRequestId, type DedupEntry, type RecordedResult } from './dedup-record.js';
 import type { MvccKeyLayout } from './key-layout.js';
+import { requestIdCreatedAtMs } from './request-id.js';
 
 /** The default number of deduplicated results a partition keeps (MvccStoreOptions.dedupWindow). */
 export const defaultDedupWindow = 100_000;
@@ -30,14 +41,30 @@ export const defaultDedupWindow = 100_000;
  */
 const evictionsPerApplyMax = 8;
 
-export interface DedupState {
+/** The dedup meta records (floor and count), as a batch writes them. */
+export interface DedupMeta {
   /** Queue entries below this index are evicted. */
   readonly floorIndex: number;
   /** The live queue entries: those at or above floorIndex. */
   readonly count: number;
 }
 
-export const emptyDedupState: DedupState = Object.freeze({ floorIndex: 0, count: 0 });
+/**
+ * The whole dedup state. The two times are derived from the queue entries (see the file comment),
+ * never stored on their own. Invariants:
+ * - newestCreatedMs is the newest creation time among all timestamped ids ever recorded here
+ *   (0: none), and every queue entry's createdBeforeMs is what it was when the entry was recorded;
+ * - expiredThroughMs is the newest creation time among the timestamped ids whose entries are
+ *   evicted (0: none): the createdBeforeMs of the oldest live entry;
+ * - 0 <= expiredThroughMs <= newestCreatedMs, and neither ever decreases (an import replaces both
+ *   with the exporter's, which are at least as new as what the importer applied before).
+ */
+export interface DedupState extends DedupMeta {
+  readonly expiredThroughMs: number;
+  readonly newestCreatedMs: number;
+}
+
+export const emptyDedupState: DedupState = Object.freeze({ floorIndex: 0, count: 0, expiredThroughMs: 0, newestCreatedMs: 0 });
 
 export interface DedupPlan {
   /** Deletes of evicted entries first, then the new entry and its record, then the meta records. */
@@ -54,18 +81,25 @@ export interface FoundResult {
 /** How many live queue indexes one read fetches ahead for evictions. */
 const readAheadIndexes = 256;
 
+/** A live queue entry as the read-ahead keeps it: enough to move the floor and the mark past it. */
+interface LiveHead {
+  readonly index: number;
+  readonly createdBeforeMs: number;
+}
+
 export class DedupTable {
   // Invariant: mirrors the dedup meta records of the last batch written.
   // Invariant: state.count queue entries lie at or above state.floorIndex, each pointed at by its record.
   private state: DedupState;
   /**
    * Read-ahead of the live queue, so a full window does not cost an iterator per apply.
-   * Invariant: `oldestLive` is a prefix of the live queue's indexes (those at or above the floor),
-   * ascending. Only this table's own plans keep it (see adopt); any other state empties it.
+   * Invariant: `oldestLive` is a prefix of the live queue's entries (those at or above the floor),
+   * ascending by index, each with its stored createdBeforeMs. Only this table's own plans keep it
+   * (see adopt); any other state empties it.
    */
-  private oldestLive: number[] = [];
+  private oldestLive: LiveHead[] = [];
   /** The state the last planRecord planned, and how that plan changes `oldestLive` once adopted. */
-  private planned: { state: DedupState; evictions: number; appended: number | undefined } | undefined;
+  private planned: { state: DedupState; evictions: number; appended: LiveHead | undefined } | undefined;
   /**
    * When `belowFloorExact`, `evictedToRemove` lists exactly the queue entries below the floor
    * (evicted by this table's own plans, not yet deleted), so removal needs no scan. Unknown after
@@ -84,13 +118,24 @@ export class DedupTable {
     this.state = state;
   }
 
+  /** The state the engine holds: the meta records, and the times derived from the queue entries. */
   static async loadState(engine: StorageEngine, layout: MvccKeyLayout): Promise<DedupState> {
     const floor = await engine.get(layout.dedupFloorKey);
     const count = await engine.get(layout.dedupCountKey);
-    return {
-      floorIndex: floor === undefined ? 0 : decodeUint64BE(floor),
-      count: count === undefined ? 0 : decodeUint64BE(count),
-    };
+    const floorIndex = floor === undefined ? 0 : decodeUint64BE(floor);
+    let expiredThroughMs = 0;
+    let newestCreatedMs = 0;
+    // The oldest live entry carries the mark; the newest entry (always live) carries, with its own
+    // id's creation time, the newest creation time recorded.
+    for await (const [, stored] of engine.iterate({ ...layout.dedupQueueRange(floorIndex), limit: 1 })) {
+      expiredThroughMs = decodeStoredHead(stored).createdBeforeMs;
+    }
+    for await (const [, stored] of engine.iterate({ ...layout.dedupQueueRange(floorIndex), reverse: true, limit: 1 })) {
+      const head = decodeStoredHead(stored);
+      newestCreatedMs = Math.max(head.createdBeforeMs, requestIdCreatedAtMs(head.requestId) ?? 0);
+    }
+    assert(expiredThroughMs <= newestCreatedMs, 'the dedup expiry mark is above the newest recorded creation time');
+    return { floorIndex, count: count === undefined ? 0 : decodeUint64BE(count), expiredThroughMs, newestCreatedMs };
   }
 
   get floorIndex(): number {
@@ -101,13 +146,24 @@ export class DedupTable {
     return this.state.count;
   }
 
+  /** Timestamped ids created at or before this time that find() does not know may have been evicted. */
+  get expiredThroughMs(): number {
+    return this.state.expiredThroughMs;
+  }
+
+  /** The createdBeforeMs of the next entry recorded (its DedupEntry field). */
+  get newestCreatedMs(): number {
+    return this.state.newestCreatedMs;
+  }
+
   /** Takes the state the last batch wrote (after an apply or an import). */
   adopt(state: DedupState): void {
     assert(state.floorIndex >= 0 && state.count >= 0);
+    assert(state.expiredThroughMs >= 0 && state.expiredThroughMs <= state.newestCreatedMs, 'dedup expiry mark out of order');
     const planned = this.planned;
     this.planned = undefined;
     if (planned !== undefined && planned.state === state) {
-      for (const index of this.oldestLive.splice(0, planned.evictions)) this.evictedToRemove.push(index);
+      for (const head of this.oldestLive.splice(0, planned.evictions)) this.evictedToRemove.push(head.index);
       if (planned.appended !== undefined) this.oldestLive.push(planned.appended);
     } else {
       this.oldestLive = [];
@@ -137,9 +193,10 @@ export class DedupTable {
   }
 
   /**
-   * Plans recording `encodedEntry` (the result of the entry at `index`) for a request id that
-   * find() did not know, evicting the oldest entries beyond the window. With `removeEvicted`
-   * (no snapshot export runs) it also deletes up to `removalLimit` entries evicted earlier.
+   * Plans recording `encodedEntry` (the result of the entry at `index`, encoded with
+   * createdBeforeMs = newestCreatedMs) for a request id that find() did not know and that is not
+   * expired, evicting the oldest entries beyond the window. With `removeEvicted` (no snapshot
+   * export runs) it also deletes up to `removalLimit` entries evicted earlier.
    */
   async planRecord(input: {
     readonly requestId: string;
@@ -150,8 +207,13 @@ export class DedupTable {
   }): Promise<DedupPlan> {
     const { requestId, index } = input;
     assert(index >= this.state.floorIndex, 'a new dedup entry must be at or above the floor');
+    const createdAtMs = requestIdCreatedAtMs(requestId);
+    // The store refuses an expired id before it gets here: recording one would let a later resend
+    // of the same id look recorded once, then (evicted again) expired, after two applications.
+    assert(createdAtMs === undefined || createdAtMs > this.state.expiredThroughMs, 'an expired request id must not be recorded');
+    const appended: LiveHead = { index, createdBeforeMs: this.state.newestCreatedMs };
     const evictions = this.evictionCount();
-    const floorIndex = await this.floorAfterEvicting(evictions, index);
+    const { floorIndex, expiredThroughMs } = await this.afterEvicting(evictions, appended);
     const nothingToRemove = this.belowFloorExact && this.evictedToRemove.length === 0;
     const operations = input.removeEvicted && !nothingToRemove ? (await this.planRemoval(input.removalLimit)).operations : [];
     // After the deletes, so a re-recorded id (evicted, not yet removed) keeps its new record.
@@ -159,11 +221,16 @@ export class DedupTable {
       { type: 'put', key: this.layout.dedupQueueKey(index), value: input.encodedEntry },
       { type: 'put', key: this.layout.dedupRecordKey(requestId), value: encodeUint64BE(index) },
     );
-    const state = { floorIndex, count: this.state.count - evictions + 1 };
+    const state: DedupState = {
+      floorIndex,
+      count: this.state.count - evictions + 1,
+      expiredThroughMs,
+      newestCreatedMs: Math.max(this.state.newestCreatedMs, createdAtMs ?? 0),
+    };
     operations.push(...this.metaOperations(state));
     // The new entry extends the read-ahead only when that holds the whole live queue.
     const wholeQueue = this.oldestLive.length === this.state.count;
-    this.planned = { state, evictions: Math.min(evictions, this.oldestLive.length), appended: wholeQueue ? index : undefined };
+    this.planned = { state, evictions: Math.min(evictions, this.oldestLive.length), appended: wholeQueue ? appended : undefined };
     return { operations, state };
   }
 
@@ -172,23 +239,28 @@ export class DedupTable {
   }
 
   /**
-   * The floor after evicting the `evictions` oldest live entries: the index of the next live
-   * entry, or the new entry's when none is left.
+   * The floor and the expiry mark after evicting the `evictions` oldest live entries: the index
+   * and createdBeforeMs of the next live entry, or the new entry's when none is left.
    */
-  private async floorAfterEvicting(evictions: number, newIndex: number): Promise<number> {
-    if (evictions === 0) return this.state.floorIndex;
-    const oldest = await this.liveIndexes(evictions + 1);
+  private async afterEvicting(evictions: number, appended: LiveHead): Promise<{ floorIndex: number; expiredThroughMs: number }> {
+    if (evictions === 0) return { floorIndex: this.state.floorIndex, expiredThroughMs: this.state.expiredThroughMs };
+    const oldest = await this.liveHeads(evictions + 1);
     assert(oldest.length >= evictions, 'the dedup count is above the number of live queue entries');
-    return oldest[evictions] ?? newIndex;
+    const next = oldest[evictions] ?? appended;
+    // The mark never goes back: entries are recorded with non-decreasing createdBeforeMs.
+    assert(next.createdBeforeMs >= this.state.expiredThroughMs, 'the dedup expiry mark would decrease');
+    return { floorIndex: next.index, expiredThroughMs: next.createdBeforeMs };
   }
 
-  /** The indexes of the oldest `limit` live queue entries (fewer when the queue is shorter). */
-  private async liveIndexes(limit: number): Promise<number[]> {
+  /** The oldest `limit` live queue entries (fewer when the queue is shorter). */
+  private async liveHeads(limit: number): Promise<LiveHead[]> {
     if (this.oldestLive.length < limit && this.oldestLive.length < this.state.count) {
-      const indexes: number[] = [];
+      const heads: LiveHead[] = [];
       const range = { ...this.layout.dedupQueueRange(this.state.floorIndex), limit: Math.max(limit, readAheadIndexes) };
-      for await (const [key] of this.engine.iterate(range)) indexes.push(this.layout.parseDedupQueueKey(key));
-      this.oldestLive = indexes;
+      for await (const [key, stored] of this.engine.iterate(range)) {
+        heads.push({ index: this.layout.parseDedupQueueKey(key), createdBeforeMs: decodeStoredHead(stored).createdBeforeMs });
+      }
+      this.oldestLive = heads;
     }
     return this.oldestLive.slice(0, limit);
   }
@@ -228,7 +300,7 @@ export class DedupTable {
     return { operations, removedEntries };
   }
 
-  metaOperations(state: DedupState): WriteOperation[] {
+  metaOperations(state: DedupMeta): WriteOperation[] {
     return [
       { type: 'put', key: this.layout.dedupFloorKey, value: encodeUint64BE(state.floorIndex) },
       { type: 'put', key: this.layout.dedupCountKey, value: encodeUint64BE(state.count) },
@@ -248,6 +320,14 @@ export class DedupTable {
 function decodeStoredEntry(stored: Uint8Array): DedupEntry {
   try {
     return decodeDedupEntry(stored);
+  } catch (error) {
+    assert.fail(`corrupt dedup queue entry: ${(error as Error).message}`);
+  }
+}
+
+function decodeStoredHead(stored: Uint8Array): { requestId: string; createdBeforeMs: number } {
+  try {
+    return readDedupEntryHead(stored);
   } catch (error) {
     assert.fail(`corrupt dedup queue entry: ${(error as Error).message}`);
   }

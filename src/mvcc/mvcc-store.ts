@@ -20,7 +20,9 @@
  * with a request id records its result in the same batch (dedup-table.ts); a later entry with
  * the same id is not applied again and gets that result back (`duplicate: true`). The record is
  * replicated state like the versions: it survives restarts, travels in snapshots, and is evicted
- * by apply order once `dedupWindow` newer ones exist, identically on every replica.
+ * by apply order once `dedupWindow` newer ones exist, identically on every replica. A timestamped
+ * request id (request-id.ts) that is unknown but created no later than the newest evicted one is
+ * refused with REQUEST_ID_EXPIRED: it may have applied before, and it never applies a second time.
  */
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
@@ -44,9 +46,10 @@ import type {
   WriteResult,
 } from './commands.js';
 import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup-record.js';
-import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
+import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
 import { MvccKeyLayout } from './key-layout.js';
 import { planWrite } from './plan-write.js';
+import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
 import {
   decodeSnapshotChunk,
   encodeSnapshotHeader,
@@ -74,8 +77,9 @@ export interface MvccStoreOptions {
   readonly partition?: { readonly id: number; readonly count: number };
   /**
    * How many deduplicated results (entries applied with a request id) the partition keeps:
-   * default 100_000. Past it the oldest, by apply order, is evicted, and a retry of it is applied
-   * again. It decides outcomes, so like the limits it must be identical on every replica.
+   * default 100_000. Past it the oldest, by apply order, is evicted: a retry of a plain id is then
+   * applied again, one of a timestamped id fails with REQUEST_ID_EXPIRED (request-id.ts). It
+   * decides outcomes, so like the limits it must be identical on every replica.
    */
   readonly dedupWindow?: number;
   /**
@@ -106,6 +110,11 @@ export interface DedupStatus {
   /** Results recorded by entries below this index are evicted. */
   readonly floorIndex: number;
   readonly window: number;
+  /**
+   * The expiry mark: the newest creation time among the evicted timestamped request ids (0: none).
+   * An unknown timestamped id created at or before it is refused with REQUEST_ID_EXPIRED.
+   */
+  readonly expiredThroughMs: number;
 }
 
 export interface ReadOptions {
@@ -226,6 +235,12 @@ function versionBytes(keyBytes: number, stored: StoredVersion): number {
 interface ImportedDedupEntries {
   readonly requestIds: Set<string>;
   readonly indexes: Set<number>;
+  /**
+   * The last entry imported. Entries must come in increasing index order with non-decreasing
+   * createdBeforeMs, as an export writes them: the dedup table relies on it (its expiry mark,
+   * the oldest live entry's createdBeforeMs, never decreases as entries are evicted).
+   */
+  last: { readonly index: number; readonly createdBeforeMs: number } | undefined;
 }
 
 /** What to do about an entry's request id. */
@@ -429,7 +444,7 @@ export class MvccStore {
   }
 
   dedupStatus(): DedupStatus {
-    return { recordCount: this.dedup.count, floorIndex: this.dedup.floorIndex, window: this.dedup.window };
+    return { recordCount: this.dedup.count, floorIndex: this.dedup.floorIndex, window: this.dedup.window, expiredThroughMs: this.dedup.expiredThroughMs };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -449,6 +464,9 @@ export class MvccStore {
    * retried compare-and-swap that failed fails again, it is not tried again) except a
    * transaction's TXN_CONFLICT, which changed nothing and may be retried; an entry whose id
    * is recorded returns that result with `duplicate: true`. A replay is still only a replay.
+   * An unrecorded timestamped id created at or before the dedup expiry mark fails with
+   * REQUEST_ID_EXPIRED, and one created more than requestIdMaxAheadMs after the entry's nowMs with
+   * INVALID_ARGUMENT; both change nothing and record nothing.
    */
   async apply(command: Command, context: ApplyContext): Promise<ApplyResult> {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
@@ -475,6 +493,12 @@ export class MvccStore {
     if (request.kind === 'deduplicated') {
       const found = await this.dedup.find(request.requestId);
       if (found !== undefined) return this.answerDuplicate(found, context.index);
+      const refused = this.refusedRequestId(request.requestId, context.nowMs);
+      if (refused !== undefined) {
+        const failed = failedOutcome(refused);
+        await this.commit(failed, context.index);
+        return this.resultOf(context.index, failed);
+      }
     }
     const decided = await this.decide(command, context.nowMs);
     // A transaction that lost a conflict changed nothing and is not recorded, so a retry with the
@@ -515,6 +539,35 @@ export class MvccStore {
     return this.dedupDisabled ? noDedup : { kind: 'deduplicated', requestId };
   }
 
+  /**
+   * Why an unrecorded request id must not apply, if it must not. Invariant (exactly-once): a
+   * timestamped id that was ever recorded is either found (its result is live) or evicted, and
+   * eviction raised the expiry mark to at least its creation time; so an unrecorded id at or
+   * below the mark is refused, and a recorded id never applies twice. Decided from the entry
+   * (its id and nowMs) and the replicated dedup state only, so every replica decides alike.
+   */
+  private refusedRequestId(requestId: string, nowMs: number): AtollError | undefined {
+    const createdAtMs = requestIdCreatedAtMs(requestId);
+    if (createdAtMs === undefined) return undefined;
+    if (createdAtMs > nowMs + requestIdMaxAheadMs) {
+      return new AtollError(
+        'INVALID_ARGUMENT',
+        `the request id was created at ${createdAtMs}, more than ${requestIdMaxAheadMs} ms after the partition's time ${nowMs}: the client's clock is ahead; use a new id from a correct clock`,
+        { createdAtMs, partitionNowMs: nowMs, maxAheadMs: requestIdMaxAheadMs },
+      );
+    }
+    const expiredThroughMs = this.dedup.expiredThroughMs;
+    if (createdAtMs <= expiredThroughMs) {
+      return new AtollError(
+        'REQUEST_ID_EXPIRED',
+        `the request id was created at ${createdAtMs}, no later than the newest id the partition no longer remembers (${expiredThroughMs}): ` +
+          'it may have applied before and is not applied again; find out whether it did, or send a new request with a new id',
+        { createdAtMs, expiredThroughMs },
+      );
+    }
+    return undefined;
+  }
+
   private async answerDuplicate(found: FoundResult, index: number): Promise<ApplyResult> {
     await this.commit(emptyOutcome, index);
     const { revision, applied, error, writes, note } = found.result;
@@ -538,7 +591,8 @@ export class MvccStore {
    */
   private async planDedupRecord(requestId: string, index: number, decided: Outcome): Promise<{ outcome: Outcome; dedupPlan: DedupPlan }> {
     let outcome = decided;
-    let encodedEntry = encodeDedupEntry({ requestId, result: this.recordedResultOf(outcome) });
+    const createdBeforeMs = this.dedup.newestCreatedMs;
+    let encodedEntry = encodeDedupEntry({ requestId, createdBeforeMs, result: this.recordedResultOf(outcome) });
     if (encodedEntry.length > this.maxDedupEntryBytes) {
       outcome = failedOutcome(
         new AtollError('RESOURCE_EXHAUSTED', `the result of a request with a request id must encode in at most ${this.maxDedupEntryBytes} bytes`, {
@@ -546,7 +600,7 @@ export class MvccStore {
           maxResultBytes: this.maxDedupEntryBytes,
         }),
       );
-      encodedEntry = encodeDedupEntry({ requestId, result: this.recordedResultOf(outcome) });
+      encodedEntry = encodeDedupEntry({ requestId, createdBeforeMs, result: this.recordedResultOf(outcome) });
       assert(encodedEntry.length <= this.maxDedupEntryBytes);
     }
     const dedupPlan = await this.dedup.planRecord({
@@ -1061,7 +1115,8 @@ export class MvccStore {
       this.appliedIndexValue = header.appliedIndex;
       this.revisionValue = header.revision;
       this.compactedRevisionValue = header.compactedRevision;
-      this.dedup.adopt(dedupState);
+      // The expiry mark and newest creation time come from the imported queue entries.
+      this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
       await this.rebuildKeyState();
       this.needsSnapshotValue = false;
       return this.status();
@@ -1140,7 +1195,7 @@ export class MvccStore {
   /** Checks and writes a snapshot's chunks, one engine write per chunk. */
   private async writeSnapshotChunks(
     chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  ): Promise<{ header: SnapshotHeader; dedupState: DedupState }> {
+  ): Promise<{ header: SnapshotHeader; dedupState: DedupMeta }> {
     const plan = newSnapshotPlan();
     for await (const bytes of chunks) {
       const operations = this.planSnapshotChunk(plan, bytes);
@@ -1183,7 +1238,7 @@ export class MvccStore {
     return operations;
   }
 
-  private finishSnapshotPlan(plan: SnapshotPlan): { header: SnapshotHeader; dedupState: DedupState } {
+  private finishSnapshotPlan(plan: SnapshotPlan): { header: SnapshotHeader; dedupState: DedupMeta } {
     const header = plan.header;
     if (header === undefined) throw malformedSnapshot('it is empty');
     if (plan.trailerEntryCount === undefined) throw malformedSnapshot('it ended without a trailer (truncated?)');
@@ -1206,7 +1261,8 @@ export class MvccStore {
   /**
    * The operations that install one snapshot dedup queue entry and its rebuilt record, or
    * undefined when the entry is not valid at the snapshot's applied index and revision, or its
-   * index or request id came before (one entry per index, one per id: the count relies on it).
+   * index or request id came before (one entry per index, one per id: the count relies on it), or
+   * it is out of order (see ImportedDedupEntries.last).
    */
   private importableDedupEntry(
     key: Uint8Array,
@@ -1217,15 +1273,20 @@ export class MvccStore {
     const index = this.layout.maybeParseDedupQueueKey(key);
     if (index === undefined || index < 1 || index > header.appliedIndex || imported.indexes.has(index)) return undefined;
     let requestId: string;
+    let createdBeforeMs: number;
     try {
       const entry = decodeDedupEntry(record);
       if (entry.result.revision > header.revision) return undefined;
       requestId = entry.requestId;
+      createdBeforeMs = entry.createdBeforeMs;
     } catch (error) {
       if (!(error instanceof AtollError)) throw error;
       return undefined;
     }
     if (imported.requestIds.has(requestId)) return undefined;
+    const last = imported.last;
+    if (last !== undefined && (index <= last.index || createdBeforeMs < last.createdBeforeMs)) return undefined;
+    imported.last = { index, createdBeforeMs };
     imported.requestIds.add(requestId);
     imported.indexes.add(index);
     return [
@@ -1270,7 +1331,7 @@ interface SnapshotPlan {
 }
 
 function newSnapshotPlan(): SnapshotPlan {
-  return { header: undefined, formatVersion: undefined, trailerEntryCount: undefined, entryCount: 0, imported: { requestIds: new Set(), indexes: new Set() } };
+  return { header: undefined, formatVersion: undefined, trailerEntryCount: undefined, entryCount: 0, imported: { requestIds: new Set(), indexes: new Set(), last: undefined } };
 }
 
 function malformedSnapshot(reason: string): AtollError {

@@ -19,6 +19,9 @@
  *   keys) are not sent: the importer rebuilds them from the queue entries, which name their ids.
  *   The chunk layout is unchanged; the version tells an older node, which would reject the 'q'
  *   entries, why it cannot install the snapshot. Version 1 snapshots are still accepted.
+ *   The queue entries carry their own format version (dedup-record.ts): 2 since request id expiry
+ *   (each stores createdBeforeMs, from which the importer rebuilds the expiry mark); a node that
+ *   reads only entry version 1 refuses such a snapshot as malformed.
  */
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 

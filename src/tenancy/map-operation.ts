@@ -23,6 +23,7 @@ import {
   validateUserPrefix,
   withoutTenantTag,
 } from '../keys/tenant-keys.js';
+import { timestampedRequestIdHead } from '../mvcc/request-id.js';
 import { validateRequestId } from '../mvcc/validate-command.js';
 import type { KvOperation, KvResult } from '../node/operations.js';
 
@@ -39,7 +40,9 @@ function mapPrefix(tenant: string, prefix: string): string {
 /**
  * The dedup-table id of a caller's request id. The default tenant's ids are unchanged (a cluster
  * without authentication records what it always did); another tenant's id becomes U+0000 and a
- * SHA-256 of (tenant, id) in base64url, 44 bytes, inside validateRequestId's 64. User ids may not
+ * SHA-256 of (tenant, id) in base64url, 44 bytes, inside validateRequestId's 64. A timestamped id
+ * (mvcc/request-id.ts) keeps its `t1.<createdAtMs>.` head in clear between the two (at most 63
+ * bytes), so the partition can still tell an expired resend from a new id. User ids may not
  * contain U+0000, so no caller can send another tenant's scoped id.
  */
 export function scopedRequestId(tenant: string, requestId: string): string {
@@ -49,7 +52,7 @@ export function scopedRequestId(tenant: string, requestId: string): string {
   }
   if (tenant === defaultTenant) return requestId;
   const digest = createHash('sha256').update(tenant).update(reservedKeyCharacter).update(requestId).digest('base64url');
-  return reservedKeyCharacter + digest;
+  return reservedKeyCharacter + (timestampedRequestIdHead(requestId) ?? '') + digest;
 }
 
 function withRequestId<R extends { readonly requestId?: string }>(tenant: string, request: R): R {

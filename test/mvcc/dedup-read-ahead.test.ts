@@ -13,7 +13,11 @@
  *  - an id is a duplicate iff its record points at or above the floor (it is among the live ones,
  *    which is the newest `window` recorded ids while the window has not shrunk);
  *  - compactStorage (no export running) deletes every evicted entry;
- *  - an import replaces everything by the exporter's live entries at the export's start, floor 0.
+ *  - an import replaces everything by the exporter's live entries at the export's start, floor 0;
+ *  - the expiry mark is the newest creation time among the timestamped ids ever evicted (an
+ *    import takes the exporter's); an unrecorded timestamped id created at or before it fails with
+ *    REQUEST_ID_EXPIRED and records nothing. (The store derives the mark from its oldest live
+ *    entry instead: this checks that the two agree, through restarts and imports.)
  */
 import { describe, expect, it } from 'vitest';
 import { makeLimits, type Limits } from '../../src/limits.js';
@@ -21,6 +25,7 @@ import type { ApplyResult, Command } from '../../src/mvcc/commands.js';
 import { readDedupEntryRequestId } from '../../src/mvcc/dedup-record.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import { formatTimestampedRequestId, requestIdCreatedAtMs } from '../../src/mvcc/request-id.js';
 import { decodeUint64BE } from '../../src/storage/bytes.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
@@ -50,6 +55,13 @@ interface ModelEntry {
   readonly revision: number;
 }
 
+/** What an export started with: the live entries and the expiry times. */
+interface ModelExport {
+  readonly live: readonly ModelEntry[];
+  readonly expiredThroughMs: number;
+  readonly newestCreatedMs: number;
+}
+
 /** The dedup rule as the replicated state defines it (see the file comment). */
 class DedupModel {
   live: ModelEntry[] = [];
@@ -58,6 +70,10 @@ class DedupModel {
   belowFloor: ModelEntry[] = [];
   /** Request id -> the index its record points at (live or evicted-not-yet-deleted). */
   records = new Map<string, number>();
+  /** The newest creation time among the timestamped ids evicted (0: none). */
+  expiredThroughMs = 0;
+  /** The newest creation time among the timestamped ids recorded (0: none). */
+  newestCreatedMs = 0;
 
   constructor(
     /** Changes when the node restarts with another dedupWindow. */
@@ -84,9 +100,12 @@ class DedupModel {
     if (removeEvicted) this.remove(this.removalLimit);
     const evictions = Math.min(Math.max(0, this.live.length + 1 - this.window), evictionsPerApplyMax);
     if (evictions > 0) {
-      this.belowFloor.push(...this.live.splice(0, evictions));
+      const evicted = this.live.splice(0, evictions);
+      for (const old of evicted) this.expiredThroughMs = Math.max(this.expiredThroughMs, requestIdCreatedAtMs(old.id) ?? 0);
+      this.belowFloor.push(...evicted);
       this.floor = this.live[0]?.index ?? entry.index;
     }
+    this.newestCreatedMs = Math.max(this.newestCreatedMs, requestIdCreatedAtMs(entry.id) ?? 0);
     this.live.push(entry);
     this.records.set(entry.id, entry.index);
     return evictions;
@@ -96,7 +115,19 @@ class DedupModel {
     this.remove(Number.POSITIVE_INFINITY);
   }
 
-  importLive(live: readonly ModelEntry[]): void {
+  /** Whether the store must refuse `id` (not found) as expired. */
+  expired(id: string): boolean {
+    const createdAtMs = requestIdCreatedAtMs(id);
+    return createdAtMs !== undefined && createdAtMs <= this.expiredThroughMs;
+  }
+
+  exportState(): ModelExport {
+    return { live: [...this.live], expiredThroughMs: this.expiredThroughMs, newestCreatedMs: this.newestCreatedMs };
+  }
+
+  importLive({ live, expiredThroughMs, newestCreatedMs }: ModelExport): void {
+    this.expiredThroughMs = expiredThroughMs;
+    this.newestCreatedMs = newestCreatedMs;
     this.live = [...live];
     this.floor = 0;
     this.belowFloor = [];
@@ -145,8 +176,8 @@ const pairs = (entries: readonly ModelEntry[]): Array<[number, string]> => entri
 interface OpenExport {
   readonly iterator: AsyncIterator<Uint8Array>;
   readonly chunks: Uint8Array[];
-  /** The exporter's live entries when the export started: what the snapshot must carry. */
-  readonly live: ModelEntry[];
+  /** The exporter's live entries and expiry times when the export started: what the snapshot must carry. */
+  readonly state: ModelExport;
 }
 
 interface Node {
@@ -181,7 +212,7 @@ async function checkNode(node: Node, where: string): Promise<StoredDedup> {
   expectSame(stored.live, pairs(model.live), `${where}: live queue entries`);
   expectSame(stored.below, pairs(model.belowFloor), `${where}: evicted queue entries still stored`);
   expectSame(stored.records, model.records, `${where}: dedup records`);
-  const expected = { recordCount: model.live.length, floorIndex: model.floor, window: model.window };
+  const expected = { recordCount: model.live.length, floorIndex: model.floor, window: model.window, expiredThroughMs: model.expiredThroughMs };
   expectSame(node.store.dedupStatus(), expected, `${where}: running store's dedup status`);
   const fresh = await MvccStore.open({ engine: node.engine, prefix, ...node.options });
   expectSame(fresh.dedupStatus(), expected, `${where}: reopened store's dedup status`);
@@ -199,16 +230,16 @@ async function drain(open: OpenExport): Promise<Uint8Array[]> {
 /** Starts an export and leaves it open: its first step counts it in flight. */
 async function startExport(node: Node): Promise<OpenExport> {
   const iterator = node.store.exportSnapshot()[Symbol.asyncIterator]();
-  const live = [...node.model.live];
+  const state = node.model.exportState();
   const header = await iterator.next();
   expect(header.done).toBe(false);
-  return { iterator, chunks: [header.value as Uint8Array], live };
+  return { iterator, chunks: [header.value as Uint8Array], state };
 }
 
-async function importInto(target: Node, chunks: Uint8Array[], live: readonly ModelEntry[]): Promise<void> {
+async function importInto(target: Node, chunks: Uint8Array[], state: ModelExport): Promise<void> {
   expect(target.exports).toEqual([]);
   await target.store.importSnapshot(chunks);
-  target.model.importLive(live);
+  target.model.importLive(state);
 }
 
 interface Config {
@@ -223,6 +254,8 @@ interface Config {
 interface Stats {
   recorded: number;
   duplicates: number;
+  /** Unrecorded timestamped ids refused as expired. */
+  expired: number;
   imports: number;
   restarts: number;
   /** Recording applies with an export running (so they deleted nothing). */
@@ -240,7 +273,7 @@ async function runDifferential(config: Config): Promise<Stats> {
   const allIds: string[] = [];
   let nextIndex = 0;
   let nextId = 0;
-  const stats: Stats = { recorded: 0, duplicates: 0, imports: 0, restarts: 0, recordedDuringExport: 0, maxBelowFloor: 0 };
+  const stats: Stats = { recorded: 0, duplicates: 0, expired: 0, imports: 0, restarts: 0, recordedDuringExport: 0, maxBelowFloor: 0 };
 
   const chooseNode = (): Node => (rand() < 0.7 || nodes.length === 1 ? node0 : pick(nodes.slice(1))!);
   const idle = (): Node[] => nodes.filter((node) => node.exports.length === 0);
@@ -267,6 +300,12 @@ async function runDifferential(config: Config): Promise<Stats> {
       if (checkEngine) await checkNode(node, where);
       return;
     }
+    if (node.model.expired(id)) {
+      stats.expired++;
+      expect(result, `${where}: ${id} is refused as expired`).toMatchObject({ duplicate: false, applied: false, error: { code: 'REQUEST_ID_EXPIRED' } });
+      if (checkEngine) await checkNode(node, where);
+      return;
+    }
     expect(result, `${where}: ${id} is not a recorded id`).toMatchObject({ duplicate: false, applied: true });
     stats.recorded++;
     if (!removeEvicted) stats.recordedDuringExport++;
@@ -286,8 +325,12 @@ async function runDifferential(config: Config): Promise<Stats> {
     }
   };
 
+  // Half the ids are timestamped, created around the current entry's time (up to 12 ms before, as
+  // from a client whose clock is a little behind, or 4 ms after), so fresh ids are now and then
+  // older than the expiry mark and refused too.
   const freshId = (): string => {
-    const id = `req-${nextId++}`;
+    const plain = `req-${nextId++}`;
+    const id = rand() < 0.5 ? plain : formatTimestampedRequestId(startMs + nextIndex + 1 + Math.floor(rand() * 17) - 12, plain);
     allIds.push(id);
     return id;
   };
@@ -344,7 +387,7 @@ async function runDifferential(config: Config): Promise<Stats> {
       const chunks = await drain(open);
       const target = pick(idle());
       if (target !== undefined) {
-        await importInto(target, chunks, open.live);
+        await importInto(target, chunks, open.state);
         stats.imports++;
         await checkNode(target, `${where} (import from ${source.name} into ${target.name})`);
       }
@@ -366,7 +409,7 @@ async function runDifferential(config: Config): Promise<Stats> {
           const chunks = await drain(open);
           const target = what < 0.7 ? pick(idle()) : undefined;
           if (target !== undefined) {
-            await importInto(target, chunks, open.live);
+            await importInto(target, chunks, open.state);
             stats.imports++;
             await checkNode(target, `${where} (late import from ${node.name} into ${target.name})`);
           }
@@ -429,6 +472,7 @@ describe('dedup read-ahead and exact removal list', () => {
     // The run must have exercised what it is about.
     expect(stats.recorded).toBeGreaterThan(config.steps / 3);
     expect(stats.duplicates).toBeGreaterThan(config.steps / 20);
+    expect(stats.expired).toBeGreaterThan(config.steps / 50);
     expect(stats.recordedDuringExport).toBeGreaterThan(10);
     // Open exports held evicted entries back beyond what one apply evicts.
     expect(stats.maxBelowFloor).toBeGreaterThan(evictionsPerApplyMax);
@@ -511,7 +555,7 @@ describe('dedup read-ahead and exact removal list', () => {
         // An export held open across the next applies (they then delete nothing), on both.
         for (const side of both) {
           const iterator = side.store.exportSnapshot()[Symbol.asyncIterator]();
-          side.exports.push({ iterator, chunks: [(await iterator.next()).value as Uint8Array], live: [] });
+          side.exports.push({ iterator, chunks: [(await iterator.next()).value as Uint8Array], state: { live: [], expiredThroughMs: 0, newestCreatedMs: 0 } });
         }
       } else if (roll < 0.1 && running.exports.length > 0) {
         // Ended; when it was the only one, sometimes installed back (older than the state now).
@@ -532,7 +576,9 @@ describe('dedup read-ahead and exact removal list', () => {
         }
       } else {
         const r = rand();
-        const id = r < 0.75 ? `id-${ids++}` : r < 0.95 ? `id-${Math.max(0, ids - 1 - Math.floor(rand() * window * 1.5))}` : undefined;
+        // Odd ids are timestamped, created a little out of order, so the expiry mark moves and refuses some.
+        const idOf = (n: number): string => (n % 2 === 0 ? `id-${n}` : formatTimestampedRequestId(startMs + n + ((n * 7) % 11) - 5, `id-${n}`));
+        const id = r < 0.75 ? idOf(ids++) : r < 0.95 ? idOf(Math.max(0, ids - 1 - Math.floor(rand() * window * 1.5))) : undefined;
         const command: Command = { type: 'put', key: `k${index % 5}`, value: text(`v${index}`) };
         const context = { index, nowMs: startMs + index, ...(id !== undefined && { requestId: id }) };
         const results = [await running.store.apply(command, context), await reopened.store.apply(command, context)];

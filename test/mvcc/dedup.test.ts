@@ -63,6 +63,7 @@ describe('dedup entry encoding', () => {
     const version = { key: 'k', value: text('v'), createRevision: 1, modRevision: 4, version: 3 };
     const entry = {
       requestId: 'req-😀',
+      createdBeforeMs: 1_764_000_000_123,
       result: {
         revision: 9,
         applied: false,
@@ -78,15 +79,15 @@ describe('dedup entry encoding', () => {
     };
     const decoded = decodeDedupEntry(encodeDedupEntry(entry));
     expect(decoded.result.writes).toStrictEqual(entry.result.writes);
-    const noted = decodeDedupEntry(encodeDedupEntry({ requestId: 'n', result: { revision: 2, applied: true, writes: [], note: text('[1,2]') } }));
+    const noted = decodeDedupEntry(encodeDedupEntry({ requestId: 'n', createdBeforeMs: 0, result: { revision: 2, applied: true, writes: [], note: text('[1,2]') } }));
     expect(noted.result.note).toStrictEqual(text('[1,2]'));
     expect(decoded.result.error).toMatchObject({ code: 'OVERFLOW', message: 'too big', details: { key: 'k', current: '9', nested: { n: 1 } } });
     expect(decoded.result.error).toBeInstanceOf(AtollError);
-    expect(decoded).toMatchObject({ requestId: 'req-😀', result: { revision: 9, applied: false } });
+    expect(decoded).toMatchObject({ requestId: 'req-😀', createdBeforeMs: 1_764_000_000_123, result: { revision: 9, applied: false } });
   });
 
   it('refuses malformed bytes with INVALID_ARGUMENT', () => {
-    const bytes = encodeDedupEntry({ requestId: 'r', result: { revision: 1, applied: true, writes: [] } });
+    const bytes = encodeDedupEntry({ requestId: 'r', createdBeforeMs: 0, result: { revision: 1, applied: true, writes: [] } });
     for (const bad of [bytes.subarray(0, bytes.length - 1), Uint8Array.of(...bytes, 0), Uint8Array.of(9, ...bytes.subarray(1))]) {
       expect(() => decodeDedupEntry(bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
@@ -257,7 +258,7 @@ describe.each(engineKinds)('MvccStore deduplication on $name', (kind) => {
     expect(dumps[0]).toHaveLength(6);
     expect(dumps[1]).toEqual(dumps[0]);
     expect(await storedDedup(replicas[0]!)).toEqual({ queue: 3, records: 3 });
-    expect(replicas[0]!.store.dedupStatus()).toEqual({ recordCount: 3, floorIndex: 5, window: 3 });
+    expect(replicas[0]!.store.dedupStatus()).toEqual({ recordCount: 3, floorIndex: 5, window: 3, expiredThroughMs: 0 });
   });
 
   it('keeps results across a reopen; replaying an index with its request id is a replay', async () => {
@@ -270,7 +271,7 @@ describe.each(engineKinds)('MvccStore deduplication on $name', (kind) => {
     const results = [];
     for (const entry of log) results.push(await partition.apply(entry.command, entry.requestId));
     await partition.reopen(kind);
-    expect(partition.store.dedupStatus()).toEqual({ recordCount: 2, floorIndex: 2, window: 2 });
+    expect(partition.store.dedupStatus()).toEqual({ recordCount: 2, floorIndex: 2, window: 2, expiredThroughMs: 0 });
     for (const [offset, entry] of log.entries()) {
       const replay = await partition.store.apply(entry.command, { index: offset + 1, nowMs: partition.nowMs, requestId: entry.requestId });
       expect(replay).toMatchObject({ replayed: true, duplicate: false });
@@ -391,8 +392,8 @@ describe('MvccStore deduplication details (MemoryEngine)', () => {
 
   it('refuses snapshots with invalid dedup entries', async () => {
     const header = { appliedIndex: 10, revision: 5, compactedRevision: 0 };
-    const entry = (requestId: string, revision = 1): Uint8Array =>
-      encodeDedupEntry({ requestId, result: { revision, applied: true, writes: [] } });
+    const entry = (requestId: string, revision = 1, createdBeforeMs = 0): Uint8Array =>
+      encodeDedupEntry({ requestId, createdBeforeMs, result: { revision, applied: true, writes: [] } });
     const queueKey = (index: number): Uint8Array => Uint8Array.of(0x71, ...encodeUint64BE(index));
     const snapshot = (entries: Array<[Uint8Array, Uint8Array]>): Uint8Array[] => {
       const writer = new SnapshotEntriesWriter();
@@ -407,6 +408,8 @@ describe('MvccStore deduplication details (MemoryEngine)', () => {
       [[queueKey(3), entry('a', 6)]], // above the revision
       [[queueKey(3), entry('a')], [queueKey(4), entry('a')]], // an id twice
       [[queueKey(3), entry('a')], [queueKey(3), entry('b')]], // an index twice
+      [[queueKey(4), entry('a')], [queueKey(3), entry('b')]], // out of index order
+      [[queueKey(3), entry('a', 1, 20)], [queueKey(4), entry('b', 1, 10)]], // createdBeforeMs decreasing
       [[queueKey(3), Uint8Array.of(1, 2, 3)]],
       [[Uint8Array.of(0x72, 0x61), encodeUint64BE(3)]], // records are rebuilt, never sent
     ];

@@ -58,6 +58,8 @@ export interface FakeCall {
 export interface FakeNodeOptions {
   readonly nodeId?: number;
   readonly partitionCount?: number;
+  /** The store's dedup window (MvccStoreOptions.dedupWindow), to test what follows an eviction. */
+  readonly dedupWindow?: number;
 }
 
 function keyRecordOf(version: KeyVersion): KeyRecord {
@@ -101,7 +103,11 @@ export class FakeNode implements NodeApi {
   }
 
   static async create(options: FakeNodeOptions = {}): Promise<FakeNode> {
-    const store = await MvccStore.open({ engine: new MemoryEngine(), prefix: partitionKeyPrefix('mvcc', 0) });
+    const store = await MvccStore.open({
+      engine: new MemoryEngine(),
+      prefix: partitionKeyPrefix('mvcc', 0),
+      ...(options.dedupWindow !== undefined && { dedupWindow: options.dedupWindow }),
+    });
     return new FakeNode(store, options);
   }
 

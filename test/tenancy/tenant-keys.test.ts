@@ -5,6 +5,7 @@ import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { prefixBucket } from '../../src/keys/prefix-bucket.js';
 import { tenantOfInternalKey, tenantTag, toInternalKey, toUserKey, validateTenant, validateUserKey, withoutTenantTag } from '../../src/keys/tenant-keys.js';
 import { mapOperation, scopedRequestId, unmapError, unmapResult } from '../../src/tenancy/map-operation.js';
+import { requestIdCreatedAtMs } from '../../src/mvcc/request-id.js';
 import type { KvOperation } from '../../src/server/kv-operation.js';
 import { anonymousPrincipal, requireClusterAdmin, requireRole } from '../../src/tenancy/principal.js';
 import { AtollError } from '../../src/errors.js';
@@ -104,6 +105,15 @@ describe('mapping requests into a tenant', () => {
     for (const bad of ['\u0000acme\u0000req-1', 'req\u0000', '', 'x'.repeat(65)]) {
       for (const tenant of ['default', 'acme']) expect(() => scopedRequestId(tenant, bad)).toThrowError(expect.objectContaining({ code: 'INVALID_ARGUMENT' }) as Error);
     }
+    // A timestamped id keeps its creation time readable, so the partition can expire it (issue 16).
+    const stamped = 't1.999999999999999.8f14e45f-ceea-467f-a0e6-2a8e2c6e4c5e';
+    const acmeStamped = scopedRequestId('acme', stamped);
+    expect(scopedRequestId('default', stamped)).toBe(stamped);
+    expect(acmeStamped.startsWith('\u0000t1.999999999999999.')).toBe(true);
+    expect(requestIdCreatedAtMs(acmeStamped)).toBe(999_999_999_999_999);
+    expect(Buffer.byteLength(acmeStamped)).toBeLessThanOrEqual(64);
+    expect(acmeStamped).not.toBe(scopedRequestId('globex', stamped));
+    expect(requestIdCreatedAtMs(acme)).toBeUndefined();
     // Every kind that carries a request id has it mapped.
     const value = new Uint8Array();
     const handle = encodeTxnHandle({ partition: 1, partitionCount: 8, tenant: 'acme', bucket: '\u0000acme\u0000a', snapshotRevision: 1, isolation: 'snapshot', startedAtMs: 1 });
