@@ -40,6 +40,9 @@
  * the transaction's own buffered writes); a read of an absent key observed the newest absent
  * version (the initial one or a committed delete) at or below the snapshot revision; `writes` are
  * in order, and only the last write of a key reaches the server (earlier ones are intermediate).
+ * A delete must remove a key that is present when it commits: Atoll stores no version for the
+ * delete of an absent key (and a commit of only such deletes answers with the partition's current
+ * revision, not a new one), so record such a delete as no write at all.
  */
 import { AtollError } from '../../errors.js';
 
@@ -84,6 +87,8 @@ export interface TxnRecord {
   readonly writes: readonly TxnWriteRecord[];
   /** Set when committed with writes (a committed read-only transaction has none). */
   readonly commitRevision?: number;
+  /** Why it aborted or its outcome is unknown, for people reading a failure. */
+  readonly note?: string;
 }
 
 export type AnomalyKind =
