@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { AtollNode } from '../../src/node/atoll-node.js';
+import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
 import type { CallContext } from '../../src/node/api.js';
 import type { NodeTransport, TransportEvents } from '../../src/node/ports.js';
 import { decodeRaftFrame, encodeRaftFrame } from '../../src/node/raft-wire.js';
@@ -43,10 +43,12 @@ function memoryTransport(self: number, byId: ReadonlyMap<number, AtollNode>, eve
   };
 }
 
-beforeAll(async () => {
+/** Three nodes on memory engines and the memory transport, every partition led when it returns. */
+async function startCluster(testBugs?: NodeTestBugs): Promise<AtollNode[]> {
   const peers = new Map(nodeIds.map((id) => [id, `node${id}:7000`]));
   const byId = new Map<number, AtollNode>();
   const events = new Map<number, TransportEvents>();
+  const started: AtollNode[] = [];
   for (const id of nodeIds) {
     const node = await AtollNode.open(
       {
@@ -61,6 +63,7 @@ beforeAll(async () => {
         snapshotEveryEntries: 10_000,
         peerSecrets: ['s'.repeat(32)],
         logger: pino({ level: 'silent' }),
+        ...(testBugs !== undefined && { testBugs }),
       },
       {
         transport: (nodeEvents) => {
@@ -72,10 +75,15 @@ beforeAll(async () => {
       },
     );
     byId.set(id, node);
-    nodes.push(node);
+    started.push(node);
   }
-  for (let attempt = 0; attempt < 200 && !nodes.every((node) => node.allPartitionsLed()); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
-  expect(nodes.every((node) => node.allPartitionsLed())).toBe(true);
+  for (let attempt = 0; attempt < 200 && !started.every((node) => node.allPartitionsLed()); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(started.every((node) => node.allPartitionsLed())).toBe(true);
+  return started;
+}
+
+beforeAll(async () => {
+  nodes = await startCluster();
 });
 
 afterAll(async () => {
@@ -95,16 +103,16 @@ interface RunOptions {
 }
 
 /** Concurrent workers, each running bounded transactions through a random node; plus a few plain puts. */
-async function runWorkload(options: RunOptions): Promise<TxnRecord[]> {
+async function runWorkload(options: RunOptions, on: readonly AtollNode[] = nodes): Promise<TxnRecord[]> {
   const keys = Array.from({ length: 5 }, (_, i) => `${options.bucket}/k${i}`);
   const prefixes = [options.bucket, `${options.bucket}/k1`];
   const records: TxnRecord[] = [];
   const root = new Rng(options.seed);
   // One wrapper per node, so a wrapper's state spans the run.
-  const apis = new Map<AtollNode, TxnApi>(nodes.map((node) => [node, options.wrap ? options.wrap(node) : node]));
+  const apis = new Map<AtollNode, TxnApi>(on.map((node) => [node, options.wrap ? options.wrap(node) : node]));
   const worker = async (rng: Rng, index: number): Promise<void> => {
     for (let i = 0; i < options.perWorker; i++) {
-      const node = rng.pick(nodes);
+      const node = rng.pick(on);
       if (rng.chance(0.08)) {
         records.push(await plainPut(node, rng.pick(keys), `put-${options.seed}-${index}-${i}`));
         continue;
@@ -175,6 +183,21 @@ describe('random transactions on a three-node cluster', () => {
     // A later snapshot misses the acknowledged version: a stale read, and a cycle through it.
     expect([...kinds], summary(verdict)).toContain('stale-read');
     expect([...kinds].some((kind) => kind.startsWith('G')), summary(verdict)).toBe(true);
+  });
+});
+
+describe('a node-level bug', () => {
+  it('catches torn transactions (the first write of a commit in a log entry of its own)', async () => {
+    const torn = await startCluster({ tornTransactions: true });
+    try {
+      const records = await runWorkload({ bucket: 'torn', seed: 5, workers: 6, perWorker: 30 }, torn);
+      const verdict = checkIsolation(records);
+      expect(verdict.valid).toBe(false);
+      // A read sees the first write at the revision before the one the commit answered with.
+      expect(verdict.anomalies.map((anomaly) => anomaly.kind), summary(verdict)).toContain('garbage-read');
+    } finally {
+      await Promise.all(torn.map((node) => node.close()));
+    }
   });
 });
 
