@@ -7,7 +7,9 @@
  *
  * It shares only the record conventions with the checker (documented there): an unknown
  * transaction joins when a read first observed its final value of a key, at that read's revision;
- * an absent read observed the newest absent version (initial or a delete) at or below its snapshot.
+ * an absent read observed the newest absent version (initial or a delete) at or below its snapshot,
+ * and proves nothing when a present version lies between that one and the snapshot while an
+ * unknown transaction no read proved committed deletes the key (its delete may explain it).
  */
 import type { TxnRecord } from '../../src/sim/node/isolation-checker.js';
 
@@ -62,11 +64,28 @@ export function bruteForceSerializable(records: readonly TxnRecord[]): boolean {
     return writer;
   };
 
+  /** Keys an unknown transaction that no read proved committed deletes. */
+  const unprovenDeletes = new Set<string>();
+  records.forEach((record, index) => {
+    if (record.outcome !== 'unknown' || revisionOf.has(index)) return;
+    for (const [key, write] of lastWrites(record)) if (write.delete === true) unprovenDeletes.add(key);
+  });
+  /** An absence that member versions do not explain (a present one lies between it and the snapshot) but such a delete may. */
+  const unexplainedAbsence = (record: TxnRecord, key: string): boolean => {
+    if (!unprovenDeletes.has(key)) return false;
+    const absentWriter = absentSeen(record, key);
+    const absentRevision = absentWriter < 0 ? 0 : revisionOf.get(absentWriter)!;
+    return members.some((member) => {
+      const at = revisionOf.get(member)!;
+      return lastWrites(records[member]!).has(key) && at > absentRevision && at <= record.snapshotRevision;
+    });
+  };
+
   const explains = (record: TxnRecord, self: number, state: ReadonlyMap<string, State>): boolean => {
     const matches = (key: string, modRevision: number | undefined, value: string | undefined): boolean => {
       const current = state.get(key) ?? initial;
       if (current.writer === self) return false;
-      if (modRevision === undefined) return current.deleted && current.writer === absentSeen(record, key);
+      if (modRevision === undefined) return (current.deleted && current.writer === absentSeen(record, key)) || unexplainedAbsence(record, key);
       return !current.deleted && current.revision === modRevision && (value === undefined || current.value === value);
     };
     for (const read of record.reads) if (!matches(read.key, read.modRevision, read.value)) return false;

@@ -19,8 +19,9 @@
  * only), G1c (ww and wr), G-single / G-nonadjacent (rw edges, no two of them adjacent: impossible
  * under snapshot isolation, Fekete et al. 2005), then G2-item / G2 (a cycle with adjacent rw edges,
  * G2 when one of its rw edges comes from a prefix read): allowed under SNAPSHOT, forbidden when
- * every rw edge of the cycle leaves a SERIALIZABLE reader (Atoll validates only such readers' read
- * sets, so a cycle through a SNAPSHOT reader's anti-dependency is what SNAPSHOT permits).
+ * every rw edge of the cycle leaves a SERIALIZABLE or a read-only transaction (Atoll validates a
+ * SERIALIZABLE commit's read set, and a read-only transaction is serialized at its snapshot, so
+ * only an rw edge from a SNAPSHOT transaction that writes can close a cycle).
  *
  * Besides cycles: G1a (a read of an aborted write), G1b (a read of a value its writer replaced in
  * the same transaction), garbage reads (a value nobody wrote, or at a revision its writer did not
@@ -218,10 +219,18 @@ class HistoryCheck {
   private readonly included: boolean[] = [];
   /** key -> its versions in revision order, the initial absent version first. */
   private readonly versions = new Map<string, Version[]>();
+  /** Each version's position in its key's list; and per key, its absent versions and its versions by writer. */
+  private readonly positionOf = new Map<Version, number>();
+  private readonly absentVersions = new Map<string, Version[]>();
+  private readonly versionByWriter = new Map<string, Map<number, Version>>();
   /** Every key any record wrote or saw: the universe a prefix read ranges over. */
   private readonly universe = new Set<string>();
-  /** Keys written by unknown transactions no read proved committed: a version seen there without a value may be theirs. */
-  private readonly keysOfUnprovenUnknowns = new Set<string>();
+  /**
+   * Keys written (and deleted) by unknown transactions no read proved committed: a version seen
+   * there without a value, or an absence the known versions do not explain, may be theirs.
+   */
+  private readonly keysOfUnprovenWrites = new Set<string>();
+  private readonly keysOfUnprovenDeletes = new Set<string>();
   private readonly adjacency: Edge[][] = [];
   private edgeCount = 0;
   private serializable = true;
@@ -312,7 +321,11 @@ class HistoryCheck {
       }
     }
     this.records.forEach((record, index) => {
-      if (record.outcome === 'unknown' && !this.included[index]) for (const key of this.finalWrites[index]!.keys()) this.keysOfUnprovenUnknowns.add(key);
+      if (record.outcome !== 'unknown' || this.included[index]) return;
+      for (const [key, write] of this.finalWrites[index]!) {
+        this.keysOfUnprovenWrites.add(key);
+        if (write.delete === true) this.keysOfUnprovenDeletes.add(key);
+      }
     });
   }
 
@@ -336,6 +349,9 @@ class HistoryCheck {
     for (const [key, list] of this.versions) {
       // Stable sort: equal revisions keep record order (a duplicate is reported just below).
       list.sort((a, b) => a.revision - b.revision);
+      list.forEach((version, position) => this.positionOf.set(version, position));
+      this.absentVersions.set(key, list.filter((version) => version.deleted));
+      this.versionByWriter.set(key, new Map(list.filter((version) => version.writer >= 0).map((version) => [version.writer, version])));
       for (let i = 1; i < list.length; i++) {
         if (list[i]!.revision !== list[i - 1]!.revision) continue;
         this.serializable = false;
@@ -407,15 +423,22 @@ class HistoryCheck {
     const list = this.versions.get(observation.key)!;
     if (observation.modRevision === undefined) {
       // Absent: the newest absent version at or below the snapshot (see the record conventions).
-      let chosen = list[0]!;
-      for (const version of list) if (version.deleted && version.revision <= record.snapshotRevision) chosen = version;
+      const absent = this.absentVersions.get(observation.key)!;
+      const chosen = absent[Math.max(0, firstAbove(absent, record.snapshotRevision) - 1)]!;
+      const next = this.nextVersion(chosen);
+      // A present version at or below the snapshot, after the chosen absence: a stale read, unless
+      // an unknown delete no read could prove (a delete has no value) explains the absence.
+      if (next !== undefined && next.revision <= record.snapshotRevision && this.keysOfUnprovenDeletes.has(observation.key)) return undefined;
       return chosen;
     }
     if (observation.value === undefined) {
-      const version = list.find((candidate) => candidate.revision === observation.modRevision && !candidate.deleted);
+      let version: Version | undefined;
+      for (let at = firstAbove(list, observation.modRevision - 1); at < list.length && list[at]!.revision === observation.modRevision; at++) {
+        if (!list[at]!.deleted) version = list[at];
+      }
       if (version !== undefined) return version;
       // An unknown transaction no read proved committed may have written it: nothing to conclude.
-      if (!this.keysOfUnprovenUnknowns.has(observation.key)) this.garbage(index, `it saw ${observation.key} at revision ${observation.modRevision}, a version no transaction wrote`);
+      if (!this.keysOfUnprovenWrites.has(observation.key)) this.garbage(index, `it saw ${observation.key} at revision ${observation.modRevision}, a version no transaction wrote`);
       return undefined;
     }
     const writer = this.writerOfValue.get(observation.key)?.get(observation.value);
@@ -432,7 +455,7 @@ class HistoryCheck {
       this.readAnomaly(index, 'G1b', `${record.id} read ${observation.key} = ${JSON.stringify(observation.value)}, an intermediate value ${writerRecord.id} overwrote before it committed`, writer.record);
       return undefined;
     }
-    const version = list.find((candidate) => candidate.writer === writer.record);
+    const version = this.versionByWriter.get(observation.key)!.get(writer.record);
     if (version === undefined || version.revision !== observation.modRevision) {
       this.garbage(
         index,
@@ -468,9 +491,7 @@ class HistoryCheck {
   }
 
   private nextVersion(version: Version): Version | undefined {
-    const list = this.versions.get(version.key)!;
-    const position = list.indexOf(version);
-    return list[position + 1];
+    return this.versions.get(version.key)![this.positionOf.get(version)! + 1];
   }
 
   private garbage(index: number, what: string, writer?: number): void {
@@ -540,8 +561,13 @@ class HistoryCheck {
     this.records.forEach((record, index) => {
       const commit = this.commitRevisionOf[index];
       if (!this.included[index] || commit === undefined) return;
-      const between = (key: string): Version | undefined =>
-        this.versions.get(key)!.find((version) => version.writer !== index && version.revision > record.snapshotRevision && version.revision < commit);
+      const between = (key: string): Version | undefined => {
+        const list = this.versions.get(key)!;
+        for (let at = firstAbove(list, record.snapshotRevision); at < list.length && list[at]!.revision < commit; at++) {
+          if (list[at]!.writer !== index) return list[at];
+        }
+        return undefined;
+      };
       for (const key of this.finalWrites[index]!.keys()) {
         const other = between(key);
         if (other !== undefined) this.missedConflict('write-conflict-missed', index, key, other);
@@ -603,12 +629,22 @@ class HistoryCheck {
     }
     const serializableReaders = this.shortestCycle([...members], (from) =>
       this.adjacency[from]!
-        .filter((edge) => members.has(edge.to) && (edge.kind !== 'rw' || this.records[from]!.isolation === 'SERIALIZABLE'))
+        .filter((edge) => members.has(edge.to) && (edge.kind !== 'rw' || this.readsValidated(from)))
         .map((edge) => ({ to: edge.to, edge: { from, ...edge } })),
     );
     if (serializableReaders !== undefined) return this.reportCycle(g2Kind(serializableReaders), serializableReaders, true);
     const any = this.shortestCycle([...members], only(['ww', 'wr', 'rw']));
     if (any !== undefined) this.reportCycle(g2Kind(any), any, false);
+  }
+
+  /**
+   * Whether a transaction's anti-dependencies all point forward in commit order: a SERIALIZABLE
+   * one's read set is validated at its commit, and a read-only one is serialized at its snapshot.
+   * Only a SNAPSHOT transaction that writes can have an rw edge pointing back, and every cycle in a
+   * history of correct snapshot reads and first-committer-wins commits needs one.
+   */
+  private readsValidated(index: number): boolean {
+    return this.records[index]!.isolation === 'SERIALIZABLE' || this.finalWrites[index]!.size === 0;
   }
 
   /**
@@ -648,6 +684,18 @@ class HistoryCheck {
       cycle: edges,
     });
   }
+}
+
+/** The position of the first version above `revision` in a list sorted by revision (binary search). */
+function firstAbove(list: readonly Version[], revision: number): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (list[middle]!.revision <= revision) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 function g2Kind(cycle: ReadonlyArray<Edge>): 'G2' | 'G2-item' {
