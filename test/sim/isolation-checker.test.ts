@@ -279,6 +279,21 @@ describe('on executions of a model of Atoll\'s transactions', () => {
     expect((caughtByCycle.get('G2-item') ?? 0) + (caughtByCycle.get('G2') ?? 0)).toBeGreaterThan(0);
   });
 
+  it('a store whose SERIALIZABLE commits skip prefix validation is caught: missed conflicts and phantoms (G2)', () => {
+    let missed = 0;
+    let phantoms = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      const verdict = checkIsolation(simulateExecution(seed, { ...model, skipPrefixValidation: true, lostAnswers: 0 }));
+      const found = kinds(verdict.anomalies);
+      // Only the read sets of SERIALIZABLE commits are wrong here, so nothing SNAPSHOT forbids appears.
+      for (const kind of found) expect(['G2', 'G2-item', 'read-conflict-missed']).toContain(kind);
+      if (found.includes('read-conflict-missed')) missed++;
+      if (found.includes('G2')) phantoms++;
+    }
+    expect(missed).toBeGreaterThan(20);
+    expect(phantoms).toBeGreaterThan(0);
+  });
+
   it('checks a long history in bounded time', () => {
     const records = simulateExecution(99, { ...model, transactions: 10_000, keys: Array.from({ length: 40 }, (_, i) => `m/${i}`), maxOpen: 8, skipValidation: 0.02 });
     const started = performance.now();

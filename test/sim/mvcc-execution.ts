@@ -2,8 +2,9 @@
  * A model of Atoll's transactions for testing the isolation checker without a cluster: concurrent
  * transactions over one partition's MVCC versions, each reading at its snapshot revision and
  * committing with first-committer-wins (the write set, and under SERIALIZABLE the read set and
- * prefixes), recorded as TxnRecords the way the workload records them. `skipValidation` plants the
- * bug: that share of commits skips the first-committer-wins check.
+ * prefixes), recorded as TxnRecords the way the workload records them. `skipValidation` plants a
+ * bug: that share of commits skips the first-committer-wins check; `skipPrefixValidation` another:
+ * SERIALIZABLE commits do not check the prefixes they read.
  */
 import { Rng } from '../../src/raft/rng.js';
 import type { TxnIsolation, TxnPrefixRead, TxnRead, TxnRecord, TxnWriteRecord } from '../../src/sim/node/isolation-checker.js';
@@ -18,6 +19,8 @@ export interface ExecutionOptions {
   readonly skipValidation: number;
   /** Share of outcomes whose answer is lost (recorded as unknown). */
   readonly lostAnswers: number;
+  /** A planted bug: SERIALIZABLE commits check the keys they read but not their prefixes. */
+  readonly skipPrefixValidation?: boolean;
 }
 
 interface Version {
@@ -94,7 +97,9 @@ export function simulateExecution(seed: number, options: ExecutionOptions): TxnR
     const checked = new Set(finals.keys());
     if (txn.isolation === 'SERIALIZABLE') {
       for (const read of txn.reads) checked.add(read.key);
-      for (const prefixRead of txn.prefixReads) for (const key of options.keys) if (key.startsWith(prefixRead.prefix)) checked.add(key);
+      if (options.skipPrefixValidation !== true) {
+        for (const prefixRead of txn.prefixReads) for (const key of options.keys) if (key.startsWith(prefixRead.prefix)) checked.add(key);
+      }
     }
     const conflict = [...checked].some((key) => (at(key, revision)?.revision ?? 0) > txn.snapshot);
     if (conflict && !rng.chance(options.skipValidation)) return { ...base, outcome: lost ? 'unknown' : 'aborted' };
