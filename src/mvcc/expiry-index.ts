@@ -31,12 +31,17 @@ export class ExpiryIndex {
   /** Records a key's newest stored version: its expiry, or undefined for none (or a tombstone). */
   set(key: string, expiresAtMs: number | undefined): void {
     if (expiresAtMs === undefined) {
-      this.expiryOf.delete(key);
+      if (this.expiryOf.delete(key)) this.rebuildWhenMostlyStale();
       return;
     }
     if (this.expiryOf.get(key) === expiresAtMs) return;
     this.expiryOf.set(key, expiresAtMs);
     this.push({ expiresAtMs, key });
+    this.rebuildWhenMostlyStale();
+  }
+
+  /** Keeps the heap below 2 × keys + minRebuildSize pairs (amortized O(1) per set). */
+  private rebuildWhenMostlyStale(): void {
     if (this.heap.length > minRebuildSize && this.heap.length > 2 * this.expiryOf.size) this.rebuild();
   }
 
@@ -48,13 +53,15 @@ export class ExpiryIndex {
   /**
    * Up to `max` keys whose expiry is at or before `nowMs`, earliest first. The index keeps them
    * (only a stored tombstone or rewrite, reported through set, removes a key): a proposal that is
-   * lost is simply made again. Cost: O((max + stale pairs met) × log size).
+   * lost is simply made again. Cost: at most 4 × max + minRebuildSize pairs popped (stale ones
+   * are dropped for good, so a later call continues where this one stopped), each O(log size).
    */
   expiredKeys(nowMs: number, max: number): string[] {
     assert(Number.isSafeInteger(max) && max >= 0);
     const taken: Array<{ readonly expiresAtMs: number; readonly key: string }> = [];
     const takenKeys = new Set<string>();
-    while (taken.length < max && this.heap.length > 0) {
+    const maxPops = 4 * max + minRebuildSize;
+    for (let pops = 0; pops < maxPops && taken.length < max && this.heap.length > 0; pops++) {
       const top = this.heap[0]!;
       if (top.expiresAtMs > nowMs) break;
       this.pop();
