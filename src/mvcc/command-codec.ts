@@ -15,8 +15,10 @@
  *     batch     5  count uint32, count × write op (tag and body)
  *     txn       6  snapshotRevision u64, isolation uint8 (0 snapshot, 1 serializable),
  *                  count uint32, count × key, count uint32, count × prefix text,
- *                  count uint32, count × write op, flags uint8 (1 note), [note bytes]
+ *                  count uint32, count × write op, flags uint8 (1 note, 2 snapshotTimeMs),
+ *                  [note bytes], [snapshotTimeMs u64]
  *     compact   7  belowRevision u64
+ *     expire    8  count uint32, count × key
  *
  * encodeCommand runs validateCommand first, so nothing malformed is ever encoded into the log.
  * decodeCommand checks structure only (it throws INVALID_ARGUMENT for malformed bytes); limits
@@ -30,7 +32,8 @@ import { validateCommand } from './validate-command.js';
 
 const formatVersion = 1;
 
-const tags = { put: 1, delete: 2, increment: 3, extend: 4, batch: 5, txn: 6, compact: 7 } as const;
+const tags = { put: 1, delete: 2, increment: 3, extend: 4, batch: 5, txn: 6, compact: 7, expire: 8 } as const;
+const txnFlags = { note: 1, snapshotTimeMs: 2 };
 
 const putFlags = { ttlMs: 1, keepTtl: 2, ifAbsent: 4, ifPresent: 8, ifModRevision: 16, ifValue: 32, returnPrevious: 64 };
 const deleteFlags = { ifModRevision: 1, ifValue: 2, returnPrevious: 4 };
@@ -74,11 +77,16 @@ function writeCommand(writer: ByteWriter, command: Command): void {
       writer.uint32(command.readPrefixes.length);
       for (const prefix of command.readPrefixes) writeText(writer, prefix);
       writeWrites(writer, command.writes);
-      writer.uint8(command.note === undefined ? 0 : 1);
+      writer.uint8((command.note === undefined ? 0 : txnFlags.note) | (command.snapshotTimeMs === undefined ? 0 : txnFlags.snapshotTimeMs));
       if (command.note !== undefined) writer.bytes(command.note);
+      if (command.snapshotTimeMs !== undefined) writer.uint64(command.snapshotTimeMs);
       return;
     case 'compact':
       writer.uint8(tags.compact).uint64(command.belowRevision);
+      return;
+    case 'expire':
+      writer.uint8(tags.expire).uint32(command.keys.length);
+      for (const key of command.keys) writeText(writer, key);
       return;
     default:
       writeWrite(writer, command);
@@ -149,12 +157,16 @@ function readCommand(reader: ByteReader): Command {
       const readPrefixes = readTexts(reader);
       const writes = readWrites(reader);
       const flags = reader.uint8();
-      if ((flags & ~1) !== 0) throw reader.malformed(`unknown transaction flags ${flags}`);
+      checkFlags(reader, flags, txnFlags);
       const base = { type: 'txn' as const, snapshotRevision, isolation, readKeys, readPrefixes, writes };
-      return (flags & 1) !== 0 ? { ...base, note: reader.bytes() } : base;
+      const note = (flags & txnFlags.note) !== 0 ? reader.bytes() : undefined;
+      const snapshotTimeMs = (flags & txnFlags.snapshotTimeMs) !== 0 ? reader.uint64() : undefined;
+      return { ...base, ...(note !== undefined && { note }), ...(snapshotTimeMs !== undefined && { snapshotTimeMs }) };
     }
     case tags.compact:
       return { type: 'compact', belowRevision: reader.uint64() };
+    case tags.expire:
+      return { type: 'expire', keys: readTexts(reader) };
     default:
       return readWriteBody(reader, tag);
   }

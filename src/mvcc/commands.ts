@@ -1,7 +1,9 @@
 /**
  * The commands the MVCC state machine applies, one per Raft log entry, and what applying them
  * answers. Every command is applied with the log index and the `nowMs` the leader chose when it
- * proposed it, so every replica makes the same decision about expiry.
+ * proposed it; the store turns that into the partition's replicated clock (the entry's time is
+ * max(nowMs, the time of the previous entry)), so every replica makes the same decision about
+ * expiry and time never moves backwards.
  */
 import type { AtollError } from '../errors.js';
 
@@ -84,6 +86,28 @@ export interface TxnCommand {
    * so a retry of the request gets them back; at most limits.maxTxnNoteBytes.
    */
   readonly note?: Uint8Array;
+  /**
+   * The transaction's snapshot clock (its handle's start time, Unix epoch ms). When present, the
+   * writes are decided as the transaction saw them: liveness, keepTtl, an increment's kept expiry
+   * and ttlMs all count from this time, so they become absolute expiry times of the snapshot (a key
+   * that expires between snapshot and commit keeps that past expiry instead of losing it). Under
+   * 'serializable' a read key live at this time whose expiry has passed by the commit's time is
+   * a conflict. Absent (entries of older nodes): the entry's own time is used.
+   */
+  readonly snapshotTimeMs?: number;
+}
+
+/**
+ * Physically remove expired keys: for each key whose newest version is a value that has expired
+ * at the entry's time, write a tombstone at the entry's revision (one revision for all); other
+ * keys (rewritten, extended, deleted meanwhile) are left alone. The leader proposes it for keys
+ * it sees expired (maintenance); apply checks again against the replicated clock, so every
+ * replica deletes the same keys. Compaction then removes the versions physically.
+ */
+export interface ExpireCommand {
+  readonly type: 'expire';
+  /** Distinct keys, at most limits.maxBatchOps. */
+  readonly keys: string[];
 }
 
 /**
@@ -96,13 +120,16 @@ export interface CompactCommand {
   readonly belowRevision: number;
 }
 
-export type Command = WriteOp | BatchCommand | TxnCommand | CompactCommand;
+export type Command = WriteOp | BatchCommand | TxnCommand | CompactCommand | ExpireCommand;
 export type CommandType = Command['type'];
 
 export interface ApplyContext {
   /** The Raft log index of the entry. */
   readonly index: number;
-  /** The leader's clock when it proposed the entry, in Unix epoch milliseconds. */
+  /**
+   * The leader's clock when it proposed the entry, in Unix epoch milliseconds. The entry is
+   * applied at max(nowMs, the partition's applied time) (MvccStore.appliedTimeMs).
+   */
   readonly nowMs: number;
   /**
    * The client's id for this request, the same on every retry of it (Raft thesis §6.3): an

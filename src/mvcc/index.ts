@@ -7,6 +7,7 @@ export type {
   CommandType,
   CompactCommand,
   DeleteOp,
+  ExpireCommand,
   ExtendOp,
   IncrementOp,
   KeyVersion,

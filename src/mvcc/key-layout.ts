@@ -9,6 +9,8 @@
  *       'import-in-progress'  empty      present while a snapshot import is unfinished
  *       'dedup-floor'         uint64BE   queue entries below this index are evicted (absent: 0)
  *       'dedup-count'         uint64BE   live queue entries, those at or above the floor (absent: 0)
+ *       'applied-time'        uint64BE   the partition's replicated clock: the time of the last
+ *                                        applied entry, never decreasing (absent: 0)
  *   P 'q' uint64BE(index)                one deduplicated result, recorded by the entry at `index`,
  *                                        with its request id (dedup-record.ts); written once, never
  *                                        changed, deleted only after eviction. Big-endian, so key
@@ -60,6 +62,7 @@ export class MvccKeyLayout {
   readonly importInProgressKey: Uint8Array;
   readonly dedupFloorKey: Uint8Array;
   readonly dedupCountKey: Uint8Array;
+  readonly appliedTimeKey: Uint8Array;
   /** The prefix of every version key. */
   readonly versionPrefix: Uint8Array;
   /** The prefix of every dedup queue entry. */
@@ -75,6 +78,7 @@ export class MvccKeyLayout {
     this.importInProgressKey = this.metaKey('import-in-progress');
     this.dedupFloorKey = this.metaKey('dedup-floor');
     this.dedupCountKey = this.metaKey('dedup-count');
+    this.appliedTimeKey = this.metaKey('applied-time');
     this.versionPrefix = concatBytes(partitionPrefix, versionTag);
     this.dedupQueuePrefix = concatBytes(partitionPrefix, dedupQueueTag);
     this.dedupRecordPrefix = concatBytes(partitionPrefix, dedupRecordTag);
@@ -96,7 +100,7 @@ export class MvccKeyLayout {
 
   /** The meta records; clearing a partition deletes them, except the import mark. */
   metaKeys(): Uint8Array[] {
-    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey];
+    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey, this.appliedTimeKey];
   }
 
   /** Every data key (versions, dedup queue, dedup records), in key order: all but the meta records. */

@@ -6,6 +6,13 @@
  * read the reader's), no randomness, no network, no file system. Given the same entries, every
  * replica writes the same bytes.
  *
+ * Time: the partition has one replicated, monotonic clock, `appliedTimeMs`. Each entry is applied
+ * at max(its proposer's nowMs, the previous entry's time) (and, for a transaction, its snapshot
+ * time), expiry is decided at that time, and the time is stored with the applied index in the
+ * same batch, so it survives restarts and travels in snapshots. A leader whose clock is behind
+ * the previous leader's therefore cannot make an expired key live again through apply; readers
+ * use max(their clock, appliedTimeMs) for the same reason (node/kv-executor.ts).
+ *
  * Durability: each entry's versions, the partition revision and the applied index are written in
  * one atomic batch, so after a crash the store is exactly the state after some applied index and
  * Raft replays from there. Batches are not synced by default: the Raft log is the durable record,
@@ -40,6 +47,7 @@ import type {
   BatchCommand,
   Command,
   CompactCommand,
+  ExpireCommand,
   KeyVersion,
   TxnCommand,
   WriteOp,
@@ -47,8 +55,9 @@ import type {
 } from './commands.js';
 import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup-record.js';
 import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
+import { ExpiryIndex } from './expiry-index.js';
 import { MvccKeyLayout } from './key-layout.js';
-import { planWrite } from './plan-write.js';
+import { planWrite, type WritePlan } from './plan-write.js';
 import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
 import {
   decodeSnapshotChunk,
@@ -59,7 +68,7 @@ import {
 } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
 import type { VersionCache } from './version-cache.js';
-import { decodeVersionRecord, encodeVersionRecord, isWellFormedVersionRecord, type StoredVersion } from './version-record.js';
+import { decodeVersionRecord, encodeVersionRecord, isWellFormedVersionRecord, tombstone, type StoredVersion } from './version-record.js';
 
 export interface MvccStoreOptions {
   readonly engine: StorageEngine;
@@ -258,6 +267,12 @@ function failedOutcome(error: AtollError): Outcome {
 /** An entry that changes nothing but the applied index (a duplicate). */
 const emptyOutcome: Outcome = Object.freeze({ applied: false, writes: [], operations: [] });
 
+/** A well-formed transaction's snapshot time, else 0 (a malformed command fails in decide). */
+function txnSnapshotTimeOf(command: Command): number {
+  const time = (command as { type?: unknown; snapshotTimeMs?: unknown } | null)?.type === 'txn' ? (command as TxnCommand).snapshotTimeMs : undefined;
+  return typeof time === 'number' && Number.isSafeInteger(time) && time >= 0 ? time : 0;
+}
+
 function assertNowMs(nowMs: number): void {
   assert(Number.isSafeInteger(nowMs) && nowMs >= 0, 'nowMs must be a non-negative safe integer');
 }
@@ -291,6 +306,12 @@ export class MvccStore {
   private compactedRevisionValue: number;
   private needsSnapshotValue: boolean;
   private interruptedImportIndexValue: number | undefined;
+  /**
+   * The partition's replicated clock: the time every entry up to appliedIndex was applied at.
+   * Invariant: it never decreases across applies (asserted in commit); only a snapshot import
+   * replaces it, with the exporter's value at the snapshot's applied index.
+   */
+  private appliedTimeValue: number;
 
   /** Set while an apply, physical compaction or import runs: they must not overlap. */
   private exclusive = false;
@@ -316,6 +337,11 @@ export class MvccStore {
    */
   private newestRevisionOf = new Map<string, number>();
   private keyIndexComplete = false;
+  /**
+   * The expiry of every key whose newest version is a value with one (expiry-index.ts), kept by
+   * commit and rebuilt by rebuildKeyState, so the leader finds expired keys without a scan.
+   */
+  private expiry = new ExpiryIndex();
   private readonly keyIndexEnabled: boolean;
 
   private constructor(
@@ -324,6 +350,7 @@ export class MvccStore {
     options: MvccStoreOptions,
     status: MvccStatus,
     dedupState: DedupState,
+    appliedTimeMs: number,
   ) {
     this.layout = layout;
     this.limits = options.limits ?? defaultLimits;
@@ -344,6 +371,7 @@ export class MvccStore {
     this.revisionValue = status.revision;
     this.compactedRevisionValue = status.compactedRevision;
     this.needsSnapshotValue = status.needsSnapshot;
+    this.appliedTimeValue = appliedTimeMs;
   }
 
   /** Opens the partition's state from the engine (an empty partition when it has none yet). */
@@ -364,7 +392,7 @@ export class MvccStore {
     assert(status.compactedRevision <= status.revision, 'stored compaction floor is above the revision');
     const dedupState = await DedupTable.loadState(options.engine, layout);
     assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
-    const store = new MvccStore(options.engine, layout, options, status, dedupState);
+    const store = new MvccStore(options.engine, layout, options, status, dedupState, await readNumber(layout.appliedTimeKey));
     if (mark !== undefined && mark.length === 8) store.interruptedImportIndexValue = decodeUint64BE(mark);
     if (!status.needsSnapshot) await store.rebuildKeyState();
     return store;
@@ -383,12 +411,14 @@ export class MvccStore {
     this.keyIndexComplete = false;
     const usage = new Map<string, TenantUsageCount>();
     const newest = new Map<string, number>();
+    const expiry = new ExpiryIndex();
     // Per key: its newest version so far, and the bytes of the older ones (its history so far).
     let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number } | undefined;
     const flush = (): void => {
       if (group === undefined) return;
       const key = decodeUtf8(group.userKey);
       if (this.keyIndexEnabled) newest.set(key, group.revision);
+      if (group.last.kind === 'value') expiry.set(key, group.last.expiresAtMs);
       const tenant = tenantOfInternalKey(key);
       const lastBytes = versionBytes(group.userKey.length, group.last);
       if (group.last.kind === 'value') addUsage(usage, tenant, 1, lastBytes, group.olderBytes);
@@ -407,6 +437,7 @@ export class MvccStore {
     }
     flush();
     this.usage = usage;
+    this.expiry = expiry;
     if (this.keyIndexEnabled) {
       this.newestRevisionOf = newest;
       this.keyIndexComplete = true;
@@ -432,6 +463,25 @@ export class MvccStore {
   /** After open: the index of the snapshot whose import a crash interrupted, when the mark names it. */
   get interruptedImportIndex(): number | undefined {
     return this.interruptedImportIndexValue;
+  }
+
+  /**
+   * The partition's replicated clock (Unix epoch ms): the time the last applied entry was applied
+   * at. It never decreases, survives restarts and snapshot installs, and is identical on every
+   * replica at the same applied index. Readers take max(their clock, this) as their time.
+   */
+  get appliedTimeMs(): number {
+    return this.appliedTimeValue;
+  }
+
+  /**
+   * Up to `max` keys whose newest version is a value that has expired at `nowMs`, earliest first:
+   * what the leader proposes in an `expire` command (apply checks each again). No storage read.
+   */
+  expiredKeys(nowMs: number, max: number): string[] {
+    assertNowMs(nowMs);
+    if (this.needsSnapshotValue) return [];
+    return this.expiry.expiredKeys(nowMs, max);
   }
 
   status(): MvccStatus {
@@ -477,7 +527,10 @@ export class MvccStore {
     }
     this.enterExclusive();
     try {
-      return await this.applyNewEntry(command, context);
+      // The entry's time on the partition clock: never before the previous entry's, nor before a
+      // transaction's snapshot (the commit comes after it). Every replica computes the same.
+      const nowMs = Math.max(context.nowMs, this.appliedTimeValue, txnSnapshotTimeOf(command));
+      return await this.applyNewEntry(command, { ...context, nowMs });
     } finally {
       this.exclusive = false;
     }
@@ -487,16 +540,16 @@ export class MvccStore {
     const request = this.dedupRequestOf(command, context.requestId);
     if (request.kind === 'invalid') {
       const failed = failedOutcome(request.error);
-      await this.commit(failed, context.index);
+      await this.commit(failed, context.index, context.nowMs);
       return this.resultOf(context.index, failed);
     }
     if (request.kind === 'deduplicated') {
       const found = await this.dedup.find(request.requestId);
-      if (found !== undefined) return this.answerDuplicate(found, context.index);
+      if (found !== undefined) return this.answerDuplicate(found, context.index, context.nowMs);
       const refused = this.refusedRequestId(request.requestId, context.nowMs);
       if (refused !== undefined) {
         const failed = failedOutcome(refused);
-        await this.commit(failed, context.index);
+        await this.commit(failed, context.index, context.nowMs);
         return this.resultOf(context.index, failed);
       }
     }
@@ -508,7 +561,7 @@ export class MvccStore {
       record
         ? await this.planDedupRecord(request.requestId, context.index, decided)
         : { outcome: decided, dedupPlan: undefined };
-    await this.commit(outcome, context.index, dedupPlan);
+    await this.commit(outcome, context.index, context.nowMs, dedupPlan);
     if (outcome.newCompactedRevision !== undefined) await this.removeCompactedVersions();
     return this.resultOf(context.index, outcome);
   }
@@ -568,8 +621,8 @@ export class MvccStore {
     return undefined;
   }
 
-  private async answerDuplicate(found: FoundResult, index: number): Promise<ApplyResult> {
-    await this.commit(emptyOutcome, index);
+  private async answerDuplicate(found: FoundResult, index: number, nowMs: number): Promise<ApplyResult> {
+    await this.commit(emptyOutcome, index, nowMs);
     const { revision, applied, error, writes, note } = found.result;
     return {
       index,
@@ -633,10 +686,16 @@ export class MvccStore {
     try {
       validateCommand(command, this.limits);
       if (command.type === 'compact') return this.decideCompact(command);
+      if (command.type === 'expire') return await this.decideExpire(command, nowMs);
       this.checkOwnership(command);
       if (command.type !== 'txn') return await this.decideWrites(command, nowMs);
-      await this.checkTxn(command);
-      const outcome = await this.decideWrites(command, nowMs);
+      await this.checkTxn(command, nowMs);
+      // The writes are decided as the transaction saw them, at its snapshot clock: the checks
+      // above guarantee no written key has a version newer than the snapshot, so each key's live
+      // version at that time is the one the transaction read, and keepTtl, an increment's kept
+      // expiry and ttlMs become absolute times of the snapshot (a key that expired meanwhile keeps
+      // its past expiry: it is stored expired, never with no expiry).
+      const outcome = await this.decideWrites(command, command.snapshotTimeMs ?? nowMs);
       return command.note === undefined || !outcome.applied ? outcome : { ...outcome, note: command.note };
     } catch (error) {
       if (!(error instanceof AtollError)) throw error;
@@ -698,6 +757,37 @@ export class MvccStore {
     if (plans.some((plan) => !plan.result.conditionHeld)) {
       return { applied: false, writes: writes.map(withoutCurrent), operations: [] };
     }
+    return this.outcomeOfPlans(plans, stored, newRevision);
+  }
+
+  /**
+   * Removes keys that have expired at the entry's time (the replicated clock): a tombstone for
+   * each key whose newest version is a value with expiresAtMs <= nowMs, all at one new revision.
+   * Keys rewritten, extended or deleted since the leader proposed it are left alone. Its cost is
+   * one lookup per named key (at most maxBatchOps): it never scans the partition.
+   */
+  private async decideExpire(command: ExpireCommand, nowMs: number): Promise<Outcome> {
+    const newRevision = this.revisionValue + 1;
+    const plans: WritePlan[] = [];
+    const stored: (FoundVersion | undefined)[] = [];
+    for (const key of command.keys) {
+      this.checkOwnsKey(key);
+      const found = await this.findVersion(key, this.revisionValue);
+      stored.push(found);
+      const expiresAtMs = found?.stored.kind === 'value' ? found.stored.expiresAtMs : undefined;
+      const expired = expiresAtMs !== undefined && expiresAtMs <= nowMs;
+      plans.push(
+        expired
+          ? { result: { type: 'delete', key, conditionHeld: true, deleted: true }, store: tombstone }
+          : { result: { type: 'delete', key, conditionHeld: false, deleted: false } },
+      );
+    }
+    return this.outcomeOfPlans(plans, stored, newRevision);
+  }
+
+  /** The outcome of planned writes whose conditions were checked: their versions, usage and cache updates. */
+  private outcomeOfPlans(plans: readonly WritePlan[], stored: readonly (FoundVersion | undefined)[], newRevision: number): Outcome {
+    const writes = plans.map((plan) => plan.result);
     const operations: WriteOperation[] = [];
     const usage = new Map<string, TenantUsageCount>();
     const storedVersions: Array<{ key: string; stored: StoredVersion }> = [];
@@ -727,14 +817,29 @@ export class MvccStore {
    * or above the compaction floor, and compaction never removes those, so every replica decides
    * the same whatever its physical compaction progress.
    */
-  private async checkTxn(txn: TxnCommand): Promise<void> {
+  private async checkTxn(txn: TxnCommand, commitTimeMs: number): Promise<void> {
     if (txn.snapshotRevision > this.revisionValue) throw this.futureRevision(txn.snapshotRevision);
     if (txn.snapshotRevision < this.compactedRevisionValue) throw this.compacted(txn.snapshotRevision);
     const keys = txn.writes.map((write) => write.key);
     if (txn.isolation === 'serializable') keys.push(...txn.readKeys);
+    const serializableReads = txn.isolation === 'serializable' ? new Set(txn.readKeys) : new Set<string>();
+    const snapshotTimeMs = txn.snapshotTimeMs ?? commitTimeMs;
     for (const key of keys) {
       const latest = await this.findVersion(key, this.revisionValue);
       if (latest !== undefined && latest.revision > txn.snapshotRevision) throw this.conflict(txn, { key, modRevision: latest.revision });
+      // Under SERIALIZABLE a read key live at the snapshot's time that has expired by the
+      // commit's time changed as surely as if it had been deleted: the read is stale. (latest is
+      // the version the transaction read: nothing newer exists, checked just above.)
+      const expiresAtMs = latest?.stored.kind === 'value' ? latest.stored.expiresAtMs : undefined;
+      if (serializableReads.has(key) && expiresAtMs !== undefined && snapshotTimeMs < expiresAtMs && expiresAtMs <= commitTimeMs) {
+        throw new AtollError('TXN_CONFLICT', `the transaction read ${JSON.stringify(key)}, which expired after its snapshot and before its commit`, {
+          snapshotRevision: txn.snapshotRevision,
+          key,
+          expiresAtMs,
+          snapshotTimeMs,
+          commitTimeMs,
+        });
+      }
     }
     if (txn.isolation !== 'serializable') return;
     for (const keyPrefix of txn.readPrefixes) {
@@ -747,10 +852,16 @@ export class MvccStore {
     }
   }
 
-  /** Writes the entry's batch: the dedup plan's operations, the versions, then the meta records. */
-  private async commit(outcome: Outcome, index: number, dedupPlan?: DedupPlan): Promise<void> {
+  /**
+   * Writes the entry's batch: the dedup plan's operations, the versions, then the meta records,
+   * among them the applied index and the entry's time (`timeMs`) together.
+   */
+  private async commit(outcome: Outcome, index: number, timeMs: number, dedupPlan?: DedupPlan): Promise<void> {
+    // The partition clock never moves backwards (apply takes the max with the previous time).
+    assert(Number.isSafeInteger(timeMs) && timeMs >= this.appliedTimeValue, 'the partition clock never moves backwards');
     const operations = [...(dedupPlan?.operations ?? []), ...outcome.operations];
     operations.push({ type: 'put', key: this.layout.appliedIndexKey, value: encodeUint64BE(index) });
+    operations.push({ type: 'put', key: this.layout.appliedTimeKey, value: encodeUint64BE(timeMs) });
     if (outcome.newRevision !== undefined) {
       assert.equal(outcome.newRevision, this.revisionValue + 1, 'an entry creates at most one revision');
       operations.push({ type: 'put', key: this.layout.revisionKey, value: encodeUint64BE(outcome.newRevision) });
@@ -761,11 +872,13 @@ export class MvccStore {
     }
     await this.engine.write(operations, { sync: this.syncApply });
     this.appliedIndexValue = index;
+    this.appliedTimeValue = timeMs;
     if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
     if (outcome.newRevision !== undefined) {
       this.revisionValue = outcome.newRevision;
       // Same synchronous step as the revision move: the key index and cache invariants.
       if (this.keyIndexComplete) for (const { key } of outcome.stored ?? []) this.newestRevisionOf.set(key, outcome.newRevision);
+      for (const { key, stored } of outcome.stored ?? []) this.expiry.set(key, stored.kind === 'value' ? stored.expiresAtMs : undefined);
       if (this.cache !== undefined) {
         for (const { key, stored } of outcome.stored ?? []) {
           if (stored.kind === 'value') this.cache.set(this.cacheStoreId, key, { revision: outcome.newRevision, stored });
@@ -1043,6 +1156,7 @@ export class MvccStore {
       appliedIndex: this.appliedIndexValue,
       revision: this.revisionValue,
       compactedRevision: this.compactedRevisionValue,
+      appliedTimeMs: this.appliedTimeValue,
     };
     const dedupRange = this.dedup.exportRange(header.appliedIndex);
     const epoch = this.epoch;
@@ -1096,6 +1210,7 @@ export class MvccStore {
     this.cache?.clear(this.cacheStoreId);
     this.keyIndexComplete = false;
     this.newestRevisionOf = new Map();
+    this.expiry.clear();
     try {
       await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: mark }], { sync: true });
       await this.clearPartition();
@@ -1105,6 +1220,7 @@ export class MvccStore {
           { type: 'put', key: this.layout.appliedIndexKey, value: encodeUint64BE(header.appliedIndex) },
           { type: 'put', key: this.layout.revisionKey, value: encodeUint64BE(header.revision) },
           { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
+          { type: 'put', key: this.layout.appliedTimeKey, value: encodeUint64BE(header.appliedTimeMs ?? 0) },
           ...this.dedup.metaOperations(dedupState),
           { type: 'del', key: this.layout.importInProgressKey },
           // The caller's records (the Raft log's record of the snapshot) land with the import's end.
@@ -1115,6 +1231,8 @@ export class MvccStore {
       this.appliedIndexValue = header.appliedIndex;
       this.revisionValue = header.revision;
       this.compactedRevisionValue = header.compactedRevision;
+      // The snapshot replaces the state, its clock included: the exporter's time at its index.
+      this.appliedTimeValue = header.appliedTimeMs ?? 0;
       // The expiry mark and newest creation time come from the imported queue entries.
       this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
       await this.rebuildKeyState();
@@ -1144,6 +1262,8 @@ export class MvccStore {
       this.appliedIndexValue = 0;
       this.revisionValue = 0;
       this.compactedRevisionValue = 0;
+      this.appliedTimeValue = 0;
+      this.expiry.clear();
       this.interruptedImportIndexValue = undefined;
       await this.rebuildKeyState();
       this.needsSnapshotValue = false;

@@ -3,8 +3,9 @@
  * importSnapshot takes them. A snapshot is a header chunk, any number of entry chunks, then a
  * trailer chunk:
  *
- *   chunk   = formatVersion uint8 (2, or 1), kind uint8, body
- *   header  kind 1: appliedIndex u64, revision u64, compactedRevision u64
+ *   chunk   = formatVersion uint8 (3, 2 or 1), kind uint8, body
+ *   header  kind 1: appliedIndex u64, revision u64, compactedRevision u64,
+ *                   [appliedTimeMs u64: format version 3 on]
  *   entries kind 2: count uint32, count × (key bytes, value bytes)
  *   trailer kind 3: entryCount u64 (all entries in all entry chunks, to detect truncation)
  *
@@ -22,13 +23,16 @@
  *   The queue entries carry their own format version (dedup-record.ts): 2 since request id expiry
  *   (each stores createdBeforeMs, from which the importer rebuilds the expiry mark); a node that
  *   reads only entry version 1 refuses such a snapshot as malformed.
+ * - 3 (written since the replicated partition clock): the header also carries the partition's
+ *   applied time (MvccStore.appliedTimeMs), so the clock survives a snapshot install. A version 1
+ *   or 2 header has none: the importer starts the clock at 0 (the next entry sets it).
  */
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 
 /** The version this code writes. */
-export const snapshotFormatVersion = 2;
+export const snapshotFormatVersion = 3;
 /** The versions this code reads. */
-const readableFormatVersions: readonly number[] = [1, 2];
+const readableFormatVersions: readonly number[] = [1, 2, 3];
 const formatVersion = snapshotFormatVersion;
 const kinds = { header: 1, entries: 2, trailer: 3 } as const;
 
@@ -36,6 +40,11 @@ export interface SnapshotHeader {
   readonly appliedIndex: number;
   readonly revision: number;
   readonly compactedRevision: number;
+  /**
+   * The partition's replicated clock at appliedIndex (Unix epoch ms): the time of the last entry
+   * applied, never lower than any before it. Absent (read as 0) in format versions 1 and 2.
+   */
+  readonly appliedTimeMs?: number;
 }
 
 export type SnapshotChunk = { readonly formatVersion: number } & (
@@ -51,6 +60,7 @@ export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
     .uint64(header.appliedIndex)
     .uint64(header.revision)
     .uint64(header.compactedRevision)
+    .uint64(header.appliedTimeMs ?? 0)
     .finish();
 }
 
@@ -95,7 +105,12 @@ export function decodeSnapshotChunk(chunk: Uint8Array): SnapshotChunk {
       decoded = {
         formatVersion: version,
         kind: 'header',
-        header: { appliedIndex: reader.uint64(), revision: reader.uint64(), compactedRevision: reader.uint64() },
+        header: {
+          appliedIndex: reader.uint64(),
+          revision: reader.uint64(),
+          compactedRevision: reader.uint64(),
+          ...(version >= 3 && { appliedTimeMs: reader.uint64() }),
+        },
       };
       break;
     case kinds.entries: {

@@ -176,6 +176,7 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
       // A transaction with a note may write nothing: it records a script's outcome under its
       // request id (a rolled-back or read-only script), so a resend answers the same.
       validateWrites(command.writes, limits, command.note !== undefined);
+      if (command.snapshotTimeMs !== undefined) validateRevisionNumber(command.snapshotTimeMs, 'snapshotTimeMs');
       if (command.note !== undefined) {
         if (!(command.note instanceof Uint8Array)) throw invalid('note must be bytes');
         if (command.note.length > limits.maxTxnNoteBytes) {
@@ -189,6 +190,20 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
     case 'compact':
       validateRevisionNumber(command.belowRevision, 'belowRevision');
       return;
+    case 'expire': {
+      if (!Array.isArray(command.keys) || command.keys.length === 0) throw invalid('an expire command names at least one key');
+      if (command.keys.length > limits.maxBatchOps) {
+        throw new AtollError('RESOURCE_EXHAUSTED', `an expire command names at most ${limits.maxBatchOps} keys, got ${command.keys.length}`);
+      }
+      const keys = new Set<string>();
+      for (const key of command.keys) {
+        validateKey(key);
+        // One tombstone per key at the entry's revision.
+        if (keys.has(key)) throw invalid('an expire command names each key at most once', { key });
+        keys.add(key);
+      }
+      return;
+    }
     default:
       validateWriteOp(command, limits);
   }

@@ -24,7 +24,7 @@ export function writeOpOfPut(r: PutRequest): WriteOp {
 
 /** Whether a command writes a value (put, increment) rather than only deleting or changing expiry. */
 export function commandGrows(command: Command): boolean {
-  const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : command.type === 'compact' ? [] : [command];
+  const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : command.type === 'compact' || command.type === 'expire' ? [] : [command];
   return writes.some((write) => write.type === 'put' || write.type === 'increment');
 }
 

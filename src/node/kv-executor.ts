@@ -63,7 +63,7 @@ export class KvExecutor {
         const request = operation.request;
         if (request.transaction !== undefined) return { kind: 'get', response: await this.txnGet(replica, request, context) };
         if (request.consistency !== 'stale') await this.readBarrier(replica, context);
-        const result = await replica.mvcc.get(request.key, { nowMs: this.options.clock.wallMs(), ...(request.revision ? { revision: request.revision } : {}) });
+        const result = await replica.mvcc.get(request.key, { nowMs: this.nowAt(replica), ...(request.revision ? { revision: request.revision } : {}) });
         return { kind: 'get', response: getResponseOf(result) };
       }
       case 'exists': {
@@ -73,7 +73,7 @@ export class KvExecutor {
           return { kind: 'exists', response: { exists: found.found, revision: found.revision } };
         }
         if (request.consistency !== 'stale') await this.readBarrier(replica, context);
-        const result = await replica.mvcc.get(request.key, { nowMs: this.options.clock.wallMs() });
+        const result = await replica.mvcc.get(request.key, { nowMs: this.nowAt(replica) });
         return { kind: 'exists', response: { exists: result.found, revision: result.revision } };
       }
       case 'getByPrefix':
@@ -114,7 +114,7 @@ export class KvExecutor {
       case 'commit': {
         const r = operation.request;
         const scope = this.txnScope(r.transaction, tenant);
-        scope.checkAlive(this.options.clock.wallMs(), limits);
+        scope.checkAlive(this.nowAt(replica), limits);
         let command = scope.commandOf(r);
         if (this.options.testBugs?.tornTransactions === true && command.writes.length > 1) {
           await this.propose(replica, { ...command, writes: command.writes.slice(0, 1) }, context);
@@ -169,7 +169,8 @@ export class KvExecutor {
     await this.readBarrier(replica, context);
     const isolation = request.isolation ?? 'snapshot';
     const bucket = bucketOf(request.key);
-    const startedAtMs = this.options.clock.wallMs();
+    // The snapshot clock: taken after the barrier, on the partition clock's rule (see nowAt).
+    const startedAtMs = this.nowAt(replica);
     const tenant = context.tenant ?? defaultTenant;
     const handle = { partition: replica.id, partitionCount: this.options.partitions, tenant, bucket, snapshotRevision: replica.mvcc.revision, isolation, startedAtMs };
     return {
@@ -180,6 +181,16 @@ export class KvExecutor {
       isolation,
       expiresAtMs: startedAtMs + this.options.limits.maxTxnDurationMs,
     };
+  }
+
+  /**
+   * The time this node reads and proposes at for a partition: max(its wall clock, the partition's
+   * replicated clock). A node whose clock is behind the partition's (a new leader skewed back, a
+   * follower serving a stale read) still sees every key as expired that the partition has seen
+   * expire as of its last applied entry; apply takes the same max, so no write undoes it either.
+   */
+  private nowAt(replica: PartitionReplica): number {
+    return Math.max(this.options.clock.wallMs(), replica.mvcc.appliedTimeMs);
   }
 
   /** Waits until the replica has applied `revision` (a leader that just took over may be behind). */
@@ -222,7 +233,7 @@ export class KvExecutor {
     const revision = txn?.snapshotRevision ?? token?.revision ?? request.revision;
     const limit = Math.min(request.limit && request.limit > 0 ? request.limit : defaultLimits.defaultPageSize, defaultLimits.maxPageSize);
     const page = await replica.mvcc.getByPrefix(scope.keyPrefix, {
-      nowMs: txn?.startedAtMs ?? this.options.clock.wallMs(),
+      nowMs: txn?.startedAtMs ?? this.nowAt(replica),
       limit,
       ...(revision ? { revision } : {}),
       ...(token ? { after: token.after } : {}),
@@ -254,7 +265,7 @@ export class KvExecutor {
   private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
     // Validation happens here, before anything reaches the log: bad input changes nothing.
     if (requestId !== undefined) validateRequestId(requestId);
-    const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand(command, this.options.limits), requestId);
+    const payload = encodeEntryPayload(this.nowAt(replica), encodeCommand(command, this.options.limits), requestId);
     return this.options.admission.run(replica.id, context, () => this.withDeadline(
       () => new Promise<ApplyResult>((resolve, reject) => {
         this.options.driver.enqueue(() => {

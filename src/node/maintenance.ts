@@ -1,7 +1,7 @@
 /**
  * The node's periodic housekeeping: preferred leaders campaign at start and leadership moves back
- * to them (leader balancing), history beyond the retention window is compacted, idle snapshot data
- * is released, and the other rooms' periodic jobs (usage publication, the history-quota
+ * to them (leader balancing), history beyond the retention window is compacted, expired keys are
+ * deleted (removeExpiredKeys), idle snapshot data is released, and the other rooms' periodic jobs (usage publication, the history-quota
  * compaction, remote leader refresh) are scheduled from here.
  */
 import type { Logger } from 'pino';
@@ -19,6 +19,12 @@ const BALANCE_INTERVAL_MS = 1_000;
 const MAX_TRANSFERS_PER_ROUND = 8;
 /** Snapshot data exported for a follower is dropped once no follower asked for it this long. */
 const SNAPSHOT_IDLE_MS = 30_000;
+/** Expire entries (each of at most limits.maxBatchOps keys) one partition proposes per round, at most. */
+const EXPIRE_ENTRIES_PER_PARTITION = 4;
+/** Expire entries the node proposes per round, over all partitions, at most. */
+const EXPIRE_ENTRIES_PER_ROUND = 64;
+/** An expire proposal not answered within this long no longer holds its partition back. */
+const EXPIRE_IN_FLIGHT_MS = 10_000;
 
 export interface MaintenanceOptions {
   readonly id: number;
@@ -37,6 +43,12 @@ export interface MaintenanceOptions {
 
 export class Maintenance {
   private readonly timers: TimerHandle[] = [];
+  /**
+   * Partitions with expire proposals not yet answered, and when they were proposed (monotonic).
+   * Invariant: a partition is here only while proposals of it are unanswered (or for at most
+   * EXPIRE_IN_FLIGHT_MS), so the same expired keys are not proposed twice at once.
+   */
+  private readonly expiring = new Map<number, { pending: number; sinceMs: number }>();
 
   constructor(private readonly options: MaintenanceOptions) {}
 
@@ -48,6 +60,7 @@ export class Maintenance {
         driver.enqueue(() => {
           this.balanceLeaders();
           this.compactHistory();
+          this.removeExpiredKeys();
           access.publishUsage();
           const now = clock.monotonicMs();
           for (const replica of driver.groups.values()) replica.releaseIdleSnapshot(now, SNAPSHOT_IDLE_MS);
@@ -93,6 +106,55 @@ export class Maintenance {
         // Not possible right now; the next round tries again.
       }
       if (transfers >= MAX_TRANSFERS_PER_ROUND) break;
+    }
+  }
+
+  /**
+   * Expired keys are deleted, the etcd way: a leader proposes `expire` entries naming keys it sees
+   * expired (the store's expiry index, no scan) at max(its clock, the partition clock), and apply
+   * deletes those still expired at the entry's replicated time, so every replica deletes the same
+   * keys at the same revision. Bounded per round: EXPIRE_ENTRIES_PER_PARTITION entries of at most
+   * maxBatchOps keys per partition, EXPIRE_ENTRIES_PER_ROUND entries per node. The versions then
+   * go physically with history compaction (compactHistory), like any deleted key's.
+   */
+  private removeExpiredKeys(): void {
+    const { driver, logger, limits, clock } = this.options;
+    let proposed = 0;
+    const monotonicNow = clock.monotonicMs();
+    for (const replica of driver.groups.values()) {
+      if (proposed >= EXPIRE_ENTRIES_PER_ROUND) break;
+      if (replica.raw.status().role !== 'leader') continue;
+      const inFlight = this.expiring.get(replica.id);
+      if (inFlight !== undefined && monotonicNow - inFlight.sinceMs < EXPIRE_IN_FLIGHT_MS) continue;
+      const nowMs = Math.max(clock.wallMs(), replica.mvcc.appliedTimeMs);
+      const entries = Math.min(EXPIRE_ENTRIES_PER_PARTITION, EXPIRE_ENTRIES_PER_ROUND - proposed);
+      const keys = replica.mvcc.expiredKeys(nowMs, entries * limits.maxBatchOps);
+      if (keys.length === 0) continue;
+      const state = { pending: 0, sinceMs: monotonicNow };
+      this.expiring.set(replica.id, state);
+      const answered = (): void => {
+        state.pending--;
+        if (state.pending === 0 && this.expiring.get(replica.id) === state) this.expiring.delete(replica.id);
+      };
+      for (let start = 0; start < keys.length; start += limits.maxBatchOps) {
+        const payload = encodeEntryPayload(nowMs, encodeCommand({ type: 'expire', keys: keys.slice(start, start + limits.maxBatchOps) }, limits));
+        state.pending++;
+        try {
+          replica.propose(payload, {
+            resolve: answered,
+            reject: (error: unknown) => {
+              answered();
+              logger.debug({ err: error, partition: replica.id }, 'expired-key removal not applied');
+            },
+          });
+          proposed++;
+        } catch {
+          // Lost leadership (or the log is full) meanwhile; the next round or leader tries again.
+          state.pending--;
+          break;
+        }
+      }
+      if (state.pending === 0 && this.expiring.get(replica.id) === state) this.expiring.delete(replica.id);
     }
   }
 

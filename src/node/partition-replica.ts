@@ -52,7 +52,8 @@ interface ReadWaiter {
 }
 
 /**
- * Log entry payload: the leader's clock when it proposed (so every replica agrees on expiry), the
+ * Log entry payload: the leader's clock when it proposed, at least the partition clock (the store
+ * applies it at max(this, the previous entry's time), so every replica agrees on expiry), the
  * client's request id if any (exactly-once retries, deduplicated by the state machine), then the
  * encoded MVCC command. Layout: nowMs u64 | requestId text (empty: none) | command bytes.
  */

@@ -121,6 +121,9 @@ export class TxnScope {
       readPrefixes: serializable ? [...new Set(keyPrefixes)] : [],
       writes: [...writes],
       ...(note !== undefined && { note }),
+      // The handle's start (MAC'd, so not the client's word): the commit decides TTLs and, under
+      // SERIALIZABLE, expiry of read keys against this snapshot clock (MvccStore, TxnCommand).
+      snapshotTimeMs: this.handle.startedAtMs,
     };
   }
 }

@@ -40,8 +40,10 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
     readPrefixes: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }),
     writes: writesArbitrary,
     note: fc.uint8Array({ maxLength: 8 }),
+    snapshotTimeMs: fc.nat({ max: 2 ** 45 }),
   }, { requiredKeys: ['type', 'snapshotRevision', 'isolation', 'readKeys', 'readPrefixes', 'writes'] }),
   fc.record({ type: fc.constant('compact' as const), belowRevision: revisionArbitrary }),
+  fc.record({ type: fc.constant('expire' as const), keys: fc.uniqueArray(keyArbitrary, { minLength: 1, maxLength: 4 }) }),
 );
 
 describe('command codec', () => {

@@ -372,7 +372,9 @@ describe('MvccStore deduplication details (MemoryEngine)', () => {
   });
 
   it('still reads a version 1 snapshot, and refuses dedup entries in one', async () => {
-    const asVersion1 = (chunks: Uint8Array[]): Uint8Array[] => chunks.map((chunk) => Uint8Array.of(1, ...chunk.subarray(1)));
+    // A version 1 header has no applied time (format version 3 added it): drop its last 8 bytes.
+    const asVersion1 = (chunks: Uint8Array[]): Uint8Array[] =>
+      chunks.map((chunk) => Uint8Array.of(1, ...chunk.subarray(1, chunk[1] === 1 ? chunk.length - 8 : chunk.length)));
     const plain = await Partition.create(memoryEngineKind);
     await plain.put('k', 'v');
     const target = await Partition.create(memoryEngineKind, { partitionId: 2 });

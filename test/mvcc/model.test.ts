@@ -86,6 +86,7 @@ class KeyModel {
       this.floor = Math.max(this.floor, command.belowRevision);
       return { applied: true, revision: this.revision, duplicate: false };
     }
+    if (command.type === 'expire') throw new Error('the model does not generate expire commands (see partition-clock.test.ts)');
     const ops = command.type === 'batch' ? command.writes : command.type === 'txn' ? command.writes : [command];
     if (new Set(ops.map((op) => op.key)).size !== ops.length) return { applied: false, errorCode: 'INVALID_ARGUMENT', revision: this.revision, duplicate: false };
     const newRevision = this.revision + 1;

@@ -32,7 +32,7 @@ describe.each(engineKinds)('MvccStore snapshots on $name', (kind) => {
     await source.applyOk({ type: 'compact', belowRevision: 20 });
 
     const chunks = await collectChunks(source.store);
-    expect(readSnapshotHeader(chunks[0]!)).toEqual({ appliedIndex: source.index, revision: 43, compactedRevision: 20 });
+    expect(readSnapshotHeader(chunks[0]!)).toEqual({ appliedIndex: source.index, revision: 43, compactedRevision: 20, appliedTimeMs: source.nowMs });
     // Cut at the bound, plus at most one entry past it.
     for (const chunk of chunks) expect(chunk.length).toBeLessThan(4096 + 600);
     expect(chunks.length).toBeGreaterThan(4);
@@ -41,6 +41,7 @@ describe.each(engineKinds)('MvccStore snapshots on $name', (kind) => {
     await target.put('stale', 'will be replaced');
     const status = await target.store.importSnapshot(chunks);
     expect(status).toEqual({ appliedIndex: source.index, revision: 43, compactedRevision: 20, needsSnapshot: false });
+    expect(target.store.appliedTimeMs).toBe(source.nowMs);
     const keys = ['b/0', 'b/3', 'b/4', 'b/39', '\u0000/odd', 'stale'];
     expect(await observe(target.store, keys, source.nowMs)).toEqual(await observe(source.store, keys, source.nowMs));
     expect((await target.get('stale')).found).toBe(false);

@@ -343,6 +343,7 @@ async function openPair(
 
 function describeCommand(command: Command): string {
   if (command.type === 'compact') return `compact below ${command.belowRevision}`;
+  if (command.type === 'expire') return `expire ${command.keys.map((key) => JSON.stringify(key)).join(', ')}`;
   const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
   return `${command.type} ${writes.map((write) => `${write.type} ${JSON.stringify(write.key)}`).join(', ')}`;
 }
