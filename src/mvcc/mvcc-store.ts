@@ -219,6 +219,12 @@ interface ImportedDedupEntries {
   readonly indexes: Set<number>;
 }
 
+/** What a serializable commit's prefix validation has examined so far (retained keys and versions). */
+interface ValidationBudget {
+  keys: number;
+  versions: number;
+}
+
 /** What to do about an entry's request id. */
 type DedupRequest =
   | { readonly kind: 'none' }
@@ -665,14 +671,63 @@ export class MvccStore {
       if (latest !== undefined && latest.revision > txn.snapshotRevision) throw this.conflict(txn, { key, modRevision: latest.revision });
     }
     if (txn.isolation !== 'serializable') return;
-    for (const keyPrefix of txn.readPrefixes) {
-      for await (const [storageKey] of this.engine.iterate(this.layout.versionsOfPrefix(keyPrefix))) {
-        const parsed = this.layout.parseVersionKey(storageKey);
-        if (parsed.revision > txn.snapshotRevision) {
-          throw this.conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
-        }
+    const budget: ValidationBudget = { keys: 0, versions: 0 };
+    for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget);
+  }
+
+  /**
+   * Serializable validation of one read prefix: TXN_CONFLICT when a key under it has a version
+   * above the snapshot revision (a change or a phantom). It runs inside apply on every replica, so
+   * it is bounded: over all the commit's read prefixes it examines at most maxTxnPrefixKeys keys
+   * and maxScanVersions versions (the bounds of a transaction's prefix read and of a scan page),
+   * and past either it fails the commit with RESOURCE_EXHAUSTED and changes nothing.
+   *
+   * Determinism: the bound counts only *retained* versions, which are replicated state: every
+   * version above the compaction floor, and a key's newest version at or below the floor when it
+   * is a value. Physical compaction removes exactly the other versions (older ones below the
+   * floor, and a newest tombstone at or below it), at its own pace on each replica, so those are
+   * skipped uncounted. Every replica then counts the same versions in the same (key) order and
+   * meets the same conflict or the same bound first. Versions above the snapshot revision are
+   * above the floor (checkTxn refused a snapshot below it), so a conflict is always retained.
+   */
+  private async validateReadPrefix(txn: TxnCommand, keyPrefix: string, budget: ValidationBudget): Promise<void> {
+    const floor = this.compactedRevisionValue;
+    // The group being scanned, and whether its newest version at or below the floor seen so far
+    // is a value (retained unless a newer version at or below the floor follows).
+    let groupKey: Uint8Array | undefined;
+    let counted = false;
+    let pendingAtFloor = false;
+    const countVersion = (): void => {
+      if (!counted) {
+        counted = true;
+        budget.keys++;
+      }
+      budget.versions++;
+      if (budget.keys > this.limits.maxTxnPrefixKeys || budget.versions > this.limits.maxScanVersions) throw this.validationTooLarge(txn, keyPrefix);
+    };
+    const settleAtFloor = (): void => {
+      if (pendingAtFloor) countVersion();
+      pendingAtFloor = false;
+    };
+    for await (const [storageKey, record] of this.engine.iterate(this.layout.versionsOfPrefix(keyPrefix))) {
+      const parsed = this.layout.parseVersionKey(storageKey);
+      if (groupKey === undefined || !equalBytes(parsed.groupKey, groupKey)) {
+        settleAtFloor();
+        groupKey = parsed.groupKey.slice();
+        counted = false;
+      }
+      if (parsed.revision <= floor) {
+        // Versions come in ascending revision order: this one supersedes the pending one.
+        pendingAtFloor = decodeVersionRecord(record).kind === 'value';
+        continue;
+      }
+      settleAtFloor();
+      countVersion();
+      if (parsed.revision > txn.snapshotRevision) {
+        throw this.conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
       }
     }
+    settleAtFloor();
   }
 
   /** Writes the entry's batch: the dedup plan's operations, the versions, then the meta records. */
@@ -1194,6 +1249,14 @@ export class MvccStore {
       'COMPACTED',
       `revision ${revision} has been compacted; the oldest readable revision is ${this.compactedRevisionValue}`,
       { revision, compactedRevision: this.compactedRevisionValue },
+    );
+  }
+
+  private validationTooLarge(txn: TxnCommand, keyPrefix: string): AtollError {
+    return new AtollError(
+      'RESOURCE_EXHAUSTED',
+      `a serializable commit validates at most ${this.limits.maxTxnPrefixKeys} keys and ${this.limits.maxScanVersions} versions under its read prefixes`,
+      { keyPrefix, snapshotRevision: txn.snapshotRevision, maxKeys: this.limits.maxTxnPrefixKeys, maxVersions: this.limits.maxScanVersions },
     );
   }
 
