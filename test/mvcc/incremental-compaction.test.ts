@@ -174,3 +174,34 @@ describe.each(engineKinds)('incremental physical compaction on $name', (kind) =>
   });
 });
 
+
+describe('a read racing a compaction step', () => {
+  it('reads "not found" when the step removes the tombstone the key index named, instead of asserting', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let gated = false;
+    const below = await engineKinds[0]!.make();
+    // No getSync: a point read is asynchronous, so a step can run between the index lookup and it.
+    const engine: StorageEngine = {
+      get: async (key) => {
+        if (gated) await gate;
+        return below.get(key);
+      },
+      iterate: (options) => below.iterate(options),
+      write: (operations, options) => below.write(operations, options),
+      close: () => below.close(),
+    };
+    const applier = new Applier(await MvccStore.open({ engine, prefix }));
+    await applier.apply({ type: 'put', key: 'r/k', value: text('v') });
+    await applier.apply({ type: 'delete', key: 'r/k' });
+    await applier.apply({ type: 'put', key: 'r/other', value: text('v') });
+    await applier.apply({ type: 'compact', belowRevision: 3 });
+    gated = true;
+    const read = applier.store.get('r/k', { nowMs: startMs });
+    for (let guard = 0; guard < 10 && !(await applier.store.compactStorageStep()).done; guard++);
+    gated = false;
+    release();
+    expect((await read).found).toBe(false);
+    expect(await countStoredKeys(below)).toBeGreaterThan(0);
+  });
+});
