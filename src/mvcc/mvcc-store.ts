@@ -718,6 +718,11 @@ export class MvccStore {
       if (latest !== undefined && latest.revision > txn.snapshotRevision) throw this.conflict(txn, { key, modRevision: latest.revision });
     }
     if (txn.isolation !== 'serializable') return;
+    // The scan must not overlap a compaction step: an iterator may or may not see a concurrent
+    // removal, and one that saw a key's older value but not its removed tombstone would count a
+    // version another replica does not. Wait for the step in flight (one bounded step); no step
+    // starts while an apply runs (compactStorageStep defers).
+    if (txn.readPrefixes.length > 0 && this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
     const budget: ValidationBudget = { keys: 0, versions: 0 };
     for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget);
   }
@@ -1007,7 +1012,8 @@ export class MvccStore {
   async compactStorageStep(): Promise<StorageCompactionStep> {
     assert(this.compactionStepInFlight === undefined, 'compaction steps must not overlap');
     if (!this.storageCompactionPendingValue) return { removedVersions: 0, done: true, deferred: false };
-    if (this.exportsInFlight > 0 || this.importing || this.needsSnapshotValue) return { removedVersions: 0, done: false, deferred: true };
+    // Not while an apply or import runs (see checkTxn), nor while an export needs the versions.
+    if (this.exportsInFlight > 0 || this.importing || this.exclusive || this.needsSnapshotValue) return { removedVersions: 0, done: false, deferred: true };
     const step = this.runCompactionStep();
     this.compactionStepInFlight = step;
     try {

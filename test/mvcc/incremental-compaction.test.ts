@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import { makeLimits } from '../../src/limits.js';
 import type { Command, WriteOp } from '../../src/mvcc/commands.js';
+import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
+import { equalBytes } from '../../src/storage/bytes.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import type { IterateOptions, StorageEngine, StorageEntry, WriteOperation, WriteOptions } from '../../src/storage/storage-engine.js';
 import { countStoredKeys, engineKinds, startMs, text } from './harness.js';
@@ -203,5 +205,52 @@ describe('a read racing a compaction step', () => {
     release();
     expect((await read).found).toBe(false);
     expect(await countStoredKeys(below)).toBeGreaterThan(0);
+  });
+});
+
+describe('serializable prefix validation alongside compaction steps', () => {
+  it('is not changed by a step that would remove versions under its scan (the step defers while an apply runs)', async () => {
+    const below = await engineKinds[0]!.make();
+    const layout = new MvccKeyLayout(prefix);
+    // An engine whose iterators pause once after yielding one chosen key (MemoryEngine iterators
+    // re-seek at every step, so they see a removal made during the pause).
+    let pauseAfter: Uint8Array | undefined;
+    let reached: () => void = () => undefined;
+    const atPause = new Promise<void>((resolve) => (reached = resolve));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const engine: StorageEngine = {
+      get: (key) => below.get(key),
+      async *iterate(options) {
+        for await (const entry of below.iterate(options)) {
+          yield entry;
+          if (pauseAfter !== undefined && equalBytes(entry[0], pauseAfter)) {
+            pauseAfter = undefined;
+            reached();
+            await gate;
+          }
+        }
+      },
+      write: (operations, options) => below.write(operations, options),
+      close: () => below.close(),
+    };
+    // The bound sits exactly at the one retained key: the deleted key miscounted fails the commit.
+    const applier = new Applier(await MvccStore.open({ engine, prefix, limits: makeLimits({ maxTxnPrefixKeys: 1 }) }));
+    const store = applier.store;
+    await applier.apply({ type: 'put', key: 's/k0', value: text('old') });
+    await applier.apply({ type: 'delete', key: 's/k0' });
+    await applier.apply({ type: 'put', key: 's/live', value: text('v') });
+    await applier.apply({ type: 'compact', belowRevision: 3 });
+    // The commit's scan stops right after the deleted key's old value (its tombstone comes next).
+    pauseAfter = layout.versionKey('s/k0', 1);
+    const commit = applier.apply({ type: 'txn', snapshotRevision: 3, isolation: 'serializable', readKeys: [], readPrefixes: ['s/'], writes: [{ type: 'put', key: 'out', value: text('1') }] });
+    await atPause;
+    const duringCommit = await store.compactStorageStep();
+    release();
+    expect((await commit).error).toBeUndefined();
+    expect(duringCommit).toEqual({ removedVersions: 0, done: false, deferred: true });
+    // Afterwards the step runs, and a replica that compacted first decides the same.
+    expect(await store.compactStorageStep()).toMatchObject({ removedVersions: 2, done: true });
+    expect((await applier.apply({ type: 'txn', snapshotRevision: 4, isolation: 'serializable', readKeys: [], readPrefixes: ['s/'], writes: [{ type: 'put', key: 'out', value: text('2') }] })).error).toBeUndefined();
   });
 });
