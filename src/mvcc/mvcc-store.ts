@@ -19,8 +19,9 @@
  * and a lost apply is redone by replay. (Raft must therefore not discard log entries past what a
  * synced write or a snapshot has made durable here; `syncApply` trades throughput for that.)
  *
- * Concurrency: one apply, physical compaction or snapshot import at a time (asserted); reads and
- * snapshot exports may run alongside them. A read fixes its revision first and ignores newer
+ * Concurrency: one apply or snapshot import at a time (asserted); reads, snapshot exports and
+ * physical compaction steps (compactStorageStep) may run alongside applies; an import waits for
+ * the compaction step in flight. A read fixes its revision first and ignores newer
  * versions, and versions at a revision are never rewritten, so it sees one consistent state.
  *
  * Deduplication (exactly-once writes across client retries, Raft thesis §6.3): an entry applied
@@ -190,6 +191,36 @@ export interface StorageCompactionResult {
   readonly deferred: boolean;
 }
 
+export interface StorageCompactionStep {
+  readonly removedVersions: number;
+  /** True when no physical compaction is pending any more. */
+  readonly done: boolean;
+  /** True when a snapshot export or import runs, so the step did nothing. */
+  readonly deferred: boolean;
+}
+
+/** A physical compaction pass in progress (see MvccStore.compactStorageStep). */
+interface CompactionPass {
+  /** The floor this pass removes below: the store's floor when it began (at or below the current one). */
+  readonly floor: number;
+  /** The import epoch it began in (an import discards it). */
+  readonly epoch: number;
+  /** The first stored version the pass has not examined; undefined: the first of the partition. */
+  resumeAt: Uint8Array | undefined;
+  /** The key group the previous step stopped inside. */
+  group: CompactionGroup | undefined;
+}
+
+/** Per key: the newest version at or below the pass's floor seen so far, which a reader may still need. */
+interface CompactionGroup {
+  readonly groupKey: Uint8Array;
+  readonly userKey: Uint8Array;
+  /** Decoded from userKey on the group's first removal. */
+  tenant?: string;
+  aboveFloor: boolean;
+  newestAtFloor?: { readonly storageKey: Uint8Array; readonly revision: number; readonly isTombstone: boolean; readonly bytes: number };
+}
+
 /** The newest stored version of a key at some revision. */
 interface FoundVersion {
   readonly revision: number;
@@ -250,6 +281,12 @@ interface ImportedDedupEntries {
    * the oldest live entry's createdBeforeMs, never decreases as entries are evicted).
    */
   last: { readonly index: number; readonly createdBeforeMs: number } | undefined;
+}
+
+/** What a serializable commit's prefix validation has examined so far (retained keys and versions). */
+interface ValidationBudget {
+  keys: number;
+  versions: number;
 }
 
 /** What to do about an entry's request id. */
@@ -318,6 +355,12 @@ export class MvccStore {
   private exportsInFlight = 0;
   /** Bumped by every snapshot import, so a read that overlapped one can tell. */
   private epoch = 0;
+  /** Versions below the floor may still await physical removal (see compactStorageStep). */
+  private storageCompactionPendingValue = false;
+  private compactionPass: CompactionPass | undefined;
+  private compactionStepInFlight: Promise<StorageCompactionStep> | undefined;
+  /** Set while importSnapshot runs: no compaction step starts. */
+  private importing = false;
   /** Invariant: the sum over stored keys, as rebuildKeyState computes it (kept by every apply). */
   private usage = new Map<string, TenantUsageCount>();
   private readonly cache: VersionCache | undefined;
@@ -331,7 +374,9 @@ export class MvccStore {
    * - A commit sets the written keys to the new revision in the same synchronous step that moves
    *   the store's revision, after its batch is written (as the version cache).
    * - Physical compaction removes a key's newest version only when it is a tombstone at or below
-   *   the floor with nothing above it; it then removes the key from the index.
+   *   the floor with nothing above it; it removes the key from the index just before (while the
+   *   index still names that tombstone), so a key may briefly be missing from the index while its
+   *   tombstone is still stored: both read as "not found".
    * - An import empties it and marks it incomplete; rebuildKeyState (at open and at the end of an
    *   import) rebuilds it from a scan of every stored version and marks it complete.
    */
@@ -413,9 +458,13 @@ export class MvccStore {
     const newest = new Map<string, number>();
     const expiry = new ExpiryIndex();
     // Per key: its newest version so far, and the bytes of the older ones (its history so far).
-    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number } | undefined;
+    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number; atFloor: number; atFloorTombstone: boolean } | undefined;
+    // Whether some stored version is one physical compaction would remove (see compactStorageStep).
+    let removable = false;
+    const floor = this.compactedRevisionValue;
     const flush = (): void => {
       if (group === undefined) return;
+      if (group.atFloor > 1 || group.atFloorTombstone) removable = true;
       const key = decodeUtf8(group.userKey);
       if (this.keyIndexEnabled) newest.set(key, group.revision);
       if (group.last.kind === 'value') expiry.set(key, group.last.expiresAtMs);
@@ -428,16 +477,21 @@ export class MvccStore {
       const parsed = this.layout.parseVersionKey(storageKey);
       if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
         flush();
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record), revision: parsed.revision, olderBytes: 0 };
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record), revision: parsed.revision, olderBytes: 0, atFloor: 0, atFloorTombstone: false };
       } else {
         group.olderBytes += versionBytes(group.userKey.length, group.last);
         group.last = decodeVersionRecord(record);
         group.revision = parsed.revision;
       }
+      if (parsed.revision <= floor) {
+        group.atFloor++;
+        group.atFloorTombstone = group.last.kind === 'tombstone';
+      }
     }
     flush();
     this.usage = usage;
     this.expiry = expiry;
+    this.storageCompactionPendingValue = removable;
     if (this.keyIndexEnabled) {
       this.newestRevisionOf = newest;
       this.keyIndexComplete = true;
@@ -562,7 +616,6 @@ export class MvccStore {
         ? await this.planDedupRecord(request.requestId, context.index, decided)
         : { outcome: decided, dedupPlan: undefined };
     await this.commit(outcome, context.index, context.nowMs, dedupPlan);
-    if (outcome.newCompactedRevision !== undefined) await this.removeCompactedVersions();
     return this.resultOf(context.index, outcome);
   }
 
@@ -842,14 +895,68 @@ export class MvccStore {
       }
     }
     if (txn.isolation !== 'serializable') return;
-    for (const keyPrefix of txn.readPrefixes) {
-      for await (const [storageKey] of this.engine.iterate(this.layout.versionsOfPrefix(keyPrefix))) {
-        const parsed = this.layout.parseVersionKey(storageKey);
-        if (parsed.revision > txn.snapshotRevision) {
-          throw this.conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
-        }
+    // The scan must not overlap a compaction step: an iterator may or may not see a concurrent
+    // removal, and one that saw a key's older value but not its removed tombstone would count a
+    // version another replica does not. Wait for the step in flight (one bounded step); no step
+    // starts while an apply runs (compactStorageStep defers).
+    if (txn.readPrefixes.length > 0 && this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
+    const budget: ValidationBudget = { keys: 0, versions: 0 };
+    for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget);
+  }
+
+  /**
+   * Serializable validation of one read prefix: TXN_CONFLICT when a key under it has a version
+   * above the snapshot revision (a change or a phantom). It runs inside apply on every replica, so
+   * it is bounded: over all the commit's read prefixes it examines at most maxTxnPrefixKeys keys
+   * and maxScanVersions versions (the bounds of a transaction's prefix read and of a scan page),
+   * and past either it fails the commit with RESOURCE_EXHAUSTED and changes nothing.
+   *
+   * Determinism: the bound counts only *retained* versions, which are replicated state: every
+   * version above the compaction floor, and a key's newest version at or below the floor when it
+   * is a value. Physical compaction removes exactly the other versions (older ones below the
+   * floor, and a newest tombstone at or below it), at its own pace on each replica, so those are
+   * skipped uncounted. Every replica then counts the same versions in the same (key) order and
+   * meets the same conflict or the same bound first. Versions above the snapshot revision are
+   * above the floor (checkTxn refused a snapshot below it), so a conflict is always retained.
+   */
+  private async validateReadPrefix(txn: TxnCommand, keyPrefix: string, budget: ValidationBudget): Promise<void> {
+    const floor = this.compactedRevisionValue;
+    // The group being scanned, and whether its newest version at or below the floor seen so far
+    // is a value (retained unless a newer version at or below the floor follows).
+    let groupKey: Uint8Array | undefined;
+    let counted = false;
+    let pendingAtFloor = false;
+    const countVersion = (): void => {
+      if (!counted) {
+        counted = true;
+        budget.keys++;
+      }
+      budget.versions++;
+      if (budget.keys > this.limits.maxTxnPrefixKeys || budget.versions > this.limits.maxScanVersions) throw this.validationTooLarge(txn, keyPrefix);
+    };
+    const settleAtFloor = (): void => {
+      if (pendingAtFloor) countVersion();
+      pendingAtFloor = false;
+    };
+    for await (const [storageKey, record] of this.engine.iterate(this.layout.versionsOfPrefix(keyPrefix))) {
+      const parsed = this.layout.parseVersionKey(storageKey);
+      if (groupKey === undefined || !equalBytes(parsed.groupKey, groupKey)) {
+        settleAtFloor();
+        groupKey = parsed.groupKey.slice();
+        counted = false;
+      }
+      if (parsed.revision <= floor) {
+        // Versions come in ascending revision order: this one supersedes the pending one.
+        pendingAtFloor = decodeVersionRecord(record).kind === 'value';
+        continue;
+      }
+      settleAtFloor();
+      countVersion();
+      if (parsed.revision > txn.snapshotRevision) {
+        throw this.conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
       }
     }
+    settleAtFloor();
   }
 
   /**
@@ -886,7 +993,11 @@ export class MvccStore {
         }
       }
     }
-    if (outcome.newCompactedRevision !== undefined) this.compactedRevisionValue = outcome.newCompactedRevision;
+    if (outcome.newCompactedRevision !== undefined) {
+      this.compactedRevisionValue = outcome.newCompactedRevision;
+      // The removal runs beside the loop, in bounded steps (compactStorageStep).
+      this.storageCompactionPendingValue = true;
+    }
     for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes, delta.historyBytes);
   }
 
@@ -907,8 +1018,9 @@ export class MvccStore {
       const storageKey = this.layout.versionKey(key, newest);
       const record = this.engine.getSync !== undefined ? this.engine.getSync(storageKey) : await this.engine.get(storageKey);
       if (record === undefined) {
-        // Only an import that replaced the store meanwhile explains it (the reader then fails).
-        assert(this.epoch !== epoch, `key index names version ${newest} of a key that has no such version`);
+        // Only an import that replaced the store meanwhile (the reader then fails), or a compaction
+        // step that removed this tombstone meanwhile (it forgets the key first), explains it.
+        assert(this.epoch !== epoch || this.newestRevisionOf.get(key) !== newest, `key index names version ${newest} of a key that has no such version`);
         return undefined;
       }
       found = { revision: newest, stored: decodeVersionRecord(record) };
@@ -1046,20 +1158,147 @@ export class MvccStore {
   // Compaction
 
   /**
-   * Removes the versions no reader at or above the compaction floor needs: for each key, every
-   * version older than its newest version at or below the floor, and that newest one too when it
-   * is a tombstone. Versions above the floor are never touched. Applying a compact command runs
-   * this; it is also safe to call again at any time (it finishes work a crash interrupted).
-   * It also deletes evicted dedup results that applies have not deleted yet (they leave them
-   * while an export runs). While a snapshot export runs it does nothing, so the export keeps
-   * every version and dedup result it needs.
+   * Physical compaction removes the versions no reader at or above the compaction floor needs: for
+   * each key, every version older than its newest version at or below the floor, and that newest
+   * one too when it is a tombstone. Versions above the floor are never touched.
+   *
+   * Applying a compact command only moves the floor (replicated, identical everywhere) and marks
+   * the work pending; the removal runs beside the Raft loop in bounded steps (compactStorageStep:
+   * at most compactionBatchOps stored versions examined and one storage write each), so a large
+   * partition never stalls apply. Every replica removes at its own pace, which changes no logical
+   * state: reads at or above the floor see the same versions before and after a removal, and
+   * nothing apply decides depends on versions compaction may remove (see validateReadPrefix).
+   *
+   * Invariants of a pass (`compactionPass`):
+   * - Its floor is the store's floor when the pass began; the floor only rises, so the pass never
+   *   removes a version a reader at or above the current floor needs. A pass that ends after the
+   *   floor rose leaves the work pending and the next step starts a new pass at the new floor.
+   * - The scan resumes at `resumeAt`, the first stored version it has not examined, and carries the
+   *   key group it stopped inside. Applies meanwhile only add versions above the floor, which the
+   *   pass never removes.
+   * - It forgets a key in the key index only while the index still names the tombstone it removes
+   *   (an apply may have written the key again since the scan saw it), and before the storage
+   *   write, so a reader never looks for a version that is gone.
+   * - No step runs while a snapshot export runs (an export whose floor is below a later pass's
+   *   floor needs the versions between them) or while an import runs; an import waits for the
+   *   step in flight and discards the pass.
+   */
+  get storageCompactionPending(): boolean {
+    return this.storageCompactionPendingValue;
+  }
+
+  /**
+   * One bounded step of the pending physical compaction (see above): examines at most
+   * compactionBatchOps stored versions from where the previous step stopped and removes, in one
+   * storage write, those no reader needs. `done` when nothing is pending any more; `deferred` when
+   * an export (or import) runs, so the step did nothing. Safe alongside applies and reads; steps
+   * must not overlap each other (asserted).
+   */
+  async compactStorageStep(): Promise<StorageCompactionStep> {
+    assert(this.compactionStepInFlight === undefined, 'compaction steps must not overlap');
+    if (!this.storageCompactionPendingValue) return { removedVersions: 0, done: true, deferred: false };
+    // Not while an apply or import runs (see checkTxn), nor while an export needs the versions.
+    if (this.exportsInFlight > 0 || this.importing || this.exclusive || this.needsSnapshotValue) return { removedVersions: 0, done: false, deferred: true };
+    const step = this.runCompactionStep();
+    this.compactionStepInFlight = step;
+    try {
+      return await step;
+    } finally {
+      this.compactionStepInFlight = undefined;
+    }
+  }
+
+  private async runCompactionStep(): Promise<StorageCompactionStep> {
+    this.compactionPass ??= { floor: this.compactedRevisionValue, epoch: this.epoch, resumeAt: undefined, group: undefined };
+    const pass = this.compactionPass;
+    const maxExamined = this.limits.compactionBatchOps;
+    const deletions: WriteOperation[] = [];
+    // The history bytes the deletions free, per tenant: every version removed here is history (an
+    // older version, or a newest tombstone), never a live value.
+    const freed = new Map<string, TenantUsageCount>();
+    const forgotten: Array<{ key: string; revision: number }> = [];
+    const remove = (group: CompactionGroup, version: { storageKey: Uint8Array; bytes: number }): void => {
+      group.tenant ??= tenantOfInternalKey(decodeUtf8(group.userKey));
+      deletions.push({ type: 'del', key: version.storageKey });
+      addUsage(freed, group.tenant, 0, 0, version.bytes);
+    };
+    const finishGroup = (group: CompactionGroup | undefined): void => {
+      if (group?.newestAtFloor?.isTombstone !== true) return;
+      // The key's last version goes: it leaves the key index (see newestRevisionOf). Readers see
+      // no difference: a tombstone and no version at all both read as "not found".
+      if (!group.aboveFloor) forgotten.push({ key: decodeUtf8(group.userKey), revision: group.newestAtFloor.revision });
+      remove(group, group.newestAtFloor);
+    };
+    const versions = this.layout.allVersionsRange();
+    const range = pass.resumeAt === undefined ? versions : { ...versions, gte: pass.resumeAt };
+    let examined = 0;
+    let reachedEnd = true;
+    for await (const [storageKey, record] of this.engine.iterate({ ...range, limit: maxExamined + 1 })) {
+      if (examined === maxExamined) {
+        pass.resumeAt = storageKey.slice();
+        reachedEnd = false;
+        break;
+      }
+      examined++;
+      const parsed = this.layout.parseVersionKey(storageKey);
+      let group = pass.group;
+      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
+        finishGroup(group);
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), aboveFloor: false };
+        pass.group = group;
+      }
+      if (parsed.revision > pass.floor) {
+        group.aboveFloor = true;
+        continue;
+      }
+      if (group.newestAtFloor !== undefined) remove(group, group.newestAtFloor);
+      const version = decodeVersionRecord(record);
+      group.newestAtFloor = {
+        storageKey: storageKey.slice(),
+        revision: parsed.revision,
+        isTombstone: version.kind === 'tombstone',
+        bytes: versionBytes(group.userKey.length, version),
+      };
+    }
+    if (reachedEnd) {
+      finishGroup(pass.group);
+      pass.group = undefined;
+    }
+    // An import cannot start while this step runs (it waits for it), so the state is the one scanned.
+    assert.equal(this.epoch, pass.epoch, 'a snapshot import overlapped a compaction step');
+    for (const { key, revision } of forgotten) if (this.newestRevisionOf.get(key) === revision) this.newestRevisionOf.delete(key);
+    if (deletions.length > 0) await this.engine.write(deletions);
+    for (const [tenant, bytes] of freed) addUsage(this.usage, tenant, 0, 0, -bytes.historyBytes);
+    if (reachedEnd) {
+      this.compactionPass = undefined;
+      // A floor that rose during the pass leaves versions below it for a new pass.
+      if (this.compactedRevisionValue === pass.floor) this.storageCompactionPendingValue = false;
+    }
+    return { removedVersions: deletions.length, done: !this.storageCompactionPendingValue, deferred: false };
+  }
+
+  /**
+   * Runs the pending physical compaction to its end (step after step; the node runs the steps
+   * beside its loop instead), then deletes evicted dedup results that applies have not deleted yet
+   * (they leave them while an export runs). While a snapshot export runs it does nothing
+   * (`deferred`), so the export keeps every version and dedup result it needs. Safe to call at any
+   * time; not alongside an apply.
    */
   async compactStorage(): Promise<StorageCompactionResult> {
+    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
+    if (this.exportsInFlight > 0) return { removedVersions: 0, removedDedupEntries: 0, deferred: true };
+    let removedVersions = 0;
+    // Bounded: each step examines compactionBatchOps more versions of the partition, and no apply
+    // runs meanwhile to raise the floor, so at most two passes over the stored versions happen.
+    for (;;) {
+      const step = await this.compactStorageStep();
+      removedVersions += step.removedVersions;
+      if (step.deferred) return { removedVersions, removedDedupEntries: 0, deferred: true };
+      if (step.done) break;
+    }
     this.enterExclusive();
     try {
-      const versions = await this.removeCompactedVersions();
-      if (versions.deferred) return { ...versions, removedDedupEntries: 0 };
-      return { ...versions, removedDedupEntries: await this.removeEvictedDedupEntries() };
+      return { removedVersions, removedDedupEntries: await this.removeEvictedDedupEntries(), deferred: false };
     } finally {
       this.exclusive = false;
     }
@@ -1078,65 +1317,6 @@ export class MvccStore {
       await this.engine.write(removal.operations);
       removed += removal.removedEntries;
     }
-  }
-
-  private async removeCompactedVersions(): Promise<{ removedVersions: number; deferred: boolean }> {
-    assert(this.exclusive);
-    if (this.exportsInFlight > 0) return { removedVersions: 0, deferred: true };
-    const floor = this.compactedRevisionValue;
-    let pending: WriteOperation[] = [];
-    // The history bytes the pending deletions free, per tenant: every version removed here is
-    // history (an older version, or a newest tombstone), never a live value.
-    let pendingFreed = new Map<string, TenantUsageCount>();
-    let removedVersions = 0;
-    const flushPending = async (): Promise<void> => {
-      await this.engine.write(pending);
-      for (const [tenant, freed] of pendingFreed) addUsage(this.usage, tenant, 0, 0, -freed.historyBytes);
-      pending = [];
-      pendingFreed = new Map();
-    };
-    const remove = async (of: { userKey: Uint8Array; tenant?: string }, version: { storageKey: Uint8Array; bytes: number }): Promise<void> => {
-      of.tenant ??= tenantOfInternalKey(decodeUtf8(of.userKey));
-      pending.push({ type: 'del', key: version.storageKey });
-      addUsage(pendingFreed, of.tenant, 0, 0, version.bytes);
-      removedVersions++;
-      if (pending.length >= this.limits.compactionBatchOps) await flushPending();
-    };
-    // Per key: the newest version at or below the floor seen so far, which a reader may still need.
-    let group:
-      | {
-          groupKey: Uint8Array;
-          userKey: Uint8Array;
-          /** Decoded from userKey on the group's first removal. */
-          tenant?: string;
-          aboveFloor: boolean;
-          newestAtFloor?: { storageKey: Uint8Array; isTombstone: boolean; bytes: number };
-        }
-      | undefined;
-    const finishGroup = async (): Promise<void> => {
-      if (group?.newestAtFloor?.isTombstone !== true) return;
-      // The key's last version goes: it leaves the key index (see newestRevisionOf). Readers see
-      // no difference: a tombstone and no version at all both read as "not found".
-      if (!group.aboveFloor) this.newestRevisionOf.delete(decodeUtf8(group.userKey));
-      await remove(group, group.newestAtFloor);
-    };
-    for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
-      const parsed = this.layout.parseVersionKey(storageKey);
-      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
-        await finishGroup();
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), aboveFloor: false };
-      }
-      if (parsed.revision > floor) {
-        group.aboveFloor = true;
-        continue;
-      }
-      if (group.newestAtFloor !== undefined) await remove(group, group.newestAtFloor);
-      const version = decodeVersionRecord(record);
-      group.newestAtFloor = { storageKey, isTombstone: version.kind === 'tombstone', bytes: versionBytes(group.userKey.length, version) };
-    }
-    await finishGroup();
-    if (pending.length > 0) await flushPending();
-    return { removedVersions, deferred: false };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1204,6 +1384,12 @@ export class MvccStore {
     const checked = Array.isArray(chunks) ? this.checkedSnapshotHeader(chunks as readonly Uint8Array[]) : undefined;
     // The mark names the index being installed when it is known (diagnostics after a crash).
     const mark = checked === undefined ? new Uint8Array(0) : encodeUint64BE(checked.appliedIndex);
+    // A compaction step in flight finishes first; none starts until the import ends, and the pass
+    // it belonged to is discarded (rebuildKeyState decides what the imported state needs).
+    this.importing = true;
+    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
+    this.compactionPass = undefined;
+    this.storageCompactionPendingValue = false;
     this.enterExclusive();
     this.epoch++;
     this.needsSnapshotValue = true;
@@ -1242,6 +1428,7 @@ export class MvccStore {
       this.epoch++;
       this.cache?.clear(this.cacheStoreId);
       this.exclusive = false;
+      this.importing = false;
     }
   }
 
@@ -1430,6 +1617,14 @@ export class MvccStore {
       'COMPACTED',
       `revision ${revision} has been compacted; the oldest readable revision is ${this.compactedRevisionValue}`,
       { revision, compactedRevision: this.compactedRevisionValue },
+    );
+  }
+
+  private validationTooLarge(txn: TxnCommand, keyPrefix: string): AtollError {
+    return new AtollError(
+      'RESOURCE_EXHAUSTED',
+      `a serializable commit validates at most ${this.limits.maxTxnPrefixKeys} keys and ${this.limits.maxScanVersions} versions under its read prefixes`,
+      { keyPrefix, snapshotRevision: txn.snapshotRevision, maxKeys: this.limits.maxTxnPrefixKeys, maxVersions: this.limits.maxScanVersions },
     );
   }
 

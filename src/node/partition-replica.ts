@@ -173,6 +173,8 @@ export class PartitionReplica {
   snapshotsExported = 0;
   private readonly nowMs: () => number;
   private readonly maxEntriesWhileSnapshotHeld: number;
+  /** True while a physical compaction step runs beside the loop (one per group at a time). */
+  compactingStorage = false;
   private appliedSinceSnapshot = 0;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
@@ -375,6 +377,21 @@ export class PartitionReplica {
   /** Raft asked for snapshot data this replica does not hold (a follower needs it). */
   needsSnapshotBuild(): boolean {
     return this.snapshotWanted;
+  }
+
+  /** Versions below the compaction floor await physical removal and no step runs now. */
+  needsStorageCompaction(): boolean {
+    return !this.compactingStorage && this.mvcc.storageCompactionPending;
+  }
+
+  /**
+   * One bounded step of physical compaction (MvccStore.compactStorageStep), run beside the loop:
+   * applies and reads go on meanwhile. Resolves true when more remains and may run at once (false
+   * when done, or deferred by a snapshot export or import).
+   */
+  async compactStorageStep(): Promise<boolean> {
+    const step = await this.mvcc.compactStorageStep();
+    return !step.done && !step.deferred;
   }
 
   /** Whether the log is due for compaction; the loop asks once per iteration. */

@@ -35,6 +35,12 @@ export interface DrivenGroup {
   needsSnapshotBuild(): boolean;
   exportSnapshot(): Promise<Snapshot | undefined>;
   adoptSnapshot(snapshot: Snapshot): WriteOperation[];
+  /** True while a storage compaction step runs beside the loop (one per group at a time). */
+  compactingStorage?: boolean;
+  /** Whether a physical compaction step is due (state-machine history below its floor). */
+  needsStorageCompaction?(): boolean;
+  /** One bounded physical compaction step; resolves true when another may follow at once. */
+  compactStorageStep?(): Promise<boolean>;
   failAll(error: AtollError): void;
 }
 
@@ -240,6 +246,7 @@ export class RaftDriver<G extends DrivenGroup> {
    */
   private maybeBuildSnapshots(): void {
     const { logger } = this.options;
+    this.maybeCompactStorage();
     for (const group of this.groups.values()) {
       if (group.needsCompaction()) this.pendingLogOps.push(...group.compactLog());
       if (group.exporting || !group.needsSnapshotBuild()) continue;
@@ -259,6 +266,33 @@ export class RaftDriver<G extends DrivenGroup> {
         .finally(() => {
           group.exporting = false;
           this.scheduleLoop();
+        });
+    }
+  }
+
+  /**
+   * Starts the due physical compaction steps, one per group, each beside the loop (the group keeps
+   * running and applying meanwhile). Each step is bounded (MvccStore.compactStorageStep), and the
+   * next one starts at the end of a later iteration, so the loop is never held by a whole pass.
+   */
+  private maybeCompactStorage(): void {
+    const { logger } = this.options;
+    for (const group of this.groups.values()) {
+      if (group.compactStorageStep === undefined || group.compactingStorage === true || group.needsStorageCompaction?.() !== true) continue;
+      group.compactingStorage = true;
+      let more = false;
+      void group
+        .compactStorageStep()
+        .then((again) => {
+          more = again;
+        })
+        .catch((error: unknown) => {
+          if (this.closedFlag) logger.debug({ err: error, partition: group.id }, 'storage compaction step stopped by shutdown');
+          else logger.error({ err: error, partition: group.id }, 'storage compaction step failed');
+        })
+        .finally(() => {
+          group.compactingStorage = false;
+          if (more) this.scheduleLoop();
         });
     }
   }

@@ -123,7 +123,7 @@ export function encodeKvOperation(operation: KvOperation): Partial<KvRequestMess
 }
 
 /** Reads the request case of a decoded StreamRequest or ForwardRequest. */
-export function decodeKvOperation(container: Partial<KvRequestMessages>, kind: unknown): KvOperation {
+export function decodeKvOperation(container: { readonly [K in KvKind]?: KvRequestMessages[K] | null }, kind: unknown): KvOperation {
   if (!isKvKind(kind)) {
     throw new AtollError('INVALID_ARGUMENT', `the request names no operation (expected one of ${kvKinds.join(', ')})`);
   }
@@ -136,7 +136,7 @@ export function encodeKvResult(result: KvResult): Partial<KvResponseMessages> {
 }
 
 /** Reads the response case of a decoded StreamResponse or ForwardResponse. */
-export function decodeKvResult(container: Partial<KvResponseMessages>, kind: unknown): KvResult {
+export function decodeKvResult(container: { readonly [K in KvKind]?: KvResponseMessages[K] | null }, kind: unknown): KvResult {
   if (!isKvKind(kind)) throw new AtollError('INTERNAL', `the response carries no known result (got ${String(kind)})`);
   return { kind, response: codecOf(kind).decodeResponse(container[kind]) } as KvResult;
 }

@@ -1,5 +1,6 @@
 /**
- * Loads Atoll's .proto files at run time with @grpc/proto-loader (no generated code), so the
+ * Loads Atoll's .proto files at run time with @grpc/proto-loader (no generated runtime code; the
+ * TypeScript types are generated from the same files, see wire-types.ts), so the
  * files in `proto/` are the single source of the wire format. This module and its neighbours are
  * the only place protobuf shapes appear; the rest of the code speaks src/node/api.ts types.
  *

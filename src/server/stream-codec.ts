@@ -75,10 +75,10 @@ export function decodeStreamResponse(message: unknown): DecodedStreamResponse {
 }
 
 /** Rebuilds the AtollError of a StreamError, with the same details a unary error would have. */
-export function atollErrorOfStreamError(streamError: StreamErrorMessage | undefined): AtollError {
+export function atollErrorOfStreamError(streamError: StreamErrorMessage | null | undefined): AtollError {
   const code = isAtollErrorCode(streamError?.code) ? streamError.code : 'INTERNAL';
   const details: Record<string, unknown> = { grpcStatus: streamError?.grpcStatus ?? 0 };
-  if (streamError !== undefined && streamError.leaderHint !== '' && streamError.leaderId > 0) {
+  if (streamError !== undefined && streamError !== null && streamError.leaderHint !== '' && (streamError.leaderId ?? 0) > 0) {
     details['leaderHint'] = { nodeId: streamError.leaderId, address: streamError.leaderHint };
   }
   if (streamError?.notApplied === true) details['neverSent'] = true;

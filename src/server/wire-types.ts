@@ -1,215 +1,92 @@
 /**
- * The shapes of atoll.v1 messages as proto-loader hands them over with the options in protos.ts:
- * lowerCamelCase fields, 64-bit integers as decimal strings, enums as names, bytes as Buffers
- * (typed here as Uint8Array), unset proto3 `optional` fields absent. The same shapes are accepted
- * when encoding. Written by hand to match proto/atoll/v1/*.proto; convert.ts is the only code
- * that should build or read them.
+ * The names the code uses for atoll.v1 messages, as thin aliases of the types generated from
+ * proto/atoll/v1/*.proto into src/server/generated/ (scripts/gen-wire-types.mjs; never edit those
+ * by hand: `npm run gen:wire-types` rewrites them, and test/server/generated-wire-types.test.ts
+ * fails when they are stale). The types therefore cannot drift from the API.
+ *
+ * Each alias is the generated *permissive* type (every field optional, bytes as Buffer or
+ * Uint8Array, 64-bit integers as string, number or Long): what grpc-js accepts when encoding. The
+ * encoders in convert.ts build them with 64-bit integers as decimal strings; the decoders treat a
+ * received message as `Partial` of the same type and check every field at run time, since
+ * proto-loader (options in protos.ts) hands over lowerCamelCase fields, 64-bit integers as decimal
+ * strings, enums as names, bytes as Buffers, defaults for unset scalars, and the chosen oneof case
+ * as a virtual property. convert.ts is the only code that should build or read them.
  */
+import type { BeginTransactionRequest } from './generated/atoll/v1/BeginTransactionRequest.js';
+import type { BeginTransactionResponse } from './generated/atoll/v1/BeginTransactionResponse.js';
+import type { ClusterInfoResponse } from './generated/atoll/v1/ClusterInfoResponse.js';
+import type { CommitRequest } from './generated/atoll/v1/CommitRequest.js';
+import type { CommitResponse } from './generated/atoll/v1/CommitResponse.js';
+import type { Consistency__Output } from './generated/atoll/v1/Consistency.js';
+import type { DeleteRequest } from './generated/atoll/v1/DeleteRequest.js';
+import type { DeleteResponse } from './generated/atoll/v1/DeleteResponse.js';
+import type { ExecuteScriptRequest } from './generated/atoll/v1/ExecuteScriptRequest.js';
+import type { ExecuteScriptResponse } from './generated/atoll/v1/ExecuteScriptResponse.js';
+import type { ExistsRequest } from './generated/atoll/v1/ExistsRequest.js';
+import type { ExistsResponse } from './generated/atoll/v1/ExistsResponse.js';
+import type { ExtendRequest } from './generated/atoll/v1/ExtendRequest.js';
+import type { ExtendResponse } from './generated/atoll/v1/ExtendResponse.js';
+import type { ForwardRequest } from './generated/atoll/v1/ForwardRequest.js';
+import type { ForwardResponse } from './generated/atoll/v1/ForwardResponse.js';
+import type { GetByPrefixRequest } from './generated/atoll/v1/GetByPrefixRequest.js';
+import type { GetByPrefixResponse } from './generated/atoll/v1/GetByPrefixResponse.js';
+import type { GetRequest } from './generated/atoll/v1/GetRequest.js';
+import type { GetResponse } from './generated/atoll/v1/GetResponse.js';
+import type { IncrementRequest } from './generated/atoll/v1/IncrementRequest.js';
+import type { IncrementResponse } from './generated/atoll/v1/IncrementResponse.js';
+import type { Isolation__Output } from './generated/atoll/v1/Isolation.js';
+import type { KeyLoad } from './generated/atoll/v1/KeyLoad.js';
+import type { KeyRecord } from './generated/atoll/v1/KeyRecord.js';
+import type { NodeInfo } from './generated/atoll/v1/NodeInfo.js';
+import type { PartitionInfo } from './generated/atoll/v1/PartitionInfo.js';
+import type { PutRequest } from './generated/atoll/v1/PutRequest.js';
+import type { PutResponse } from './generated/atoll/v1/PutResponse.js';
+import type { StreamError } from './generated/atoll/v1/StreamError.js';
+import type { StreamRequest } from './generated/atoll/v1/StreamRequest.js';
+import type { StreamResponse } from './generated/atoll/v1/StreamResponse.js';
+import type { TransferLeaderRequest } from './generated/atoll/v1/TransferLeaderRequest.js';
+import type { TxnWrite } from './generated/atoll/v1/TxnWrite.js';
 
 /** A signed 64-bit integer as decimal text (uint64 fields use the same form). */
 export type Int64Text = string;
 
-export type ConsistencyName = 'LINEARIZABLE' | 'STALE';
+/** Enum values by name, as proto-loader decodes them (enums: String). */
+export type ConsistencyName = Consistency__Output;
+export type IsolationName = Isolation__Output;
 
-export type IsolationName = 'SNAPSHOT' | 'SERIALIZABLE';
-
-export interface KeyRecordMessage {
-  key: string;
-  value: Uint8Array;
-  createRevision: Int64Text;
-  modRevision: Int64Text;
-  version: Int64Text;
-  expiresAtMs: Int64Text;
-}
-
-export interface GetRequestMessage {
-  key: string;
-  revision?: Int64Text;
-  consistency?: ConsistencyName;
-  transaction?: string;
-}
-
-export interface GetResponseMessage {
-  found: boolean;
-  value: Uint8Array;
-  createRevision: Int64Text;
-  modRevision: Int64Text;
-  version: Int64Text;
-  expiresAtMs: Int64Text;
-  revision: Int64Text;
-}
-
-export interface PutRequestMessage {
-  key: string;
-  value: Uint8Array;
-  ttlMs?: Int64Text;
-  keepTtl?: boolean;
-  ifAbsent?: boolean;
-  ifPresent?: boolean;
-  ifModRevision?: Int64Text;
-  ifValue?: Uint8Array;
-  returnPrevious?: boolean;
-  requestId?: string;
-}
-
-export interface PutResponseMessage {
-  applied: boolean;
-  revision: Int64Text;
-  /** proto-loader reports an unset message field as null. */
-  previous?: KeyRecordMessage | null;
-}
-
-export interface DeleteRequestMessage {
-  key: string;
-  ifModRevision?: Int64Text;
-  ifValue?: Uint8Array;
-  requestId?: string;
-}
-
-export interface DeleteResponseMessage {
-  deleted: boolean;
-  revision: Int64Text;
-}
-
-export interface IncrementRequestMessage {
-  key: string;
-  delta: Int64Text;
-  ttlMs?: Int64Text;
-  requestId?: string;
-}
-
-export interface IncrementResponseMessage {
-  value: Int64Text;
-  revision: Int64Text;
-}
-
-export interface ExistsRequestMessage {
-  key: string;
-  consistency?: ConsistencyName;
-  transaction?: string;
-}
-
-export interface ExistsResponseMessage {
-  exists: boolean;
-  revision: Int64Text;
-}
-
-export interface ExtendRequestMessage {
-  key: string;
-  ttlMs: Int64Text;
-  requestId?: string;
-}
-
-export interface ExtendResponseMessage {
-  extended: boolean;
-  expiresAtMs: Int64Text;
-  revision: Int64Text;
-}
-
-export interface GetByPrefixRequestMessage {
-  prefix: string;
-  revision?: Int64Text;
-  limit?: number;
-  pageToken?: string;
-  consistency?: ConsistencyName;
-  transaction?: string;
-}
-
-export interface GetByPrefixResponseMessage {
-  items: KeyRecordMessage[];
-  revision: Int64Text;
-  nextPageToken: string;
-}
-
-export interface BeginTransactionRequestMessage {
-  key: string;
-  isolation?: IsolationName;
-}
-
-export interface BeginTransactionResponseMessage {
-  transaction: string;
-  partition: number;
-  bucket: string;
-  snapshotRevision: Int64Text;
-  isolation: IsolationName;
-  expiresAtMs: Int64Text;
-}
-
-export interface TxnWriteMessage {
-  key: string;
-  delete?: boolean;
-  value?: Uint8Array;
-  ttlMs?: Int64Text;
-  keepTtl?: boolean;
-}
-
-export interface CommitRequestMessage {
-  transaction: string;
-  writes: TxnWriteMessage[];
-  readKeys: string[];
-  readPrefixes: string[];
-  requestId?: string;
-}
-
-export interface CommitResponseMessage {
-  revision: Int64Text;
-}
-
-export interface ExecuteScriptRequestMessage {
-  script: string;
-  params: Record<string, string>;
-  isolation?: IsolationName;
-  bucket?: string;
-  requestId?: string;
-}
-
-export interface ExecuteScriptResponseMessage {
-  resultJson: string;
-  committed: boolean;
-  revision: Int64Text;
-  attempts: number;
-}
-
-export interface NodeInfoMessage {
-  id: number;
-  address: string;
-  reachable: boolean;
-}
-
-export interface PartitionInfoMessage {
-  id: number;
-  rangeStart: Int64Text;
-  rangeEnd: Int64Text;
-  replicas: number[];
-  leader: number;
-  term: Int64Text;
-  commitIndex: Int64Text;
-  appliedIndex: Int64Text;
-  revision: Int64Text;
-  requestsPerSecond: number;
-  topKeys: KeyLoadMessage[];
-}
-
-export interface KeyLoadMessage {
-  key: string;
-  requestsPerSecond: number;
-  errorPerSecond: number;
-  truncated: boolean;
-}
-
-export interface ClusterInfoResponseMessage {
-  nodeId: number;
-  partitionCount: number;
-  replicationFactor: number;
-  hashFunction: string;
-  nodes: NodeInfoMessage[];
-  partitions: PartitionInfoMessage[];
-}
-
-export interface TransferLeaderRequestMessage {
-  partition: number;
-  targetNode: number;
-}
+export type KeyRecordMessage = KeyRecord;
+export type GetRequestMessage = GetRequest;
+export type GetResponseMessage = GetResponse;
+export type PutRequestMessage = PutRequest;
+export type PutResponseMessage = PutResponse;
+export type DeleteRequestMessage = DeleteRequest;
+export type DeleteResponseMessage = DeleteResponse;
+export type IncrementRequestMessage = IncrementRequest;
+export type IncrementResponseMessage = IncrementResponse;
+export type ExistsRequestMessage = ExistsRequest;
+export type ExistsResponseMessage = ExistsResponse;
+export type ExtendRequestMessage = ExtendRequest;
+export type ExtendResponseMessage = ExtendResponse;
+export type GetByPrefixRequestMessage = GetByPrefixRequest;
+export type GetByPrefixResponseMessage = GetByPrefixResponse;
+export type BeginTransactionRequestMessage = BeginTransactionRequest;
+export type BeginTransactionResponseMessage = BeginTransactionResponse;
+export type TxnWriteMessage = TxnWrite;
+export type CommitRequestMessage = CommitRequest;
+export type CommitResponseMessage = CommitResponse;
+export type ExecuteScriptRequestMessage = ExecuteScriptRequest;
+export type ExecuteScriptResponseMessage = ExecuteScriptResponse;
+export type NodeInfoMessage = NodeInfo;
+export type PartitionInfoMessage = PartitionInfo;
+export type KeyLoadMessage = KeyLoad;
+export type ClusterInfoResponseMessage = ClusterInfoResponse;
+export type TransferLeaderRequestMessage = TransferLeaderRequest;
+export type StreamErrorMessage = StreamError;
+/** A StreamRequest: the id, a timeout and exactly one of the request cases (or `cancel`). */
+export type StreamRequestMessage = StreamRequest;
+export type StreamResponseMessage = StreamResponse;
+export type ForwardRequestMessage = ForwardRequest;
+export type ForwardResponseMessage = ForwardResponse;
 
 /** Request message types by oneof case name (the same names in StreamRequest and ForwardRequest). */
 export interface KvRequestMessages {
@@ -238,37 +115,3 @@ export interface KvResponseMessages {
   commit: CommitResponseMessage;
   executeScript: ExecuteScriptResponseMessage;
 }
-
-export interface StreamErrorMessage {
-  code: string;
-  message: string;
-  grpcStatus: number;
-  leaderHint: string;
-  leaderId: number;
-  notApplied?: boolean;
-}
-
-/** A StreamRequest: the id, a timeout and exactly one of the request cases (or `cancel`). */
-export type StreamRequestMessage = {
-  id: Int64Text;
-  timeoutMs?: number;
-  /** Set by the decoder: which oneof case is present. */
-  request?: keyof KvRequestMessages | 'cancel';
-  cancel?: Record<string, never>;
-} & Partial<KvRequestMessages>;
-
-export type StreamResponseMessage = {
-  id: Int64Text;
-  result?: keyof KvResponseMessages | 'error';
-  error?: StreamErrorMessage;
-} & Partial<KvResponseMessages>;
-
-export type ForwardRequestMessage = {
-  hops: number;
-  tenant?: string;
-  request?: keyof KvRequestMessages;
-} & Partial<KvRequestMessages>;
-
-export type ForwardResponseMessage = {
-  response?: keyof KvResponseMessages;
-} & Partial<KvResponseMessages>;

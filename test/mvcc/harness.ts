@@ -112,10 +112,16 @@ export class Partition {
     return new Partition(store, engine, prefix, options.limits, settings);
   }
 
-  /** Applies at the next index; with `requestId`, as a client request that may be retried. */
+  /**
+   * Applies at the next index; with `requestId`, as a client request that may be retried. After a
+   * compact command it runs the physical compaction steps to the end, as a node does beside its
+   * loop (unless an export defers them), so a test sees the removal done.
+   */
   async apply(command: Command, requestId?: string): Promise<ApplyResult> {
     this.index++;
-    return this.store.apply(command, { index: this.index, nowMs: this.nowMs, ...(requestId !== undefined && { requestId }) });
+    const result = await this.store.apply(command, { index: this.index, nowMs: this.nowMs, ...(requestId !== undefined && { requestId }) });
+    if (command.type === 'compact') await drainCompaction(this.store);
+    return result;
   }
 
   /** Applies and insists that it took effect. */
@@ -143,6 +149,17 @@ export class Partition {
     this.engine = await kind.reopen(this.engine);
     this.store = await MvccStore.open({ engine: this.engine, prefix: this.prefix, ...this.settings });
   }
+}
+
+/** Runs the pending physical compaction steps until done or deferred; returns the versions removed. */
+export async function drainCompaction(store: MvccStore): Promise<number> {
+  let removed = 0;
+  for (let guard = 0; guard < 1_000_000; guard++) {
+    const step = await store.compactStorageStep();
+    removed += step.removedVersions;
+    if (step.done || step.deferred) return removed;
+  }
+  throw new Error('compaction did not finish');
 }
 
 /** Every stored key of the engine, for checking what compaction and imports leave behind. */

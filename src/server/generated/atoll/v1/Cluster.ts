@@ -1,0 +1,59 @@
+// Original file: proto/atoll/v1/cluster.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ClusterInfoRequest as _atoll_v1_ClusterInfoRequest, ClusterInfoRequest__Output as _atoll_v1_ClusterInfoRequest__Output } from '../../atoll/v1/ClusterInfoRequest.js';
+import type { ClusterInfoResponse as _atoll_v1_ClusterInfoResponse, ClusterInfoResponse__Output as _atoll_v1_ClusterInfoResponse__Output } from '../../atoll/v1/ClusterInfoResponse.js';
+import type { TransferLeaderRequest as _atoll_v1_TransferLeaderRequest, TransferLeaderRequest__Output as _atoll_v1_TransferLeaderRequest__Output } from '../../atoll/v1/TransferLeaderRequest.js';
+import type { TransferLeaderResponse as _atoll_v1_TransferLeaderResponse, TransferLeaderResponse__Output as _atoll_v1_TransferLeaderResponse__Output } from '../../atoll/v1/TransferLeaderResponse.js';
+
+export interface ClusterClient extends grpc.Client {
+  /**
+   * The cluster's membership, partition table and leaders, as the answering node sees them.
+   */
+  ClusterInfo(argument: _atoll_v1_ClusterInfoRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  ClusterInfo(argument: _atoll_v1_ClusterInfoRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  ClusterInfo(argument: _atoll_v1_ClusterInfoRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  ClusterInfo(argument: _atoll_v1_ClusterInfoRequest, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * The cluster's membership, partition table and leaders, as the answering node sees them.
+   */
+  clusterInfo(argument: _atoll_v1_ClusterInfoRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  clusterInfo(argument: _atoll_v1_ClusterInfoRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  clusterInfo(argument: _atoll_v1_ClusterInfoRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  clusterInfo(argument: _atoll_v1_ClusterInfoRequest, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Asks a partition's leader to hand leadership to another replica.
+   */
+  TransferLeader(argument: _atoll_v1_TransferLeaderRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  TransferLeader(argument: _atoll_v1_TransferLeaderRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  TransferLeader(argument: _atoll_v1_TransferLeaderRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  TransferLeader(argument: _atoll_v1_TransferLeaderRequest, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Asks a partition's leader to hand leadership to another replica.
+   */
+  transferLeader(argument: _atoll_v1_TransferLeaderRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  transferLeader(argument: _atoll_v1_TransferLeaderRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  transferLeader(argument: _atoll_v1_TransferLeaderRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  transferLeader(argument: _atoll_v1_TransferLeaderRequest, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
+  
+}
+
+export interface ClusterHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * The cluster's membership, partition table and leaders, as the answering node sees them.
+   */
+  ClusterInfo: grpc.handleUnaryCall<_atoll_v1_ClusterInfoRequest__Output, _atoll_v1_ClusterInfoResponse>;
+  
+  /**
+   * Asks a partition's leader to hand leadership to another replica.
+   */
+  TransferLeader: grpc.handleUnaryCall<_atoll_v1_TransferLeaderRequest__Output, _atoll_v1_TransferLeaderResponse>;
+  
+}
+
+export interface ClusterDefinition extends grpc.ServiceDefinition {
+  ClusterInfo: MethodDefinition<_atoll_v1_ClusterInfoRequest, _atoll_v1_ClusterInfoResponse, _atoll_v1_ClusterInfoRequest__Output, _atoll_v1_ClusterInfoResponse__Output>
+  TransferLeader: MethodDefinition<_atoll_v1_TransferLeaderRequest, _atoll_v1_TransferLeaderResponse, _atoll_v1_TransferLeaderRequest__Output, _atoll_v1_TransferLeaderResponse__Output>
+}

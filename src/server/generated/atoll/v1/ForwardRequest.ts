@@ -1,0 +1,64 @@
+// Original file: proto/atoll/v1/cluster.proto
+
+import type { GetRequest as _atoll_v1_GetRequest, GetRequest__Output as _atoll_v1_GetRequest__Output } from '../../atoll/v1/GetRequest.js';
+import type { PutRequest as _atoll_v1_PutRequest, PutRequest__Output as _atoll_v1_PutRequest__Output } from '../../atoll/v1/PutRequest.js';
+import type { DeleteRequest as _atoll_v1_DeleteRequest, DeleteRequest__Output as _atoll_v1_DeleteRequest__Output } from '../../atoll/v1/DeleteRequest.js';
+import type { IncrementRequest as _atoll_v1_IncrementRequest, IncrementRequest__Output as _atoll_v1_IncrementRequest__Output } from '../../atoll/v1/IncrementRequest.js';
+import type { ExistsRequest as _atoll_v1_ExistsRequest, ExistsRequest__Output as _atoll_v1_ExistsRequest__Output } from '../../atoll/v1/ExistsRequest.js';
+import type { ExtendRequest as _atoll_v1_ExtendRequest, ExtendRequest__Output as _atoll_v1_ExtendRequest__Output } from '../../atoll/v1/ExtendRequest.js';
+import type { GetByPrefixRequest as _atoll_v1_GetByPrefixRequest, GetByPrefixRequest__Output as _atoll_v1_GetByPrefixRequest__Output } from '../../atoll/v1/GetByPrefixRequest.js';
+import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, BeginTransactionRequest__Output as _atoll_v1_BeginTransactionRequest__Output } from '../../atoll/v1/BeginTransactionRequest.js';
+import type { CommitRequest as _atoll_v1_CommitRequest, CommitRequest__Output as _atoll_v1_CommitRequest__Output } from '../../atoll/v1/CommitRequest.js';
+import type { ExecuteScriptRequest as _atoll_v1_ExecuteScriptRequest, ExecuteScriptRequest__Output as _atoll_v1_ExecuteScriptRequest__Output } from '../../atoll/v1/ExecuteScriptRequest.js';
+
+/**
+ * Internal. A client request forwarded to the partition's leader.
+ */
+export interface ForwardRequest {
+  /**
+   * How many nodes already forwarded this request; bounded to stop forwarding loops.
+   */
+  'hops'?: (number);
+  /**
+   * The caller's tenant, as the node that authenticated the call found it (empty: "default").
+   * The request's keys are already in that tenant's internal form.
+   */
+  'tenant'?: (string);
+  'get'?: (_atoll_v1_GetRequest | null);
+  'put'?: (_atoll_v1_PutRequest | null);
+  'delete'?: (_atoll_v1_DeleteRequest | null);
+  'increment'?: (_atoll_v1_IncrementRequest | null);
+  'exists'?: (_atoll_v1_ExistsRequest | null);
+  'extend'?: (_atoll_v1_ExtendRequest | null);
+  'getByPrefix'?: (_atoll_v1_GetByPrefixRequest | null);
+  'beginTransaction'?: (_atoll_v1_BeginTransactionRequest | null);
+  'commit'?: (_atoll_v1_CommitRequest | null);
+  'executeScript'?: (_atoll_v1_ExecuteScriptRequest | null);
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+}
+
+/**
+ * Internal. A client request forwarded to the partition's leader.
+ */
+export interface ForwardRequest__Output {
+  /**
+   * How many nodes already forwarded this request; bounded to stop forwarding loops.
+   */
+  'hops': (number);
+  /**
+   * The caller's tenant, as the node that authenticated the call found it (empty: "default").
+   * The request's keys are already in that tenant's internal form.
+   */
+  'tenant': (string);
+  'get'?: (_atoll_v1_GetRequest__Output | null);
+  'put'?: (_atoll_v1_PutRequest__Output | null);
+  'delete'?: (_atoll_v1_DeleteRequest__Output | null);
+  'increment'?: (_atoll_v1_IncrementRequest__Output | null);
+  'exists'?: (_atoll_v1_ExistsRequest__Output | null);
+  'extend'?: (_atoll_v1_ExtendRequest__Output | null);
+  'getByPrefix'?: (_atoll_v1_GetByPrefixRequest__Output | null);
+  'beginTransaction'?: (_atoll_v1_BeginTransactionRequest__Output | null);
+  'commit'?: (_atoll_v1_CommitRequest__Output | null);
+  'executeScript'?: (_atoll_v1_ExecuteScriptRequest__Output | null);
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+}

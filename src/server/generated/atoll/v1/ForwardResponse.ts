@@ -1,0 +1,46 @@
+// Original file: proto/atoll/v1/cluster.proto
+
+import type { GetResponse as _atoll_v1_GetResponse, GetResponse__Output as _atoll_v1_GetResponse__Output } from '../../atoll/v1/GetResponse.js';
+import type { PutResponse as _atoll_v1_PutResponse, PutResponse__Output as _atoll_v1_PutResponse__Output } from '../../atoll/v1/PutResponse.js';
+import type { DeleteResponse as _atoll_v1_DeleteResponse, DeleteResponse__Output as _atoll_v1_DeleteResponse__Output } from '../../atoll/v1/DeleteResponse.js';
+import type { IncrementResponse as _atoll_v1_IncrementResponse, IncrementResponse__Output as _atoll_v1_IncrementResponse__Output } from '../../atoll/v1/IncrementResponse.js';
+import type { ExistsResponse as _atoll_v1_ExistsResponse, ExistsResponse__Output as _atoll_v1_ExistsResponse__Output } from '../../atoll/v1/ExistsResponse.js';
+import type { ExtendResponse as _atoll_v1_ExtendResponse, ExtendResponse__Output as _atoll_v1_ExtendResponse__Output } from '../../atoll/v1/ExtendResponse.js';
+import type { GetByPrefixResponse as _atoll_v1_GetByPrefixResponse, GetByPrefixResponse__Output as _atoll_v1_GetByPrefixResponse__Output } from '../../atoll/v1/GetByPrefixResponse.js';
+import type { BeginTransactionResponse as _atoll_v1_BeginTransactionResponse, BeginTransactionResponse__Output as _atoll_v1_BeginTransactionResponse__Output } from '../../atoll/v1/BeginTransactionResponse.js';
+import type { CommitResponse as _atoll_v1_CommitResponse, CommitResponse__Output as _atoll_v1_CommitResponse__Output } from '../../atoll/v1/CommitResponse.js';
+import type { ExecuteScriptResponse as _atoll_v1_ExecuteScriptResponse, ExecuteScriptResponse__Output as _atoll_v1_ExecuteScriptResponse__Output } from '../../atoll/v1/ExecuteScriptResponse.js';
+
+/**
+ * Internal. The leader's answer to a forwarded request; failures travel as gRPC statuses.
+ */
+export interface ForwardResponse {
+  'get'?: (_atoll_v1_GetResponse | null);
+  'put'?: (_atoll_v1_PutResponse | null);
+  'delete'?: (_atoll_v1_DeleteResponse | null);
+  'increment'?: (_atoll_v1_IncrementResponse | null);
+  'exists'?: (_atoll_v1_ExistsResponse | null);
+  'extend'?: (_atoll_v1_ExtendResponse | null);
+  'getByPrefix'?: (_atoll_v1_GetByPrefixResponse | null);
+  'beginTransaction'?: (_atoll_v1_BeginTransactionResponse | null);
+  'commit'?: (_atoll_v1_CommitResponse | null);
+  'executeScript'?: (_atoll_v1_ExecuteScriptResponse | null);
+  'response'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+}
+
+/**
+ * Internal. The leader's answer to a forwarded request; failures travel as gRPC statuses.
+ */
+export interface ForwardResponse__Output {
+  'get'?: (_atoll_v1_GetResponse__Output | null);
+  'put'?: (_atoll_v1_PutResponse__Output | null);
+  'delete'?: (_atoll_v1_DeleteResponse__Output | null);
+  'increment'?: (_atoll_v1_IncrementResponse__Output | null);
+  'exists'?: (_atoll_v1_ExistsResponse__Output | null);
+  'extend'?: (_atoll_v1_ExtendResponse__Output | null);
+  'getByPrefix'?: (_atoll_v1_GetByPrefixResponse__Output | null);
+  'beginTransaction'?: (_atoll_v1_BeginTransactionResponse__Output | null);
+  'commit'?: (_atoll_v1_CommitResponse__Output | null);
+  'executeScript'?: (_atoll_v1_ExecuteScriptResponse__Output | null);
+  'response'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+}

@@ -1,0 +1,59 @@
+// Original file: proto/atoll/v1/cluster.proto
+
+import type * as grpc from '@grpc/grpc-js'
+import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ForwardRequest as _atoll_v1_ForwardRequest, ForwardRequest__Output as _atoll_v1_ForwardRequest__Output } from '../../atoll/v1/ForwardRequest.js';
+import type { ForwardResponse as _atoll_v1_ForwardResponse, ForwardResponse__Output as _atoll_v1_ForwardResponse__Output } from '../../atoll/v1/ForwardResponse.js';
+import type { RaftFrame as _atoll_v1_RaftFrame, RaftFrame__Output as _atoll_v1_RaftFrame__Output } from '../../atoll/v1/RaftFrame.js';
+import type { RaftStreamSummary as _atoll_v1_RaftStreamSummary, RaftStreamSummary__Output as _atoll_v1_RaftStreamSummary__Output } from '../../atoll/v1/RaftStreamSummary.js';
+
+export interface PeerClient extends grpc.Client {
+  /**
+   * Runs a client request on this node, which should lead the key's partition.
+   */
+  Forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  Forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  Forward(argument: _atoll_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  Forward(argument: _atoll_v1_ForwardRequest, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Runs a client request on this node, which should lead the key's partition.
+   */
+  forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  forward(argument: _atoll_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  forward(argument: _atoll_v1_ForwardRequest, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * A long-lived stream of Raft message batches from one node to another.
+   */
+  Raft(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  Raft(metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  Raft(options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  Raft(callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  /**
+   * A long-lived stream of Raft message batches from one node to another.
+   */
+  raft(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  raft(metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  raft(options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  raft(callback: grpc.requestCallback<_atoll_v1_RaftStreamSummary__Output>): grpc.ClientWritableStream<_atoll_v1_RaftFrame>;
+  
+}
+
+export interface PeerHandlers extends grpc.UntypedServiceImplementation {
+  /**
+   * Runs a client request on this node, which should lead the key's partition.
+   */
+  Forward: grpc.handleUnaryCall<_atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse>;
+  
+  /**
+   * A long-lived stream of Raft message batches from one node to another.
+   */
+  Raft: grpc.handleClientStreamingCall<_atoll_v1_RaftFrame__Output, _atoll_v1_RaftStreamSummary>;
+  
+}
+
+export interface PeerDefinition extends grpc.ServiceDefinition {
+  Forward: MethodDefinition<_atoll_v1_ForwardRequest, _atoll_v1_ForwardResponse, _atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse__Output>
+  Raft: MethodDefinition<_atoll_v1_RaftFrame, _atoll_v1_RaftStreamSummary, _atoll_v1_RaftFrame__Output, _atoll_v1_RaftStreamSummary__Output>
+}

@@ -1,0 +1,101 @@
+// Original file: proto/atoll/v1/kv.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface PutRequest {
+  /**
+   * The key to write. Required.
+   */
+  'key'?: (string);
+  /**
+   * The bytes to store (at most 1 MiB; empty is allowed).
+   */
+  'value'?: (Buffer | Uint8Array | string);
+  /**
+   * Expire the key this many milliseconds after the write. Without it (and without keep_ttl) the
+   * key never expires, even if it had a TTL before.
+   */
+  'ttlMs'?: (number | string | Long);
+  /**
+   * Keep the key's current expiry (Redis KEEPTTL). Cannot be combined with ttl_ms.
+   */
+  'keepTtl'?: (boolean);
+  /**
+   * Write only if the key is absent (missing, deleted or expired).
+   */
+  'ifAbsent'?: (boolean);
+  /**
+   * Write only if the key is present.
+   */
+  'ifPresent'?: (boolean);
+  /**
+   * Write only if the key's mod_revision equals this (compare-and-swap); 0 means "only if absent".
+   */
+  'ifModRevision'?: (number | string | Long);
+  /**
+   * Write only if the key is present and holds exactly these bytes.
+   */
+  'ifValue'?: (Buffer | Uint8Array | string);
+  /**
+   * Return the version this write replaced in PutResponse.previous.
+   */
+  'returnPrevious'?: (boolean);
+  /**
+   * Optional idempotency key (1-64 bytes): a retry carrying the same id within the partition's
+   * dedup window returns the first attempt's result instead of applying again (exactly-once).
+   */
+  'requestId'?: (string);
+  '_ttlMs'?: "ttlMs";
+  '_ifModRevision'?: "ifModRevision";
+  '_ifValue'?: "ifValue";
+  '_requestId'?: "requestId";
+}
+
+export interface PutRequest__Output {
+  /**
+   * The key to write. Required.
+   */
+  'key': (string);
+  /**
+   * The bytes to store (at most 1 MiB; empty is allowed).
+   */
+  'value': (Buffer);
+  /**
+   * Expire the key this many milliseconds after the write. Without it (and without keep_ttl) the
+   * key never expires, even if it had a TTL before.
+   */
+  'ttlMs'?: (string);
+  /**
+   * Keep the key's current expiry (Redis KEEPTTL). Cannot be combined with ttl_ms.
+   */
+  'keepTtl': (boolean);
+  /**
+   * Write only if the key is absent (missing, deleted or expired).
+   */
+  'ifAbsent': (boolean);
+  /**
+   * Write only if the key is present.
+   */
+  'ifPresent': (boolean);
+  /**
+   * Write only if the key's mod_revision equals this (compare-and-swap); 0 means "only if absent".
+   */
+  'ifModRevision'?: (string);
+  /**
+   * Write only if the key is present and holds exactly these bytes.
+   */
+  'ifValue'?: (Buffer);
+  /**
+   * Return the version this write replaced in PutResponse.previous.
+   */
+  'returnPrevious': (boolean);
+  /**
+   * Optional idempotency key (1-64 bytes): a retry carrying the same id within the partition's
+   * dedup window returns the first attempt's result instead of applying again (exactly-once).
+   */
+  'requestId'?: (string);
+  '_ttlMs'?: "ttlMs";
+  '_ifModRevision'?: "ifModRevision";
+  '_ifValue'?: "ifValue";
+  '_requestId'?: "requestId";
+}

@@ -1,0 +1,64 @@
+// Original file: proto/atoll/v1/kv.proto
+
+
+/**
+ * The failure of one request on a KV.Stream; the stream itself stays open.
+ */
+export interface StreamError {
+  /**
+   * Atoll's stable error code, as in the `atoll-code` metadata of a unary call.
+   */
+  'code'?: (string);
+  /**
+   * A message for people; it may change between versions.
+   */
+  'message'?: (string);
+  /**
+   * The numeric gRPC status the same failure has in a unary call.
+   */
+  'grpcStatus'?: (number);
+  /**
+   * For NOT_LEADER / NO_LEADER: the leader's host:port when one is known, else empty.
+   */
+  'leaderHint'?: (string);
+  /**
+   * For NOT_LEADER / NO_LEADER: the leader's node id when one is known, else 0.
+   */
+  'leaderId'?: (number);
+  /**
+   * True when the request certainly was not applied (it never reached a node that could apply it),
+   * so even a write may be retried. Unary calls carry the same fact as `atoll-not-applied: true`.
+   */
+  'notApplied'?: (boolean);
+}
+
+/**
+ * The failure of one request on a KV.Stream; the stream itself stays open.
+ */
+export interface StreamError__Output {
+  /**
+   * Atoll's stable error code, as in the `atoll-code` metadata of a unary call.
+   */
+  'code': (string);
+  /**
+   * A message for people; it may change between versions.
+   */
+  'message': (string);
+  /**
+   * The numeric gRPC status the same failure has in a unary call.
+   */
+  'grpcStatus': (number);
+  /**
+   * For NOT_LEADER / NO_LEADER: the leader's host:port when one is known, else empty.
+   */
+  'leaderHint': (string);
+  /**
+   * For NOT_LEADER / NO_LEADER: the leader's node id when one is known, else 0.
+   */
+  'leaderId': (number);
+  /**
+   * True when the request certainly was not applied (it never reached a node that could apply it),
+   * so even a write may be retried. Unary calls carry the same fact as `atoll-not-applied: true`.
+   */
+  'notApplied': (boolean);
+}
