@@ -18,6 +18,7 @@ export interface CommitRequest {
   'readPrefixes'?: (string)[];
   /**
    * Idempotency key: a retry with the same id returns the first attempt's result.
+   * Timestamped ids expire as for Put (REQUEST_ID_EXPIRED; docs/api.md).
    */
   'requestId'?: (string);
   '_requestId'?: "requestId";
@@ -39,6 +40,7 @@ export interface CommitRequest__Output {
   'readPrefixes': (string)[];
   /**
    * Idempotency key: a retry with the same id returns the first attempt's result.
+   * Timestamped ids expire as for Put (REQUEST_ID_EXPIRED; docs/api.md).
    */
   'requestId'?: (string);
   '_requestId'?: "requestId";

@@ -18,6 +18,8 @@ export interface DeleteRequest {
   /**
    * Optional idempotency key (1-64 bytes): a retry carrying the same id within the partition's
    * dedup window returns the first attempt's result instead of applying again (exactly-once).
+   * A timestamped id, t1.<createdAtMs>.<nonce>, resent after the window is REQUEST_ID_EXPIRED
+   * (FAILED_PRECONDITION), never applied twice; a plain id then applies again (docs/api.md).
    */
   'requestId'?: (string);
   '_ifModRevision'?: "ifModRevision";
@@ -41,6 +43,8 @@ export interface DeleteRequest__Output {
   /**
    * Optional idempotency key (1-64 bytes): a retry carrying the same id within the partition's
    * dedup window returns the first attempt's result instead of applying again (exactly-once).
+   * A timestamped id, t1.<createdAtMs>.<nonce>, resent after the window is REQUEST_ID_EXPIRED
+   * (FAILED_PRECONDITION), never applied twice; a plain id then applies again (docs/api.md).
    */
   'requestId'?: (string);
   '_ifModRevision'?: "ifModRevision";

@@ -19,6 +19,7 @@ export interface ExecuteScriptRequest {
   'bucket'?: (string);
   /**
    * Idempotency key: a retry with the same id returns the first committed result.
+   * Timestamped ids expire as for Put (REQUEST_ID_EXPIRED; docs/api.md).
    */
   'requestId'?: (string);
   '_requestId'?: "requestId";
@@ -41,6 +42,7 @@ export interface ExecuteScriptRequest__Output {
   'bucket': (string);
   /**
    * Idempotency key: a retry with the same id returns the first committed result.
+   * Timestamped ids expire as for Put (REQUEST_ID_EXPIRED; docs/api.md).
    */
   'requestId'?: (string);
   '_requestId'?: "requestId";

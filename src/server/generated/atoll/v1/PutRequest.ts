@@ -43,6 +43,8 @@ export interface PutRequest {
   /**
    * Optional idempotency key (1-64 bytes): a retry carrying the same id within the partition's
    * dedup window returns the first attempt's result instead of applying again (exactly-once).
+   * A timestamped id, t1.<createdAtMs>.<nonce>, resent after the window is REQUEST_ID_EXPIRED
+   * (FAILED_PRECONDITION), never applied twice; a plain id then applies again (docs/api.md).
    */
   'requestId'?: (string);
   '_ttlMs'?: "ttlMs";
@@ -92,6 +94,8 @@ export interface PutRequest__Output {
   /**
    * Optional idempotency key (1-64 bytes): a retry carrying the same id within the partition's
    * dedup window returns the first attempt's result instead of applying again (exactly-once).
+   * A timestamped id, t1.<createdAtMs>.<nonce>, resent after the window is REQUEST_ID_EXPIRED
+   * (FAILED_PRECONDITION), never applied twice; a plain id then applies again (docs/api.md).
    */
   'requestId'?: (string);
   '_ttlMs'?: "ttlMs";
