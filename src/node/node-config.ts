@@ -61,6 +61,16 @@ export interface NodeTestBugs {
   readonly noDedup?: boolean;
   /** Commit a transaction's first write in a log entry of its own: a snapshot, conflict or crash in between leaves half of it. */
   readonly tornTransactions?: boolean;
+  /** A follower sends its acknowledgements (and votes) before its synced write instead of after it. */
+  readonly followerAckBeforeSync?: boolean;
+  /** A replica applies the entries it appends at once, before they commit. */
+  readonly applyBeforeCommit?: boolean;
+  /** A state-machine snapshot carries no dedup records: a retry after an install applies again. */
+  readonly dedupForgetsOnSnapshot?: boolean;
+  /** A SERIALIZABLE commit checks its read keys but not its read prefixes. */
+  readonly serializableSkipsPrefixValidation?: boolean;
+  /** Today's snapshot install, which a crash during or right after it leaves unable to restart (issue 16). */
+  readonly nonAtomicSnapshotInstall?: boolean;
 }
 
 export const NODE_DEFAULTS = {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { AtollError } from '../errors.js';
 import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -119,7 +120,7 @@ export class PartitionReplica {
    * request for it (snapshotData) builds one: the log is compacted without exporting anything.
    */
   private builtSnapshot: Snapshot | undefined;
-  /** When builtSnapshot was last handed out or built (performance.now() ms). */
+  /** When builtSnapshot was last handed out or built (monotonic ms). */
   private builtSnapshotUsedAtMs = 0;
   snapshotWanted = false;
   /** True while exportSnapshot runs (one export per group at a time). */
@@ -137,6 +138,10 @@ export class PartitionReplica {
     rng: Rng,
     /** Told when a snapshot from the leader is refused (logging). */
     onSnapshotRefused: (reason: string) => void = () => undefined,
+    /** The node's monotonic clock (ports.ts NodeClock), for how long exported data sat idle. */
+    private readonly monotonicMs: () => number = () => performance.now(),
+    /** Negative control (NodeTestBugs.applyBeforeCommit): apply entries as soon as they are appended. */
+    private readonly applyBeforeCommit = false,
   ) {
     this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
     storage.raiseCommitTo(this.appliedIndex);
@@ -166,7 +171,7 @@ export class PartitionReplica {
   /** SnapshotSource for the log storage: the bytes of the snapshot the metadata describes. */
   snapshotData(meta: SnapshotMeta): Uint8Array {
     if (this.builtSnapshot && this.builtSnapshot.meta.index === meta.index) {
-      this.builtSnapshotUsedAtMs = performance.now();
+      this.builtSnapshotUsedAtMs = this.monotonicMs();
       return this.builtSnapshot.data;
     }
     this.snapshotWanted = true;
@@ -230,7 +235,14 @@ export class PartitionReplica {
 
   /** Step 3: apply committed entries in order and answer the callers waiting on them. */
   async apply(ready: Ready): Promise<void> {
-    for (const entry of ready.committedEntries) await this.applyEntry(entry);
+    if (this.applyBeforeCommit) {
+      // The defect: appended entries apply at once, contiguous with what is applied; committed
+      // entries at or below the applied index are then skipped, even when the log replaced them.
+      for (const entry of ready.entries) if (entry.index === this.appliedIndex + 1) await this.applyEntry(entry);
+      for (const entry of ready.committedEntries) if (entry.index > this.appliedIndex) await this.applyEntry(entry);
+    } else {
+      for (const entry of ready.committedEntries) await this.applyEntry(entry);
+    }
     for (const state of ready.readStates) {
       const waiters = this.readRounds.get(state.context);
       if (!waiters) continue;
@@ -359,7 +371,7 @@ export class PartitionReplica {
     const current = this.storage.snapshotMeta().index;
     if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
     this.builtSnapshot = snapshot;
-    this.builtSnapshotUsedAtMs = performance.now();
+    this.builtSnapshotUsedAtMs = this.monotonicMs();
     return this.recordSnapshot(snapshot.meta);
   }
 
