@@ -166,7 +166,7 @@ export class AtollNode implements api.NodeApi {
       heartbeatTicks: 1,
       quiesceAfterTicks: config.electionTicks * 3,
       snapshotEveryEntries: config.snapshotEveryEntries,
-      logEntriesKeptAfterSnapshot: 1_000,
+      logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
     };
     const rng = this.environment.random ?? new Rng(this.id * 2_654_435_761 + this.clock.wallMs());
     const bootstrapOps: WriteOperation[] = [];
@@ -373,6 +373,23 @@ export class AtollNode implements api.NodeApi {
   /** True when every hosted partition knows its leader. */
   allPartitionsLed(): boolean {
     return this.driver.allGroupsLed();
+  }
+
+  /**
+   * Runs `inspect` on the hosted replicas between two loop iterations, where no apply is in
+   * progress, so each replica's applied index and state machine agree (the whole-node simulator's
+   * state digests). Never settles on a closed node.
+   */
+  betweenIterations<T>(inspect: (replicas: ReadonlyMap<number, PartitionReplica>) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.driver.enqueue(() => {
+        try {
+          resolve(inspect(this.driver.groups));
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
   }
 
   /** Peer messages dropped since the node started (tests). */

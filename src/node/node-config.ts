@@ -20,6 +20,8 @@ export interface AtollNodeConfig {
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly snapshotEveryEntries: number;
+  /** Log entries kept behind a snapshot point, so slightly lagging followers catch up from the log (default 1,000). */
+  readonly logEntriesKeptAfterSnapshot?: number;
   /** Memory for the newest versions of recently used keys, shared by every partition (default NODE_DEFAULTS.cacheBytes). */
   readonly cacheBytes?: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
