@@ -13,12 +13,17 @@ export class HistoryRecorder {
   private nextSyntheticProcess = 1_000_000;
   private readonly open = new Map<number, { process: number; f: OpFunction; key: string | undefined }>();
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    /** Told of every event as one line (the trace). */
+    private readonly onLine: (line: string) => void = () => undefined,
+  ) {}
 
   invoke(process: number, f: OpFunction, key: string | undefined, value?: unknown): number {
     const op = this.nextOp++;
     this.open.set(op, { process, f, key });
     this.events.push({ process, op, type: 'invoke', f, ...(key !== undefined && { key }), ...(value !== undefined && { value }), timeMs: this.now() });
+    this.onLine(`c${process} op ${op} invoke ${f} ${key ?? ''} ${value === undefined ? '' : JSON.stringify(value)}`);
     return op;
   }
 
@@ -37,6 +42,7 @@ export class HistoryRecorder {
       ...(error !== undefined && { error }),
       timeMs: this.now(),
     });
+    this.onLine(`c${process} op ${op} ${type} ${type === 'ok' && value !== undefined ? JSON.stringify(value) : ''}${error !== undefined ? ` (${error.slice(0, 120)})` : ''}`);
   }
 
   /** A process id used for one operation only. */

@@ -67,7 +67,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     clocks: scenario.clocks,
     testBugs: scenario.testBugs,
   });
-  const history = new HistoryRecorder(() => scheduler.now);
+  const history = new HistoryRecorder(() => scheduler.now, (line) => trace.add(line));
   const keys = workloadKeys(4, 2, 2);
   const workload = new Workload(scheduler, cluster, history, trace, keys, {
     clients: scenario.clients,
@@ -96,9 +96,9 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   trace.add(`seed ${seed}: ${describeScenario(scenario)}`);
   const harness = async (): Promise<void> => {
     network.faults = scenario.network;
-    cluster.restartDelay = () => 300 + faultRng.int(2_500);
+    cluster.restartDelay = () => 300 + faultRng.int(3_500);
     for (const id of scenario.nodeIds) cluster.start(id);
-    for (const fault of scenario.faults) scheduler.at(fault.atMs, () => applyFault(fault, cluster, network, trace));
+    for (const fault of scenario.faults) scheduler.at(fault.atMs, () => applyFault(fault, cluster, network, trace, faultRng));
     await workload.run(rng.fork(), scenario.faultEndMs);
     // Faults stop: the network heals and calms, every node is (re)started and stays up.
     faultsActive = false;
@@ -137,7 +137,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   // as { checker: 'isolation', invariant: <its anomaly kind>, message } for each anomaly.
   for (const failure of failures) trace.add(`CHECK FAILED ${failure.checker}/${failure.invariant}: ${failure.message.split('\n')[0]}`);
   const crashes = scenario.nodeIds.reduce((sum, id) => sum + cluster.crashCount(id), 0);
-  trace.add(`done: ${history.events.length} history events, ${crashes} crashes, ${snapshotInstalls} installs, ${failures.length} failures`);
+  trace.add(`done: ${scheduler.executed} events, ${history.events.length} history events, ${crashes} crashes, ${snapshotInstalls} installs, ${failures.length} failures`);
   return {
     seed,
     ok: failures.length === 0,
@@ -149,7 +149,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   };
 }
 
-function applyFault(fault: FaultEvent, cluster: SimCluster, network: SimNetwork, trace: Trace): void {
+function applyFault(fault: FaultEvent, cluster: SimCluster, network: SimNetwork, trace: Trace, rng: Rng): void {
   switch (fault.kind) {
     case 'crash':
       cluster.crash(fault.node, 'scheduled crash');
@@ -178,6 +178,11 @@ function applyFault(fault: FaultEvent, cluster: SimCluster, network: SimNetwork,
     case 'heal':
       trace.add('HEAL');
       network.heal();
+      return;
+    case 'power-loss':
+      // Each node dies inside one of its next few synced writes: not all at the same step.
+      trace.add('POWER LOSS: every node dies inside one of its next synced writes');
+      for (const id of cluster.nodeIds) cluster.armCrash(id, ['sync-write'], 1 + rng.int(3), 'before', 'power loss');
       return;
   }
 }

@@ -17,7 +17,9 @@ export type FaultEvent =
   | { readonly atMs: number; readonly kind: 'partition'; readonly side: readonly number[]; readonly oneWay: boolean }
   | { readonly atMs: number; readonly kind: 'cut'; readonly a: number; readonly b: number }
   | { readonly atMs: number; readonly kind: 'pause'; readonly node: number; readonly forMs: number }
-  | { readonly atMs: number; readonly kind: 'heal' };
+  | { readonly atMs: number; readonly kind: 'heal' }
+  /** Every node dies inside one of its next few synced writes (a power loss: what was not synced is gone everywhere). */
+  | { readonly atMs: number; readonly kind: 'power-loss' };
 
 export interface NodeScenario {
   readonly seed: number;
@@ -43,8 +45,20 @@ export interface NodeScenario {
   readonly testBugs: NodeTestBugs;
 }
 
-/** What a caller may pin instead of drawing it (the negative controls' settings). */
-export type ScenarioOverrides = Partial<Omit<NodeScenario, 'seed'>>;
+/**
+ * What a caller may pin instead of drawing it (the negative controls' settings). `allowedFaults`
+ * keeps only those kinds of the drawn fault schedule; `crashPointTiming` and `crashPointKinds` pin
+ * every scheduled crash point's. Everything is still drawn first, so the seed's other choices stay.
+ */
+export type ScenarioOverrides = Partial<Omit<NodeScenario, 'seed'>> & {
+  readonly allowedFaults?: ReadonlyArray<FaultEvent['kind']>;
+  readonly crashPointKinds?: readonly CrashPointKind[];
+  readonly crashPointTiming?: CrashTiming;
+  /** Adds a power loss every this many ms of the fault window. */
+  readonly powerLossEveryMs?: number;
+  /** Adds, every this many ms, a two-way partition of one node (each in turn) from the rest, healed after 1.5 s. */
+  readonly isolateEveryMs?: number;
+};
 
 export const defaultMix: OperationMix = {
   put: 10,
@@ -69,7 +83,7 @@ export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}
   for (const id of nodeIds) {
     clocks.set(id, { skewMs: Math.round((rng.float() * 2 - 1) * MAX_CLOCK_SKEW_MS), drift: (rng.float() * 2 - 1) * MAX_CLOCK_DRIFT });
   }
-  const snapshotEveryEntries = 10 + rng.int(31);
+  const snapshotEveryEntries = 5 + rng.int(21);
   const faultEndMs = 8_000 + rng.int(6_000);
   const network: NetworkFaults = {
     dropRate: rng.pick([0, 0.01, 0.05]),
@@ -85,7 +99,7 @@ export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}
     tickMs: 100,
     electionTicks: 10,
     snapshotEveryEntries,
-    logEntriesKeptAfterSnapshot: 2 + rng.int(10),
+    logEntriesKeptAfterSnapshot: 1 + rng.int(6),
     retentionRevisions: rng.pick([50, 200, 100_000]),
     cacheBytes: rng.pick([16 * 1024, 1024 * 1024]),
     clocks,
@@ -99,7 +113,23 @@ export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}
     resendAnsweredRate: 0.15,
     testBugs: {},
   };
-  return { ...scenario, ...overrides };
+  const { allowedFaults, crashPointKinds, crashPointTiming, powerLossEveryMs, isolateEveryMs, ...pinned } = overrides;
+  const added: FaultEvent[] = [];
+  if (powerLossEveryMs !== undefined) for (let at = powerLossEveryMs; at < scenario.faultEndMs - 1_000; at += powerLossEveryMs) added.push({ atMs: at, kind: 'power-loss' });
+  if (isolateEveryMs !== undefined) {
+    let turn = 0;
+    for (let at = isolateEveryMs; at < scenario.faultEndMs - 2_000; at += isolateEveryMs) {
+      added.push({ atMs: at, kind: 'partition', side: [nodeIds[turn++ % nodeIds.length] as number], oneWay: false }, { atMs: at + 1_500, kind: 'heal' });
+    }
+  }
+  const faultsKept = scenario.faults
+    .filter((fault) => allowedFaults === undefined || allowedFaults.includes(fault.kind))
+    .map((fault) =>
+      fault.kind !== 'crash-point'
+        ? fault
+        : { ...fault, ...(crashPointKinds !== undefined && { kinds: crashPointKinds }), ...(crashPointTiming !== undefined && { timing: crashPointTiming }) },
+    );
+  return { ...scenario, faults: [...faultsKept, ...added].sort((x, y) => x.atMs - y.atMs), ...pinned };
 }
 
 function drawFaults(rng: Rng, nodeIds: readonly number[], endMs: number): FaultEvent[] {
@@ -109,7 +139,7 @@ function drawFaults(rng: Rng, nodeIds: readonly number[], endMs: number): FaultE
   for (let i = 0; i < count; i++) {
     const atMs = 1_000 + rng.int(Math.max(1, endMs - 2_000));
     const node = rng.pick(nodeIds);
-    const roll = rng.int(12);
+    const roll = rng.int(13);
     if (roll < 3) faults.push({ atMs, kind: 'crash', node });
     else if (roll < 6) faults.push({ atMs, kind: 'crash-point', node, kinds: [rng.pick(kinds)], countdown: 1 + rng.int(20), timing: rng.chance(0.5) ? 'before' : 'after' });
     else if (roll < 8) {
@@ -120,7 +150,8 @@ function drawFaults(rng: Rng, nodeIds: readonly number[], endMs: number): FaultE
       const a = rng.pick(nodeIds);
       const b = rng.pick(nodeIds.filter((id) => id !== a));
       faults.push({ atMs, kind: 'cut', a, b });
-    } else faults.push({ atMs, kind: 'pause', node, forMs: 300 + rng.int(2_500) });
+    } else if (roll < 12) faults.push({ atMs, kind: 'pause', node, forMs: 300 + rng.int(2_500) });
+    else faults.push({ atMs, kind: 'power-loss' });
   }
   return faults.sort((x, y) => x.atMs - y.atMs);
 }

@@ -53,9 +53,14 @@ interface NodeSlot {
   /** Gave up: its open failed (a restart that cannot succeed). */
   broken: boolean;
   armed: ArmedCrash | undefined;
+  /** Fatal stops since the node last stayed up through a restart; at MAX_FATAL_STREAK it is given up. */
+  fatalStreak: number;
   crashes: number;
   restarts: number;
 }
+
+/** A node that stops on a fatal error this many times in a row is not restarted again (bounded work). */
+const MAX_FATAL_STREAK = 3;
 
 export const PEER_SECRET = 'atoll-sim-peer-secret-0123456789';
 
@@ -75,7 +80,7 @@ export class SimCluster {
     readonly settings: ClusterSettings,
   ) {
     for (const id of settings.nodeIds) {
-      this.slots.set(id, { id, disk: new SimDisk(), host: undefined, api: undefined, incarnation: 0, opening: false, broken: false, armed: undefined, crashes: 0, restarts: 0 });
+      this.slots.set(id, { id, disk: new SimDisk(), host: undefined, api: undefined, incarnation: 0, opening: false, broken: false, armed: undefined, fatalStreak: 0, crashes: 0, restarts: 0 });
     }
   }
 
@@ -150,6 +155,11 @@ export class SimCluster {
         if (!host.alive) return;
         this.failures.push({ node, incarnation, kind: 'fatal-stop', atMs: this.scheduler.now, message: error.stack ?? error.message });
         this.trace.add(`n${node} FATAL ${error.message}`);
+        slot.fatalStreak++;
+        if (slot.fatalStreak >= MAX_FATAL_STREAK) {
+          slot.broken = true;
+          this.trace.add(`n${node} stopped ${slot.fatalStreak} times in a row: not restarted again`);
+        }
         this.crash(node, 'stopped on a fatal error');
       },
     }).then(
@@ -160,6 +170,10 @@ export class SimCluster {
         }
         slot.opening = false;
         slot.api = api;
+        // Up for a while without a fatal stop ends the streak.
+        this.scheduler.after(5_000, () => {
+          if (host.alive) slot.fatalStreak = 0;
+        });
         this.network.serve(node, api);
         this.trace.add(`n${node} open (incarnation ${incarnation})`);
       },
@@ -194,7 +208,7 @@ export class SimCluster {
     this.trace.add(`n${node} CRASH (${why}); ${lost} unsynced batches lost`);
     this.network.processDied(node);
     const delay = this.restartDelay?.();
-    if (delay !== undefined) this.scheduler.after(delay, () => this.start(node));
+    if (delay !== undefined && !slot.broken) this.scheduler.after(delay, () => this.start(node));
   }
 
   /** Arms a crash at the `countdown`-th engine call of one of `kinds` on the node's current incarnation. */
