@@ -3,10 +3,13 @@
  * (src/sim/node/) and prints progress and the summary line `sim:node: N seeds, N passed, N failed`;
  * a failing seed prints the checker and invariant that failed and its replay command.
  * `npm run sim:node -- --seed S` replays one seed exactly and prints its trace (the newest lines,
- * bounded by --trace-lines). `--bug NAME` plants one NodeTestBugs defect (negative controls).
+ * bounded by --trace-lines). `--bug NAME` plants one NodeTestBugs defect; `--control NAME` plants
+ * it with its negative control's settings (src/sim/node/negative-controls.ts).
  */
 import type { NodeTestBugs } from '../node/node-config.js';
+import { negativeControls } from './node/negative-controls.js';
 import { runNodeSeed, type NodeSeedResult } from './node/run-seed.js';
+import type { ScenarioOverrides } from './node/scenario.js';
 
 const bugNames = ['followerAckBeforeSync', 'applyBeforeCommit', 'dedupForgetsOnSnapshot', 'serializableSkipsPrefixValidation', 'nonAtomicSnapshotInstall'] as const;
 
@@ -16,10 +19,12 @@ interface CliOptions {
   seed: number | undefined;
   traceLines: number;
   bugs: NodeTestBugs;
+  control: string | undefined;
+  overrides: ScenarioOverrides;
 }
 
 function parseArgs(argv: readonly string[]): CliOptions {
-  const options: CliOptions = { seeds: 20, start: 1, seed: undefined, traceLines: 400, bugs: {} };
+  const options: CliOptions = { seeds: 20, start: 1, seed: undefined, traceLines: 400, bugs: {}, control: undefined, overrides: {} };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -46,6 +51,15 @@ function parseArgs(argv: readonly string[]): CliOptions {
         options.bugs = { ...options.bugs, [name]: true };
         break;
       }
+      case '--control': {
+        const name = value();
+        const control = negativeControls[name];
+        if (control === undefined) throw new Error(`unknown control ${name}; one of ${Object.keys(negativeControls).join(', ')}`);
+        options.control = name;
+        options.bugs = { ...options.bugs, [control.bug]: true };
+        options.overrides = control.overrides;
+        break;
+      }
       default:
         throw new Error(`unknown option ${flag}`);
     }
@@ -59,24 +73,25 @@ function positiveInt(text: string, flag: string | undefined): number {
   return value;
 }
 
-function bugFlags(bugs: NodeTestBugs): string {
+function bugFlags(bugs: NodeTestBugs, control: string | undefined): string {
+  if (control !== undefined) return ` --control ${control}`;
   return Object.keys(bugs).map((name) => ` --bug ${name}`).join('');
 }
 
-function report(result: NodeSeedResult, bugs: NodeTestBugs): void {
+function report(result: NodeSeedResult, bugs: NodeTestBugs, control: string | undefined): void {
   console.log(`sim:node: seed ${result.seed} FAILED (${result.scenario})`);
   for (const failure of result.failures.slice(0, 5)) console.log(`sim:node:   ${failure.checker} / ${failure.invariant}: ${failure.message.split('\n')[0]}`);
   if (result.failures.length > 5) console.log(`sim:node:   ... and ${result.failures.length - 5} more`);
-  console.log(`sim:node:   replay with: npm run sim:node -- --seed ${result.seed}${bugFlags(bugs)}`);
+  console.log(`sim:node:   replay with: npm run sim:node -- --seed ${result.seed}${bugFlags(bugs, control)}`);
 }
 
 async function main(): Promise<number> {
   const options = parseArgs(process.argv.slice(2));
   if (options.seed !== undefined) {
-    const result = await runNodeSeed(options.seed, { testBugs: options.bugs, traceLines: options.traceLines });
+    const result = await runNodeSeed(options.seed, { testBugs: options.bugs, overrides: options.overrides, traceLines: options.traceLines });
     for (const line of result.trace) console.log(line);
     console.log(`sim:node: seed ${result.seed}: ${JSON.stringify(result.stats)}; trace sha256 ${result.traceDigest}`);
-    if (!result.ok) report(result, options.bugs);
+    if (!result.ok) report(result, options.bugs, options.control);
     console.log(`sim:node: 1 seeds, ${result.ok ? 1 : 0} passed, ${result.ok ? 0 : 1} failed`);
     return result.ok ? 0 : 1;
   }
@@ -85,11 +100,11 @@ async function main(): Promise<number> {
   const started = performance.now();
   const last = options.start + options.seeds - 1;
   for (let seed = options.start; seed <= last; seed++) {
-    const result = await runNodeSeed(seed, { testBugs: options.bugs, traceLines: 50 });
+    const result = await runNodeSeed(seed, { testBugs: options.bugs, overrides: options.overrides, traceLines: 50 });
     if (result.ok) passed++;
     else {
       failed.push(seed);
-      report(result, options.bugs);
+      report(result, options.bugs, options.control);
     }
     const done = seed - options.start + 1;
     if (done % 10 === 0 || seed === last) {

@@ -63,11 +63,16 @@ export class IncarnationEngine implements StorageEngine {
         try {
           for (;;) {
             if (!self.usable) await never();
-            if (self.crashPoint('iterate') === 'before') {
+            const timing = self.crashPoint('iterate');
+            if (timing === 'before') {
               self.crash('iterating');
               await never();
             }
             const next = await below.next();
+            if (timing === 'after') {
+              self.crash('iterating, after a step read');
+              await never();
+            }
             if (!self.usable) await never();
             if (next.done === true) return;
             yield next.value;
