@@ -219,6 +219,11 @@ export class SimCluster {
     this.trace.add(`n${node} crash armed: ${why} (${timing} the ${countdown}th ${kinds.join('/')})`);
   }
 
+  /** Faults stop: no armed crash point strikes any more. */
+  disarmAll(): void {
+    for (const slot of this.slots.values()) slot.armed = undefined;
+  }
+
   isArmed(node: number): boolean {
     return this.slot(node).armed !== undefined;
   }
