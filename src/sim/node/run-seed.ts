@@ -86,6 +86,8 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   const failures: CheckFailure[] = [];
   const finalReadOps = new Set<number>();
   const digestSamples: ReplicaDigest[] = [];
+  /** Keys stored under each claim round's prefix, read once faults stopped (claims whose answer was lost count too). */
+  const claimsStored = new Map<string, number>();
   const faultRng = rng.fork();
   let faultsActive = true;
   let snapshotInstalls = 0;
@@ -119,7 +121,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     cluster.restartDelay = () => 100;
     cluster.restartAll();
     failures.push(...(await proveLiveness(scenario, cluster, workload, scheduler)));
-    failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps)));
+    failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps, claimsStored)));
     await sampling;
     await workload.sleep(3_000);
     failures.push(...(await compareDigests(scenario, cluster, workload, keys.buckets, digestSamples)));
@@ -141,7 +143,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
 
   failures.unshift(...checkRestarts(cluster.failures));
   failures.push(...checkHistory(history.events, keys, finalReadOps));
-  failures.push(...checkClaims(workload.claimsCommitted, new Map()));
+  failures.push(...checkClaims(workload.claimsCommitted, claimsStored));
   if (workload.resendMismatches.length > 0) {
     failures.push({ checker: 'counter', invariant: 'resend-answers-same', message: workload.resendMismatches.slice(0, 3).join('; ') });
   }
@@ -236,7 +238,14 @@ async function proveLiveness(scenario: NodeScenario, cluster: SimCluster, worklo
 }
 
 /** Reads every register and counter once more (retrying, bounded), invoked after every write settled. */
-async function finalReads(keys: ReturnType<typeof workloadKeys>, cluster: SimCluster, workload: Workload, scheduler: Scheduler, finalReadOps: Set<number>): Promise<CheckFailure[]> {
+async function finalReads(
+  keys: ReturnType<typeof workloadKeys>,
+  cluster: SimCluster,
+  workload: Workload,
+  scheduler: Scheduler,
+  finalReadOps: Set<number>,
+  claimsStored: Map<string, number>,
+): Promise<CheckFailure[]> {
   const giveUpAt = scheduler.now + FINAL_READ_BOUND_MS;
   const failures: CheckFailure[] = [];
   const nodes = cluster.nodeIds;
@@ -253,6 +262,13 @@ async function finalReads(keys: ReturnType<typeof workloadKeys>, cluster: SimClu
     await readUntilOk((node) => workload.read(FINAL_PROCESS, key, node, finalReadOps), key);
   }
   for (const key of keys.counters) await readUntilOk((node) => workload.counterRead(FINAL_PROCESS, key, node), key);
+  for (const round of [...workload.claimRounds].sort()) {
+    await readUntilOk(async (node) => {
+      const read = await workload.call(node, (api, context) => api.getByPrefix({ prefix: round, limit: 100 }, context));
+      if (read.ok) claimsStored.set(round, read.value.items.length);
+      return read.ok;
+    }, round);
+  }
   return failures;
 }
 
