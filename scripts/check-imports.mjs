@@ -13,6 +13,12 @@
  *    - src/sim/ may import the core, but neither it nor anything it imports (transitively) may use
  *      the file system, networking, child processes, LevelDB, gRPC or pino: a simulation run must
  *      be a pure function of its seed.
+ *    - src/sim/node/ and src/sim/node-cli.ts (the whole-node simulator) run the real node, so what it reaches is followed
+ *      only through imports that exist at run time: type-only imports (erased by tsc) and dynamic
+ *      `import()` (the node loads LevelDB that way, only when it is given no engine) are not
+ *      followed, and neither is src/node/peer-secret.ts's file access (it reads secret files only
+ *      when a node is given no secrets; the simulator gives them). Its own imports obey the
+ *      src/sim rule like every sim file's.
  *    - Only src/storage/level-engine.ts may import `level`.
  *    - src/node/ may not import the layers above it, src/server/ (protobuf, gRPC services) and
  *      src/peer/ (the gRPC transport), directly or through another src file: the node exposes
@@ -42,6 +48,8 @@ const SIM_RULE = 'src/sim may not use the file system, networking, child process
 const LEVEL_RULE = `only ${LEVEL_ENGINE} may import LevelDB`;
 const NODE_ABOVE_DIRS = ['src/server/', 'src/peer/'];
 const NODE_RULE = 'src/node may not import src/server or src/peer (the layers above it)';
+/** Files whose file-system imports the whole-node simulator may reach (see the rules above). */
+const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peer-secret.ts']);
 
 /** The upper bound on files, so a wrong root (a home directory) fails fast instead of crawling. */
 const MAX_FILES = 20_000;
@@ -284,18 +292,21 @@ function parseImports(source) {
       }
       const at = findFrom(tokens, i + 1);
       if (at === -1) continue;
-      imports.push({ specifier: tokens[at].value, line: token.line, dynamic: false });
+      // `import type X from`, `import type { X } from`, `import type * as X from`: erased when compiled.
+      const typeOnly = next.kind === 'word' && next.value === 'type' && tokens[i + 2]?.value !== 'from' && tokens[i + 2]?.value !== ',';
+      imports.push({ specifier: tokens[at].value, line: token.line, dynamic: false, typeOnly });
       continue;
     }
 
     // export ... from, and export type ... from
     let j = i + 1;
-    if (tokens[j].kind === 'word' && tokens[j].value === 'type') j++;
+    const typeOnly = tokens[j].kind === 'word' && tokens[j].value === 'type';
+    if (typeOnly) j++;
     const opener = tokens[j];
     if (opener === undefined || opener.kind !== 'punct' || (opener.value !== '{' && opener.value !== '*')) continue;
     const at = findFrom(tokens, j);
     if (at === -1) continue;
-    imports.push({ specifier: tokens[at].value, line: token.line, dynamic: false });
+    imports.push({ specifier: tokens[at].value, line: token.line, dynamic: false, typeOnly });
   }
   return imports;
 }
@@ -506,9 +517,13 @@ function checkSimReach(graph) {
     const cameFrom = new Map([[file, null]]);
     const queue = [file];
     const reported = new Set();
+    // The whole-node simulator follows only the imports that load at run time (see the rules above).
+    const runTimeOnly = file.startsWith('src/sim/node/') || file === 'src/sim/node-cli.ts';
     while (queue.length > 0) {
       const current = queue.shift();
       for (const edge of graph.get(current)) {
+        if (runTimeOnly && current !== file && (edge.typeOnly === true || edge.dynamic === true)) continue;
+        if (runTimeOnly && SIM_NODE_FILE_ACCESS_EXEMPT.has(current) && edge.external === 'node:fs') continue;
         const bad = edge.external !== undefined ? isIoModule(edge.external) : edge.target === LEVEL_ENGINE;
         if (bad) {
           // A forbidden module is a dead end: reported once, its own imports add nothing.

@@ -98,6 +98,10 @@ export interface MvccStoreOptions {
    * double-count with it). Never set it in a real node.
    */
   readonly dedupDisabled?: boolean;
+  /** TEST ONLY (a negative control): exported snapshots carry no dedup records. */
+  readonly dedupForgetsOnSnapshot?: boolean;
+  /** TEST ONLY (a negative control): a SERIALIZABLE commit does not validate its read prefixes. */
+  readonly serializableSkipsPrefixValidation?: boolean;
   /**
    * The node's cache of newest versions (version-cache.ts) and this store's id in it (unique
    * among the stores sharing the cache). Without it every lookup reads storage.
@@ -330,6 +334,8 @@ export class MvccStore {
   private readonly partition: { readonly id: number; readonly count: number } | undefined;
   private readonly dedup: DedupTable;
   private readonly dedupDisabled: boolean;
+  /** Negative controls' defects (MvccStoreOptions); both false in a real node. */
+  private readonly testBugs: { readonly dedupForgetsOnSnapshot: boolean; readonly skipPrefixValidation: boolean };
   /**
    * A recorded result must fit, with a full chunk, in one message, as a snapshot carries it.
    * Invariant (from assertLimits): at least one maximal key and value, so a plain write fits.
@@ -403,6 +409,7 @@ export class MvccStore {
     this.partition = options.partition;
     this.dedup = new DedupTable(engine, layout, options.dedupWindow ?? defaultDedupWindow, dedupState);
     this.dedupDisabled = options.dedupDisabled ?? false;
+    this.testBugs = { dedupForgetsOnSnapshot: options.dedupForgetsOnSnapshot === true, skipPrefixValidation: options.serializableSkipsPrefixValidation === true };
     this.cache = options.versionCache?.cache;
     this.cacheStoreId = options.versionCache?.storeId ?? 0;
     this.keyIndexEnabled = options.keyIndex ?? true;
@@ -894,7 +901,7 @@ export class MvccStore {
         });
       }
     }
-    if (txn.isolation !== 'serializable') return;
+    if (txn.isolation !== 'serializable' || this.testBugs.skipPrefixValidation) return;
     // The scan must not overlap a compaction step: an iterator may or may not see a concurrent
     // removal, and one that saw a key's older value but not its removed tombstone would count a
     // version another replica does not. Wait for the step in flight (one bounded step); no step
@@ -1347,7 +1354,8 @@ export class MvccStore {
       let entryCount = 0;
       const prefixLength = this.layout.partitionPrefix.length;
       // Key order: the dedup queue ('q') comes before the versions ('v').
-      for (const range of [dedupRange, this.layout.allVersionsRange()]) {
+      const ranges = this.testBugs.dedupForgetsOnSnapshot ? [this.layout.allVersionsRange()] : [dedupRange, this.layout.allVersionsRange()];
+      for (const range of ranges) {
         for await (const [storageKey, record] of this.engine.iterate(range)) {
           // An import replaced the state under us (this node was sent a newer snapshot); the receiver retries.
           if (this.epoch !== epoch) throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the export');

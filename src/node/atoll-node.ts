@@ -15,7 +15,6 @@ import { MvccStore } from '../mvcc/index.js';
 import { VersionCache } from '../mvcc/version-cache.js';
 import { Rng } from '../raft/rng.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
-import { LevelEngine } from '../storage/level-engine.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
@@ -90,8 +89,10 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
       logger,
-      onFatal: () => {
-        process.exitCode = 1;
+      followerAckBeforeSync: config.testBugs?.followerAckBeforeSync === true,
+      onFatal: (error) => {
+        if (environment.onFatal !== undefined) environment.onFatal(error);
+        else process.exitCode = 1;
         void this.close();
       },
     });
@@ -150,7 +151,8 @@ export class AtollNode implements api.NodeApi {
   static async open(config: AtollNodeConfig, environment: NodeEnvironment): Promise<AtollNode> {
     if (!config.peers.has(config.id)) throw new AtollError('INVALID_ARGUMENT', `--peers must include this node (${config.id})`);
     // Unsynced applies ride along with the loop's one synced write (write-behind-engine.ts).
-    const engine = environment.engine ?? new WriteBehindEngine(await LevelEngine.open(config.dataDir));
+    // LevelDB is loaded only when no engine is given (the whole-node simulator gives its own).
+    const engine = environment.engine ?? new WriteBehindEngine(await (await import('../storage/level-engine.js')).LevelEngine.open(config.dataDir));
     const node = new AtollNode(config, engine, environment);
     await node.openReplicas();
     node.driver.start(node.maintenance.start());
@@ -181,6 +183,8 @@ export class AtollNode implements api.NodeApi {
         partition: { id: partition, count: config.partitions },
         limits: this.limits,
         ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
+        ...(config.testBugs?.dedupForgetsOnSnapshot ? { dedupForgetsOnSnapshot: true } : {}),
+        ...(config.testBugs?.serializableSkipsPrefixValidation ? { serializableSkipsPrefixValidation: true } : {}),
         versionCache: { cache: this.versionCache, storeId: partition },
       });
       const nonAtomicSnapshotInstall = config.testBugs?.nonAtomicSnapshotInstall === true;
@@ -197,7 +201,7 @@ export class AtollNode implements api.NodeApi {
         settings,
         rng.fork(),
         (reason) => this.logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
-        { nowMs: () => this.clock.monotonicMs(), nonAtomicSnapshotInstall },
+        { nowMs: () => this.clock.monotonicMs(), nonAtomicSnapshotInstall, applyBeforeCommit: config.testBugs?.applyBeforeCommit === true },
       );
       this.driver.groups.set(partition, replica);
     }
@@ -373,6 +377,23 @@ export class AtollNode implements api.NodeApi {
   /** True when every hosted partition knows its leader. */
   allPartitionsLed(): boolean {
     return this.driver.allGroupsLed();
+  }
+
+  /**
+   * Runs `inspect` on the hosted replicas between two loop iterations, where no apply is in
+   * progress, so each replica's applied index and state machine agree (the whole-node simulator's
+   * state digests). Never settles on a closed node.
+   */
+  betweenIterations<T>(inspect: (replicas: ReadonlyMap<number, PartitionReplica>) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.driver.enqueue(() => {
+        try {
+          resolve(inspect(this.driver.groups));
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
   }
 
   /** Peer messages dropped since the node started (tests). */

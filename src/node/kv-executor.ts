@@ -140,6 +140,7 @@ export class KvExecutor {
               return this.propose(replica, command, context, requestId);
             },
             deadlineMs: context.deadlineMs,
+            wallMs: () => this.options.clock.wallMs(),
           }),
         };
     }

@@ -63,7 +63,15 @@ export interface NodeTestBugs {
   readonly noDedup?: boolean;
   /** Commit a transaction's first write in a log entry of its own: a snapshot, conflict or crash in between leaves half of it. */
   readonly tornTransactions?: boolean;
-  /** Install a leader's snapshot as before issue 16: the store synced before the log records it, no reconcile on open. */
+  /** A follower sends its acknowledgements (and votes) before its synced write instead of after it. */
+  readonly followerAckBeforeSync?: boolean;
+  /** A replica applies the entries it appends at once, before they commit. */
+  readonly applyBeforeCommit?: boolean;
+  /** A state-machine snapshot carries no dedup records: a retry after an install applies again. */
+  readonly dedupForgetsOnSnapshot?: boolean;
+  /** A SERIALIZABLE commit checks its read keys but not its read prefixes. */
+  readonly serializableSkipsPrefixValidation?: boolean;
+  /** Today's snapshot install, which a crash during or right after it leaves unable to restart (issue 16). */
   readonly nonAtomicSnapshotInstall?: boolean;
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { AtollError } from '../errors.js';
 import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -32,6 +33,8 @@ export interface ReplicaOptions {
    * interrupted install is not reconciled on open.
    */
   readonly nonAtomicSnapshotInstall?: boolean;
+  /** Test-only defect (NodeTestBugs.applyBeforeCommit): apply entries as soon as they are appended. */
+  readonly applyBeforeCommit?: boolean;
 }
 
 /**
@@ -320,7 +323,14 @@ export class PartitionReplica {
 
   /** Step 3: apply committed entries in order and answer the callers waiting on them. */
   async apply(ready: Ready): Promise<void> {
-    for (const entry of ready.committedEntries) await this.applyEntry(entry);
+    if (this.options.applyBeforeCommit === true) {
+      // The defect: appended entries apply at once, contiguous with what is applied; committed
+      // entries at or below the applied index are then skipped, even when the log replaced them.
+      for (const entry of ready.entries) if (entry.index === this.appliedIndex + 1) await this.applyEntry(entry);
+      for (const entry of ready.committedEntries) if (entry.index > this.appliedIndex) await this.applyEntry(entry);
+    } else {
+      for (const entry of ready.committedEntries) await this.applyEntry(entry);
+    }
     for (const state of ready.readStates) {
       const waiters = this.readRounds.get(state.context);
       if (!waiters) continue;

@@ -62,6 +62,12 @@ export interface NodeEnvironment {
   readonly random?: Rng;
   /** The storage engine (default: LevelDB at config.dataDir behind the write-behind layer). */
   readonly engine?: StorageEngine;
+  /**
+   * Told once when the node stops on a fatal error (a failed synced write, a broken invariant);
+   * the node closes itself either way. Default: set process.exitCode to 1 (a simulator running
+   * many nodes in one process records the failure instead).
+   */
+  readonly onFatal?: (error: Error) => void;
 }
 
 export const systemClock: NodeClock = Object.freeze({

@@ -57,6 +57,8 @@ export interface RaftDriverOptions {
   readonly logger: Logger;
   /** Called once when the loop fails (a failed synced write, a broken invariant): the node must stop. */
   readonly onFatal: (error: Error) => void;
+  /** Negative control (NodeTestBugs.followerAckBeforeSync): every message goes before the synced write. */
+  readonly followerAckBeforeSync?: boolean;
 }
 
 type Task = () => void;
@@ -230,7 +232,8 @@ export class RaftDriver<G extends DrivenGroup> {
     const outgoing = new Map<number, GroupMessage[]>();
     for (const { group, ready: r } of ready) {
       for (const message of r.messages) {
-        if (sendableBeforeSync(message) !== early) continue;
+        const beforeSync = this.options.followerAckBeforeSync === true || sendableBeforeSync(message);
+        if (beforeSync !== early) continue;
         let list = outgoing.get(message.to);
         if (!list) outgoing.set(message.to, (list = []));
         list.push({ group: group.id, message });

@@ -118,6 +118,8 @@ export interface ScriptRunContext {
   readonly mvcc: MvccStore;
   readonly propose: (command: Command, requestId: string | undefined) => Promise<ApplyResult>;
   readonly deadlineMs: number;
+  /** The node's wall clock (ports.ts NodeClock.wallMs): the script's time limit and its deadline (default Date.now). */
+  readonly wallMs?: () => number;
 }
 
 const textEncoder = new TextEncoder();
@@ -128,7 +130,7 @@ const textDecoder = new TextDecoder();
  * time; this checks the exact size (escapes may add to the bound) and that the conversion stayed
  * within the script's time limit too. A writing script's result is bounded further (maxTxnNoteBytes).
  */
-function boundedResultJson(returnValue: unknown, startedMs: number, limits: Limits): string {
+function boundedResultJson(returnValue: unknown, startedMs: number, limits: Limits, wallMs: () => number): string {
   const resultJson = JSON.stringify(returnValue ?? null);
   const resultBytes = Buffer.byteLength(resultJson, 'utf8');
   if (resultBytes > limits.maxScriptResultBytes) {
@@ -137,7 +139,7 @@ function boundedResultJson(returnValue: unknown, startedMs: number, limits: Limi
       maxResultBytes: limits.maxScriptResultBytes,
     });
   }
-  const elapsedMs = Date.now() - startedMs;
+  const elapsedMs = wallMs() - startedMs;
   if (elapsedMs > limits.maxScriptMs) {
     throw new AtollError('SCRIPT_LIMIT', `the script ran longer than ${limits.maxScriptMs} ms (its result's conversion included)`, {
       elapsedMs,
@@ -226,9 +228,10 @@ async function attemptScript(
       scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`);
     },
   });
-  const startedMs = Date.now();
-  const outcome = await runScript(script, { params, view, limits });
-  const resultJson = boundedResultJson(outcome.returnValue, startedMs, limits);
+  const wallMs = context.wallMs ?? Date.now;
+  const startedMs = wallMs();
+  const outcome = await runScript(script, { params, view, limits, clock: wallMs });
+  const resultJson = boundedResultJson(outcome.returnValue, startedMs, limits, wallMs);
   const writes = outcome.committed ? view.writes() : [];
   if (writes.length === 0 && request.requestId === undefined) {
     // Nothing to write and no id to record under: the snapshot itself is the consistent answer.
@@ -257,7 +260,7 @@ async function attemptScript(
     const recorded = decodeScriptOutcomeNote(result.note ?? note, result.revision);
     return { resultJson: recorded.resultJson, committed: recorded.committed, revision: recorded.revision, attempts: attempt };
   } catch (error) {
-    const retry = error instanceof AtollError && error.code === 'TXN_CONFLICT' && attempt < maxScriptAttempts && Date.now() < context.deadlineMs - 50;
+    const retry = error instanceof AtollError && error.code === 'TXN_CONFLICT' && attempt < maxScriptAttempts && wallMs() < context.deadlineMs - 50;
     if (!retry) throw error;
     return 'conflict';
   }

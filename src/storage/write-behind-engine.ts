@@ -39,14 +39,30 @@ export interface WriteBehindOptions {
   readonly flushKeys?: number;
   /** ...or this many bytes of keys and values (default 8 MiB). */
   readonly flushBytes?: number;
+  /** Where the flush delay's timer comes from (default setTimeout, unref'd); a simulator passes its own. */
+  readonly timers?: FlushTimers;
 }
+
+/** The one timer the engine needs (the shape of src/node/ports.ts NodeTimers.after). */
+export interface FlushTimers {
+  after(delayMs: number, run: () => void): { cancel(): void };
+}
+
+const systemFlushTimers: FlushTimers = {
+  after(delayMs, run) {
+    const timer = setTimeout(run, delayMs);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+};
 
 export class WriteBehindEngine implements StorageEngine {
   private layers: Layer[] = [new Map()];
   private openBytes = 0;
   /** Every write below runs after the previous one: batches land in call order. */
   private chain: Promise<void> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: { cancel(): void } | undefined;
+  private readonly timers: FlushTimers;
   private failure: Error | undefined;
   private closed = false;
   /** Set when close() starts: later writes would never land, so they are refused. */
@@ -62,6 +78,7 @@ export class WriteBehindEngine implements StorageEngine {
     this.flushDelayMs = options.flushDelayMs ?? 5;
     this.flushKeys = options.flushKeys ?? 4096;
     this.flushBytes = options.flushBytes ?? 8 * 1024 * 1024;
+    this.timers = options.timers ?? systemFlushTimers;
     const belowGetSync = below.getSync?.bind(below);
     if (belowGetSync !== undefined) {
       this.getSync = (key) => {
@@ -154,7 +171,7 @@ export class WriteBehindEngine implements StorageEngine {
   async close(): Promise<void> {
     if (this.closed || this.closing) return;
     this.closing = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     try {
       if (this.failure === undefined) await this.flushOpenLayer([], true);
@@ -184,11 +201,10 @@ export class WriteBehindEngine implements StorageEngine {
     if (open.size >= this.flushKeys || this.openBytes >= this.flushBytes) {
       void this.flushOpenLayer([], false).catch(() => undefined);
     } else if (this.timer === undefined && open.size > 0) {
-      this.timer = setTimeout(() => {
+      this.timer = this.timers.after(this.flushDelayMs, () => {
         this.timer = undefined;
         if (!this.closed && this.failure === undefined) void this.flushOpenLayer([], false).catch(() => undefined);
-      }, this.flushDelayMs);
-      this.timer.unref();
+      });
     }
   }
 
@@ -196,7 +212,7 @@ export class WriteBehindEngine implements StorageEngine {
     const sealed = this.layers[this.layers.length - 1] as Layer;
     this.layers.push(new Map());
     this.openBytes = 0;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     return sealed;
   }

@@ -187,6 +187,30 @@ describe('check-imports', () => {
     );
   });
 
+  it('lets the whole-node simulator reach the node through type-only and dynamic imports, and nothing else', () => {
+    const node = {
+      'src/node/config.ts': `import type { Logger } from 'pino';\nimport type * as grpc from '@grpc/grpc-js';\nexport type C = { l: Logger; g: grpc.Metadata };\n`,
+      'src/node/opener.ts': `import type { C } from './config.js';\nexport async function open(c: C) { return import('../storage/level-engine.js'); }\n`,
+      'src/node/peer-secret.ts': `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
+      'src/node/wired.ts': `import { open } from './opener.js';\nimport { read } from './peer-secret.js';\nexport const w = [open, read];\n`,
+    };
+    const allowed = checkWith({ ...node, 'src/sim/node/run.ts': `import { w } from '../../node/wired.js';\nexport const r = w;\n` });
+    expect(allowed.stderr).toBe('');
+    expect(allowed.status).toBe(0);
+    // The same reach from a plain sim file, or a value import of pino from the node, is refused.
+    const refused = checkWith({
+      ...node,
+      'src/sim/node/run.ts': `import { w } from '../../node/wired.js';\nimport { n } from '../../node/noisy.js';\nexport const r = [w, n];\n`,
+      'src/node/noisy.ts': `import pino from 'pino';\nexport const n = pino;\n`,
+      'src/sim/plain.ts': `import { w } from '../node/wired.js';\nexport const p = w;\n`,
+    });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`boundary: src/sim/node/run.ts reaches 'pino' through src/sim/node/run.ts -> src/node/noisy.ts -> pino`);
+    expect(refused.stderr).toContain(`boundary: src/sim/plain.ts reaches 'pino' through`);
+    expect(refused.stderr).toContain(`boundary: src/sim/plain.ts reaches 'node:fs' through`);
+    expect(refused.stderr).not.toContain(`src/sim/node/run.ts reaches 'node:fs'`);
+  });
+
   it('refuses src/node importing src/server or src/peer, directly or through a helper below it', () => {
     const result = checkWith({
       'src/server/codec.ts': `import { s } from '../node/store.js';\nexport const codec = s;\n`,

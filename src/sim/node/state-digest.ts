@@ -1,0 +1,44 @@
+/**
+ * A replica's LOGICAL state digest: every key the workload's buckets hold in the partition, with
+ * its value, revisions, version and expiry, read at the replica's current revision as of one
+ * moment between loop iterations (so the applied index and the state agree). Physical layout
+ * (what compaction has removed yet, the cache, the dedup queue's keys) is left out: replicas may
+ * differ there.
+ */
+import { createHash } from 'node:crypto';
+import type { AtollNode } from '../../node/atoll-node.js';
+import { partitionOfBucket } from '../../keys/partition-table.js';
+import type { ReplicaDigest } from './node-checkers.js';
+
+export async function replicaDigests(node: number, api: AtollNode, buckets: readonly string[], partitions: number): Promise<ReplicaDigest[]> {
+  const moments = await api.betweenIterations((replicas) =>
+    [...replicas.values()].map((replica) => ({
+      partition: replica.id,
+      appliedIndex: replica.appliedIndex,
+      mvcc: replica.mvcc,
+      revision: replica.mvcc.revision,
+      compactedRevision: replica.mvcc.compactedRevision,
+      importing: replica.mvcc.needsSnapshot,
+    })),
+  );
+  const digests: ReplicaDigest[] = [];
+  for (const moment of moments) {
+    if (moment.importing) continue;
+    const hash = createHash('sha256').update(`revision ${moment.revision} compacted ${moment.compactedRevision}\n`);
+    for (const bucket of buckets) {
+      if (partitionOfBucket(bucket, partitions) !== moment.partition) continue;
+      let after: string | undefined;
+      for (let page = 0; page < 100; page++) {
+        // nowMs 0: nothing counts as expired, so the expiry itself is compared, not a clock's view of it.
+        const read = await moment.mvcc.getByPrefix(`${bucket}/`, { nowMs: 0, revision: moment.revision, limit: 500, ...(after !== undefined && { after }) });
+        for (const item of read.items) {
+          hash.update(`${item.key}\t${Buffer.from(item.value).toString('hex')}\t${item.createRevision}\t${item.modRevision}\t${item.version}\t${item.expiresAtMs ?? 0}\n`);
+        }
+        if (!read.more || read.continueAfter === undefined) break;
+        after = read.continueAfter;
+      }
+    }
+    digests.push({ node, partition: moment.partition, appliedIndex: moment.appliedIndex, digest: hash.digest('hex') });
+  }
+  return digests;
+}

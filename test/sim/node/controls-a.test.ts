@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { negativeControls } from '../../../src/sim/node/negative-controls.js';
+import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
+import { firstCatch } from './seed-range.js';
+
+/**
+ * Each defect must be caught by its named checker, for the invariant it breaks, within its seed
+ * budget; the catching seed run with the same settings and no defect must pass, so the catch is
+ * the defect's doing.
+ */
+async function expectCaught(name: string): Promise<void> {
+  const control = negativeControls[name]!;
+  const caught = await firstCatch(name);
+  expect(caught, `${name}: no seed in 1..${control.budget} failed ${control.checker}/${control.invariant}`).toBeDefined();
+  const clean = await runNodeSeed(caught!.seed, { overrides: control.overrides, traceLines: 0 });
+  expect(clean.failures, `${name}: seed ${caught!.seed} without the defect`).toEqual([]);
+}
+
+describe('whole-node simulator: negative controls', () => {
+  it('a follower acknowledging appends before its synced write loses acknowledged increments (counter checker)', async () => {
+    await expectCaught('followerAckBeforeSync');
+    const caught = await firstCatch('followerAckBeforeSync');
+    expect(caught!.failure.message).toMatch(/below the \d+ acknowledged/);
+  }, 300_000);
+
+  it('a replica applying entries before they commit diverges from the others at the same index (digest checker)', async () => {
+    await expectCaught('applyBeforeCommit');
+  }, 300_000);
+
+  it('a SERIALIZABLE commit skipping read-prefix validation lets two claims of one round commit (claims checker)', async () => {
+    await expectCaught('serializableSkipsPrefixValidation');
+  }, 300_000);
+});
