@@ -218,6 +218,22 @@ describe('backup and restore', () => {
     expect(records).toHaveLength(20);
     expect(records.every((record) => record.t === 'acme' && record.k.startsWith('orders/'))).toBe(true);
     expect(new Set(records.map((record) => Buffer.from(record.v, 'base64').toString()))).toEqual(new Set(Array.from({ length: 20 }, (_, i) => `acme-${i}`)));
+    // A crafted page token resuming in another tenant's keys is refused.
+    const acme = new AtollClient({ endpoints: source.endpoints, token: acmeAdminToken });
+    try {
+      const first = await acme.backupPage({ partition: 0, revision: 0, pageToken: '', limit: 1 });
+      const forged = Buffer.from('\u0000globex\u0000orders/1', 'utf8').toString('base64url');
+      await expect(acme.backupPage({ partition: 0, revision: first.revision, pageToken: forged, limit: 10 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    } finally {
+      acme.close();
+    }
+    // The default tenant's admin (its tag is empty) sees no other tenant's keys.
+    const defaultAdmin = String((await admin.authCall('CreateToken', { tenant: 'default', role: 'admin', name: 'default-admin' }))['token']);
+    const own = await cli(['--endpoints', source.endpoints.join(','), 'backup', '--out', join(work, 'default')], defaultAdmin);
+    expect(own.code, own.stderr).toBe(0);
+    const defaultBackup = readBackup(join(work, 'default'));
+    expect(defaultBackup.manifest.tenants).toEqual(['default']);
+    expect(defaultBackup.records.length).toBeGreaterThan(100);
     // A readwrite token may not back up at all.
     const writer = String((await admin.authCall('CreateToken', { tenant: 'acme', role: 'readwrite', name: 'acme-rw' }))['token']);
     const denied = await cli(['--endpoints', source.endpoints.join(','), 'backup', '--out', join(work, 'denied')], writer);
