@@ -302,13 +302,21 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
         mkdirSync(out, { recursive: true });
         const ids = info.partitions.map((partition) => partition.id);
         let keys = 0;
+        let reported = 0;
         let done = 0;
         const started = Date.now();
         const entries: ManifestPartition[] = [];
         const tenants = new Set<string>();
         progressLine(`backup: ${ids.length} partitions from ${info.nodes.length} nodes into ${out}`);
         await forEachBounded(ids, concurrency, async (id) => {
-          const entry = await backupPartition(client, id, out, globals.timeout, tenants, (added) => (keys += added));
+          const entry = await backupPartition(client, id, out, globals.timeout, tenants, (added) => {
+            keys += added;
+            // A line per 10,000 keys, so a large partition shows progress before it is done.
+            if (keys - reported >= 10_000) {
+              reported = keys;
+              progressLine(`backup: ${keys} keys so far (${done}/${ids.length} partitions done)`);
+            }
+          });
           entries.push(entry);
           done++;
           progressLine(`backup: partition ${id} done at revision ${entry.revision}: ${entry.keys} keys (${done}/${ids.length} partitions, ${keys} keys)`);
