@@ -298,6 +298,6 @@ export interface NodeApi {
   executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse>;
   clusterInfo(context: CallContext): Promise<ClusterInfoResponse>;
   transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void>;
-  /** Absent on nodes (test fakes) that do not serve backups: the RPC answers UNIMPLEMENTED-like INVALID_ARGUMENT. */
+  /** One page of a backup (Cluster.BackupPage). Optional: a node without it (a test fake) refuses the RPC with INVALID_ARGUMENT. */
   backupPage?(request: BackupPageRequest, context: CallContext): Promise<BackupPageResponse>;
 }
