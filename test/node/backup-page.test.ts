@@ -13,6 +13,7 @@ import type { BackupItem, BackupPageResponse } from '../../src/node/api.js';
 import type { NodeTransport } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { InProcessCluster } from './in-process-cluster.js';
 
 const nowhere: NodeTransport = {
   send: () => undefined,
@@ -126,5 +127,28 @@ describe('backup pages at a node', () => {
     expect(await codeOf(node.backupPage({ partition: 0, revision: 0, pageToken: Buffer.from('a/k').toString('base64url'), limit: 1 }, context()))).toBe('INVALID_ARGUMENT');
     expect(await codeOf(node.backupPage({ partition: 0, revision: first.revision + 1_000, pageToken: '', limit: 1 }, context()))).toBe('FUTURE_REVISION');
     expect((await node.clusterInfo(context())).partitions[0]!.revision).toBe(info.partitions[0]!.revision);
+  });
+
+  it('is served by the leader only: a follower answers NOT_LEADER naming the leader', async () => {
+    const cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 100 });
+    await cluster.start();
+    try {
+      await cluster.put('a/k', 'v');
+      const leader = await cluster.waitForLeader();
+      const follower = [1, 2, 3].find((id) => id !== leader)!;
+      let refusal: unknown;
+      try {
+        await cluster.node(follower).backupPage({ partition: 0, revision: 0, pageToken: '', limit: 10 }, context());
+      } catch (error) {
+        refusal = error;
+      }
+      expect(refusal).toBeInstanceOf(AtollError);
+      expect((refusal as AtollError).code).toBe('NOT_LEADER');
+      expect((refusal as AtollError).details?.['leaderHint']).toMatchObject({ nodeId: leader });
+      const page = await cluster.node(leader).backupPage({ partition: 0, revision: 0, pageToken: '', limit: 10 }, context());
+      expect(page.items.map((item) => `${item.key}=${text(item.value)}`)).toEqual(['a/k=v']);
+    } finally {
+      await cluster.close();
+    }
   });
 });
