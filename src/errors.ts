@@ -41,6 +41,10 @@ export const atollErrorCodes = [
    * changed; find out whether the first attempt applied, or send a new request with a new id.
    */
   'REQUEST_ID_EXPIRED',
+  /** A backup directory failed its checks (manifest, a file's SHA-256, a malformed record): restore wrote nothing. */
+  'BACKUP_DAMAGED',
+  /** `atoll restore` found keys in the target cluster and was not given --force: it wrote nothing. */
+  'RESTORE_TARGET_NOT_EMPTY',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -94,6 +98,8 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   QUOTA_EXCEEDED: 'RESOURCE_EXHAUSTED',
   OVERLOADED: 'RESOURCE_EXHAUSTED',
   REQUEST_ID_EXPIRED: 'FAILED_PRECONDITION',
+  BACKUP_DAMAGED: 'FAILED_PRECONDITION',
+  RESTORE_TARGET_NOT_EMPTY: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

@@ -20,6 +20,7 @@ import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInt
 import { InputReader, isText, writeValueFile, type InputLimit, type StdinSource } from './value-input.js';
 import { addTlsOptions, clientTlsOf, type TlsFlags } from './tls-flags.js';
 import { addBenchCommand } from '../bench/bench-command.js';
+import { addBackupCommands } from './backup.js';
 import { addHealthCommand } from './health.js';
 import { addTopCommand } from './top.js';
 
@@ -141,7 +142,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
       const globals = command.optsWithGlobals<GlobalOptions & TlsFlags>();
-      const endpoints = (globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? defaultEndpoints).split(',');
+      // `restore --addresses` names the target cluster; everything else uses --endpoints.
+      const addresses = (globals as { addresses?: string }).addresses;
+      const endpoints = (addresses ?? globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? defaultEndpoints).split(',');
       let client: AtollClient | undefined;
       try {
         const token = tokenOf(globals, io.env);
@@ -425,6 +428,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }),
     );
 
+  addBackupCommands(program, act, { ...io, defaultEndpoints });
   addHealthCommand(program, { ...io, setExitCode: (code) => (exitCode = code) });
   addBenchCommand(program, { ...io, defaultEndpoints, setExitCode: (code) => (exitCode = code) });
   addTopCommand(program, { ...io, defaultEndpoints, setExitCode: (code) => (exitCode = code) });

@@ -29,7 +29,7 @@ import { partitionOf } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest } from '../node/api.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
 import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
@@ -519,6 +519,18 @@ export class AtollClient {
     const request = checked(() => ({ partition: checkNodeId(partition, 'partition'), targetNode: checkNodeId(targetNode, 'targetNode') }));
     await this.withRetries({ write: true, route: () => request.partition, options }, (connection, deadlineMs, signal) =>
       connection.transferLeader(request, deadlineMs, signal),
+    );
+  }
+
+  /**
+   * One page of a partition's live keys at one revision, read at its leader (for `atoll backup`):
+   * revision 0 and no page token on the first call, then the first page's revision and each page's
+   * nextPageToken. Needs a tenant admin token (its tenant's keys) or the cluster admin token.
+   */
+  async backupPage(request: BackupPageRequest, options: CallOptions = {}): Promise<BackupPageResponse> {
+    const partition = checked(() => checkNodeId(request.partition, 'partition'));
+    return this.withRetries({ write: false, route: () => partition, options }, (connection, deadlineMs, signal) =>
+      connection.backupPage(request, deadlineMs, signal),
     );
   }
 

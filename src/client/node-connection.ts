@@ -4,8 +4,8 @@
  * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ClusterInfoResponse, TransferLeaderRequest } from '../node/api.js';
-import { decodeClusterInfoResponse, encodeTransferLeaderRequest } from '../server/convert.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, TransferLeaderRequest } from '../node/api.js';
+import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../server/convert.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
 import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../server/kv-operation.js';
@@ -84,6 +84,10 @@ export class NodeConnection {
 
   async transferLeader(request: TransferLeaderRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<void> {
     await this.unary(clusterServiceDefinition, 'TransferLeader', encodeTransferLeaderRequest(request), deadlineMs, signal);
+  }
+
+  async backupPage(request: BackupPageRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<BackupPageResponse> {
+    return decodeBackupPageResponse(await this.unary(clusterServiceDefinition, 'BackupPage', encodeBackupPageRequest(request), deadlineMs, signal));
   }
 
   /** One call of the Auth service (proto/atoll/v1/auth.proto), messages as proto-loader shapes them. */

@@ -1108,6 +1108,23 @@ export class MvccStore {
     return { ...page, revision: read.revision };
   }
 
+  /**
+   * A page of ALL the partition's live keys starting with `keyPrefix` (may be "" or a tenant tag,
+   * which no bucket owns: no ownership check), for backups. Same paging rules as getByPrefix.
+   */
+  async scanPartition(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
+    const limit = options.limit ?? this.limits.defaultPageSize;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.limits.maxPageSize) {
+      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.limits.maxPageSize}]`, { limit });
+    }
+    if (options.after !== undefined) validateKey(options.after);
+    const read = this.beginRead(options);
+    const range = this.scanRange(keyPrefix, options.after);
+    const page = range === undefined ? { items: [], more: false } : await this.scan(range, read.revision, limit, options.nowMs);
+    this.endRead(read);
+    return { ...page, revision: read.revision };
+  }
+
   private scanRange(keyPrefix: string, after: string | undefined): KeyRange | undefined {
     const range = this.layout.versionsOfPrefix(keyPrefix);
     if (after === undefined) return range;

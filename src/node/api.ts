@@ -256,6 +256,34 @@ export interface TransferLeaderRequest {
   readonly targetNode: number;
 }
 
+/** One page of a partition's live keys at one revision, for backups (Cluster.BackupPage). */
+export interface BackupPageRequest {
+  readonly partition: number;
+  /** 0 on the first page (read after a ReadIndex barrier); then the first page's revision. */
+  readonly revision: number;
+  /** "" on the first page; then the previous page's nextPageToken. */
+  readonly pageToken: string;
+  /** 0: the default page size. */
+  readonly limit: number;
+}
+
+export interface BackupItem {
+  readonly tenant: string;
+  /** The key as its tenant sees it. */
+  readonly key: string;
+  readonly value: Uint8Array;
+  /** 0 when the key never expires. */
+  readonly expiresAtMs: number;
+  readonly modRevision: number;
+}
+
+export interface BackupPageResponse {
+  readonly revision: number;
+  readonly items: readonly BackupItem[];
+  /** "" when the partition has no more keys. */
+  readonly nextPageToken: string;
+}
+
 /** What a node offers the client-facing services (KV and Cluster). */
 export interface NodeApi {
   get(request: GetRequest, context: CallContext): Promise<GetResponse>;
@@ -270,4 +298,6 @@ export interface NodeApi {
   executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse>;
   clusterInfo(context: CallContext): Promise<ClusterInfoResponse>;
   transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void>;
+  /** One page of a backup (Cluster.BackupPage). Optional: a node without it (a test fake) refuses the RPC with INVALID_ARGUMENT. */
+  backupPage?(request: BackupPageRequest, context: CallContext): Promise<BackupPageResponse>;
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { AtollError, isAtollError } from '../errors.js';
 import { LoadTracker } from '../hotkeys/index.js';
 import { partitionTable } from '../keys/partition-table.js';
-import { tenantOfInternalKey, tenantTag } from '../keys/tenant-keys.js';
+import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
 import { defaultLimits, makeLimits, type Limits } from '../limits.js';
 import { MvccStore } from '../mvcc/index.js';
 import { VersionCache } from '../mvcc/version-cache.js';
@@ -18,7 +18,7 @@ import { partitionKeyPrefix } from '../storage/keyspace.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
-import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
+import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/principal.js';
 import { TxnHandleKeys } from '../txn/txn-handle.js';
 import { Admission } from './admission.js';
 import type * as api from './api.js';
@@ -53,6 +53,7 @@ export class AtollNode implements api.NodeApi {
   private readonly driver: RaftDriver<PartitionReplica>;
   private readonly access: NodeAccess;
   private readonly router: Router;
+  private readonly executor: KvExecutor;
   private readonly maintenance: Maintenance;
 
   private constructor(
@@ -116,6 +117,7 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
     });
+    this.executor = executor;
     this.router = new Router({
       id,
       peers: config.peers,
@@ -370,6 +372,54 @@ export class AtollNode implements api.NodeApi {
         }
       });
     });
+  }
+
+  /**
+   * One page of a partition's live keys at one revision, for `atoll backup`; served by the
+   * partition's leader only (others answer NOT_LEADER / NO_LEADER with a hint, and the client
+   * follows it). A tenant admin reads its own tenant's keys; the cluster admin (or anyone, without
+   * authentication) every tenant's except the system tenant's (tokens, quotas, usage).
+   */
+  async backupPage(request: api.BackupPageRequest, context: api.CallContext): Promise<api.BackupPageResponse> {
+    const principal = await this.access.principalOf(context);
+    requireRole(principal, 'admin', 'a backup');
+    const { partitions } = this.config;
+    if (!Number.isSafeInteger(request.partition) || request.partition < 0 || request.partition >= partitions) {
+      throw new AtollError('INVALID_ARGUMENT', `partition must be an integer in [0, ${partitions - 1}]`, { partition: request.partition });
+    }
+    const limit = request.limit === 0 ? this.limits.defaultPageSize : Math.min(request.limit, this.limits.maxPageSize);
+    // Which keys the caller may read: the scan starts at its tenant's tag, and `include` also keeps
+    // the default tenant (whose tag is "") from seeing other tenants' keys.
+    const everyTenant = principal.clusterAdmin;
+    const scanPrefix = everyTenant ? '' : tenantTag(principal.tenant);
+    const include = (internalKey: string): boolean => {
+      const tenant = tenantOfInternalKey(internalKey);
+      return everyTenant ? tenant !== systemTenant : tenant === principal.tenant;
+    };
+    let after: string | undefined;
+    if (request.pageToken !== '') {
+      if (request.pageToken.length > this.limits.maxKeyBytes * 2 || !/^[A-Za-z0-9_-]+$/.test(request.pageToken)) {
+        throw new AtollError('INVALID_ARGUMENT', 'page_token is not one this API returned');
+      }
+      after = Buffer.from(request.pageToken, 'base64url').toString('utf8');
+      if (!after.startsWith(scanPrefix) || after === '') throw new AtollError('INVALID_ARGUMENT', 'page_token is not one this API returned');
+    }
+    if (request.revision === 0 && after !== undefined) throw new AtollError('INVALID_ARGUMENT', 'a page_token goes with the revision of the first page');
+    const replica = this.driver.groups.get(request.partition);
+    if (replica === undefined) {
+      throw this.router.notLeader(request.partition, this.router.remoteLeaderOf(request.partition) ?? 0, `node ${this.id} has no replica`);
+    }
+    const status = replica.raw.status();
+    if (status.role !== 'leader') throw this.router.notLeader(request.partition, status.lead === this.id ? 0 : status.lead, 'backups read at the leader');
+    const page = await this.executor.backupPage(replica, { revision: request.revision, after, limit }, scanPrefix, include, context);
+    return {
+      revision: page.revision,
+      items: page.items.map((item) => {
+        const tenant = tenantOfInternalKey(item.key);
+        return { tenant, key: toUserKey(tenant, item.key), value: item.value, expiresAtMs: item.expiresAtMs ?? 0, modRevision: item.modRevision };
+      }),
+      nextPageToken: page.continueAfter === undefined ? '' : Buffer.from(page.continueAfter, 'utf8').toString('base64url'),
+    };
   }
 
   // ------------------------------------------------------------ lifecycle

@@ -11,7 +11,7 @@ import { bucketOf } from '../keys/bucket.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { defaultTenant, toInternalKey } from '../keys/tenant-keys.js';
 import { defaultLimits, type Limits } from '../limits.js';
-import { encodeCommand, validateRequestId, type ApplyResult, type Command, type WriteOp } from '../mvcc/index.js';
+import { encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
 import type { TxnHandleKeys } from '../txn/txn-handle.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import type { Admission } from './admission.js';
@@ -25,6 +25,13 @@ import type { RaftDriver } from './raft-driver.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
 import { commandGrows, decodePageToken, encodePageToken, writeOpOfPut } from './kv-commands.js';
+
+/** A backup page's keys and values stay under this many bytes (unless one key alone is larger). */
+const backupPageBytes = 1024 * 1024;
+/** Keys read from the store at a time while filling a backup page. */
+const backupSubPageKeys = 32;
+/** Store reads per backup page, so a page of deleted or filtered keys still ends. */
+const backupSubPagesPerPage = 64;
 
 export interface KvExecutorOptions {
   readonly partitions: number;
@@ -244,6 +251,59 @@ export class KvExecutor {
       revision: page.revision,
       nextPageToken: page.more && page.continueAfter !== undefined ? encodePageToken(page.revision, page.continueAfter) : '',
     };
+  }
+
+  /**
+   * One page of a backup (Cluster.BackupPage) on this node's replica, which the caller checked
+   * leads: the live keys under `scanPrefix` ("" for every tenant, a tenant tag for one) at one
+   * revision. The first page (revision 0) reads after a ReadIndex barrier, so its revision covers
+   * every write acknowledged before the call; later pages read at that revision (a leader that is
+   * behind catches up first; a revision below the compaction floor fails COMPACTED). Keys that
+   * `include` refuses (the system tenant's) are skipped but still advance the page.
+   * Bounded: at most `limit` keys and about backupPageBytes of keys and values (a single larger
+   * key still makes a page); the store is read in sub-pages of backupSubPageKeys, at most
+   * backupSubPagesPerPage of them, so a page of deleted or filtered keys ends too.
+   */
+  async backupPage(
+    replica: PartitionReplica,
+    request: { revision: number; after: string | undefined; limit: number },
+    scanPrefix: string,
+    include: (internalKey: string) => boolean,
+    context: api.CallContext,
+  ): Promise<{ revision: number; items: KeyVersion[]; continueAfter: string | undefined }> {
+    if (request.revision === 0) await this.readBarrier(replica, context);
+    else await this.ensureRevision(replica, request.revision, context);
+    const revision = request.revision === 0 ? replica.mvcc.revision : request.revision;
+    const nowMs = this.nowAt(replica);
+    const items: KeyVersion[] = [];
+    let bytes = 0;
+    let after = request.after;
+    for (let step = 0; step < backupSubPagesPerPage; step++) {
+      const page = await replica.mvcc.scanPartition(scanPrefix, {
+        revision,
+        nowMs,
+        limit: Math.min(backupSubPageKeys, request.limit - items.length),
+        ...(after !== undefined && { after }),
+      });
+      for (const item of page.items) {
+        if (include(item.key)) {
+          // An upper bound of its encoded size: UTF-8 takes at most 3 bytes per UTF-16 unit.
+          const size = item.key.length * 3 + item.value.length + 64;
+          // Invariant: a page's items stay under backupPageBytes, or it holds one item alone (which
+          // fits a message: maxMessageBytes holds a maximal key and value).
+          if (items.length > 0 && bytes + size > backupPageBytes) return { revision, items, continueAfter: after };
+          items.push(item);
+          bytes += size;
+        }
+        after = item.key;
+      }
+      if (!page.more) return { revision, items, continueAfter: undefined };
+      after = page.continueAfter ?? after;
+      if (items.length >= request.limit || this.options.clock.wallMs() >= context.deadlineMs) break;
+    }
+    // Invariant: more keys may follow, so the page ends with where to continue.
+    assert(after !== undefined, 'a partial backup page knows where it stopped');
+    return { revision, items, continueAfter: after };
   }
 
   /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */

@@ -1,7 +1,8 @@
-/** The Cluster service: membership, partition map and leaders, and leadership transfer. */
+/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages. */
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../node/api.js';
-import { decodeTransferLeaderRequest, encodeClusterInfoResponse } from './convert.js';
+import { AtollError } from '../errors.js';
+import { decodeBackupPageRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { unaryHandler } from './unary-handler.js';
 
@@ -12,6 +13,11 @@ export function clusterServiceHandlers(api: NodeApi, logger: ErrorLogger): grpc.
     TransferLeader: unaryHandler(logger, async (message, scope) => {
       await api.transferLeader(decodeTransferLeaderRequest(message), scope.context);
       return {};
+    }),
+    BackupPage: unaryHandler(logger, async (message, scope) => {
+      const request = decodeBackupPageRequest(message);
+      if (api.backupPage === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not serve backups');
+      return encodeBackupPageResponse(await api.backupPage(request, scope.context));
     }),
   };
 }

@@ -16,6 +16,9 @@ import { AtollError } from '../errors.js';
 import type { KeyLoad } from '../hotkeys/index.js';
 import { validateKey } from '../keys/validate-key.js';
 import type {
+  BackupItem,
+  BackupPageRequest,
+  BackupPageResponse,
   ClusterInfoResponse,
   Consistency,
   DeleteRequest,
@@ -47,6 +50,9 @@ import type {
 } from '../node/api.js';
 import { formatWireInt64, parseWireCount, parseWireInt64, parseWireUint32 } from './wire-numbers.js';
 import type {
+  BackupItemMessage,
+  BackupPageRequestMessage,
+  BackupPageResponseMessage,
   ClusterInfoResponseMessage,
   ConsistencyName,
   DeleteRequestMessage,
@@ -702,5 +708,54 @@ export function decodeExecuteScriptResponse(value: unknown): ExecuteScriptRespon
     committed: decodeBoolean(message.committed, 'committed'),
     revision: decodeCount(message.revision, 'revision'),
     attempts: parseWireUint32(message.attempts ?? 0, 'attempts'),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Backups (Cluster.BackupPage)
+
+export function encodeBackupPageRequest(request: BackupPageRequest): BackupPageRequestMessage {
+  return { partition: request.partition, revision: formatWireInt64(request.revision), pageToken: request.pageToken, limit: request.limit };
+}
+
+export function decodeBackupPageRequest(value: unknown): BackupPageRequest {
+  const message = decodeMessage<BackupPageRequestMessage>(value, 'BackupPageRequest');
+  return {
+    partition: parseWireUint32(message.partition ?? 0, 'partition'),
+    revision: decodeCount(message.revision, 'revision'),
+    pageToken: decodeText(message.pageToken, 'page_token'),
+    limit: parseWireUint32(message.limit ?? 0, 'limit'),
+  };
+}
+
+export function encodeBackupPageResponse(response: BackupPageResponse): BackupPageResponseMessage {
+  return {
+    revision: formatWireInt64(response.revision),
+    items: response.items.map((item) => ({
+      tenant: item.tenant,
+      key: item.key,
+      value: item.value,
+      expiresAtMs: formatWireInt64(item.expiresAtMs),
+      modRevision: formatWireInt64(item.modRevision),
+    })),
+    nextPageToken: response.nextPageToken,
+  };
+}
+
+export function decodeBackupPageResponse(value: unknown): BackupPageResponse {
+  const message = decodeMessage<BackupPageResponseMessage>(value, 'BackupPageResponse');
+  return {
+    revision: decodeCount(message.revision, 'revision'),
+    items: decodeRepeated(message.items, 'items', (raw): BackupItem => {
+      const item = decodeMessage<BackupItemMessage>(raw, 'BackupItem');
+      return {
+        tenant: decodeText(item.tenant, 'tenant'),
+        key: decodeKey(item.key),
+        value: decodeBytes(item.value, 'value'),
+        expiresAtMs: decodeCount(item.expiresAtMs, 'expires_at_ms'),
+        modRevision: decodeCount(item.modRevision, 'mod_revision'),
+      };
+    }),
+    nextPageToken: decodeText(message.nextPageToken, 'next_page_token'),
   };
 }

@@ -12,6 +12,9 @@
  * strings, enums as names, bytes as Buffers, defaults for unset scalars, and the chosen oneof case
  * as a virtual property. convert.ts is the only code that should build or read them.
  */
+import type { BackupItem } from './generated/atoll/v1/BackupItem.js';
+import type { BackupPageRequest } from './generated/atoll/v1/BackupPageRequest.js';
+import type { BackupPageResponse } from './generated/atoll/v1/BackupPageResponse.js';
 import type { BeginTransactionRequest } from './generated/atoll/v1/BeginTransactionRequest.js';
 import type { BeginTransactionResponse } from './generated/atoll/v1/BeginTransactionResponse.js';
 import type { ClusterInfoResponse } from './generated/atoll/v1/ClusterInfoResponse.js';
@@ -81,6 +84,9 @@ export type PartitionInfoMessage = PartitionInfo;
 export type KeyLoadMessage = KeyLoad;
 export type ClusterInfoResponseMessage = ClusterInfoResponse;
 export type TransferLeaderRequestMessage = TransferLeaderRequest;
+export type BackupPageRequestMessage = BackupPageRequest;
+export type BackupItemMessage = BackupItem;
+export type BackupPageResponseMessage = BackupPageResponse;
 export type StreamErrorMessage = StreamError;
 /** A StreamRequest: the id, a timeout and exactly one of the request cases (or `cancel`). */
 export type StreamRequestMessage = StreamRequest;

@@ -51,6 +51,9 @@ const badArguments: ReadonlyArray<{ argv: string[]; code: string; message?: RegE
   { argv: ['health', '--bogus'], code: 'INVALID_ARGUMENT' },
   { argv: ['bench', '--concurrency', '0'], code: 'INVALID_ARGUMENT', message: /--concurrency must be an integer/ },
   { argv: ['top', '--interval', '5'], code: 'INVALID_ARGUMENT', message: /--interval must be an integer/ },
+  { argv: ['backup', '--out', '/nonexistent/backup', '--concurrency', '0'], code: 'INVALID_ARGUMENT', message: /--concurrency must be an integer/ },
+  { argv: ['backup'], code: 'INVALID_ARGUMENT', message: /--out/ },
+  { argv: ['restore', '--from', '/nonexistent/backup'], code: 'BACKUP_DAMAGED', message: /cannot read \/nonexistent\/backup\/manifest.json/ },
   { argv: ['frobnicate'], code: 'INVALID_ARGUMENT', message: /unknown command 'frobnicate'/ },
   { argv: ['--timeout', 'never', 'get', 'canary/k'], code: 'INVALID_ARGUMENT' },
   // An endless token file is cut off at its bound, not read into memory.

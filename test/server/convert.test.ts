@@ -315,3 +315,30 @@ describe('ClusterInfo load (hot partitions and keys)', () => {
     expect(() => convert.decodeClusterInfoResponse({ partitions: [{ requestsPerSecond: -1 }] })).toThrow(/requests_per_second/);
   });
 });
+
+describe('BackupPage over the wire', () => {
+  const cluster = clusterServiceDefinition as unknown as Record<string, grpc.MethodDefinition<unknown, unknown>>;
+
+  it('round-trips requests and pages: tenants, binary values, expiry and 64-bit revisions', () => {
+    const request = { partition: 7, revision: 2 ** 40, pageToken: 'AGFjbWUAb3JkZXJzLzE', limit: 1000 };
+    expect(convert.decodeBackupPageRequest(overWire(cluster['BackupPage']!, 'request', convert.encodeBackupPageRequest(request)))).toEqual(request);
+    const page = {
+      revision: 2 ** 40,
+      items: [
+        { tenant: 'acme', key: 'orders/1', value: new Uint8Array([0, 255, 1]), expiresAtMs: 1_800_000_000_000, modRevision: 12 },
+        { tenant: 'default', key: 'x/é', value: new Uint8Array(0), expiresAtMs: 0, modRevision: 2 ** 40 },
+      ],
+      nextPageToken: '',
+    };
+    const decoded = convert.decodeBackupPageResponse(overWire(cluster['BackupPage']!, 'response', convert.encodeBackupPageResponse(page)));
+    expect({ ...decoded, items: decoded.items.map((item) => ({ ...item, value: [...item.value] })) }).toEqual({
+      ...page,
+      items: page.items.map((item) => ({ ...item, value: [...item.value] })),
+    });
+  });
+
+  it('refuses a malformed request: a negative revision, a partition that is not a number', () => {
+    expect(() => convert.decodeBackupPageRequest({ partition: 0, revision: '-1' })).toThrow(/revision/);
+    expect(() => convert.decodeBackupPageRequest({ partition: 'one' })).toThrow(/partition/);
+  });
+});

@@ -1,6 +1,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { BackupItem as _atoll_v1_BackupItem, BackupItem__Output as _atoll_v1_BackupItem__Output } from './atoll/v1/BackupItem.js';
+import type { BackupPageRequest as _atoll_v1_BackupPageRequest, BackupPageRequest__Output as _atoll_v1_BackupPageRequest__Output } from './atoll/v1/BackupPageRequest.js';
+import type { BackupPageResponse as _atoll_v1_BackupPageResponse, BackupPageResponse__Output as _atoll_v1_BackupPageResponse__Output } from './atoll/v1/BackupPageResponse.js';
 import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, BeginTransactionRequest__Output as _atoll_v1_BeginTransactionRequest__Output } from './atoll/v1/BeginTransactionRequest.js';
 import type { BeginTransactionResponse as _atoll_v1_BeginTransactionResponse, BeginTransactionResponse__Output as _atoll_v1_BeginTransactionResponse__Output } from './atoll/v1/BeginTransactionResponse.js';
 import type { ClusterClient as _atoll_v1_ClusterClient, ClusterDefinition as _atoll_v1_ClusterDefinition } from './atoll/v1/Cluster.js';
@@ -49,6 +52,9 @@ type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> 
 export interface ProtoGrpcType {
   atoll: {
     v1: {
+      BackupItem: MessageTypeDefinition<_atoll_v1_BackupItem, _atoll_v1_BackupItem__Output>
+      BackupPageRequest: MessageTypeDefinition<_atoll_v1_BackupPageRequest, _atoll_v1_BackupPageRequest__Output>
+      BackupPageResponse: MessageTypeDefinition<_atoll_v1_BackupPageResponse, _atoll_v1_BackupPageResponse__Output>
       BeginTransactionRequest: MessageTypeDefinition<_atoll_v1_BeginTransactionRequest, _atoll_v1_BeginTransactionRequest__Output>
       BeginTransactionResponse: MessageTypeDefinition<_atoll_v1_BeginTransactionResponse, _atoll_v1_BeginTransactionResponse__Output>
       Cluster: SubtypeConstructor<typeof grpc.Client, _atoll_v1_ClusterClient> & { service: _atoll_v1_ClusterDefinition }

@@ -1,0 +1,443 @@
+/**
+ * `atoll backup --out DIR` and `atoll restore --from DIR` (issue 20; format in README.md, "Backup
+ * and restore").
+ *
+ * A backup reads every partition at its leader, one page at a time, at one revision per partition
+ * (Cluster.BackupPage: the first page after a ReadIndex barrier fixes it), while the cluster keeps
+ * serving writes. Each partition goes to its own file of JSON lines, hashed (SHA-256) as it is
+ * written; the manifest, written last, records per partition its revision, key count and hash. A
+ * directory without manifest.json is not a backup.
+ *
+ * A restore first checks everything it can without writing: the manifest's shape, every file's
+ * SHA-256 and size, every record's shape and the per-file key counts (BACKUP_DAMAGED), the
+ * caller's right to write every tenant in it, and that the target holds no keys
+ * (RESTORE_TARGET_NOT_EMPTY unless --force). Only then does it write the keys through ordinary
+ * puts, a bounded number at a time. Values and remaining TTLs are kept; revisions are new.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { InvalidArgumentError, type Command } from 'commander';
+import { AtollClient, type AtollClientOptions } from '../client/index.js';
+import { AtollError } from '../errors.js';
+import { limits } from '../limits.js';
+import { clientTlsOf, type TlsFlags } from './tls-flags.js';
+
+type Print = (line: string) => void;
+interface Globals extends TlsFlags {
+  json?: boolean;
+  token?: string;
+  tokenFile?: string;
+  endpoints?: string;
+  timeout?: number;
+}
+type Action = (client: AtollClient, print: Print, globals: Globals) => Promise<number>;
+type Act = (work: (...args: unknown[]) => Action) => (...args: unknown[]) => Promise<void>;
+
+export interface BackupIo {
+  stderr(text: string): void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  createClient?: (options: AtollClientOptions) => AtollClient;
+  readonly defaultEndpoints: string;
+}
+
+export const backupFormat = 'atoll-backup';
+export const backupFormatVersion = 1;
+export const manifestName = 'manifest.json';
+
+/** One partition's entry in the manifest. */
+export interface ManifestPartition {
+  readonly id: number;
+  /** Every key of the file is the partition's state at this revision. */
+  readonly revision: number;
+  readonly keys: number;
+  readonly file: string;
+  readonly bytes: number;
+  /** Lower-case hex SHA-256 of the file's bytes. */
+  readonly sha256: string;
+}
+
+export interface Manifest {
+  readonly format: typeof backupFormat;
+  readonly version: typeof backupFormatVersion;
+  readonly createdAt: string;
+  readonly cluster: { readonly partitionCount: number; readonly replicationFactor: number; readonly hashFunction: string; readonly nodes: readonly string[] };
+  /** The tenant the backup is limited to (a tenant admin's), or null: every tenant but the system's. */
+  readonly tenant: string | null;
+  /** The tenants whose keys the files hold. */
+  readonly tenants: readonly string[];
+  readonly partitions: readonly ManifestPartition[];
+}
+
+/** One line of a partition file. */
+interface BackupRecord {
+  /** Tenant ("default" for keys written without a tenant token). */
+  readonly t: string;
+  /** Key, as its tenant sees it. */
+  readonly k: string;
+  /** Value, base64. */
+  readonly v: string;
+  /** Expiry, Unix epoch ms; 0: never. */
+  readonly e: number;
+}
+
+/** The manifest is small (one entry per partition); anything larger is not one. */
+const maxManifestBytes = 4 * 1024 * 1024;
+/** A record holds one key and one value, base64 (4/3), plus framing. */
+const maxRecordChars = limits.maxKeyBytes * 6 + Math.ceil(limits.maxValueBytes / 3) * 4 + 1024;
+/** How many times a partition's backup starts over when its revision was compacted meanwhile. */
+const maxPartitionAttempts = 3;
+const maxConcurrency = 64;
+
+function parseConcurrency(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > maxConcurrency) throw new InvalidArgumentError(`--concurrency must be an integer in [1, ${maxConcurrency}]`);
+  return value;
+}
+
+function damaged(message: string): AtollError {
+  return new AtollError('BACKUP_DAMAGED', message);
+}
+
+function partitionFileName(id: number): string {
+  return `partition-${String(id).padStart(4, '0')}.jsonl`;
+}
+
+/** Runs `work` over `items`, at most `concurrency` at a time; the first failure stops new starts and is thrown. */
+async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: unknown;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  if (failure !== undefined) throw failure;
+}
+
+function writeChunk(stream: WriteStream, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(text, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+function closeStream(stream: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.once('error', reject);
+    stream.end(() => resolve());
+  });
+}
+
+/** Reads one partition at one revision into its file in `dir` (hashing as it writes); returns its manifest entry. */
+async function backupPartition(
+  client: AtollClient,
+  id: number,
+  dir: string,
+  timeoutMs: number | undefined,
+  tenants: Set<string>,
+  progress: (keys: number) => void,
+): Promise<ManifestPartition> {
+  const file = partitionFileName(id);
+  const temporary = join(dir, `${file}.partial`);
+  for (let attempt = 1; ; attempt++) {
+    const stream = createWriteStream(temporary, { flags: 'w' });
+    const hash = createHash('sha256');
+    let revision = 0;
+    let pageToken = '';
+    let keys = 0;
+    let bytes = 0;
+    try {
+      // Bounded by the partition's keys: every page either ends the loop or moves the token on.
+      do {
+        const page = await client.backupPage({ partition: id, revision, pageToken, limit: limits.maxPageSize }, timeoutMs === undefined ? {} : { timeoutMs });
+        if (revision !== 0 && page.revision !== revision) throw new AtollError('INTERNAL', `partition ${id} answered at revision ${page.revision}, not ${revision}`);
+        revision = page.revision;
+        let chunk = '';
+        for (const item of page.items) {
+          tenants.add(item.tenant);
+          const record: BackupRecord = { t: item.tenant, k: item.key, v: Buffer.from(item.value).toString('base64'), e: item.expiresAtMs };
+          chunk += `${JSON.stringify(record)}\n`;
+        }
+        if (chunk !== '') {
+          hash.update(chunk, 'utf8');
+          bytes += Buffer.byteLength(chunk, 'utf8');
+          await writeChunk(stream, chunk);
+        }
+        keys += page.items.length;
+        progress(page.items.length);
+        if (page.nextPageToken !== '' && page.nextPageToken === pageToken) throw new AtollError('INTERNAL', `partition ${id}: the page token did not advance`);
+        pageToken = page.nextPageToken;
+      } while (pageToken !== '');
+      await closeStream(stream);
+      renameSync(temporary, join(dir, file));
+      return { id, revision, keys, file, bytes, sha256: hash.digest('hex') };
+    } catch (error) {
+      stream.destroy();
+      // A long partition read at an old revision can meet the compaction floor: start it over.
+      if (error instanceof AtollError && error.code === 'COMPACTED' && attempt < maxPartitionAttempts) {
+        progress(-keys);
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+function checkManifest(value: unknown): Manifest {
+  const fail = (what: string): never => {
+    throw damaged(`${manifestName}: ${what}`);
+  };
+  if (typeof value !== 'object' || value === null) return fail('not a JSON object');
+  const manifest = value as Record<string, unknown>;
+  if (manifest['format'] !== backupFormat) fail(`format is not "${backupFormat}"`);
+  if (manifest['version'] !== backupFormatVersion) fail(`version ${String(manifest['version'])} is not ${backupFormatVersion}`);
+  const cluster = manifest['cluster'] as Record<string, unknown> | undefined;
+  if (typeof cluster !== 'object' || cluster === null || !Number.isSafeInteger(cluster['partitionCount'])) fail('cluster.partitionCount is missing');
+  const tenants = manifest['tenants'];
+  if (!Array.isArray(tenants) || !tenants.every((tenant) => typeof tenant === 'string')) fail('tenants is not a list of names');
+  const partitions = manifest['partitions'];
+  if (!Array.isArray(partitions)) return fail('partitions is not a list');
+  const count = (cluster as { partitionCount: number }).partitionCount;
+  if (partitions.length !== count) fail(`${partitions.length} partition entries for ${count} partitions`);
+  const seen = new Set<number>();
+  for (const entry of partitions as unknown[]) {
+    const p = entry as Record<string, unknown>;
+    const id = p['id'];
+    if (typeof p !== 'object' || p === null || !Number.isSafeInteger(id) || (id as number) < 0 || (id as number) >= count || seen.has(id as number)) fail('a partition entry has a bad or repeated id');
+    seen.add(id as number);
+    for (const field of ['revision', 'keys', 'bytes']) {
+      if (!Number.isSafeInteger(p[field]) || (p[field] as number) < 0) fail(`partition ${String(id)}: ${field} is not a count`);
+    }
+    if (p['file'] !== partitionFileName(id as number)) fail(`partition ${String(id)}: file must be ${partitionFileName(id as number)}`);
+    if (typeof p['sha256'] !== 'string' || !/^[0-9a-f]{64}$/.test(p['sha256'])) fail(`partition ${String(id)}: sha256 is not 64 hex digits`);
+  }
+  return value as Manifest;
+}
+
+function readManifest(dir: string): Manifest {
+  const path = join(dir, manifestName);
+  let text: string;
+  try {
+    if (statSync(path).size > maxManifestBytes) throw damaged(`${path} is larger than ${maxManifestBytes} bytes`);
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (error instanceof AtollError) throw error;
+    throw damaged(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)} (a backup without its manifest is incomplete)`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw damaged(`${path} is not JSON`);
+  }
+  return checkManifest(parsed);
+}
+
+/** The lines of a partition file, each checked to be one record; bounded memory (one line at a time). */
+async function* recordsOf(path: string): AsyncGenerator<BackupRecord> {
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let number = 0;
+  for await (const line of lines) {
+    number++;
+    if (line.length > maxRecordChars) throw damaged(`${path}:${number}: a line longer than any record`);
+    let record: unknown;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      throw damaged(`${path}:${number}: not JSON`);
+    }
+    const r = record as Record<string, unknown>;
+    if (typeof r !== 'object' || r === null || typeof r['t'] !== 'string' || typeof r['k'] !== 'string' || r['k'] === '' || typeof r['v'] !== 'string' || !Number.isSafeInteger(r['e']) || (r['e'] as number) < 0) {
+      throw damaged(`${path}:${number}: not a backup record`);
+    }
+    yield r as unknown as BackupRecord;
+  }
+}
+
+/** Checks one file against its manifest entry: size, SHA-256, then every record's shape and the key count. */
+async function verifyPartitionFile(dir: string, entry: ManifestPartition, tenants: ReadonlySet<string>): Promise<void> {
+  const path = join(dir, entry.file);
+  if (!existsSync(path)) throw damaged(`${path} is missing`);
+  const size = statSync(path).size;
+  if (size !== entry.bytes) throw damaged(`${path} has ${size} bytes; the manifest says ${entry.bytes}`);
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  const digest = hash.digest('hex');
+  if (digest !== entry.sha256) throw damaged(`${path}: SHA-256 ${digest} does not match the manifest's ${entry.sha256}`);
+  let keys = 0;
+  for await (const record of recordsOf(path)) {
+    if (!tenants.has(record.t)) throw damaged(`${path}: a key of tenant ${record.t}, which the manifest does not list`);
+    keys++;
+  }
+  if (keys !== entry.keys) throw damaged(`${path} holds ${keys} keys; the manifest says ${entry.keys}`);
+}
+
+export function addBackupCommands(program: Command, act: Act, io: BackupIo): void {
+  const progressLine = (text: string): void => io.stderr(`${text}\n`);
+
+  program
+    .command('backup')
+    .description('write an online, consistent backup of every partition (each at one revision) into DIR')
+    .requiredOption('--out <dir>', 'a new or empty directory for the backup')
+    .option('--concurrency <n>', `partitions read at a time (1..${maxConcurrency}, default 2)`, parseConcurrency, 2)
+    .action(
+      act((options) => async (client, print, globals) => {
+        const { out, concurrency } = options as { out: string; concurrency: number };
+        if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0)) {
+          throw new AtollError('INVALID_ARGUMENT', `--out ${out} exists and is not an empty directory`);
+        }
+        const whoami = await client.authCall('WhoAmI');
+        // Checked here too (each node checks every page), so a refused backup leaves no directory.
+        if (whoami['clusterAdmin'] !== true && whoami['role'] !== 'admin') {
+          throw new AtollError('PERMISSION_DENIED', `a backup needs a tenant admin token or the cluster admin token; this token's role is ${String(whoami['role'])}`);
+        }
+        const info = await client.clusterInfo();
+        mkdirSync(out, { recursive: true });
+        const ids = info.partitions.map((partition) => partition.id);
+        let keys = 0;
+        let reported = 0;
+        let done = 0;
+        const started = Date.now();
+        const entries: ManifestPartition[] = [];
+        const tenants = new Set<string>();
+        progressLine(`backup: ${ids.length} partitions from ${info.nodes.length} nodes into ${out}`);
+        await forEachBounded(ids, concurrency, async (id) => {
+          const entry = await backupPartition(client, id, out, globals.timeout, tenants, (added) => {
+            keys += added;
+            // A line per 10,000 keys, so a large partition shows progress before it is done.
+            if (keys - reported >= 10_000) {
+              reported = keys;
+              progressLine(`backup: ${keys} keys so far (${done}/${ids.length} partitions done)`);
+            }
+          });
+          entries.push(entry);
+          done++;
+          progressLine(`backup: partition ${id} done at revision ${entry.revision}: ${entry.keys} keys (${done}/${ids.length} partitions, ${keys} keys)`);
+        });
+        entries.sort((a, b) => a.id - b.id);
+        const manifest: Manifest = {
+          format: backupFormat,
+          version: backupFormatVersion,
+          createdAt: new Date().toISOString(),
+          cluster: { partitionCount: info.partitionCount, replicationFactor: info.replicationFactor, hashFunction: info.hashFunction, nodes: info.nodes.map((node) => node.address) },
+          tenant: whoami['clusterAdmin'] === true ? null : String(whoami['tenant']),
+          tenants: [...tenants].sort(),
+          partitions: entries,
+        };
+        // The manifest is written last and renamed into place: a directory with one is complete.
+        writeFileSync(join(out, `${manifestName}.partial`), `${JSON.stringify(manifest, null, 2)}\n`);
+        renameSync(join(out, `${manifestName}.partial`), join(out, manifestName));
+        const seconds = ((Date.now() - started) / 1000).toFixed(1);
+        if (globals.json === true) print(JSON.stringify({ out, partitions: entries.length, keys, seconds: Number(seconds) }));
+        else print(`backup of ${entries.length} partitions, ${keys} keys, written to ${out} in ${seconds} s`);
+        return 0;
+      }),
+    );
+
+  program
+    .command('restore')
+    .description('check a backup in DIR, then write its keys into a new, empty cluster (values and remaining TTLs kept; revisions are new)')
+    .requiredOption('--from <dir>', 'the backup directory (with manifest.json)')
+    .option('--addresses <list>', 'comma-separated host:port list of the target cluster (default: --endpoints)')
+    .option('--force', 'write even when the target cluster already holds keys')
+    .option('--concurrency <n>', `puts in flight (1..${maxConcurrency}, default 16)`, parseConcurrency, 16)
+    .action(
+      act((options) => async (client, print, globals) => {
+        const { from, force, concurrency } = options as { from: string; force?: boolean; concurrency: number };
+        // 1. The backup, whole, before anything is written.
+        const manifest = readManifest(from);
+        const tenants = new Set(manifest.tenants);
+        let total = 0;
+        for (const entry of manifest.partitions) {
+          await verifyPartitionFile(from, entry, tenants);
+          total += entry.keys;
+        }
+        progressLine(`restore: ${from} verified: ${manifest.partitions.length} partition files, ${total} keys, ${tenants.size} tenants`);
+        // 2. The right to write every tenant of the backup.
+        const whoami = await client.authCall('WhoAmI');
+        const clusterAdmin = whoami['clusterAdmin'] === true;
+        const ownTenant = String(whoami['tenant']);
+        for (const tenant of tenants) {
+          if (tenant !== ownTenant && !clusterAdmin) {
+            throw new AtollError('PERMISSION_DENIED', `the backup holds keys of tenant ${tenant}: restore it with that tenant's token or the cluster admin token`);
+          }
+        }
+        // 3. The target holds no keys the caller can see (or --force).
+        const info = await client.clusterInfo();
+        if (force !== true) {
+          for (const partition of info.partitions) {
+            const page = await client.backupPage({ partition: partition.id, revision: 0, pageToken: '', limit: 1 });
+            if (page.items.length > 0) {
+              throw new AtollError('RESTORE_TARGET_NOT_EMPTY', `the target cluster holds keys (partition ${partition.id}); restore into a new cluster, or give --force to write over it`);
+            }
+          }
+        }
+        // 4. The writes. Other tenants' keys go through a short-lived readwrite token of that tenant.
+        const clients = new Map<string, AtollClient>([[ownTenant, client]]);
+        const temporaryTokens: string[] = [];
+        const endpoints = ((options as { addresses?: string }).addresses ?? globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? io.defaultEndpoints).split(',');
+        const tls = clientTlsOf(globals, io.env);
+        let written = 0;
+        let expired = 0;
+        let reported = 0;
+        try {
+          for (const tenant of tenants) {
+            if (clients.has(tenant)) continue;
+            const created = await client.authCall('CreateToken', { tenant, role: 'readwrite', name: 'atoll-restore' });
+            temporaryTokens.push(String((created['info'] as Record<string, unknown>)['id']));
+            const tenantOptions: AtollClientOptions = { endpoints, pipelining: true, token: String(created['token']), ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }), ...(tls !== undefined && { tls }) };
+            clients.set(tenant, io.createClient?.(tenantOptions) ?? new AtollClient(tenantOptions));
+          }
+          for (const entry of manifest.partitions) {
+            const inFlight = new Set<Promise<void>>();
+            let failure: unknown;
+            for await (const record of recordsOf(join(from, entry.file))) {
+              if (failure !== undefined) break;
+              let ttlMs: number | undefined;
+              if (record.e !== 0) {
+                const remaining = record.e - Date.now();
+                if (remaining <= 0) {
+                  expired++;
+                  continue;
+                }
+                ttlMs = Math.max(remaining, limits.minTtlMs);
+              }
+              const target = clients.get(record.t) as AtollClient;
+              const put = target
+                .put(record.k, Buffer.from(record.v, 'base64'), ttlMs === undefined ? {} : { ttlMs })
+                .then(() => {
+                  written++;
+                })
+                .catch((error: unknown) => {
+                  failure ??= error;
+                })
+                .finally(() => inFlight.delete(put));
+              inFlight.add(put);
+              // Bounded: at most `concurrency` puts in flight.
+              if (inFlight.size >= concurrency) await Promise.race(inFlight);
+              if (written - reported >= 10_000) {
+                reported = written;
+                progressLine(`restore: ${written}/${total} keys written`);
+              }
+            }
+            await Promise.all(inFlight);
+            if (failure !== undefined) throw failure;
+            progressLine(`restore: partition file ${entry.file} done (${written}/${total} keys written)`);
+          }
+        } finally {
+          for (const [tenant, tenantClient] of clients) if (tenant !== ownTenant) tenantClient.close();
+          for (const id of temporaryTokens) await client.authCall('RevokeToken', { id }).catch(() => progressLine(`restore: could not revoke the temporary token ${id}; revoke it with atoll auth token revoke ${id}`));
+        }
+        if (globals.json === true) print(JSON.stringify({ from, written, expired }));
+        else print(`restored ${written} keys from ${from}${expired > 0 ? ` (${expired} had expired and were skipped)` : ''}`);
+        return 0;
+      }),
+    );
+}
