@@ -456,7 +456,7 @@ export function encodeClusterInfoResponse(response: ClusterInfoResponse): Cluste
     partitionCount: response.partitionCount,
     replicationFactor: response.replicationFactor,
     hashFunction: response.hashFunction,
-    nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable })),
+    nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, adminAddress: node.adminAddress ?? '' })),
     partitions: response.partitions.map(encodePartitionInfo),
   };
 }
@@ -500,6 +500,8 @@ function decodeNodeInfo(value: unknown): NodeInfo {
     id: parseWireUint32(message.id ?? 0, 'id'),
     address: decodeText(message.address, 'address'),
     reachable: decodeBoolean(message.reachable, 'reachable'),
+    // Absent from older nodes' answers: unknown.
+    adminAddress: message.adminAddress === undefined || message.adminAddress === null ? '' : decodeText(message.adminAddress, 'admin_address'),
   };
 }
 
