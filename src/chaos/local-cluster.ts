@@ -28,7 +28,7 @@ function packageRoot(): string {
 export interface ClusterInfoMessage {
   nodeId: string | number;
   partitions: Array<{ id: number; leader: string | number; replicas: number[]; term: string | number }>;
-  nodes: Array<{ id: number; address: string; reachable: boolean }>;
+  nodes: Array<{ id: number; address: string; reachable: boolean; adminAddress?: string }>;
 }
 
 const clusterDefinition = protoLoader.loadSync(['atoll/v1/cluster.proto'], {
