@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clusterStatusJson, clusterStatusText } from '../../src/cli/format.js';
 import { LocalCluster } from './local-cluster.js';
 
 const PARTITIONS = 4;
@@ -68,6 +69,18 @@ describe('admin port on a running cluster', () => {
   it('lists every node\'s admin address in ClusterInfo', async () => {
     const info = await cluster.clusterInfoOf(2);
     expect(Object.fromEntries(info.nodes.map((node) => [node.id, node.adminAddress]))).toEqual(Object.fromEntries(cluster.adminAddresses));
+    // `atoll cluster status` shows them, as URLs, through the client library's decoding.
+    const client = cluster.client();
+    try {
+      const decoded = await client.clusterInfo();
+      const json = clusterStatusJson(decoded) as { nodes: Array<{ id: number; admin?: string }> };
+      expect(json.nodes.map((node) => node.admin)).toEqual([1, 2, 3].map((id) => `http://${cluster.adminAddresses.get(id)}`));
+      const text = clusterStatusText(decoded);
+      expect(text).toMatch(/node\s+address\s+admin\s+reachable/);
+      for (const address of cluster.adminAddresses.values()) expect(text).toContain(`http://${address}`);
+    } finally {
+      client.close();
+    }
   });
 
   it('counts requests by method and outcome, times them, and reports leaders and partitions', async () => {
