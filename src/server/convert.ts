@@ -496,13 +496,14 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
 
 function decodeNodeInfo(value: unknown): NodeInfo {
   const message = decodeMessage<NodeInfoMessage>(value, 'NodeInfo');
-  return {
+  const node: NodeInfo = {
     id: parseWireUint32(message.id ?? 0, 'id'),
     address: decodeText(message.address, 'address'),
     reachable: decodeBoolean(message.reachable, 'reachable'),
-    // Absent from older nodes' answers: unknown.
-    adminAddress: message.adminAddress === undefined || message.adminAddress === null ? '' : decodeText(message.adminAddress, 'admin_address'),
   };
+  // Empty (or absent, from an older node) means unknown: the field is left out.
+  const adminAddress = message.adminAddress === undefined || message.adminAddress === null ? '' : decodeText(message.adminAddress, 'admin_address');
+  return adminAddress === '' ? node : { ...node, adminAddress };
 }
 
 function decodePartitionInfo(value: unknown): PartitionInfo {
