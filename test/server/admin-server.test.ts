@@ -81,6 +81,13 @@ describe('admin server', () => {
     expect(scraped.text).toContain('atoll_rpc_requests_total{method="Put",code="OK"} 2');
     expect(scraped.text).toContain('atoll_rpc_requests_total{method="Get",code="NOT_LEADER"} 1');
     expect(scraped.text).toContain('atoll_rpc_duration_seconds_count{method="Put"} 2');
+    // Buckets are cumulative and `le` is inclusive: 0.002 and 0.003 are both <= 0.005, 0.002 <= 0.0025.
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="0.001"} 0');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="0.0025"} 1');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="0.005"} 2');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="+Inf"} 2');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_sum{method="Put"} 0.005');
+    expect(scraped.text).toContain('# TYPE atoll_rpc_duration_seconds histogram');
     expect(scraped.text).toContain('atoll_transactions_total{outcome="aborted",reason="TXN_CONFLICT"} 1');
     expect(scraped.text).toContain('atoll_raft_messages_total{direction="sent",type="app"} 3');
     expect(scraped.text).toContain('atoll_partition_has_leader{partition="0"} 0');
