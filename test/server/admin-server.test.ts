@@ -111,6 +111,29 @@ describe('admin server', () => {
     expect((await fetchText(two.port, '/metrics')).text).not.toContain('method="Delete"');
   });
 
+  it('exports tenant usage against quota from the node, and a failing usage read only leaves those series out', async () => {
+    const metrics = new PrometheusNodeMetrics({ processMetrics: false });
+    let fail = false;
+    metrics.attach({
+      metricsView: () => view([partition(0)]),
+      tenantUsageForMetrics: async (max) => {
+        expect(max).toBe(200);
+        if (fail) throw new Error('usage records unreachable');
+        return [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 50, requestsPerSecond: 2, quota: { maxKeys: 10, maxBytes: 1_000, maxRequestsPerSecond: 0 } }];
+      },
+    });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('atoll_tenant_bytes{tenant="acme"} 950');
+    expect(text).toContain('atoll_tenant_quota_bytes{tenant="acme"} 1000');
+    expect(text).toContain('atoll_tenant_keys{tenant="acme"} 5');
+    expect(text).toContain('atoll_tenant_quota_keys{tenant="acme"} 10');
+    fail = true;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const later = await metrics.registry.metrics();
+    expect(later).not.toContain('tenant="acme"');
+    expect(later).toContain('atoll_partition_has_leader{partition="0"} 1');
+  });
+
   it('defaults the admin address to the client port + 1000 on the client host', () => {
     expect(defaultAdminAddress('127.0.0.1:7001')).toBe('127.0.0.1:8001');
     expect(defaultAdminAddress('0.0.0.0:7001')).toBe('0.0.0.0:8001');
