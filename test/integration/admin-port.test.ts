@@ -126,4 +126,22 @@ describe('admin port on a running cluster', () => {
     const missing = [...names].filter((name) => !exposes(exposition, name));
     expect(missing).toEqual([]);
   });
+
+  // Last: it stops two of the three nodes.
+  it('turns /readyz to 503 when the node loses its quorum, while /livez stays 200', async () => {
+    const admin = cluster.adminAddresses.get(1) as string;
+    await cluster.kill(2);
+    await cluster.kill(3);
+    const deadline = Date.now() + 20_000;
+    let ready = await get(admin, '/readyz');
+    while (ready.status === 200 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      ready = await get(admin, '/readyz');
+    }
+    expect(ready.status).toBe(503);
+    expect(ready.text).toMatch(/^no known leader for partition\(s\) /m);
+    expect(await get(admin, '/livez')).toEqual({ status: 200, text: 'ok\n' });
+    const metrics = (await get(admin, '/metrics')).text;
+    expect(sumOf(metrics, 'atoll_peer_reachable', { peer: '2' }) + sumOf(metrics, 'atoll_peer_reachable', { peer: '3' })).toBe(0);
+  }, 30_000);
 });
