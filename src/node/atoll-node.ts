@@ -384,7 +384,7 @@ export class AtollNode implements api.NodeApi {
    * threaded), so each partition's numbers are one consistent moment of that partition.
    */
   metricsView(): NodeMetricsView {
-    const load = this.load.report(this.clock.monotonicMs());
+    const nowMs = this.clock.monotonicMs();
     const partitions = [...this.driver.groups.values()].map((replica) => {
       const status = replica.raw.status();
       let keys = 0;
@@ -402,7 +402,7 @@ export class AtollNode implements api.NodeApi {
         appliedIndex: replica.appliedIndex,
         logEntries: Math.max(0, replica.storage.lastIndex() - replica.storage.snapshotMeta().index),
         proposalsPending: replica.proposalsPending,
-        requestsPerSecond: load.of(replica.id).requestsPerSecond,
+        requestsPerSecond: this.load.rateOf(replica.id, nowMs),
         keys,
         bytes,
         dedupRecords: replica.mvcc.dedupStatus().recordCount,
