@@ -4,7 +4,8 @@
 #
 # Run: one node per container; configure it with the ATOLL_* variables of README's "Running a node"
 # (at least ATOLL_ID and ATOLL_PEERS). It listens on 0.0.0.0:7001 for clients and 0.0.0.0:7101 for
-# its peers, and keeps its data in the /var/lib/atoll volume. The peer secret file
+# its peers, and serves its admin HTTP port (Prometheus /metrics, /livez, /readyz) on 0.0.0.0:8001
+# (the client port + 1000), and keeps its data in the /var/lib/atoll volume. The peer secret file
 # (ATOLL_PEER_SECRET_FILE) is best a volume every node shares, such as /var/lib/atoll-peer. Node itself handles SIGTERM (graceful, about a second), so no init is needed.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
@@ -36,7 +37,8 @@ RUN chmod 0755 dist/src/cli/atoll.js dist/src/server/main.js \
  && chown node:node /var/lib/atoll /var/lib/atoll-peer
 USER node
 VOLUME /var/lib/atoll
-EXPOSE 7001 7101
-# Asks this node's gRPC health service (grpc.health.v1) on the listen port; see `atoll health --help`.
-HEALTHCHECK --interval=5s --timeout=10s --start-period=60s --retries=3 CMD ["atoll", "health", "127.0.0.1:7001"]
+EXPOSE 7001 7101 8001
+# Asks the node's admin port whether the process runs (GET /livez; /readyz also wants a leader for
+# every partition: docker-compose.yml uses that one). Plain node, no curl in the image.
+HEALTHCHECK --interval=5s --timeout=10s --start-period=60s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:8001/livez',{signal:AbortSignal.timeout(4000)}).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "/app/dist/src/server/main.js"]

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm start`: a local three-node Atoll cluster on 127.0.0.1. Prints each node's client address
- * and `atoll: cluster ready` once every partition has a leader; Ctrl-C stops all three cleanly.
+ * and admin URL (Prometheus /metrics, /livez, /readyz on the client port + 1000, the server's
+ * default, bound to loopback like the client port) and `atoll: cluster ready` once every partition
+ * has a leader; Ctrl-C stops all three cleanly.
  * Environment: ATOLL_DATA (default ./data), ATOLL_BASE_PORT (default 7001), ATOLL_NODES (default 3),
  * ATOLL_PARTITIONS (default 64), ATOLL_LOG_LEVEL (default warn for this script).
  * The nodes talk to each other on peer ports ATOLL_BASE_PORT + 100 and up (each node's client port
@@ -26,6 +28,7 @@ const readyTimeoutMs = Number(process.env.ATOLL_READY_TIMEOUT_MS ?? 60_000);
 
 const ids = Array.from({ length: nodeCount }, (_, i) => i + 1);
 const addressOf = (id) => `127.0.0.1:${basePort + id - 1}`;
+const adminUrlOf = (id) => `http://127.0.0.1:${basePort + 1000 + id - 1}`;
 const peers = ids.map((id) => `${id}=${addressOf(id)}`).join(',');
 const certs = process.env.ATOLL_CERTS ? resolve(process.env.ATOLL_CERTS) : undefined;
 if (certs && !existsSync(join(certs, 'ca.pem'))) {
@@ -63,7 +66,7 @@ for (const id of ids) {
       process.exit(process.exitCode ?? 0);
     }
   });
-  console.log(`atoll: node ${id} client address ${addressOf(id)} (data ${dataDir})`);
+  console.log(`atoll: node ${id} client address ${addressOf(id)}, admin ${adminUrlOf(id)} (data ${dataDir})`);
 }
 
 function stop(code = 0) {

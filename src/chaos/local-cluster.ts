@@ -28,7 +28,7 @@ function packageRoot(): string {
 export interface ClusterInfoMessage {
   nodeId: string | number;
   partitions: Array<{ id: number; leader: string | number; replicas: number[]; term: string | number }>;
-  nodes: Array<{ id: number; address: string; reachable: boolean }>;
+  nodes: Array<{ id: number; address: string; reachable: boolean; adminAddress?: string }>;
 }
 
 const clusterDefinition = protoLoader.loadSync(['atoll/v1/cluster.proto'], {
@@ -91,6 +91,8 @@ export class LocalCluster {
   readonly addresses = new Map<number, string>();
   /** Each node's peer port (node-to-node traffic always has a port of its own). */
   readonly peerAddresses = new Map<number, string>();
+  /** Each node's admin HTTP address (Prometheus /metrics, /livez, /readyz). */
+  readonly adminAddresses = new Map<number, string>();
   readonly dataRoot: string;
   private logs = new Map<number, string[]>();
 
@@ -105,6 +107,7 @@ export class LocalCluster {
       const ip = topology?.nodes.find((node) => node.id === id)?.ip;
       cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
       cluster.peerAddresses.set(id, ip ? `${ip}:7101` : `127.0.0.1:${await freePort()}`);
+      cluster.adminAddresses.set(id, ip ? `${ip}:8100` : `127.0.0.1:${await freePort()}`);
     }
     if (cluster.options.linkProxies && !topology) await cluster.startLinkProxies();
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
@@ -187,6 +190,7 @@ export class LocalCluster {
       serverMain,
       ...['--id', String(id), '--peers', this.peersFlag(), '--data-dir', join(this.dataRoot, `node${id}`)],
       ...['--peer-addresses', [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(','), '--peer-secret-file', this.peerSecretFile],
+      ...['--admin-listen', this.adminAddresses.get(id) as string, '--admin-addresses', [...this.adminAddresses].map(([peer, address]) => `${peer}=${address}`).join(',')],
       ...['--partitions', String(this.options.partitions), '--tick-ms', String(this.options.tickMs)],
       ...['--snapshot-every', String(this.options.snapshotEvery), '--retention-revisions', String(this.options.retentionRevisions)],
       ...['--max-value-bytes', String(this.options.maxValueBytes)],

@@ -61,10 +61,15 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [line(header), ...rows.map(line)].join('\n');
 }
 
+/** A node's admin URL (metrics, health) from its admin address; '' when the answering node does not know it. */
+function adminUrlOf(address: string | undefined): string {
+  return address === undefined || address === '' ? '' : `http://${address}`;
+}
+
 /** The `cluster status --json` shape: nodes, and partitions with their range, leader and term. */
 export function clusterStatusJson(info: ClusterInfo): Record<string, unknown> {
   return {
-    nodes: info.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable })),
+    nodes: info.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, ...(adminUrlOf(node.adminAddress) !== '' && { admin: adminUrlOf(node.adminAddress) }) })),
     partitions: info.partitions.map((partition) => ({
       id: partition.id,
       range: { start: partition.rangeStart, end: partition.rangeEnd },
@@ -80,7 +85,7 @@ export function clusterStatusText(info: ClusterInfo): string {
   const addressOf = new Map(info.nodes.map((node) => [node.id, node.address]));
   const nodeRows = info.nodes.map((node) => {
     const led = info.partitions.filter((partition) => partition.leader === node.id).map((partition) => String(partition.id));
-    return [String(node.id), node.address, node.reachable ? 'yes' : 'no', String(led.length), led.join(',') || '-'];
+    return [String(node.id), node.address, adminUrlOf(node.adminAddress) || '-', node.reachable ? 'yes' : 'no', String(led.length), led.join(',') || '-'];
   });
   const partitionRows = info.partitions.map((partition) => [
     String(partition.id),
@@ -92,7 +97,7 @@ export function clusterStatusText(info: ClusterInfo): string {
   return [
     `answered by node ${info.nodeId}: ${info.partitionCount} partitions, replication factor ${info.replicationFactor}, hash ${info.hashFunction}`,
     '',
-    table(['node', 'address', 'reachable', 'leads', 'partitions led'], nodeRows),
+    table(['node', 'address', 'admin', 'reachable', 'leads', 'partitions led'], nodeRows),
     '',
     table(['partition', 'hash range', 'leader', 'replicas', 'term'], partitionRows),
   ].join('\n');

@@ -85,6 +85,11 @@ export class LoadTracker {
     return total;
   }
 
+  /** One partition's decayed request rate at `nowMs` (0 when it saw none), without ranking its keys (metrics). */
+  rateOf(partition: number, nowMs: number): number {
+    return this.partitions.get(partition)?.totalRate(nowMs) ?? 0;
+  }
+
   /** Every partition's load at `nowMs`, within the report bounds. */
   report(nowMs: number): LoadReport {
     const rates = [...this.partitions].map(([partition, tracker]) => ({ partition, tracker, rate: tracker.totalRate(nowMs) }));

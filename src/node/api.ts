@@ -216,6 +216,8 @@ export interface NodeInfo {
   readonly address: string;
   /** Whether this node currently hears from that node (always true for itself). */
   readonly reachable: boolean;
+  /** The node's admin HTTP address (metrics, /livez, /readyz), host:port; '' or absent when unknown. */
+  readonly adminAddress?: string;
 }
 
 export interface PartitionInfo {

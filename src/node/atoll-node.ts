@@ -25,6 +25,7 @@ import type * as api from './api.js';
 import type { Quota, SystemStore, TenantUsage, TokenRecord } from './auth.js';
 import { KvExecutor } from './kv-executor.js';
 import { Maintenance } from './maintenance.js';
+import type { NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
 import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
@@ -90,6 +91,7 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
       logger,
+      ...(environment.metrics !== undefined && { metrics: environment.metrics }),
       followerAckBeforeSync: config.testBugs?.followerAckBeforeSync === true,
       onFatal: (error) => {
         if (environment.onFatal !== undefined) environment.onFatal(error);
@@ -133,6 +135,7 @@ export class AtollNode implements api.NodeApi {
       admission,
       clock,
       timers,
+      ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
     this.maintenance = new Maintenance({
       id,
@@ -347,7 +350,12 @@ export class AtollNode implements api.NodeApi {
       partitionCount: this.config.partitions,
       replicationFactor: this.config.replicationFactor,
       hashFunction: 'fnv1a32',
-      nodes: this.nodeIds.map((id) => ({ id, address: this.config.peers.get(id) as string, reachable: this.driver.transport.isReachable(id) })),
+      nodes: this.nodeIds.map((id) => ({
+        id,
+        address: this.config.peers.get(id) as string,
+        reachable: this.driver.transport.isReachable(id),
+        adminAddress: this.config.adminAddresses?.get(id) ?? '',
+      })),
       partitions,
     };
   }
@@ -420,6 +428,51 @@ export class AtollNode implements api.NodeApi {
       }),
       nextPageToken: page.continueAfter === undefined ? '' : Buffer.from(page.continueAfter, 'utf8').toString('base64url'),
     };
+  }
+
+  // ------------------------------------------------------------ metrics and health (admin port)
+
+  /**
+   * The node's state for a metrics scrape or a health check: plain numbers read from the loop's
+   * rooms, no I/O, O(hosted partitions). Read between loop iterations (the event loop is single
+   * threaded), so each partition's numbers are one consistent moment of that partition.
+   */
+  metricsView(): NodeMetricsView {
+    const nowMs = this.clock.monotonicMs();
+    const partitions = [...this.driver.groups.values()].map((replica) => {
+      const status = replica.raw.status();
+      let keys = 0;
+      let bytes = 0;
+      for (const usage of replica.mvcc.usageByTenant().values()) {
+        keys += usage.keys;
+        bytes += usage.bytes + usage.historyBytes;
+      }
+      return {
+        partition: replica.id,
+        role: status.role,
+        term: status.term,
+        leader: status.lead,
+        commitIndex: status.commit,
+        appliedIndex: replica.appliedIndex,
+        logEntries: Math.max(0, replica.storage.lastIndex() - replica.storage.snapshotMeta().index),
+        proposalsPending: replica.proposalsPending,
+        requestsPerSecond: this.load.rateOf(replica.id, nowMs),
+        keys,
+        bytes,
+        dedupRecords: replica.mvcc.dedupStatus().recordCount,
+      };
+    });
+    return {
+      nodeId: this.id,
+      tasksQueued: this.driver.tasksQueued,
+      partitions,
+      reachable: this.nodeIds.map((node) => ({ node, reachable: node === this.id || this.driver.transport.isReachable(node) })),
+    };
+  }
+
+  /** Every tenant's usage against its quota, for the metrics scrape (at most `maxTenants`; none without authentication). */
+  tenantUsageForMetrics(maxTenants: number): Promise<TenantUsage[]> {
+    return this.access.usageForMetrics(maxTenants);
   }
 
   // ------------------------------------------------------------ lifecycle

@@ -433,6 +433,20 @@ export class NodeAuth {
   }
 
   /**
+   * Every tenant's usage and quota for the metrics scrape of the admin port (an operator's port,
+   * not a client call, so no principal): none without authentication, at most `maxTenants` (the
+   * largest by stored bytes), from the same cached totals and quotas the quota checks use.
+   */
+  async usageForMetrics(maxTenants: number): Promise<TenantUsage[]> {
+    if (!this.enabled) return [];
+    const totals = [...(await this.totals())].filter(([name]) => name !== systemTenant);
+    totals.sort((a, b) => b[1].bytes + b[1].historyBytes - (a[1].bytes + a[1].historyBytes) || (a[0] < b[0] ? -1 : 1));
+    const result: TenantUsage[] = [];
+    for (const [name, total] of totals.slice(0, maxTenants)) result.push({ tenant: name, ...total, quota: await this.quotaOf(name) });
+    return result;
+  }
+
+  /**
    * Checks a tenant's quotas before the leader runs a request: the request rate always, stored
    * keys and bytes for requests that may add data (`grows`). Deletes, expiry changes and
    * transactions that only delete are let through over quota, so a tenant can always get back

@@ -85,6 +85,11 @@ export class NodeAccess {
     return this.auth.usage(await this.principalOf(context), request.tenant);
   }
 
+  /** Every tenant's usage and quota for the operator's metrics scrape (NodeAuth.usageForMetrics). */
+  usageForMetrics(maxTenants: number): Promise<TenantUsage[]> {
+    return this.auth.usageForMetrics(maxTenants);
+  }
+
   /** Refuses a request of a tenant over its quota (`grows`: the request may add stored data). */
   checkQuota(tenant: string, grows: boolean): Promise<void> {
     return this.auth.checkQuota(tenant, grows);

@@ -32,6 +32,8 @@ export interface AtollNodeConfig {
   readonly limits?: Partial<Limits>;
   /** Deliberate defects for the fault suite's negative controls; never set in production. */
   readonly testBugs?: NodeTestBugs;
+  /** Every node's admin HTTP address (metrics, health), host:port, for ClusterInfo; absent: none listed. */
+  readonly adminAddresses?: ReadonlyMap<number, string>;
   /** Addresses to dial peers at, when not their advertised ones (a harness's fault proxies). */
   readonly dialAddresses?: ReadonlyMap<number, string>;
   /** How to dial peers (peer mutual TLS, server/server-tls.ts); plaintext when absent. */

@@ -182,6 +182,11 @@ export class PartitionReplica {
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
 
+  /** Proposals waiting to be applied (metrics). */
+  get proposalsPending(): number {
+    return this.proposals.size;
+  }
+
   constructor(
     readonly id: number,
     readonly nodeId: number,

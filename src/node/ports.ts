@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { Rng } from '../raft/rng.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type { ClusterInfoResponse } from './api.js';
+import type { NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult } from './operations.js';
 import type { GroupMessage } from './raft-wire.js';
 
@@ -68,6 +69,8 @@ export interface NodeEnvironment {
    * many nodes in one process records the failure instead).
    */
   readonly onFatal?: (error: Error) => void;
+  /** Where the node reports its events (src/node/metrics.ts; default: nowhere). */
+  readonly metrics?: NodeMetrics;
 }
 
 export const systemClock: NodeClock = Object.freeze({

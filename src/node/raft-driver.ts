@@ -18,6 +18,7 @@ import type { Ready, RawNode } from '../raft/rawnode.js';
 import type { Message, Snapshot } from '../raft/types.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import { refusalOf } from './peer-message-check.js';
+import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { NodeClock, NodeTimers, NodeTransport, TimerHandle, TransportFactory } from './ports.js';
 import type { GroupMessage } from './raft-wire.js';
 
@@ -59,6 +60,8 @@ export interface RaftDriverOptions {
   readonly onFatal: (error: Error) => void;
   /** Negative control (NodeTestBugs.followerAckBeforeSync): every message goes before the synced write. */
   readonly followerAckBeforeSync?: boolean;
+  /** Loop, storage write, Raft message, snapshot and leadership events (default: none). */
+  readonly metrics?: NodeMetrics;
 }
 
 type Task = () => void;
@@ -102,8 +105,12 @@ export class RaftDriver<G extends DrivenGroup> {
   private refusedPeerMessages = 0;
   private refusedPeerMessagesTotal = 0;
   private refusedPeerMessagesReportedAtMs = 0;
+  private readonly metrics: NodeMetrics;
+  /** The leader each group last reported in a Ready's soft state (metrics: leader changes). */
+  private readonly knownLeaders = new Map<number, number>();
 
   constructor(private readonly options: RaftDriverOptions) {
+    this.metrics = options.metrics ?? noMetrics;
     this.lastTickAtMs = options.clock.monotonicMs();
     this.transport = options.transport(
       {
@@ -125,6 +132,11 @@ export class RaftDriver<G extends DrivenGroup> {
   /** Peer messages dropped since the node started (tests). */
   get refusedPeerMessageCount(): number {
     return this.refusedPeerMessagesTotal;
+  }
+
+  /** Tasks waiting for the next loop iteration (metrics). */
+  get tasksQueued(): number {
+    return this.tasks.length;
   }
 
   /** Starts ticking; `firstTask` runs in the first iteration (preferred leaders campaign there). */
@@ -176,6 +188,7 @@ export class RaftDriver<G extends DrivenGroup> {
   /** One pass: run queued tasks, then persist, send, apply and advance every ready group. */
   private async iteration(): Promise<boolean> {
     const { logger, clock } = this.options;
+    const iterationStartedMs = clock.monotonicMs();
     const tasks = this.tasks;
     this.tasks = [];
     for (const task of tasks) {
@@ -192,6 +205,7 @@ export class RaftDriver<G extends DrivenGroup> {
     const ready = [...this.groups.values()].filter((group) => group.raw.hasReady()).map((group) => ({ group, ready: group.raw.ready() }));
     if (ready.length === 0 && this.pendingLogOps.length === 0) {
       this.maybeBuildSnapshots();
+      if (tasks.length > 0) this.metrics.loopIteration((clock.monotonicMs() - iterationStartedMs) / 1000, tasks.length);
       return tasks.length > 0 || this.pendingLogOps.length > 0;
     }
     // Adopted snapshots' log records (and compaction) ride along, synced.
@@ -200,7 +214,9 @@ export class RaftDriver<G extends DrivenGroup> {
     let mustSync = ops.length > 0;
     for (const { group, ready: r } of ready) {
       if (r.snapshot) logger.info({ partition: group.id, index: r.snapshot.meta.index, bytes: r.snapshot.data.length }, 'installing a snapshot from the leader');
+      const stageStartedMs = r.snapshot ? clock.monotonicMs() : 0;
       const staged = await group.stage(r);
+      if (r.snapshot) this.metrics.snapshot('installed', (clock.monotonicMs() - stageStartedMs) / 1000);
       ops.push(...staged.ops);
       mustSync ||= staged.mustSync;
     }
@@ -213,6 +229,7 @@ export class RaftDriver<G extends DrivenGroup> {
       const startedMs = clock.monotonicMs();
       await this.options.engine.write(ops, { sync: mustSync });
       const tookMs = clock.monotonicMs() - startedMs;
+      this.metrics.storageWrite(tookMs / 1000, ops.length, writeBytes(ops), mustSync);
       // Every write the loop waits on delays every partition on this node: a slow one is news.
       if (tookMs > SLOW_WRITE_MS) logger.warn({ tookMs: Math.round(tookMs), operations: ops.length, sync: mustSync }, 'slow storage write held the node loop');
     }
@@ -221,10 +238,23 @@ export class RaftDriver<G extends DrivenGroup> {
     await Promise.all(ready.map(({ group, ready: r }) => group.apply(r)));
     for (const { group, ready: r } of ready) {
       group.raw.advance(r);
-      if (r.softState) logger.debug({ partition: group.id, role: r.softState.role, lead: r.softState.lead }, 'raft role changed');
+      if (r.softState) {
+        logger.debug({ partition: group.id, role: r.softState.role, lead: r.softState.lead }, 'raft role changed');
+        this.noteSoftState(group.id, r.softState.role, r.softState.lead);
+      }
     }
     this.maybeBuildSnapshots();
+    this.metrics.loopIteration((clock.monotonicMs() - iterationStartedMs) / 1000, tasks.length);
     return true;
+  }
+
+  /** Counts elections and leader changes from a Ready's soft state (metrics only). */
+  private noteSoftState(partition: number, role: string, lead: number): void {
+    if (role === 'candidate') this.metrics.electionStarted(partition);
+    if (this.knownLeaders.get(partition) !== lead) {
+      this.knownLeaders.set(partition, lead);
+      this.metrics.leaderChanged(partition, lead);
+    }
   }
 
   /** Sends the Readys' messages that may go before the synced write (`early`), or the others. */
@@ -234,6 +264,7 @@ export class RaftDriver<G extends DrivenGroup> {
       for (const message of r.messages) {
         const beforeSync = this.options.followerAckBeforeSync === true || sendableBeforeSync(message);
         if (beforeSync !== early) continue;
+        this.metrics.raftMessages('sent', message.type, 1);
         let list = outgoing.get(message.to);
         if (!list) outgoing.set(message.to, (list = []));
         list.push({ group: group.id, message });
@@ -254,10 +285,12 @@ export class RaftDriver<G extends DrivenGroup> {
       if (group.needsCompaction()) this.pendingLogOps.push(...group.compactLog());
       if (group.exporting || !group.needsSnapshotBuild()) continue;
       group.exporting = true;
+      const exportStartedMs = this.options.clock.monotonicMs();
       void group
         .exportSnapshot()
         .then((snapshot) => {
           if (snapshot === undefined) return;
+          this.metrics.snapshot('exported', (this.options.clock.monotonicMs() - exportStartedMs) / 1000);
           logger.info({ partition: group.id, index: snapshot.meta.index, bytes: snapshot.data.length }, 'exported a snapshot for a follower');
           this.enqueue(() => this.pendingLogOps.push(...group.adoptSnapshot(snapshot)));
         })
@@ -320,6 +353,7 @@ export class RaftDriver<G extends DrivenGroup> {
    */
   private stepMessages(from: number, messages: GroupMessage[]): void {
     for (const { group: id, message } of messages) {
+      this.metrics.raftMessages('received', message.type, 1);
       const group = this.groups.get(id);
       if (!group || message.to !== this.options.id || message.from !== from) {
         this.refusePeerMessage(from, id, 'not addressed to this node');
@@ -371,4 +405,11 @@ export class RaftDriver<G extends DrivenGroup> {
     this.transport.close();
     await this.options.engine.close();
   }
+}
+
+/** Key and value bytes of a storage write (deletes count their key). */
+function writeBytes(ops: readonly WriteOperation[]): number {
+  let bytes = 0;
+  for (const op of ops) bytes += op.key.length + (op.type === 'put' ? op.value.length : 0);
+  return bytes;
 }

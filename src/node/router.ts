@@ -17,6 +17,7 @@ import type * as api from './api.js';
 import type { SystemStore } from './auth.js';
 import type { NodeTestBugs } from './node-config.js';
 import type { KvExecutor } from './kv-executor.js';
+import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from './operations.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
@@ -54,6 +55,13 @@ export interface RouterOptions {
   readonly admission: Admission;
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
+  /** Requests run here and forwarded (default: none). */
+  readonly metrics?: NodeMetrics;
+}
+
+/** The metrics label of a request's outcome: OK, or the AtollError code (INTERNAL for anything else). */
+export function outcomeCode(error: unknown): string {
+  return isAtollError(error) ? error.code : 'INTERNAL';
 }
 
 export class Router {
@@ -184,11 +192,14 @@ export class Router {
     if (hops >= MAX_FORWARD_HOPS) throw notApplied(this.notLeader(partition, leader, 'too many forwarding hops'));
     // The node's own calls (system tenant) are never refused; client forwards are bounded.
     const release = context.tenant === systemTenant ? () => undefined : admission.admitForward();
+    const metrics = this.options.metrics ?? noMetrics;
     try {
       const result = await driver.transport.forward(leader, operation, hops + 1, context.deadlineMs, context.signal, context.tenant);
       if (!local) this.remoteLeaders.set(partition, leader);
+      metrics.forwarded(operation.kind, 'OK');
       return result;
     } catch (error) {
+      metrics.forwarded(operation.kind, outcomeCode(error));
       if (local && isAtollError(error) && error.details?.['fromTransport'] === true && error.code === 'UNAVAILABLE') {
         // The leader's node is gone: let the group notice now instead of after a timeout.
         driver.enqueue(() => local.raw.reportUnreachable(leader));
@@ -201,9 +212,14 @@ export class Router {
   }
 
   private async executeLocal(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const metrics = this.options.metrics ?? noMetrics;
+    const startedMs = this.options.clock.monotonicMs();
     try {
-      return await this.options.executor.execute(replica, operation, context);
+      const result = await this.options.executor.execute(replica, operation, context);
+      metrics.executed(operation.kind, 'OK', (this.options.clock.monotonicMs() - startedMs) / 1000);
+      return result;
     } catch (error) {
+      metrics.executed(operation.kind, outcomeCode(error), (this.options.clock.monotonicMs() - startedMs) / 1000);
       throw this.withLeaderHint(error, replica.id);
     }
   }

@@ -3,6 +3,7 @@
  * transport port (src/node/ports.ts), with the peers dialled at their dial addresses.
  */
 import { AtollNode, type AtollNodeConfig } from '../node/atoll-node.js';
+import type { NodeMetrics } from '../node/metrics.js';
 import { PeerTransport } from './grpc-peer-transport.js';
 
 export interface GrpcNode {
@@ -11,9 +12,10 @@ export interface GrpcNode {
   readonly transport: PeerTransport;
 }
 
-export async function openGrpcNode(config: AtollNodeConfig): Promise<GrpcNode> {
+export async function openGrpcNode(config: AtollNodeConfig, metrics?: NodeMetrics): Promise<GrpcNode> {
   let transport: PeerTransport | undefined;
   const node = await AtollNode.open(config, {
+    ...(metrics !== undefined && { metrics }),
     transport: (events, peerSecret) => {
       const dialable = new Map(config.peers);
       for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);

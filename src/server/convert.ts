@@ -462,7 +462,7 @@ export function encodeClusterInfoResponse(response: ClusterInfoResponse): Cluste
     partitionCount: response.partitionCount,
     replicationFactor: response.replicationFactor,
     hashFunction: response.hashFunction,
-    nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable })),
+    nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, adminAddress: node.adminAddress ?? '' })),
     partitions: response.partitions.map(encodePartitionInfo),
   };
 }
@@ -502,11 +502,14 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
 
 function decodeNodeInfo(value: unknown): NodeInfo {
   const message = decodeMessage<NodeInfoMessage>(value, 'NodeInfo');
-  return {
+  const node: NodeInfo = {
     id: parseWireUint32(message.id ?? 0, 'id'),
     address: decodeText(message.address, 'address'),
     reachable: decodeBoolean(message.reachable, 'reachable'),
   };
+  // Empty (or absent, from an older node) means unknown: the field is left out.
+  const adminAddress = message.adminAddress === undefined || message.adminAddress === null ? '' : decodeText(message.adminAddress, 'admin_address');
+  return adminAddress === '' ? node : { ...node, adminAddress };
 }
 
 function decodePartitionInfo(value: unknown): PartitionInfo {

@@ -19,6 +19,7 @@ import { authServiceHandlers, type AuthApi } from './auth-service.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { kvServiceHandlers } from './kv-service.js';
 import type { KvStreamOptions } from './kv-stream.js';
+import type { RpcMetrics } from './node-metrics.js';
 import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition, packageDefinition, serviceNames } from './protos.js';
 
 /** The health service's name for "the whole server", as the health protocol defines it. */
@@ -44,6 +45,8 @@ export interface ClientServicesOptions {
   readonly stream?: KvStreamOptions;
   /** Serve atoll.v1.Auth (tokens, quotas) from this implementation. */
   readonly auth?: AuthApi;
+  /** Count and time every KV request, unary and on the Stream (src/server/node-metrics.ts). */
+  readonly metrics?: RpcMetrics;
 }
 
 let healthPackageDefinition: protoLoader.PackageDefinition | undefined;
@@ -60,7 +63,8 @@ export function addClientServices(
   logger: Logger,
   options: ClientServicesOptions = {},
 ): ClientServices {
-  server.addService(kvServiceDefinition, kvServiceHandlers(api, logger, options.stream));
+  const streamOptions = options.metrics === undefined ? options.stream : { ...options.stream, metrics: options.metrics };
+  server.addService(kvServiceDefinition, kvServiceHandlers(api, logger, streamOptions));
   server.addService(clusterServiceDefinition, clusterServiceHandlers(api, logger));
   if (options.auth !== undefined) server.addService(authServiceDefinition, authServiceHandlers(options.auth, logger));
 

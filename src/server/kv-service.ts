@@ -8,24 +8,34 @@ import type { NodeApi } from '../node/api.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { kvCodecs, kvKinds, type KvKind } from './kv-operation.js';
 import { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';
+import { rpcCode, type RpcMetrics } from './node-metrics.js';
 import { unaryHandler } from './unary-handler.js';
 
-function kvUnaryHandler(api: NodeApi, kind: KvKind, logger: ErrorLogger): grpc.handleUnaryCall<unknown, unknown> {
+function kvUnaryHandler(api: NodeApi, kind: KvKind, logger: ErrorLogger, metrics: RpcMetrics | undefined): grpc.handleUnaryCall<unknown, unknown> {
   const codec = kvCodecs[kind] as unknown as {
     decodeRequest(message: unknown): unknown;
     encodeResponse(response: unknown): unknown;
     run(api: NodeApi, request: unknown, context: unknown): Promise<unknown>;
   };
+  const method = kvCodecs[kind].method;
   return unaryHandler(logger, async (message, scope) => {
-    const request = codec.decodeRequest(message);
-    return codec.encodeResponse(await codec.run(api, request, scope.context));
+    const startedMs = performance.now();
+    try {
+      const request = codec.decodeRequest(message);
+      const response = codec.encodeResponse(await codec.run(api, request, scope.context));
+      metrics?.rpc(method, 'OK', (performance.now() - startedMs) / 1000);
+      return response;
+    } catch (error) {
+      metrics?.rpc(method, rpcCode(error), (performance.now() - startedMs) / 1000);
+      throw error;
+    }
   });
 }
 
 /** Handlers for atoll.v1.KV, keyed by method name as grpc.Server.addService expects. */
 export function kvServiceHandlers(api: NodeApi, logger: ErrorLogger, streamOptions: KvStreamOptions = {}): grpc.UntypedServiceImplementation {
   const handlers: grpc.UntypedServiceImplementation = {};
-  for (const kind of kvKinds) handlers[kvCodecs[kind].method] = kvUnaryHandler(api, kind, logger);
+  for (const kind of kvKinds) handlers[kvCodecs[kind].method] = kvUnaryHandler(api, kind, logger, streamOptions.metrics);
   handlers['Stream'] = kvStreamHandler(api, logger, streamOptions);
   return handlers;
 }

@@ -19,7 +19,8 @@ import { limits } from '../limits.js';
 import type { NodeApi } from '../node/api.js';
 import { callerOf, deadlineMsOf, openCallScope, type CallScope, type Caller } from './call-context.js';
 import type { ErrorLogger } from './grpc-errors.js';
-import { runKvOperation, type KvOperation } from './kv-operation.js';
+import { kvCodecs, runKvOperation, type KvOperation } from './kv-operation.js';
+import { rpcCode, type RpcMetrics } from './node-metrics.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
 import type { StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
 import { throwIfWireProblem } from './wire-utf8.js';
@@ -30,6 +31,8 @@ export interface KvStreamOptions {
   readonly maxInFlight?: number;
   /** Counters every session of this handler updates (tests and diagnostics read them). */
   readonly stats?: KvStreamStats;
+  /** Counts and times every request (the unary methods' too), by method name and outcome. */
+  readonly metrics?: RpcMetrics;
 }
 
 /** What the sessions of one handler hold right now, and the most any one session held. */
@@ -64,6 +67,7 @@ class KvStreamSession {
     private readonly logger: ErrorLogger,
     private readonly maxInFlight: number,
     private readonly stats: KvStreamStats | undefined,
+    private readonly metrics?: RpcMetrics,
   ) {
     this.streamDeadlineMs = deadlineMsOf(call.getDeadline());
     this.caller = callerOf(call);
@@ -116,11 +120,19 @@ class KvStreamSession {
     const scope = openCallScope({ deadlineMs, caller: this.caller });
     this.running.set(id, scope);
     this.noteOccupancy();
+    const startedMs = performance.now();
+    const method = kvCodecs[operation.kind].method;
     Promise.resolve()
       .then(() => runKvOperation(this.api, operation, scope.context))
       .then(
-        (result) => encodeStreamResult(id, result),
-        (error: unknown) => encodeStreamError(id, error, this.logger),
+        (result) => {
+          this.metrics?.rpc(method, 'OK', (performance.now() - startedMs) / 1000);
+          return encodeStreamResult(id, result);
+        },
+        (error: unknown) => {
+          this.metrics?.rpc(method, rpcCode(error), (performance.now() - startedMs) / 1000);
+          return encodeStreamError(id, error, this.logger);
+        },
       )
       .then((response) => {
         // A request cancelled by the client (or a stream that ended) gets no answer.
@@ -216,6 +228,6 @@ class KvStreamSession {
 export function kvStreamHandler(api: NodeApi, logger: ErrorLogger, options: KvStreamOptions = {}): grpc.handleBidiStreamingCall<StreamRequestMessage, StreamResponseMessage> {
   const maxInFlight = options.maxInFlight ?? limits.maxStreamRequestsInFlight;
   return (call) => {
-    new KvStreamSession(call, api, logger, maxInFlight, options.stats);
+    new KvStreamSession(call, api, logger, maxInFlight, options.stats, options.metrics);
   };
 }

@@ -12,7 +12,10 @@ import { limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
 import { peerServiceHandlers, requirePeerSecret } from '../peer/peer-service.js';
+import { AdminServer, defaultAdminAddress } from './admin-server.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
+import { PrometheusNodeMetrics } from './node-metrics.js';
+import type { AtollNode } from '../node/atoll-node.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
@@ -80,6 +83,8 @@ async function main(): Promise<void> {
     .option('--peer-cert <file>', 'peer mutual TLS: this node\'s PEM certificate, presented to peers both ways (ATOLL_PEER_CERT)', env['ATOLL_PEER_CERT'])
     .option('--peer-key <file>', 'the PEM private key of --peer-cert (ATOLL_PEER_KEY)', env['ATOLL_PEER_KEY'])
     .option('--peer-ca <file>', 'the PEM CA every peer certificate must chain to (ATOLL_PEER_CA)', env['ATOLL_PEER_CA'])
+    .option('--admin-listen <host:port>', 'admin HTTP address to bind: Prometheus /metrics, /livez, /readyz; "none" turns it off (ATOLL_ADMIN_LISTEN; default --listen\'s host with its port + 1000)', env['ATOLL_ADMIN_LISTEN'])
+    .option('--admin-addresses <list>', 'every node\'s admin address as id=host:port,..., listed in ClusterInfo (ATOLL_ADMIN_ADDRESSES; default each --peers address with its port + 1000)', env['ATOLL_ADMIN_ADDRESSES'])
     .parse();
   const options = program.opts<{
     id?: number;
@@ -106,6 +111,8 @@ async function main(): Promise<void> {
     peerKey?: string;
     peerCa?: string;
     peerSecretFile?: string;
+    adminListen?: string;
+    adminAddresses?: string;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (!options.peers) program.error('error: --peers (or ATOLL_PEERS) is required');
@@ -129,6 +136,17 @@ async function main(): Promise<void> {
     if (options.peerAddresses) peerAddresses = parsePeers(options.peerAddresses);
   } catch (error) {
     program.error(`error: --peer-addresses: ${(error as Error).message}`);
+  }
+  const adminListen = options.adminListen === 'none' ? undefined : (options.adminListen ?? defaultAdminAddress(listen as string));
+  if (adminListen !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(adminListen)) program.error('error: --admin-listen must look like host:port (or be "none")');
+  let adminAddresses = new Map([...peers].map(([peer, address]) => [peer, defaultAdminAddress(address)]));
+  // This node's own entry: what it binds, when that is a concrete address; '' when it has none.
+  if (adminListen === undefined) adminAddresses.set(id, '');
+  else if (options.adminListen !== undefined && !/^(0\.0\.0\.0|\[::\]|::):/.test(adminListen)) adminAddresses.set(id, adminListen);
+  try {
+    if (options.adminAddresses) adminAddresses = new Map([...adminAddresses, ...parsePeers(options.adminAddresses)]);
+  } catch (error) {
+    program.error(`error: --admin-addresses: ${(error as Error).message}`);
   }
   let tls!: ServerTlsPlan;
   try {
@@ -163,6 +181,21 @@ async function main(): Promise<void> {
   }
 
   const logger = makeLogger(id);
+  // The admin port opens first, so /livez answers while a large node opens its storage; /readyz
+  // says 503 until the node serves and every partition it hosts knows its leader.
+  const metrics = new PrometheusNodeMetrics();
+  let openedNode: AtollNode | undefined;
+  let serving = false;
+  const admin = new AdminServer({
+    registry: metrics.registry,
+    view: () => openedNode?.metricsView() ?? { nodeId: id, tasksQueued: 0, partitions: [], reachable: [] },
+    serving: () => serving && openedNode !== undefined && openedNode.failure === undefined,
+    logger,
+  });
+  if (adminListen !== undefined) {
+    const bound = await admin.listen(adminListen);
+    logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/metrics, /livez, /readyz)');
+  }
   logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
   const { node, transport } = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
@@ -183,10 +216,13 @@ async function main(): Promise<void> {
     peerCredentials: tls.peerChannelCredentials,
     peerSecrets: peerSecrets.secrets,
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
+    adminAddresses,
     logger,
-  });
+  }, metrics);
+  metrics.attach(node);
+  openedNode = node;
   const server = createGrpcServer();
-  const services = addClientServices(server, node, logger, { auth: node });
+  const services = addClientServices(server, node, logger, { auth: node, metrics });
   // Peer (and the Cluster service peers ask for leaders) are served only on the peer port, and
   // every call there must carry the peer secret: no client credential can ever reach Peer.
   const peerServer = createGrpcServer();
@@ -201,12 +237,14 @@ async function main(): Promise<void> {
   const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
   logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
   logger.info({ listen, port, dataDir: options.dataDir, partitions: options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
+  serving = true;
 
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    serving = false;
     services.setServing(false);
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
     force.unref();
@@ -214,6 +252,7 @@ async function main(): Promise<void> {
       clearTimeout(force);
       // The peer port stayed open while clients drained: their writes needed followers' answers.
       peerServer.forceShutdown();
+      void admin.close();
       node
         .close()
         .then(() => {

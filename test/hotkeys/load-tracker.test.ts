@@ -18,6 +18,10 @@ describe('LoadTracker', () => {
     expect(report.of(1).requestsPerSecond).toBeCloseTo(1_000, -2);
     expect(report.of(1).topKeys[0]).toMatchObject({ key: 'p1/hot', truncated: false });
     expect(report.of(1).topKeys[0]!.requestsPerSecond).toBeCloseTo(500, -2);
+    // The metrics scrape's cheap per-partition rate is the report's rate.
+    expect(tracker.rateOf(1, 2_000)).toBe(report.of(1).requestsPerSecond);
+    expect(tracker.rateOf(2, 2_000)).toBe(report.of(2).requestsPerSecond);
+    expect(tracker.rateOf(3, 2_000)).toBe(0);
     expect(report.of(1).topKeys).toHaveLength(8);
     expect(report.of(2).topKeys.map((key) => key.key)).toEqual(['p2/warm']);
     expect(report.of(0)).toEqual({ requestsPerSecond: 0, topKeys: [] });

@@ -40,7 +40,7 @@ function portFree(port: number): Promise<boolean> {
 async function freeBasePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 21_000 + Math.floor(Math.random() * 10_000);
-    const ports = [0, 1, 2, 100, 101, 102].map((offset) => base + offset);
+    const ports = [0, 1, 2, 100, 101, 102, 1000, 1001, 1002].map((offset) => base + offset);
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
   throw new Error('no free base port');
@@ -90,7 +90,7 @@ async function ctrlC(cluster: Started, base: number): Promise<void> {
   expect(code, cluster.output()).toBe(0);
   expect(cluster.output()).toContain('atoll: cluster stopped');
   expect(cluster.output()).not.toMatch(/exited \(|not ready|unhandled/);
-  for (const offset of [0, 1, 2, 100, 101, 102]) expect(await refused(base + offset), `port ${base + offset} still open`).toBe(true);
+  for (const offset of [0, 1, 2, 100, 101, 102, 1000, 1001, 1002]) expect(await refused(base + offset), `port ${base + offset} still open`).toBe(true);
 }
 
 function cli(base: number, args: string[]): { status: number | null; stdout: string; stderr: string } {
@@ -103,7 +103,13 @@ describe('npm start (scripts/start-cluster.mjs)', () => {
   it('starts three nodes, serves the CLI, stops cleanly on Ctrl-C and keeps the data for the next start', async () => {
     const base = await freeBasePort();
     const first = await startCluster(base);
-    for (const id of [1, 2, 3]) expect(first.output()).toContain(`atoll: node ${id} client address 127.0.0.1:${base + id - 1}`);
+    for (const id of [1, 2, 3]) expect(first.output()).toContain(`atoll: node ${id} client address 127.0.0.1:${base + id - 1}, admin http://127.0.0.1:${base + 1000 + id - 1}`);
+    // The printed admin URLs answer: every node is ready and serves its metrics.
+    for (const id of [1, 2, 3]) {
+      const admin = `http://127.0.0.1:${base + 1000 + id - 1}`;
+      expect((await fetch(`${admin}/readyz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+      expect(await (await fetch(`${admin}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()).toContain('# TYPE atoll_partition_is_leader gauge');
+    }
     expect(first.output()).toMatch(/atoll: cluster ready \(8 partitions on 3 nodes, /);
     expect(existsSync(join(dataRoot, 'peer-secret'))).toBe(true);
     expect(cli(base, ['put', 'hello', 'world'])).toMatchObject({ status: 0 });

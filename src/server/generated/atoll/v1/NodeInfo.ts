@@ -17,6 +17,11 @@ export interface NodeInfo {
    * Whether the answering node currently hears from this node (always true for itself).
    */
   'reachable'?: (boolean);
+  /**
+   * The node's admin HTTP address, host:port: Prometheus metrics at /metrics, health at /livez
+   * and /readyz. Empty when the answering node does not know it.
+   */
+  'adminAddress'?: (string);
 }
 
 /**
@@ -35,4 +40,9 @@ export interface NodeInfo__Output {
    * Whether the answering node currently hears from this node (always true for itself).
    */
   'reachable': (boolean);
+  /**
+   * The node's admin HTTP address, host:port: Prometheus metrics at /metrics, health at /livez
+   * and /readyz. Empty when the answering node does not know it.
+   */
+  'adminAddress': (string);
 }

@@ -1,0 +1,143 @@
+/**
+ * The admin HTTP port on its own (no cluster): routes, the readiness rules, the bounds (no body
+ * read, GET/HEAD only), and that two nodes' registries in one process stay apart.
+ */
+import { request } from 'node:http';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NodeMetricsView, PartitionMetricsView } from '../../src/node/metrics.js';
+import { AdminServer, defaultAdminAddress, READY_MAX_APPLY_LAG, readinessProblems } from '../../src/server/admin-server.js';
+import { PrometheusNodeMetrics } from '../../src/server/node-metrics.js';
+
+const logger = pino({ level: 'silent' });
+
+function partition(id: number, fields: Partial<PartitionMetricsView> = {}): PartitionMetricsView {
+  return { partition: id, role: 'follower', term: 2, leader: 1, commitIndex: 10, appliedIndex: 10, logEntries: 10, proposalsPending: 0, requestsPerSecond: 0, keys: 0, bytes: 0, dedupRecords: 0, ...fields };
+}
+
+function view(partitions: PartitionMetricsView[]): NodeMetricsView {
+  return { nodeId: 1, tasksQueued: 0, partitions, reachable: [{ node: 1, reachable: true }] };
+}
+
+function fetchText(port: number, path: string, method = 'GET', body?: string): Promise<{ status: number; type: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, timeout: 5_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('readiness', () => {
+  it('is ready when serving, every partition has a leader and applied is near commit', () => {
+    expect(readinessProblems(true, view([partition(0), partition(1, { role: 'leader' })]))).toEqual([]);
+  });
+
+  it('names what is wrong: not serving, partitions without a leader, lagging replicas', () => {
+    expect(readinessProblems(false, view([partition(0)]))[0]).toMatch(/not serving/);
+    expect(readinessProblems(true, view([partition(0), partition(3, { leader: 0 })]))).toEqual([expect.stringMatching(/no known leader for partition\(s\) 3$/)]);
+    const lagging = partition(2, { commitIndex: 5_000, appliedIndex: 5_000 - READY_MAX_APPLY_LAG - 1 });
+    expect(readinessProblems(true, view([lagging, partition(4, { commitIndex: 2_000, appliedIndex: 2_000 - READY_MAX_APPLY_LAG })]))).toEqual([expect.stringMatching(/behind commit on partition\(s\) 2$/)]);
+  });
+});
+
+describe('admin server', () => {
+  const servers: AdminServer[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+  });
+
+  async function start(state: { serving: boolean; view: NodeMetricsView }, metrics = new PrometheusNodeMetrics({ processMetrics: false })): Promise<{ port: number; metrics: PrometheusNodeMetrics; server: AdminServer }> {
+    metrics.attach({ metricsView: () => state.view, tenantUsageForMetrics: async () => [] });
+    const server = new AdminServer({ registry: metrics.registry, view: () => state.view, serving: () => state.serving, logger });
+    servers.push(server);
+    const { port } = await server.listen('127.0.0.1:0');
+    return { port, metrics, server };
+  }
+
+  it('serves /livez, /readyz (200 or 503 with the reason), /metrics, and refuses the rest', async () => {
+    const state = { serving: true, view: view([partition(0), partition(1, { role: 'leader' })]) };
+    const { port, metrics, server } = await start(state);
+    expect(await fetchText(port, '/livez')).toMatchObject({ status: 200, text: 'ok\n' });
+    expect(await fetchText(port, '/readyz')).toMatchObject({ status: 200, text: 'ok\n' });
+    state.view = view([partition(0, { leader: 0 })]);
+    expect(await fetchText(port, '/readyz')).toMatchObject({ status: 503, text: expect.stringMatching(/no known leader for partition\(s\) 0/) });
+    state.serving = false;
+    expect((await fetchText(port, '/readyz')).status).toBe(503);
+    // Liveness does not depend on readiness: the process runs.
+    expect((await fetchText(port, '/livez')).status).toBe(200);
+
+    metrics.rpc('Put', 'OK', 0.002);
+    metrics.rpc('Put', 'OK', 0.003);
+    metrics.rpc('Get', 'NOT_LEADER', 0.001);
+    metrics.executed('commit', 'TXN_CONFLICT', 0.004);
+    metrics.raftMessages('sent', 'app', 3);
+    const scraped = await fetchText(port, '/metrics?x=1');
+    expect(scraped.status).toBe(200);
+    expect(scraped.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(scraped.text).toContain('atoll_rpc_requests_total{method="Put",code="OK"} 2');
+    expect(scraped.text).toContain('atoll_rpc_requests_total{method="Get",code="NOT_LEADER"} 1');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_count{method="Put"} 2');
+    // Buckets are cumulative and `le` is inclusive: 0.002 and 0.003 are both <= 0.005, 0.002 <= 0.0025.
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="0.001"} 0');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="0.0025"} 1');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="0.005"} 2');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_bucket{method="Put",le="+Inf"} 2');
+    expect(scraped.text).toContain('atoll_rpc_duration_seconds_sum{method="Put"} 0.005');
+    expect(scraped.text).toContain('# TYPE atoll_rpc_duration_seconds histogram');
+    expect(scraped.text).toContain('atoll_transactions_total{outcome="aborted",reason="TXN_CONFLICT"} 1');
+    expect(scraped.text).toContain('atoll_raft_messages_total{direction="sent",type="app"} 3');
+    expect(scraped.text).toContain('atoll_partition_has_leader{partition="0"} 0');
+    // Scraping twice does not double the table-backed counters.
+    expect((await fetchText(port, '/metrics')).text).toContain('atoll_rpc_requests_total{method="Put",code="OK"} 2');
+
+    expect(await fetchText(port, '/nope')).toMatchObject({ status: 404 });
+    expect(await fetchText(port, '/metrics', 'POST', 'x'.repeat(100_000))).toMatchObject({ status: 405 });
+    expect((await fetchText(port, '/livez', 'HEAD')).status).toBe(200);
+
+    // A route added later (the status page will be one) is served too.
+    server.route('/hello', () => ({ status: 200, contentType: 'text/plain', body: 'hi' }));
+    expect(await fetchText(port, '/hello')).toMatchObject({ status: 200, text: 'hi' });
+  });
+
+  it('keeps two nodes in one process apart: one registry each, not the global one', async () => {
+    const one = await start({ serving: true, view: view([partition(0)]) });
+    const two = await start({ serving: true, view: view([partition(0)]) });
+    one.metrics.rpc('Delete', 'OK', 0.001);
+    expect((await fetchText(one.port, '/metrics')).text).toContain('atoll_rpc_requests_total{method="Delete",code="OK"} 1');
+    expect((await fetchText(two.port, '/metrics')).text).not.toContain('method="Delete"');
+  });
+
+  it('exports tenant usage against quota from the node, and a failing usage read only leaves those series out', async () => {
+    const metrics = new PrometheusNodeMetrics({ processMetrics: false });
+    let fail = false;
+    metrics.attach({
+      metricsView: () => view([partition(0)]),
+      tenantUsageForMetrics: async (max) => {
+        expect(max).toBe(200);
+        if (fail) throw new Error('usage records unreachable');
+        return [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 50, requestsPerSecond: 2, quota: { maxKeys: 10, maxBytes: 1_000, maxRequestsPerSecond: 0 } }];
+      },
+    });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('atoll_tenant_bytes{tenant="acme"} 950');
+    expect(text).toContain('atoll_tenant_quota_bytes{tenant="acme"} 1000');
+    expect(text).toContain('atoll_tenant_keys{tenant="acme"} 5');
+    expect(text).toContain('atoll_tenant_quota_keys{tenant="acme"} 10');
+    fail = true;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const later = await metrics.registry.metrics();
+    expect(later).not.toContain('tenant="acme"');
+    expect(later).toContain('atoll_partition_has_leader{partition="0"} 1');
+  });
+
+  it('defaults the admin address to the client port + 1000 on the client host', () => {
+    expect(defaultAdminAddress('127.0.0.1:7001')).toBe('127.0.0.1:8001');
+    expect(defaultAdminAddress('0.0.0.0:7001')).toBe('0.0.0.0:8001');
+    expect(defaultAdminAddress('[::1]:7003')).toBe('[::1]:8003');
+    expect(defaultAdminAddress('node1:0')).toBe('node1:0');
+  });
+});
