@@ -41,6 +41,11 @@ export const atollErrorCodes = [
    * changed; find out whether the first attempt applied, or send a new request with a new id.
    */
   'REQUEST_ID_EXPIRED',
+  /**
+   * A watcher that did not read its changes in time was cancelled; details.resumeRevision is the
+   * last revision the server sent. Watch again after the last revision received.
+   */
+  'WATCH_OVERFLOW',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -94,6 +99,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   QUOTA_EXCEEDED: 'RESOURCE_EXHAUSTED',
   OVERLOADED: 'RESOURCE_EXHAUSTED',
   REQUEST_ID_EXPIRED: 'FAILED_PRECONDITION',
+  WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
 });
 
 export class AtollError extends Error {
