@@ -35,6 +35,7 @@ import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from 
 import { RaftDriver } from './raft-driver.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import { Router } from './router.js';
+import { WatchService } from './watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 
 export { NODE_DEFAULTS, type AtollNodeConfig, type NodeTestBugs } from './node-config.js';
@@ -55,6 +56,7 @@ export class AtollNode implements api.NodeApi {
   private readonly access: NodeAccess;
   private readonly router: Router;
   private readonly maintenance: Maintenance;
+  private readonly watches: WatchService;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -131,6 +133,7 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
     });
+    this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
     this.maintenance = new Maintenance({
       id,
       nodeIds: this.nodeIds,
@@ -259,6 +262,15 @@ export class AtollNode implements api.NodeApi {
 
   executeScript(request: api.ExecuteScriptRequest, context: api.CallContext): Promise<api.ExecuteScriptResponse> {
     return this.serve('executeScript', request, context);
+  }
+
+  watch(request: api.WatchRequest, context: api.CallContext, sink: api.WatchSink): Promise<void> {
+    return this.watches.watch(request, context, sink);
+  }
+
+  /** Watchers this node runs now (tests). */
+  get openWatchers(): number {
+    return this.watches.openWatchers;
   }
 
   /** Runs a request forwarded by another node (Peer.Forward): its keys are internal already. */

@@ -8,6 +8,7 @@ import type { NodeApi } from '../node/api.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { kvCodecs, kvKinds, type KvKind } from './kv-operation.js';
 import { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';
+import { kvWatchHandler } from './kv-watch.js';
 import { unaryHandler } from './unary-handler.js';
 
 function kvUnaryHandler(api: NodeApi, kind: KvKind, logger: ErrorLogger): grpc.handleUnaryCall<unknown, unknown> {
@@ -27,5 +28,6 @@ export function kvServiceHandlers(api: NodeApi, logger: ErrorLogger, streamOptio
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const kind of kvKinds) handlers[kvCodecs[kind].method] = kvUnaryHandler(api, kind, logger);
   handlers['Stream'] = kvStreamHandler(api, logger, streamOptions);
+  handlers['Watch'] = kvWatchHandler(api, logger);
   return handlers;
 }

@@ -73,7 +73,7 @@ export interface WatcherOptions {
   /** Changes after this revision are sent. */
   readonly startRevision: number;
   readonly keysOnly?: boolean;
-  /** Send a progress message on an idle watch every progressIntervalMs. */
+  /** Send a progress message first (the start revision) and on an idle watch every progressIntervalMs. */
   readonly progress?: boolean;
   readonly progressIntervalMs: number;
   readonly stallMs: number;
@@ -120,6 +120,9 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
     }
   };
 
+  // With progress, the first message names the start: a client that asked for "now" learns
+  // where it starts, so it can resume exactly even before any change arrives.
+  if (options.progress === true) await send({ revision: cursor, events: [], progress: true });
   while (!signal.aborted) {
     source.checkLeader();
     if (source.revision() > cursor) {
