@@ -30,6 +30,9 @@ import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { Router } from './router.js';
 
+/** An idle watcher checks that this node still leads its partition this often. */
+const LEADER_CHECK_MS = 200;
+
 export interface WatchServiceOptions {
   readonly id: number;
   readonly limits: Limits;
@@ -66,6 +69,8 @@ export class WatchService {
         release();
       }
     } catch (error) {
+      // A client that cancelled, even while the watch was starting, ended it: nothing to report.
+      if (context.signal?.aborted === true) return;
       throw unmapError(tenant, error);
     }
   }
@@ -153,6 +158,7 @@ export class WatchService {
         keysOnly: request.keysOnly === true,
         progress: request.progress === true,
         progressIntervalMs: limits.watchProgressIntervalMs,
+        leaderCheckMs: LEADER_CHECK_MS,
         stallMs: limits.watchStallMs,
         readBounds: { maxChanges: limits.watchReadChanges, maxBytes: limits.watchReadBytes },
         userKey: (key) => toUserKey(tenant, key),

@@ -19,8 +19,9 @@
  * - Backpressure: when the sink's buffer is full the watcher waits for it to drain; a sink that
  *   does not drain within stallMs is a watcher too slow to follow, cancelled with WATCH_OVERFLOW
  *   and the revision to resume after (the last one handed to the sink).
- * - Leadership is checked before every batch and every wait: a node that stops leading ends the
- *   watch with NOT_LEADER, so the client moves to the new leader and resumes there.
+ * - Leadership is checked before every batch and every wait, and an idle watcher wakes at least
+ *   every leaderCheckMs to check it: a node that stops leading ends the watch with NOT_LEADER, so
+ *   the client moves to the new leader and resumes there.
  */
 import { AtollError } from '../errors.js';
 import type { StoredChangeAt } from '../mvcc/index.js';
@@ -76,6 +77,8 @@ export interface WatcherOptions {
   /** Send a progress message first (the start revision) and on an idle watch every progressIntervalMs. */
   readonly progress?: boolean;
   readonly progressIntervalMs: number;
+  /** An idle watcher checks leadership at least this often (default: progressIntervalMs). */
+  readonly leaderCheckMs?: number;
   readonly stallMs: number;
   /** Bounds of one read of the store's history. */
   readonly readBounds: { readonly maxChanges: number; readonly maxBytes: number };
@@ -150,7 +153,8 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
       await send({ revision: cursor, events: [], progress: true });
       continue;
     }
-    const waitMs = options.progress === true ? Math.max(1, options.progressIntervalMs - idleMs) : options.progressIntervalMs;
+    const untilProgressMs = options.progress === true ? Math.max(1, options.progressIntervalMs - idleMs) : options.progressIntervalMs;
+    const waitMs = Math.min(untilProgressMs, options.leaderCheckMs ?? untilProgressMs);
     await source.hub.wait(waitMs, options.after, signal);
   }
 }
