@@ -132,6 +132,8 @@ export interface ClusterOptions {
   readonly testBugs?: NodeTestBugs;
   /** Limit overrides for every node. */
   readonly limits?: Partial<Limits>;
+  /** Turns authentication on (tenants, tokens). */
+  readonly adminToken?: string;
 }
 
 const NODE_IDS = [1, 2, 3];
@@ -172,6 +174,7 @@ export class InProcessCluster {
         logger: pino({ level: 'silent' }),
         ...(this.options.testBugs ? { testBugs: this.options.testBugs } : {}),
         ...(this.options.limits ? { limits: this.options.limits } : {}),
+        ...(this.options.adminToken ? { adminToken: this.options.adminToken } : {}),
       },
       { transport: this.network.factory(id), engine, clock: systemClock, timers: systemTimers, random: new Rng(id * 97) },
     );

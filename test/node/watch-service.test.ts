@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import type { WatchMessage, WatchSink } from '../../src/node/api.js';
+import { newToken } from '../../src/node/auth.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 
@@ -106,5 +107,30 @@ describe('watch service', () => {
     expect(await codeOf({ prefix: 'svc', startRevision: 1_000_000 })).toBe('FUTURE_REVISION');
     expect(await codeOf({ key: '' + '\u0000x' })).toMatch(/INVALID/);
     expect(node.openWatchers).toBe(0);
+  });
+
+  it('keeps tenants apart: a watcher sees only the keys of its own tenant, without the tenant tag', async () => {
+    const adminToken = newToken();
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, adminToken });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    const admin = { ...deadline(), authorization: `Bearer ${adminToken}` };
+    const acme = `Bearer ${(await node.createToken({ tenant: 'acme', role: 'readwrite', name: 'a' }, admin)).token}`;
+    const beta = `Bearer ${(await node.createToken({ tenant: 'beta', role: 'readwrite', name: 'b' }, admin)).token}`;
+    const sink = new Sink();
+    const abort = new AbortController();
+    const watching = node.watch({ prefix: 'svc', progress: true }, { ...deadline(), authorization: acme, signal: abort.signal }, sink).catch((e: unknown) => e);
+    await waitFor(() => sink.messages.length > 0, 2_000);
+    const put = (authorization: string, key: string): Promise<unknown> => node.put({ key, value: new TextEncoder().encode('v') }, { ...deadline(), authorization });
+    await put(beta, 'svc/beta-only');
+    await put(acme, 'svc/acme');
+    await waitFor(() => sink.keys().length > 0, 2_000);
+    await put(beta, 'svc/beta-again');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sink.keys()).toEqual(['put:svc/acme']);
+    const anonymous = await node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+    expect((anonymous as AtollError).code).toBe('UNAUTHENTICATED');
+    abort.abort();
+    expect(await watching).toBeUndefined();
   });
 });
