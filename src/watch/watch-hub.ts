@@ -98,12 +98,15 @@ export class WatchHub {
    */
   since(after: number): { changes: StoredChangeAt[]; through: number } | undefined {
     if (after < this.floorValue || after > this.topValue) return undefined;
-    const changes: StoredChangeAt[] = [];
-    for (let i = this.head; i < this.ring.length; i++) {
-      const change = this.ring[i]!;
-      if (change.revision > after) changes.push(change);
+    // The ring is sorted by revision: find the first change above `after` by bisection.
+    let low = this.head;
+    let high = this.ring.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.ring[middle]!.revision <= after) low = middle + 1;
+      else high = middle;
     }
-    return { changes, through: this.topValue };
+    return { changes: this.ring.slice(low), through: this.topValue };
   }
 
   /** Resolves at the next publish, after `ms`, or when `signal` aborts, whichever comes first. */
