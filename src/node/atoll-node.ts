@@ -394,6 +394,7 @@ export class AtollNode implements api.NodeApi {
 
   async close(): Promise<void> {
     if (this.driver.closed) return;
+    this.watches.close();
     this.maintenance.stop();
     await this.driver.close();
   }

@@ -8,6 +8,8 @@
  * - `open` counts the watchers running on this node and `openByTenant` the same per tenant
  *   (absent = 0); a watcher is counted from its admission to the end of its call (finally), so a
  *   cancelled client frees its slot whatever ended it.
+ * - `running` holds the abort controller of every watcher between its start and its end; close()
+ *   aborts them all and sets `closed` first, so no watcher starts after it.
  * - A hub is created from the store's revision at the moment the listener is installed, in one
  *   synchronous step, so it misses no commit after it: its ring holds (floor, top] exactly.
  * - The start of a watch without start_revision is the revision of a linearizable read at the
@@ -48,6 +50,9 @@ export class WatchService {
   private readonly hubs = new Map<number, WatchHub>();
   private open = 0;
   private readonly openByTenant = new Map<string, number>();
+  /** One per running watcher: close() aborts them all. */
+  private readonly running = new Set<AbortController>();
+  private closed = false;
 
   constructor(private readonly options: WatchServiceOptions) {}
 
@@ -56,8 +61,15 @@ export class WatchService {
     return this.open;
   }
 
+  /** Ends every running watch (the node is closing) and refuses new ones. */
+  close(): void {
+    this.closed = true;
+    for (const controller of this.running) controller.abort();
+  }
+
   async watch(request: api.WatchRequest, context: api.CallContext, sink: WatchSink): Promise<void> {
-    const { access, limits } = this.options;
+    if (this.closed) throw new AtollError('UNAVAILABLE', 'the node is shutting down');
+    const { access } = this.options;
     const tenant = await access.authorize('getByPrefix', context);
     try {
       const { target, barrier } = this.targetOf(tenant, request);
@@ -113,7 +125,7 @@ export class WatchService {
   }
 
   private async serve(tenant: string, request: api.WatchRequest, target: WatchTarget, barrier: KvOperation, context: api.CallContext, sink: WatchSink): Promise<void> {
-    const { router, driver, executor, limits, clock, timers } = this.options;
+    const { router, driver, executor } = this.options;
     const partition = router.partitionOf(barrier, tenant);
     const replica = driver.groups.get(partition);
     const checkLeader = (): void => {
@@ -143,7 +155,33 @@ export class WatchService {
       });
     }
     const hub = this.hubOf(partition, leader);
-    const signal = context.signal ?? new AbortController().signal;
+    // Aborted by the caller's signal or by close().
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort();
+    context.signal?.addEventListener('abort', onAbort, { once: true });
+    if (context.signal?.aborted === true || this.closed) controller.abort();
+    this.running.add(controller);
+    const signal = controller.signal;
+    try {
+      await this.runOne(tenant, request, target, startRevision, leader, hub, checkLeader, sink, signal);
+    } finally {
+      this.running.delete(controller);
+      context.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async runOne(
+    tenant: string,
+    request: api.WatchRequest,
+    target: WatchTarget,
+    startRevision: number,
+    leader: PartitionReplica,
+    hub: WatchHub,
+    checkLeader: () => void,
+    sink: WatchSink,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { limits, clock, timers } = this.options;
     await runWatcher(
       {
         hub,

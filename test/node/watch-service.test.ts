@@ -134,3 +134,21 @@ describe('watch service', () => {
     expect(await watching).toBeUndefined();
   });
 });
+
+describe('watch service shutdown', () => {
+  it('a closing node ends its watches and refuses new ones', async () => {
+    const local = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000 });
+    await local.start();
+    try {
+      const node = local.node(await settledLeader(local));
+      const watching = node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+      await waitFor(() => node.openWatchers === 1, 2_000);
+      await node.close();
+      expect(await watching).toBeUndefined();
+      expect(node.openWatchers).toBe(0);
+      expect(((await node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e)) as AtollError).code).toBe('UNAVAILABLE');
+    } finally {
+      for (const node of local.nodes.values()) await node.close();
+    }
+  });
+});
