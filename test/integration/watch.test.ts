@@ -6,7 +6,7 @@
  * caught by the same check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AtollClient, WatchItem } from '../../src/client/index.js';
+import { AtollClient, type WatchItem } from '../../src/client/index.js';
 import { checkWatchHistory, type AcknowledgedWrite, type WatchRecord } from '../../src/chaos/checkers/index.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { LocalCluster } from './local-cluster.js';
@@ -73,7 +73,13 @@ describe('watch across leader changes', () => {
     const partition = partitionOf(`${BUCKET}/x`, PARTITIONS);
     const writer = cluster.client();
     const start = (await writer.put(`${BUCKET}/start`, 'x')).revision;
-    const watchClient = cluster.client();
+    // The watcher's client counts its resumes, to show the faults reached it.
+    let resumes = 0;
+    const watchClient = new AtollClient({
+      endpoints: [...cluster.addresses.values()],
+      defaultTimeoutMs: 5_000,
+      logger: { debug: (_object, message) => void (message?.includes('resuming') === true && resumes++), warn: () => undefined },
+    });
     const brokenClient = cluster.client();
     const watcher = watchInBackground(watchClient, start);
     const broken = watchInBackground(brokenClient, start, { skipOnResume: true });
@@ -118,10 +124,12 @@ describe('watch across leader changes', () => {
     acknowledged.push({ revision: end, key: `${BUCKET}/end`, type: 'put' });
 
     // The committed history: a fresh watch reads the partition's retained history (no faults now).
-    const reference = watchInBackground(cluster.client(), start);
+    const referenceClient = cluster.client();
+    const reference = watchInBackground(referenceClient, start);
     await until(() => reference.caughtUpTo() >= end, 20_000, 'the reference read');
     await until(() => watcher.caughtUpTo() >= end && broken.caughtUpTo() >= end, 20_000, 'the watchers');
     await Promise.all([reference.stop(), watcher.stop(), broken.stop()]);
+    for (const client of [writer, watchClient, brokenClient, referenceClient]) client.close();
     expect(watcher.failure()).toBeUndefined();
     expect(reference.failure()).toBeUndefined();
     const committed = reference.records.filter((record) => record.revision <= end);
@@ -130,6 +138,7 @@ describe('watch across leader changes', () => {
     expect(verdict.valid, verdict.valid === false ? verdict.explanation : '').toBe(true);
     expect(verdict.summary.expiries).toBeGreaterThanOrEqual(1);
     expect(verdict.summary.committed).toBeGreaterThan(100);
+    expect(resumes).toBeGreaterThanOrEqual(1);
 
     const control = checkWatchHistory({ observed: broken.records.filter((r) => r.revision <= end), committed, acknowledged });
     expect(control.valid).toBe(false);
