@@ -45,6 +45,11 @@ export const atollErrorCodes = [
   'BACKUP_DAMAGED',
   /** `atoll restore` found keys in the target cluster and was not given --force: it wrote nothing. */
   'RESTORE_TARGET_NOT_EMPTY',
+  /**
+   * A watcher that did not read its changes in time was cancelled; details.resumeRevision is the
+   * last revision the server sent. Watch again after the last revision received.
+   */
+  'WATCH_OVERFLOW',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -100,6 +105,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   REQUEST_ID_EXPIRED: 'FAILED_PRECONDITION',
   BACKUP_DAMAGED: 'FAILED_PRECONDITION',
   RESTORE_TARGET_NOT_EMPTY: 'FAILED_PRECONDITION',
+  WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
 });
 
 export class AtollError extends Error {

@@ -102,6 +102,19 @@ export interface Limits {
   /** Connections tracked for failed authentications, and unknown token hashes remembered. */
   readonly maxTrackedConnections: number;
   readonly maxUnknownTokensCached: number;
+  /** Open watches one node serves, and one tenant at one node (else RESOURCE_EXHAUSTED). */
+  readonly maxWatchersPerNode: number;
+  readonly maxWatchersPerTenant: number;
+  /** A partition's in-memory tail of recent changes (src/watch/watch-hub.ts): versions and bytes. */
+  readonly watchRingChanges: number;
+  readonly watchRingBytes: number;
+  /** One read of retained history by a watcher behind the ring: versions and bytes. */
+  readonly watchReadChanges: number;
+  readonly watchReadBytes: number;
+  /** An idle watch that asked for progress gets a progress message this often. */
+  readonly watchProgressIntervalMs: number;
+  /** A watcher whose stream buffer stays full this long is cancelled (WATCH_OVERFLOW). */
+  readonly watchStallMs: number;
 }
 
 export const defaultLimits: Limits = Object.freeze({
@@ -142,6 +155,14 @@ export const defaultLimits: Limits = Object.freeze({
   failedAuthWindowMs: 10_000,
   maxTrackedConnections: 10_000,
   maxUnknownTokensCached: 10_000,
+  maxWatchersPerNode: 10_000,
+  maxWatchersPerTenant: 1_000,
+  watchRingChanges: 10_000,
+  watchRingBytes: 16 * mebibyte,
+  watchReadChanges: 1_000,
+  watchReadBytes: 4 * mebibyte,
+  watchProgressIntervalMs: 2_000,
+  watchStallMs: 30_000,
 });
 
 /** Builds a limits object from the defaults and some overrides, asserting that it is coherent. */
@@ -197,6 +218,9 @@ export function assertLimits(limits: Limits): void {
   // A forwarded request becomes pending work at the leader's node.
   assert(limits.maxForwardsInFlight <= limits.maxPendingRequestsPerNode, 'maxForwardsInFlight <= maxPendingRequestsPerNode');
   assert(limits.failedAuthWindowMs <= limits.maxCallTimeoutMs, 'failedAuthWindowMs <= maxCallTimeoutMs');
+  assert(limits.maxWatchersPerTenant <= limits.maxWatchersPerNode, 'maxWatchersPerTenant <= maxWatchersPerNode');
+  // Watch timers are real timers.
+  assert(limits.watchProgressIntervalMs <= 2 ** 31 - 1 && limits.watchStallMs <= 2 ** 31 - 1, 'watch timers fit a timer');
   // A snapshot chunk travels in one message, plus at most one oversized entry's worth.
   assert(
     limits.snapshotChunkBytes + limits.maxKeyBytes + limits.maxValueBytes + limits.messageOverheadBytes <=

@@ -16,7 +16,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
-import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger } from './format.js';
+import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger, valueJson } from './format.js';
 import { InputReader, isText, writeValueFile, type InputLimit, type StdinSource } from './value-input.js';
 import { addTlsOptions, clientTlsOf, type TlsFlags } from './tls-flags.js';
 import { addBenchCommand } from '../bench/bench-command.js';
@@ -344,6 +344,52 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         } while (pageToken !== '' && (flags.limit === undefined || items.length < flags.limit));
         if (globals.json === true) print(json({ items: items.map(entryJson), revision }));
         else for (const item of items) print(`${item.key}\t${item.text()}`);
+        return exitCodes.ok;
+      }),
+    );
+
+  program
+    .command('watch')
+    .description('print every change to the keys under PREFIX (a bucket, or a prefix inside one) as it happens, until interrupted')
+    .argument('<prefix>')
+    .option('--from <rev>', 'start after revision REV (the last one you saw); default: now', parseCount('--from', 0))
+    .option('--key', 'watch exactly the key PREFIX, not every key starting with it')
+    .option('--keys-only', 'leave values out')
+    .option('--progress', 'also print progress lines (the revision the watch has caught up to) on an idle watch')
+    .option('--limit <n>', 'stop after N changes', parseCount('--limit', 1))
+    .action(
+      act((prefix, options) => async (client, print, globals) => {
+        const flags = options as { from?: number; key?: boolean; keysOnly?: boolean; progress?: boolean; limit?: number };
+        let changes = 0;
+        // Runs until interrupted, or until --limit changes were printed.
+        for await (const item of client.watch(prefix as string, {
+          ...(flags.from !== undefined && { fromRevision: flags.from }),
+          ...(flags.key === true && { exactKey: true }),
+          ...(flags.keysOnly === true && { keysOnly: true }),
+          ...(flags.progress === true && { progress: true }),
+        })) {
+          if (item.type === 'progress') {
+            print(globals.json === true ? json({ type: 'progress', revision: item.revision }) : `progress\t${item.revision}`);
+            continue;
+          }
+          if (globals.json === true) {
+            print(
+              json({
+                type: item.type,
+                key: item.key,
+                revision: item.revision,
+                ...(item.type === 'put'
+                  ? { ...(flags.keysOnly === true ? {} : valueJson(item.value)), createRevision: item.createRevision, version: item.version, expiresAtMs: item.expiresAtMs }
+                  : { reason: item.reason }),
+              }),
+            );
+          } else if (item.type === 'put') {
+            print(`put\t${item.revision}\t${item.key}${flags.keysOnly === true ? '' : `\t${Buffer.from(item.value).toString()}`}`);
+          } else {
+            print(`delete\t${item.revision}\t${item.key}\t${item.reason}`);
+          }
+          if (flags.limit !== undefined && ++changes >= flags.limit) break;
+        }
         return exitCodes.ok;
       }),
     );

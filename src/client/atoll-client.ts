@@ -29,7 +29,7 @@ import { partitionOf } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
 import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
@@ -163,6 +163,30 @@ export interface ScanOptions extends ReadOptions {
 }
 
 export type ClusterInfo = ClusterInfoResponse;
+
+export interface WatchOptions {
+  /** Report the changes after this revision (resume: the last revision you saw). Default: from now. */
+  readonly fromRevision?: number;
+  /** Watch exactly the key given, not every key starting with it. */
+  readonly exactKey?: boolean;
+  /** Leave values out of put events. */
+  readonly keysOnly?: boolean;
+  /** Also yield { type: 'progress', revision } items: the watch has seen every change up to revision. */
+  readonly progress?: boolean;
+  /** Ends the watch (the iterator returns). */
+  readonly signal?: AbortSignal;
+  /**
+   * Test only (the chaos suite's negative control): after a resume, drop the first change, as a
+   * broken resume would. Never set it in real code.
+   */
+  readonly testSkipOneEventOnResume?: boolean;
+}
+
+/** A change (put or delete: reason 'deleted' or 'expired'), or with `progress`, a position. */
+export type WatchItem = WatchEvent | { readonly type: 'progress'; readonly revision: number };
+
+/** Errors after which a watch cannot continue: the request itself is wrong or not allowed. */
+const finalWatchCodes = new Set(['INVALID_ARGUMENT', 'INVALID_KEY', 'KEY_TOO_LARGE', 'PREFIX_SPANS_BUCKETS', 'COMPACTED', 'FUTURE_REVISION', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED']);
 
 export interface BeginTransactionOptions extends CallOptions {
   /** 'snapshot' (default): first committer wins on the keys written. 'serializable': also on keys and prefixes read. */
@@ -370,6 +394,56 @@ export class AtollClient {
       yield* page.items;
       pageToken = page.nextPageToken;
     } while (pageToken !== '');
+  }
+
+  /**
+   * Every change to the keys under `prefix` (a bucket, `services`, or a prefix inside one, or with
+   * exactKey one key), after `fromRevision`, in revision order, each exactly once, until `signal`
+   * aborts or the loop breaks. Follows the partition's leader: after a disconnect, a leader
+   * change or an overflow it resumes after the last revision it saw, without gaps or duplicates.
+   * Fails (throws) only when the watch cannot continue: a bad request, no permission, a start
+   * revision below the compaction floor (COMPACTED), a node's watcher limit.
+   */
+  async *watch(prefix: string, options: WatchOptions = {}): AsyncGenerator<WatchItem, void, undefined> {
+    const { target, bucket } = checked(() => {
+      if (options.exactKey === true) return { target: { key: checkKey(prefix) }, bucket: bucketOf(prefix) };
+      const scope = checkPrefix(prefix);
+      return { target: { prefix: scope.prefix }, bucket: scope.bucket };
+    });
+    let after = options.fromRevision === undefined ? undefined : checked(() => checkRevision(options.fromRevision, 'fromRevision'));
+    const route: Route = (map) => map.partitionOfBucket(bucket);
+    const signal = options.signal;
+    let hinted: string | undefined;
+    let failures = 0;
+    let skipNext = false;
+    while (!this.closed && signal?.aborted !== true) {
+      const address = hinted ?? (await this.addressFor(route, Date.now() + this.defaultTimeoutMs));
+      hinted = undefined;
+      const request: WatchRequest = { ...target, ...(after !== undefined && { startRevision: after }), keysOnly: options.keysOnly === true, progress: true };
+      try {
+        for await (const message of this.connectionTo(address).watch(request, signal)) {
+          failures = 0;
+          if (after !== undefined && message.revision < after) throw new AtollError('INTERNAL', `watch went back from revision ${after} to ${message.revision}`);
+          if (!message.progress && skipNext) {
+            skipNext = false;
+          } else if (!message.progress) {
+            for (const event of message.events) yield event;
+          } else if (options.progress === true) {
+            yield { type: 'progress', revision: message.revision };
+          }
+          after = message.revision;
+        }
+      } catch (error) {
+        if (isAborted(signal)) return;
+        if (!(error instanceof AtollError) || finalWatchCodes.has(error.code)) throw error instanceof AtollError ? clientErrorOf(error, false) : error;
+        const leaderHint = error.code === 'NOT_LEADER' || error.code === 'NO_LEADER' ? retryActionOf(error, false).leaderHint : undefined;
+        hinted = this.learnFromFailure(route, address, leaderHint, error.details?.['fromTransport'] === true);
+        this.logger?.debug({ address, code: error.code, after }, 'atoll watch interrupted; resuming');
+        if (options.testSkipOneEventOnResume === true) skipNext = true;
+        failures++;
+      }
+      await sleep(hinted !== undefined && failures <= 1 ? 0 : backoffDelayMs(failures), signal).catch(() => undefined);
+    }
   }
 
   /**
@@ -709,6 +783,11 @@ export class AtollClient {
 }
 
 /** Runs client-side checks, turning their AtollErrors into AtollClientErrors. */
+/** Read through a call so TypeScript does not narrow `aborted` across awaits. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
 function checked<T>(build: () => T): T {
   try {
     return build();

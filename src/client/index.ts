@@ -17,7 +17,10 @@ export {
   type WriteCallOptions,
   type ReadOptions,
   type ScanOptions,
+  type WatchItem,
+  type WatchOptions,
 } from './atoll-client.js';
+export type { WatchEvent } from '../node/api.js';
 export type { CallOptions } from './call-options.js';
 export { newRequestId } from './request-id.js';
 export { AtollClientError, isAtollClientError, type AtollClientErrorOptions, type LeaderHint } from './client-error.js';

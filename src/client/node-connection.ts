@@ -4,7 +4,8 @@
  * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, TransferLeaderRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../node/api.js';
+import { decodeWatchResponse, encodeWatchRequest } from '../server/kv-watch.js';
 import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../server/convert.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
@@ -93,6 +94,28 @@ export class NodeConnection {
   /** One call of the Auth service (proto/atoll/v1/auth.proto), messages as proto-loader shapes them. */
   auth(method: string, request: object, deadlineMs: number, signal: AbortSignal | undefined): Promise<unknown> {
     return this.unary(authServiceDefinition, method, request, deadlineMs, signal);
+  }
+
+  /**
+   * One KV.Watch stream on this node: its messages until the server ends it (returns) or it fails
+   * (throws the AtollError it sent). Aborting `signal`, or leaving the loop, cancels the call.
+   */
+  async *watch(request: WatchRequest, signal: AbortSignal | undefined): AsyncGenerator<WatchMessage, void, undefined> {
+    const method = kvServiceDefinition['Watch']!;
+    const call = this.client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, encodeWatchRequest(request), new grpc.Metadata(), {});
+    const onAbort = (): void => call.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const message of call as AsyncIterable<unknown>) yield decodeWatchResponse(message);
+    } catch (error) {
+      if (error !== null && typeof error === 'object' && 'code' in error && typeof (error as grpc.ServiceError).code === 'number') {
+        throw atollErrorOfServiceError(error as grpc.ServiceError);
+      }
+      throw error;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      call.cancel();
+    }
   }
 
   close(): void {

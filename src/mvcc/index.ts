@@ -30,6 +30,8 @@ export {
   type PrefixReadOptions,
   type ReadOptions,
   type StorageCompactionResult,
+  type StoredChange,
+  type StoredChangeAt,
 } from './mvcc-store.js';
 export { MvccKeyLayout } from './key-layout.js';
 export { readSnapshotHeader, type SnapshotHeader } from './snapshot-format.js';

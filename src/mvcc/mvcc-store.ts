@@ -69,7 +69,7 @@ import {
 } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
 import type { VersionCache } from './version-cache.js';
-import { decodeVersionRecord, encodeVersionRecord, isWellFormedVersionRecord, tombstone, type StoredVersion } from './version-record.js';
+import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, isWellFormedVersionRecord, tombstone, type StoredVersion } from './version-record.js';
 
 export interface MvccStoreOptions {
   readonly engine: StorageEngine;
@@ -327,6 +327,21 @@ function liveVersion(key: string, found: FoundVersion | undefined, nowMs: number
   return expiresAtMs === undefined ? base : { ...base, expiresAtMs };
 }
 
+/** A version an entry stored (the commit listener's argument). */
+export interface StoredChange {
+  readonly key: string;
+  readonly stored: StoredVersion;
+}
+
+/** A stored version and its revision (changesSince). */
+export interface StoredChangeAt extends StoredChange {
+  readonly revision: number;
+}
+
+function byRevisionThenKey(a: StoredChangeAt, b: StoredChangeAt): number {
+  return a.revision - b.revision || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+}
+
 export class MvccStore {
   private readonly layout: MvccKeyLayout;
   private readonly limits: Limits;
@@ -394,6 +409,7 @@ export class MvccStore {
    */
   private expiry = new ExpiryIndex();
   private readonly keyIndexEnabled: boolean;
+  private commitListener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined;
 
   private constructor(
     private readonly engine: StorageEngine,
@@ -838,7 +854,7 @@ export class MvccStore {
       const expired = expiresAtMs !== undefined && expiresAtMs <= nowMs;
       plans.push(
         expired
-          ? { result: { type: 'delete', key, conditionHeld: true, deleted: true }, store: tombstone }
+          ? { result: { type: 'delete', key, conditionHeld: true, deleted: true }, store: expiredTombstone }
           : { result: { type: 'delete', key, conditionHeld: false, deleted: false } },
       );
     }
@@ -1006,6 +1022,69 @@ export class MvccStore {
       this.storageCompactionPendingValue = true;
     }
     for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes, delta.historyBytes);
+    // Watchers (src/watch): every new revision, with every version it stored, in commit order.
+    if (outcome.newRevision !== undefined) this.commitListener?.(outcome.newRevision, outcome.stored ?? []);
+  }
+
+  /**
+   * Tells `listener` about each revision as it commits (synchronously, in revision order, after the
+   * store moved to it), with the versions the entry stored. One listener per store (the watch hub).
+   * A snapshot import moves the revision without calling it: the listener sees the jump at the next
+   * commit and must treat the gap as unknown.
+   */
+  setCommitListener(listener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined): void {
+    this.commitListener = listener;
+  }
+
+  /**
+   * The retained history under `keyPrefix` (or of exactly `key`): every stored version with a
+   * revision in (after, through], sorted by revision (then key), where `through` is the current
+   * revision unless the answer would exceed maxChanges versions or maxBytes of keys and values;
+   * then `through` is lowered to the highest revision whose versions all fit, but never below the
+   * first revision with a version (one revision's versions always come whole). Every version
+   * above `after` is retained when after >= the compaction floor (compaction removes only versions
+   * older than the newest at or below the floor); below it the answer is COMPACTED. A read that
+   * overlapped an import is UNAVAILABLE. Examines every version under the prefix (memory stays
+   * bounded by maxChanges and maxBytes; time grows with the prefix's retained history).
+   */
+  async changesSince(
+    target: { readonly key: string } | { readonly keyPrefix: string },
+    after: number,
+    bounds: { readonly maxChanges: number; readonly maxBytes: number },
+  ): Promise<{ changes: StoredChangeAt[]; through: number }> {
+    assert(bounds.maxChanges >= 1 && bounds.maxBytes >= 1, 'changesSince bounds must be positive');
+    validateRevisionNumber(after, 'start revision');
+    const read = this.beginRead({ revision: after, nowMs: 0 });
+    let through = this.revisionValue;
+    const range = 'key' in target ? this.layout.versionsOfKeyUpTo(target.key, through) : this.layout.versionsOfPrefix(target.keyPrefix);
+    let changes: StoredChangeAt[] = [];
+    let bytes = 0;
+    for await (const [storageKey, record] of this.engine.iterate(range)) {
+      const parsed = this.layout.parseVersionKey(storageKey);
+      if (parsed.revision <= after || parsed.revision > through) continue;
+      const stored = decodeVersionRecord(record);
+      const key = decodeUtf8(parsed.userKey);
+      changes.push({ key, revision: parsed.revision, stored });
+      bytes += versionBytes(parsed.userKey.length, stored);
+      if (changes.length <= bounds.maxChanges && bytes <= bounds.maxBytes) continue;
+      // Over a bound: keep the lowest revisions that fit, whole revisions only.
+      changes.sort(byRevisionThenKey);
+      let kept = 0;
+      let keptBytes = 0;
+      for (const change of changes) {
+        const size = versionBytes(utf8ByteLength(change.key), change.stored);
+        if (kept + 1 > bounds.maxChanges || keptBytes + size > bounds.maxBytes) break;
+        kept++;
+        keptBytes += size;
+      }
+      const cut = changes[kept]!.revision;
+      through = cut === changes[0]!.revision ? cut : cut - 1;
+      changes = changes.filter((change) => change.revision <= through);
+      bytes = changes.reduce((sum, change) => sum + versionBytes(utf8ByteLength(change.key), change.stored), 0);
+    }
+    this.endRead(read);
+    changes.sort(byRevisionThenKey);
+    return { changes, through };
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,9 @@
  * `details.leaderHint` = { nodeId, address } when a leader is known.
  */
 import type { KeyLoad } from '../hotkeys/index.js';
+import type { WatchSink } from '../watch/watcher.js';
+
+export type { WatchEvent, WatchMessage, WatchSink } from '../watch/watcher.js';
 
 export type Consistency = 'linearizable' | 'stale';
 
@@ -286,6 +289,17 @@ export interface BackupPageResponse {
   readonly nextPageToken: string;
 }
 
+export interface WatchRequest {
+  /** Exactly one of key and prefix (a bucket name or a prefix inside one bucket). */
+  readonly key?: string;
+  readonly prefix?: string;
+  /** Report changes after this revision; absent: after the current one. */
+  readonly startRevision?: number;
+  readonly keysOnly?: boolean;
+  /** Send progress messages on an idle watch. */
+  readonly progress?: boolean;
+}
+
 /** What a node offers the client-facing services (KV and Cluster). */
 export interface NodeApi {
   get(request: GetRequest, context: CallContext): Promise<GetResponse>;
@@ -298,6 +312,8 @@ export interface NodeApi {
   beginTransaction(request: BeginTransactionRequest, context: CallContext): Promise<BeginTransactionResponse>;
   commit(request: CommitRequest, context: CallContext): Promise<CommitResponse>;
   executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse>;
+  /** Writes the watch's messages to `sink` until context.signal aborts (resolves) or the watch fails (rejects). */
+  watch(request: WatchRequest, context: CallContext, sink: WatchSink): Promise<void>;
   clusterInfo(context: CallContext): Promise<ClusterInfoResponse>;
   transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void>;
   /** One page of a backup (Cluster.BackupPage). Optional: a node without it (a test fake) refuses the RPC with INVALID_ARGUMENT. */

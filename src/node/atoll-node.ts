@@ -35,6 +35,7 @@ import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from 
 import { RaftDriver } from './raft-driver.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import { Router } from './router.js';
+import { WatchService } from './watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 
 export { NODE_DEFAULTS, type AtollNodeConfig, type NodeTestBugs } from './node-config.js';
@@ -56,6 +57,7 @@ export class AtollNode implements api.NodeApi {
   private readonly router: Router;
   private readonly executor: KvExecutor;
   private readonly maintenance: Maintenance;
+  private readonly watches: WatchService;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -137,6 +139,7 @@ export class AtollNode implements api.NodeApi {
       timers,
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
+    this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
     this.maintenance = new Maintenance({
       id,
       nodeIds: this.nodeIds,
@@ -268,6 +271,15 @@ export class AtollNode implements api.NodeApi {
 
   executeScript(request: api.ExecuteScriptRequest, context: api.CallContext): Promise<api.ExecuteScriptResponse> {
     return this.serve('executeScript', request, context);
+  }
+
+  watch(request: api.WatchRequest, context: api.CallContext, sink: api.WatchSink): Promise<void> {
+    return this.watches.watch(request, context, sink);
+  }
+
+  /** Watchers this node runs now (tests). */
+  get openWatchers(): number {
+    return this.watches.openWatchers;
   }
 
   /** Runs a request forwarded by another node (Peer.Forward): its keys are internal already. */
@@ -506,6 +518,7 @@ export class AtollNode implements api.NodeApi {
 
   async close(): Promise<void> {
     if (this.driver.closed) return;
+    this.watches.close();
     this.maintenance.stop();
     await this.driver.close();
   }

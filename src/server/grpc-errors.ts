@@ -27,7 +27,14 @@ export const errorMetadataKeys = Object.freeze({
    * apply it (a forwarding node could not connect to the leader). Clients may retry such a write.
    */
   notApplied: 'atoll-not-applied',
+  /** COMPACTED: the oldest readable revision (the compaction floor). */
+  compactedRevision: 'atoll-compacted-revision',
+  /** WATCH_OVERFLOW: the last revision the server sent; watch again after it. */
+  resumeRevision: 'atoll-resume-revision',
 });
+
+/** The error details that travel as decimal metadata (errorMetadataKeys). */
+const revisionDetails = ['compactedRevision', 'resumeRevision'] as const;
 
 /** Where the current leader of a partition is, as far as the answering node knows. */
 export interface LeaderHint {
@@ -96,6 +103,10 @@ export function serviceErrorOf(error: unknown, logger?: ErrorLogger): grpc.Statu
     metadata.set(errorMetadataKeys.leaderId, String(hint.nodeId));
   }
   if (atollError.details?.['neverSent'] === true) metadata.set(errorMetadataKeys.notApplied, 'true');
+  for (const name of revisionDetails) {
+    const revision = atollError.details?.[name];
+    if (typeof revision === 'number' && Number.isSafeInteger(revision)) metadata.set(errorMetadataKeys[name], String(revision));
+  }
   return { code: grpcStatusOf(atollError), details: atollError.message, metadata };
 }
 
@@ -146,6 +157,10 @@ export function atollErrorOfServiceError(received: ReceivedStatus): AtollError {
   const details: Record<string, unknown> = { grpcStatus: received.code };
   const hint = leaderHintOfMetadata(received.metadata);
   if (hint !== undefined) details['leaderHint'] = hint;
+  for (const name of revisionDetails) {
+    const revision = Number(metadataText(received.metadata, errorMetadataKeys[name]) ?? NaN);
+    if (Number.isSafeInteger(revision) && revision >= 0) details[name] = revision;
+  }
   if (!isAtollErrorCode(sentCode)) {
     // The status came from grpc-js or a non-Atoll server, not from an Atoll handler.
     details['fromTransport'] = true;

@@ -9,6 +9,7 @@ import type { ErrorLogger } from './grpc-errors.js';
 import { kvCodecs, kvKinds, type KvKind } from './kv-operation.js';
 import { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';
 import { rpcCode, type RpcMetrics } from './node-metrics.js';
+import { kvWatchHandler } from './kv-watch.js';
 import { unaryHandler } from './unary-handler.js';
 
 function kvUnaryHandler(api: NodeApi, kind: KvKind, logger: ErrorLogger, metrics: RpcMetrics | undefined): grpc.handleUnaryCall<unknown, unknown> {
@@ -37,5 +38,6 @@ export function kvServiceHandlers(api: NodeApi, logger: ErrorLogger, streamOptio
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const kind of kvKinds) handlers[kvCodecs[kind].method] = kvUnaryHandler(api, kind, logger, streamOptions.metrics);
   handlers['Stream'] = kvStreamHandler(api, logger, streamOptions);
+  handlers['Watch'] = kvWatchHandler(api, logger);
   return handlers;
 }

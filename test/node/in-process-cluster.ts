@@ -5,6 +5,7 @@
  * decodes every Raft frame as the gRPC transport does. Links can be cut and restored, and a node's
  * reads can be slowed down.
  */
+import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
@@ -129,6 +130,10 @@ export interface ClusterOptions {
   /** Milliseconds per Raft tick (default 10; elections after 10 ticks). */
   readonly tickMs?: number;
   readonly testBugs?: NodeTestBugs;
+  /** Limit overrides for every node. */
+  readonly limits?: Partial<Limits>;
+  /** Turns authentication on (tenants, tokens). */
+  readonly adminToken?: string;
 }
 
 const NODE_IDS = [1, 2, 3];
@@ -168,6 +173,8 @@ export class InProcessCluster {
         peerSecrets: ['p'.repeat(32)],
         logger: pino({ level: 'silent' }),
         ...(this.options.testBugs ? { testBugs: this.options.testBugs } : {}),
+        ...(this.options.limits ? { limits: this.options.limits } : {}),
+        ...(this.options.adminToken ? { adminToken: this.options.adminToken } : {}),
       },
       { transport: this.network.factory(id), engine, clock: systemClock, timers: systemTimers, random: new Rng(id * 97) },
     );

@@ -52,6 +52,7 @@ describe('protos', () => {
       'Commit',
       'ExecuteScript',
       'Stream',
+      'Watch',
     ]);
     expect(packageDefinition['atoll.v1.Cluster']).toBeDefined();
     expect(Object.keys(peerServiceDefinition)).toEqual(['Raft', 'Forward']);

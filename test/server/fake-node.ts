@@ -46,6 +46,9 @@ import type {
 } from '../../src/node/api.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { WatchHub } from '../../src/watch/watch-hub.js';
+import { runWatcher, type WatchSink } from '../../src/watch/watcher.js';
+import type { WatchRequest } from '../../src/node/api.js';
 
 export type FakeMethod = keyof NodeApi;
 
@@ -201,6 +204,38 @@ export class FakeNode implements NodeApi {
     const scope = TxnScope.fromText(request.transaction, this.partitionCount);
     scope.checkAlive(Date.now());
     return { revision: (await this.applyEntry(scope.commandOf(request), request.requestId)).revision };
+  }
+
+  private watchHub: WatchHub | undefined;
+
+  /** One partition, no leadership: the watcher of src/watch over the fake's store. */
+  async watch(request: WatchRequest, context: CallContext, sink: WatchSink): Promise<void> {
+    if (this.watchHub === undefined) {
+      const hub = new WatchHub(this.store.revision, { maxChanges: 1000, maxBytes: 1 << 24 });
+      this.store.setCommitListener((revision, changes) => hub.publish(revision, changes));
+      this.watchHub = hub;
+    }
+    const target = request.key !== undefined ? { key: request.key } : { keyPrefix: prefixBucket(request.prefix ?? '').keyPrefix };
+    await runWatcher(
+      { hub: this.watchHub, revision: () => this.store.revision, changesSince: (t, after, bounds) => this.store.changesSince(t, after, bounds), checkLeader: () => undefined },
+      sink,
+      {
+        target,
+        startRevision: request.startRevision ?? this.store.revision,
+        ...(request.keysOnly === true && { keysOnly: true }),
+        ...(request.progress === true && { progress: true }),
+        progressIntervalMs: 50,
+        stallMs: 1000,
+        readBounds: { maxChanges: 100, maxBytes: 1 << 22 },
+        userKey: (key) => key,
+        monotonicMs: () => performance.now(),
+        after: (ms, run) => {
+          const timer = setTimeout(run, ms);
+          return { cancel: () => clearTimeout(timer) };
+        },
+        signal: context.signal ?? new AbortController().signal,
+      },
+    );
   }
 
   async executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse> {

@@ -108,6 +108,8 @@ const keyLikeFields = new Set([
   'atoll.v1.CommitRequest.read_keys',
   'atoll.v1.CommitRequest.read_prefixes',
   'atoll.v1.ExecuteScriptRequest.bucket',
+  'atoll.v1.WatchRequest.key',
+  'atoll.v1.WatchRequest.prefix',
 ]);
 
 const services = { KV: kvServiceDefinition, Cluster: clusterServiceDefinition, Auth: authServiceDefinition, Peer: peerServiceDefinition };
@@ -252,7 +254,7 @@ describe('the request deserializers', () => {
         expect(wireProblemOf(decoded), `${serviceName}.${methodName}`).toMatchObject({ reason: 'malformed' });
       }
     }
-    expect(methods).toBe(11 + 2 + 6 + 2);
+    expect(methods).toBe(12 + 2 + 6 + 2);
   });
 
   it('still decodes a message with invalid UTF-8, so a Stream request can be answered by its id', () => {

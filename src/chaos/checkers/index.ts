@@ -15,3 +15,5 @@ export { checkSet } from './set.js';
 export type { SetAnomaly, SetAnomalyKind, SetCheckOptions, SetSummary, SetVerdict } from './set.js';
 export { combineValidity, headline } from './verdict.js';
 export type { InvalidVerdict, UnknownVerdict, ValidVerdict, Validity, Verdict } from './verdict.js';
+export { checkWatchHistory } from './watch-history.js';
+export type { AcknowledgedWrite, WatchAnomaly, WatchAnomalyKind, WatchRecord, WatchSummary, WatchVerdict } from './watch-history.js';

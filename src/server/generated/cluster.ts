@@ -44,6 +44,9 @@ import type { StreamResponse as _atoll_v1_StreamResponse, StreamResponse__Output
 import type { TransferLeaderRequest as _atoll_v1_TransferLeaderRequest, TransferLeaderRequest__Output as _atoll_v1_TransferLeaderRequest__Output } from './atoll/v1/TransferLeaderRequest.js';
 import type { TransferLeaderResponse as _atoll_v1_TransferLeaderResponse, TransferLeaderResponse__Output as _atoll_v1_TransferLeaderResponse__Output } from './atoll/v1/TransferLeaderResponse.js';
 import type { TxnWrite as _atoll_v1_TxnWrite, TxnWrite__Output as _atoll_v1_TxnWrite__Output } from './atoll/v1/TxnWrite.js';
+import type { WatchEvent as _atoll_v1_WatchEvent, WatchEvent__Output as _atoll_v1_WatchEvent__Output } from './atoll/v1/WatchEvent.js';
+import type { WatchRequest as _atoll_v1_WatchRequest, WatchRequest__Output as _atoll_v1_WatchRequest__Output } from './atoll/v1/WatchRequest.js';
+import type { WatchResponse as _atoll_v1_WatchResponse, WatchResponse__Output as _atoll_v1_WatchResponse__Output } from './atoll/v1/WatchResponse.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -63,6 +66,7 @@ export interface ProtoGrpcType {
       CommitRequest: MessageTypeDefinition<_atoll_v1_CommitRequest, _atoll_v1_CommitRequest__Output>
       CommitResponse: MessageTypeDefinition<_atoll_v1_CommitResponse, _atoll_v1_CommitResponse__Output>
       Consistency: EnumTypeDefinition
+      DeleteReason: EnumTypeDefinition
       DeleteRequest: MessageTypeDefinition<_atoll_v1_DeleteRequest, _atoll_v1_DeleteRequest__Output>
       DeleteResponse: MessageTypeDefinition<_atoll_v1_DeleteResponse, _atoll_v1_DeleteResponse__Output>
       ExecuteScriptRequest: MessageTypeDefinition<_atoll_v1_ExecuteScriptRequest, _atoll_v1_ExecuteScriptRequest__Output>
@@ -97,6 +101,10 @@ export interface ProtoGrpcType {
       TransferLeaderRequest: MessageTypeDefinition<_atoll_v1_TransferLeaderRequest, _atoll_v1_TransferLeaderRequest__Output>
       TransferLeaderResponse: MessageTypeDefinition<_atoll_v1_TransferLeaderResponse, _atoll_v1_TransferLeaderResponse__Output>
       TxnWrite: MessageTypeDefinition<_atoll_v1_TxnWrite, _atoll_v1_TxnWrite__Output>
+      WatchEvent: MessageTypeDefinition<_atoll_v1_WatchEvent, _atoll_v1_WatchEvent__Output>
+      WatchEventType: EnumTypeDefinition
+      WatchRequest: MessageTypeDefinition<_atoll_v1_WatchRequest, _atoll_v1_WatchRequest__Output>
+      WatchResponse: MessageTypeDefinition<_atoll_v1_WatchResponse, _atoll_v1_WatchResponse__Output>
     }
   }
 }

@@ -28,6 +28,9 @@ import type { StreamError as _atoll_v1_StreamError, StreamError__Output as _atol
 import type { StreamRequest as _atoll_v1_StreamRequest, StreamRequest__Output as _atoll_v1_StreamRequest__Output } from './atoll/v1/StreamRequest.js';
 import type { StreamResponse as _atoll_v1_StreamResponse, StreamResponse__Output as _atoll_v1_StreamResponse__Output } from './atoll/v1/StreamResponse.js';
 import type { TxnWrite as _atoll_v1_TxnWrite, TxnWrite__Output as _atoll_v1_TxnWrite__Output } from './atoll/v1/TxnWrite.js';
+import type { WatchEvent as _atoll_v1_WatchEvent, WatchEvent__Output as _atoll_v1_WatchEvent__Output } from './atoll/v1/WatchEvent.js';
+import type { WatchRequest as _atoll_v1_WatchRequest, WatchRequest__Output as _atoll_v1_WatchRequest__Output } from './atoll/v1/WatchRequest.js';
+import type { WatchResponse as _atoll_v1_WatchResponse, WatchResponse__Output as _atoll_v1_WatchResponse__Output } from './atoll/v1/WatchResponse.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new(...args: ConstructorParameters<Constructor>): Subtype;
@@ -41,6 +44,7 @@ export interface ProtoGrpcType {
       CommitRequest: MessageTypeDefinition<_atoll_v1_CommitRequest, _atoll_v1_CommitRequest__Output>
       CommitResponse: MessageTypeDefinition<_atoll_v1_CommitResponse, _atoll_v1_CommitResponse__Output>
       Consistency: EnumTypeDefinition
+      DeleteReason: EnumTypeDefinition
       DeleteRequest: MessageTypeDefinition<_atoll_v1_DeleteRequest, _atoll_v1_DeleteRequest__Output>
       DeleteResponse: MessageTypeDefinition<_atoll_v1_DeleteResponse, _atoll_v1_DeleteResponse__Output>
       ExecuteScriptRequest: MessageTypeDefinition<_atoll_v1_ExecuteScriptRequest, _atoll_v1_ExecuteScriptRequest__Output>
@@ -65,6 +69,10 @@ export interface ProtoGrpcType {
       StreamRequest: MessageTypeDefinition<_atoll_v1_StreamRequest, _atoll_v1_StreamRequest__Output>
       StreamResponse: MessageTypeDefinition<_atoll_v1_StreamResponse, _atoll_v1_StreamResponse__Output>
       TxnWrite: MessageTypeDefinition<_atoll_v1_TxnWrite, _atoll_v1_TxnWrite__Output>
+      WatchEvent: MessageTypeDefinition<_atoll_v1_WatchEvent, _atoll_v1_WatchEvent__Output>
+      WatchEventType: EnumTypeDefinition
+      WatchRequest: MessageTypeDefinition<_atoll_v1_WatchRequest, _atoll_v1_WatchRequest__Output>
+      WatchResponse: MessageTypeDefinition<_atoll_v1_WatchResponse, _atoll_v1_WatchResponse__Output>
     }
   }
 }

@@ -24,6 +24,8 @@ import type { PutRequest as _atoll_v1_PutRequest, PutRequest__Output as _atoll_v
 import type { PutResponse as _atoll_v1_PutResponse, PutResponse__Output as _atoll_v1_PutResponse__Output } from '../../atoll/v1/PutResponse.js';
 import type { StreamRequest as _atoll_v1_StreamRequest, StreamRequest__Output as _atoll_v1_StreamRequest__Output } from '../../atoll/v1/StreamRequest.js';
 import type { StreamResponse as _atoll_v1_StreamResponse, StreamResponse__Output as _atoll_v1_StreamResponse__Output } from '../../atoll/v1/StreamResponse.js';
+import type { WatchRequest as _atoll_v1_WatchRequest, WatchRequest__Output as _atoll_v1_WatchRequest__Output } from '../../atoll/v1/WatchRequest.js';
+import type { WatchResponse as _atoll_v1_WatchResponse, WatchResponse__Output as _atoll_v1_WatchResponse__Output } from '../../atoll/v1/WatchResponse.js';
 
 export interface KVClient extends grpc.Client {
   /**
@@ -189,6 +191,27 @@ export interface KVClient extends grpc.Client {
   stream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_atoll_v1_StreamRequest, _atoll_v1_StreamResponse__Output>;
   stream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_atoll_v1_StreamRequest, _atoll_v1_StreamResponse__Output>;
   
+  /**
+   * Streams every change to a key, or to the keys under a bucket or prefix, after a revision: puts,
+   * deletes and expiries, in revision order, each exactly once, until the client cancels. Served by
+   * the partition's leader: another node answers UNAVAILABLE (NOT_LEADER) with the leader hint, and
+   * a leader that loses its leadership ends the stream the same way; resume at the new leader after
+   * the last revision received. A client that stops reading for about 30 s is cancelled with
+   * RESOURCE_EXHAUSTED (WATCH_OVERFLOW), `atoll-resume-revision` naming the last revision sent.
+   */
+  Watch(argument: _atoll_v1_WatchRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_atoll_v1_WatchResponse__Output>;
+  Watch(argument: _atoll_v1_WatchRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_atoll_v1_WatchResponse__Output>;
+  /**
+   * Streams every change to a key, or to the keys under a bucket or prefix, after a revision: puts,
+   * deletes and expiries, in revision order, each exactly once, until the client cancels. Served by
+   * the partition's leader: another node answers UNAVAILABLE (NOT_LEADER) with the leader hint, and
+   * a leader that loses its leadership ends the stream the same way; resume at the new leader after
+   * the last revision received. A client that stops reading for about 30 s is cancelled with
+   * RESOURCE_EXHAUSTED (WATCH_OVERFLOW), `atoll-resume-revision` naming the last revision sent.
+   */
+  watch(argument: _atoll_v1_WatchRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_atoll_v1_WatchResponse__Output>;
+  watch(argument: _atoll_v1_WatchRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_atoll_v1_WatchResponse__Output>;
+  
 }
 
 export interface KVHandlers extends grpc.UntypedServiceImplementation {
@@ -248,6 +271,16 @@ export interface KVHandlers extends grpc.UntypedServiceImplementation {
   
   Stream: grpc.handleBidiStreamingCall<_atoll_v1_StreamRequest__Output, _atoll_v1_StreamResponse>;
   
+  /**
+   * Streams every change to a key, or to the keys under a bucket or prefix, after a revision: puts,
+   * deletes and expiries, in revision order, each exactly once, until the client cancels. Served by
+   * the partition's leader: another node answers UNAVAILABLE (NOT_LEADER) with the leader hint, and
+   * a leader that loses its leadership ends the stream the same way; resume at the new leader after
+   * the last revision received. A client that stops reading for about 30 s is cancelled with
+   * RESOURCE_EXHAUSTED (WATCH_OVERFLOW), `atoll-resume-revision` naming the last revision sent.
+   */
+  Watch: grpc.handleServerStreamingCall<_atoll_v1_WatchRequest__Output, _atoll_v1_WatchResponse>;
+  
 }
 
 export interface KVDefinition extends grpc.ServiceDefinition {
@@ -262,4 +295,5 @@ export interface KVDefinition extends grpc.ServiceDefinition {
   Increment: MethodDefinition<_atoll_v1_IncrementRequest, _atoll_v1_IncrementResponse, _atoll_v1_IncrementRequest__Output, _atoll_v1_IncrementResponse__Output>
   Put: MethodDefinition<_atoll_v1_PutRequest, _atoll_v1_PutResponse, _atoll_v1_PutRequest__Output, _atoll_v1_PutResponse__Output>
   Stream: MethodDefinition<_atoll_v1_StreamRequest, _atoll_v1_StreamResponse, _atoll_v1_StreamRequest__Output, _atoll_v1_StreamResponse__Output>
+  Watch: MethodDefinition<_atoll_v1_WatchRequest, _atoll_v1_WatchResponse, _atoll_v1_WatchRequest__Output, _atoll_v1_WatchResponse__Output>
 }

@@ -1,0 +1,220 @@
+/**
+ * The node's side of Watch (issue 21): checks and maps a watch request like any KV read, serves it
+ * only at the partition's leader, keeps one WatchHub per partition it has served a watch on (fed
+ * by the partition store's commit listener), bounds watchers per node and per tenant, and runs
+ * each watcher (src/watch/watcher.ts) until the call ends.
+ *
+ * Invariants:
+ * - `open` counts the watchers running on this node and `openByTenant` the same per tenant
+ *   (absent = 0); a watcher is counted from its admission to the end of its call (finally), so a
+ *   cancelled client frees its slot whatever ended it.
+ * - `running` holds the abort controller of every watcher between its start and its end; close()
+ *   aborts them all and sets `closed` first, so no watcher starts after it.
+ * - A hub is created from the store's revision at the moment the listener is installed, in one
+ *   synchronous step, so it misses no commit after it: its ring holds (floor, top] exactly.
+ * - The start of a watch without start_revision is the revision of a linearizable read at the
+ *   leader, so it covers every write acknowledged before the watch began.
+ */
+import { AtollError } from '../errors.js';
+import { prefixBucket } from '../keys/prefix-bucket.js';
+import { toUserKey } from '../keys/tenant-keys.js';
+import type { Limits } from '../limits.js';
+import { validateRevisionNumber } from '../mvcc/validate-command.js';
+import { mapOperation, unmapError } from '../tenancy/map-operation.js';
+import { WatchHub } from '../watch/watch-hub.js';
+import { runWatcher, type WatchSink, type WatchTarget } from '../watch/watcher.js';
+import type * as api from './api.js';
+import type { KvExecutor } from './kv-executor.js';
+import type { NodeAccess } from './node-access.js';
+import type { KvOperation } from './operations.js';
+import type { PartitionReplica } from './partition-replica.js';
+import type { NodeClock, NodeTimers } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import type { Router } from './router.js';
+
+/** An idle watcher checks that this node still leads its partition this often. */
+const LEADER_CHECK_MS = 200;
+
+export interface WatchServiceOptions {
+  readonly id: number;
+  readonly limits: Limits;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly router: Router;
+  readonly executor: KvExecutor;
+  readonly access: NodeAccess;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+}
+
+export class WatchService {
+  private readonly hubs = new Map<number, WatchHub>();
+  private open = 0;
+  private readonly openByTenant = new Map<string, number>();
+  /** One per running watcher: close() aborts them all. */
+  private readonly running = new Set<AbortController>();
+  private closed = false;
+
+  constructor(private readonly options: WatchServiceOptions) {}
+
+  /** Watchers running on this node (tests, metrics). */
+  get openWatchers(): number {
+    return this.open;
+  }
+
+  /** Ends every running watch (the node is closing) and refuses new ones. */
+  close(): void {
+    this.closed = true;
+    for (const controller of this.running) controller.abort();
+  }
+
+  async watch(request: api.WatchRequest, context: api.CallContext, sink: WatchSink): Promise<void> {
+    if (this.closed) throw new AtollError('UNAVAILABLE', 'the node is shutting down');
+    const { access } = this.options;
+    const tenant = await access.authorize('getByPrefix', context);
+    try {
+      const { target, barrier } = this.targetOf(tenant, request);
+      if (request.startRevision !== undefined) validateRevisionNumber(request.startRevision, 'startRevision');
+      const release = this.admit(tenant);
+      try {
+        await this.serve(tenant, request, target, barrier, context, sink);
+      } finally {
+        release();
+      }
+    } catch (error) {
+      // A client that cancelled, even while the watch was starting, ended it: nothing to report.
+      if (context.signal?.aborted === true) return;
+      throw unmapError(tenant, error);
+    }
+  }
+
+  private targetOf(tenant: string, request: api.WatchRequest): { target: WatchTarget; barrier: KvOperation } {
+    const hasKey = request.key !== undefined && request.key !== '';
+    const hasPrefix = request.prefix !== undefined && request.prefix !== '';
+    if (hasKey === hasPrefix) throw new AtollError('INVALID_ARGUMENT', 'a watch names exactly one of key and prefix');
+    if (hasKey) {
+      const mapped = mapOperation(tenant, { kind: 'get', request: { key: request.key as string } });
+      const key = (mapped.request as api.GetRequest).key;
+      return { target: { key }, barrier: { kind: 'get', request: { key } } };
+    }
+    const mapped = mapOperation(tenant, { kind: 'getByPrefix', request: { prefix: request.prefix as string } });
+    const prefix = (mapped.request as api.GetByPrefixRequest).prefix;
+    return { target: { keyPrefix: prefixBucket(prefix).keyPrefix }, barrier: { kind: 'getByPrefix', request: { prefix, limit: 1 } } };
+  }
+
+  /** Takes a watcher slot (RESOURCE_EXHAUSTED past a bound); the returned function frees it once. */
+  private admit(tenant: string): () => void {
+    const { limits } = this.options;
+    const ofTenant = this.openByTenant.get(tenant) ?? 0;
+    if (this.open >= limits.maxWatchersPerNode) {
+      throw new AtollError('RESOURCE_EXHAUSTED', `this node serves ${limits.maxWatchersPerNode} watches already; retry later or at another node`, { limit: limits.maxWatchersPerNode });
+    }
+    if (ofTenant >= limits.maxWatchersPerTenant) {
+      throw new AtollError('RESOURCE_EXHAUSTED', `the tenant has ${limits.maxWatchersPerTenant} watches open at this node already`, { limit: limits.maxWatchersPerTenant });
+    }
+    this.open++;
+    this.openByTenant.set(tenant, ofTenant + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.open--;
+      const left = (this.openByTenant.get(tenant) ?? 1) - 1;
+      if (left === 0) this.openByTenant.delete(tenant);
+      else this.openByTenant.set(tenant, left);
+    };
+  }
+
+  private async serve(tenant: string, request: api.WatchRequest, target: WatchTarget, barrier: KvOperation, context: api.CallContext, sink: WatchSink): Promise<void> {
+    const { router, driver, executor } = this.options;
+    const partition = router.partitionOf(barrier, tenant);
+    const replica = driver.groups.get(partition);
+    const checkLeader = (): void => {
+      if (replica === undefined) throw router.notLeader(partition, router.remoteLeaderOf(partition) ?? 0, 'watches are served by the partition leader');
+      const status = replica.raw.status();
+      if (status.role !== 'leader') {
+        throw router.notLeader(partition, status.lead === this.options.id ? 0 : status.lead, 'watches are served by the partition leader');
+      }
+    };
+    checkLeader();
+    const leader = replica as PartitionReplica;
+    // A linearizable read at this leader: its revision covers every acknowledged write.
+    const read = await executor.execute(leader, barrier, { ...context, tenant });
+    const readRevision = (read.response as { revision: number }).revision;
+    const startRevision = request.startRevision ?? readRevision;
+    if (startRevision > readRevision) {
+      throw new AtollError('FUTURE_REVISION', `start revision ${startRevision} is above the current revision ${readRevision}`, {
+        revision: startRevision,
+        currentRevision: readRevision,
+      });
+    }
+    const floor = leader.mvcc.compactedRevision;
+    if (startRevision < floor) {
+      throw new AtollError('COMPACTED', `revision ${startRevision} has been compacted; the oldest watchable start revision is ${floor}`, {
+        revision: startRevision,
+        compactedRevision: floor,
+      });
+    }
+    const hub = this.hubOf(partition, leader);
+    // Aborted by the caller's signal or by close().
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort();
+    context.signal?.addEventListener('abort', onAbort, { once: true });
+    if (context.signal?.aborted === true || this.closed) controller.abort();
+    this.running.add(controller);
+    const signal = controller.signal;
+    try {
+      await this.runOne(tenant, request, target, startRevision, leader, hub, checkLeader, sink, signal);
+    } finally {
+      this.running.delete(controller);
+      context.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async runOne(
+    tenant: string,
+    request: api.WatchRequest,
+    target: WatchTarget,
+    startRevision: number,
+    leader: PartitionReplica,
+    hub: WatchHub,
+    checkLeader: () => void,
+    sink: WatchSink,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { limits, clock, timers } = this.options;
+    await runWatcher(
+      {
+        hub,
+        revision: () => leader.mvcc.revision,
+        changesSince: (watched, after, bounds) => leader.mvcc.changesSince(watched, after, bounds),
+        checkLeader,
+      },
+      sink,
+      {
+        target,
+        startRevision,
+        keysOnly: request.keysOnly === true,
+        progress: request.progress === true,
+        progressIntervalMs: limits.watchProgressIntervalMs,
+        leaderCheckMs: LEADER_CHECK_MS,
+        stallMs: limits.watchStallMs,
+        readBounds: { maxChanges: limits.watchReadChanges, maxBytes: limits.watchReadBytes },
+        userKey: (key) => toUserKey(tenant, key),
+        monotonicMs: () => clock.monotonicMs(),
+        after: (ms, run) => timers.after(ms, run),
+        signal,
+      },
+    );
+  }
+
+  private hubOf(partition: number, replica: PartitionReplica): WatchHub {
+    let hub = this.hubs.get(partition);
+    if (hub === undefined) {
+      const created = new WatchHub(replica.mvcc.revision, { maxChanges: this.options.limits.watchRingChanges, maxBytes: this.options.limits.watchRingBytes });
+      replica.mvcc.setCommitListener((revision, changes) => created.publish(revision, changes));
+      this.hubs.set(partition, created);
+      hub = created;
+    }
+    return hub;
+  }
+}

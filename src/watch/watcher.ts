@@ -1,0 +1,160 @@
+/**
+ * One watcher: the changes to a key or a key prefix of one partition, after a start revision, in
+ * revision order, each exactly once, written to a sink (the gRPC stream) until the caller cancels.
+ *
+ * Positions. `cursor` is the highest revision whose matching changes have all been handed to the
+ * sink (the start revision at first). Invariants of the loop:
+ * - Every message carries one revision's matching changes, whole, and message revisions strictly
+ *   increase; a progress message carries `cursor` itself and no events. So a client that resumes
+ *   after the last revision it received (event or progress) misses nothing and sees nothing twice.
+ * - A batch (from the hub's ring or from the store's retained history) covers every change in
+ *   (cursor, through]; after its messages, cursor = through. Nothing else moves the cursor, so
+ *   the catch-up/tail boundary is just the cursor: a revision is read from exactly one batch.
+ * - The ring is used only when it holds all of (cursor, top] (hub.since); otherwise the store's
+ *   history is read (bounded pages: changesSince cuts at a whole revision). The store's history
+ *   above the compaction floor is complete, so a watcher behind the ring loses nothing; one below
+ *   the floor fails with COMPACTED.
+ * - A cursor above the local revision (a resume from a revision a newer leader reported) waits for
+ *   apply to reach it; changes at or below the cursor are never sent.
+ * - Backpressure: when the sink's buffer is full the watcher waits for it to drain; a sink that
+ *   does not drain within stallMs is a watcher too slow to follow, cancelled with WATCH_OVERFLOW
+ *   and the revision to resume after (the last one handed to the sink).
+ * - Leadership is checked before every batch and every wait, and an idle watcher wakes at least
+ *   every leaderCheckMs to check it: a node that stops leading ends the watch with NOT_LEADER, so
+ *   the client moves to the new leader and resumes there.
+ */
+import { AtollError } from '../errors.js';
+import type { StoredChangeAt } from '../mvcc/index.js';
+import type { WatchHub } from './watch-hub.js';
+
+export type WatchTarget = { readonly key: string } | { readonly keyPrefix: string };
+
+export interface WatchEvent {
+  readonly type: 'put' | 'delete';
+  readonly key: string;
+  /** The revision of the change (the key's mod revision for a put). */
+  readonly revision: number;
+  /** A put's value; empty for deletes and with keysOnly. */
+  readonly value: Uint8Array;
+  /** A put's create revision and version; 0 for deletes. */
+  readonly createRevision: number;
+  readonly version: number;
+  /** A put's expiry (Unix ms), 0 when none or for deletes. */
+  readonly expiresAtMs: number;
+  /** Why a key went away: 'deleted' (a delete or transaction) or 'expired' (its TTL passed); '' for puts. */
+  readonly reason: '' | 'deleted' | 'expired';
+}
+
+export interface WatchMessage {
+  /** The revision of the events, or for a progress message the revision the watch has caught up to. */
+  readonly revision: number;
+  readonly events: readonly WatchEvent[];
+  readonly progress: boolean;
+}
+
+export interface WatchSink {
+  /** Queues a message; false when the transport's buffer is full (the message is still queued). */
+  write(message: WatchMessage): boolean;
+  /** True once the buffer drained, false when it did not within `ms` (or the call ended). */
+  drained(ms: number): Promise<boolean>;
+}
+
+/** What a watcher needs from its partition (the node's replica, or a test double). */
+export interface WatchSource {
+  readonly hub: WatchHub;
+  /** The partition's applied revision. */
+  revision(): number;
+  changesSince(target: WatchTarget, after: number, bounds: { maxChanges: number; maxBytes: number }): Promise<{ changes: StoredChangeAt[]; through: number }>;
+  /** Throws (NOT_LEADER) when this node no longer serves the partition's watches. */
+  checkLeader(): void;
+}
+
+export interface WatcherOptions {
+  readonly target: WatchTarget;
+  /** Changes after this revision are sent. */
+  readonly startRevision: number;
+  readonly keysOnly?: boolean;
+  /** Send a progress message first (the start revision) and on an idle watch every progressIntervalMs. */
+  readonly progress?: boolean;
+  readonly progressIntervalMs: number;
+  /** An idle watcher checks leadership at least this often (default: progressIntervalMs). */
+  readonly leaderCheckMs?: number;
+  readonly stallMs: number;
+  /** Bounds of one read of the store's history. */
+  readonly readBounds: { readonly maxChanges: number; readonly maxBytes: number };
+  /** The key a client sees (tenancy strips the tenant tag). */
+  readonly userKey: (internalKey: string) => string;
+  readonly monotonicMs: () => number;
+  readonly after: (ms: number, run: () => void) => { cancel(): void };
+  readonly signal: AbortSignal;
+}
+
+function matches(target: WatchTarget, key: string): boolean {
+  return 'key' in target ? key === target.key : key.startsWith(target.keyPrefix);
+}
+
+const noBytes = new Uint8Array(0);
+
+function eventOf(change: StoredChangeAt, keysOnly: boolean, userKey: (key: string) => string): WatchEvent {
+  const key = userKey(change.key);
+  if (change.stored.kind === 'tombstone') {
+    return { type: 'delete', key, revision: change.revision, value: noBytes, createRevision: 0, version: 0, expiresAtMs: 0, reason: change.stored.expired === true ? 'expired' : 'deleted' };
+  }
+  const { createRevision, version, expiresAtMs, value } = change.stored;
+  return { type: 'put', key, revision: change.revision, value: keysOnly ? noBytes : value, createRevision, version, expiresAtMs: expiresAtMs ?? 0, reason: '' };
+}
+
+/** Runs until `signal` aborts (resolves) or the watch must end (rejects with an AtollError). */
+export async function runWatcher(source: WatchSource, sink: WatchSink, options: WatcherOptions): Promise<void> {
+  const { target, signal } = options;
+  let cursor = options.startRevision;
+  let lastSentMs = options.monotonicMs();
+
+  const send = async (message: WatchMessage): Promise<void> => {
+    lastSentMs = options.monotonicMs();
+    if (sink.write(message)) return;
+    if (signal.aborted) return;
+    if (!(await sink.drained(options.stallMs)) && !signal.aborted) {
+      throw new AtollError(
+        'WATCH_OVERFLOW',
+        `the watcher did not read its changes for ${options.stallMs} ms; resume after revision ${message.revision}`,
+        { resumeRevision: message.revision },
+      );
+    }
+  };
+
+  // With progress, the first message names the start: a client that asked for "now" learns
+  // where it starts, so it can resume exactly even before any change arrives.
+  if (options.progress === true) await send({ revision: cursor, events: [], progress: true });
+  while (!signal.aborted) {
+    source.checkLeader();
+    if (source.revision() > cursor) {
+      const batch = source.hub.since(cursor) ?? (await source.changesSince(target, cursor, options.readBounds));
+      if (signal.aborted) return;
+      // Group the batch's matching changes by revision: one message per revision, in order.
+      let events: WatchEvent[] = [];
+      let revision = 0;
+      for (const change of batch.changes) {
+        if (change.revision <= cursor || change.revision > batch.through || !matches(target, change.key)) continue;
+        if (change.revision !== revision && events.length > 0) {
+          await send({ revision, events, progress: false });
+          events = [];
+          if (signal.aborted) return;
+        }
+        revision = change.revision;
+        events.push(eventOf(change, options.keysOnly === true, options.userKey));
+      }
+      if (events.length > 0) await send({ revision, events, progress: false });
+      cursor = Math.max(cursor, batch.through);
+      continue;
+    }
+    const idleMs = options.monotonicMs() - lastSentMs;
+    if (options.progress === true && idleMs >= options.progressIntervalMs) {
+      await send({ revision: cursor, events: [], progress: true });
+      continue;
+    }
+    const untilProgressMs = options.progress === true ? Math.max(1, options.progressIntervalMs - idleMs) : options.progressIntervalMs;
+    const waitMs = Math.min(untilProgressMs, options.leaderCheckMs ?? untilProgressMs);
+    await source.hub.wait(waitMs, options.after, signal);
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Watch at the node (src/node/watch-service.ts) on three in-process nodes: only the leader serves
+ * a watch (a follower answers NOT_LEADER with the leader), a watch without a start revision starts
+ * at a linearizable read, a leader that loses its leadership ends its watches with NOT_LEADER, a
+ * cancelled watch frees its slot, and watchers per tenant are bounded.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { AtollError } from '../../src/errors.js';
+import type { WatchMessage, WatchSink } from '../../src/node/api.js';
+import { newToken } from '../../src/node/auth.js';
+import { preferredLeaderOf } from '../../src/node/placement.js';
+import { InProcessCluster, waitFor } from './in-process-cluster.js';
+
+/** The leader once it is the preferred one (the leader balancer moves it there otherwise, mid-test). */
+async function settledLeader(cluster: InProcessCluster): Promise<number> {
+  const preferred = preferredLeaderOf(0, [1, 2, 3], 3);
+  await waitFor(() => cluster.leaderId() === preferred, 10_000);
+  return cluster.waitForLeader();
+}
+
+class Sink implements WatchSink {
+  readonly messages: WatchMessage[] = [];
+  write(message: WatchMessage): boolean {
+    this.messages.push(message);
+    return true;
+  }
+  drained(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+  keys(): string[] {
+    return this.messages.flatMap((m) => m.events.map((e) => `${e.type}:${e.key}`));
+  }
+}
+
+const deadline = (): { deadlineMs: number } => ({ deadlineMs: Date.now() + 5_000 });
+
+let cluster: InProcessCluster | undefined;
+afterEach(async () => {
+  for (const node of cluster?.nodes.values() ?? []) await node.close();
+  cluster = undefined;
+});
+
+describe('watch service', () => {
+  it('serves at the leader only, starts at the current revision, and ends with NOT_LEADER when leadership moves', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000 });
+    await cluster.start();
+    const leader = await settledLeader(cluster);
+    const follower = [1, 2, 3].find((id) => id !== leader)!;
+    await cluster.put('svc/before', 'x');
+
+    const refused = await cluster.node(follower).watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+    expect((refused as AtollError).code).toBe('NOT_LEADER');
+    expect((refused as AtollError).details?.['leaderHint']).toMatchObject({ nodeId: leader });
+
+    const sink = new Sink();
+    const abort = new AbortController();
+    const watching = cluster.node(leader).watch({ prefix: 'svc', progress: true }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
+    await waitFor(() => sink.messages.length > 0, 2_000);
+    // The first message names the start: the revision of the linearizable read, after svc/before.
+    const startRevision = sink.messages[0]!.revision;
+    expect(sink.messages[0]!.progress).toBe(true);
+    expect(startRevision).toBeGreaterThan(0);
+    await cluster.put('svc/a', '1');
+    await cluster.put('other/b', '2');
+    await waitFor(() => sink.keys().length > 0, 2_000);
+    expect(sink.keys()).toEqual(['put:svc/a']);
+    expect(cluster.node(leader).openWatchers).toBe(1);
+
+    const target = [1, 2, 3].find((id) => id !== leader)!;
+    await cluster.node(leader).transferLeader({ partition: 0, targetNode: target }, { deadlineMs: Date.now() + 5_000 }).catch(() => undefined);
+    const ended = await Promise.race([watching, new Promise((resolve) => setTimeout(() => resolve('still running'), 3_000))]);
+    expect((ended as AtollError).code).toBe('NOT_LEADER');
+    expect(cluster.node(leader).openWatchers).toBe(0);
+  });
+
+  it('bounds watchers per tenant, and a cancelled watch frees its slot', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, limits: { maxWatchersPerTenant: 2 } });
+    await cluster.start();
+    const leader = await settledLeader(cluster);
+    const node = cluster.node(leader);
+    const aborts = [new AbortController(), new AbortController()];
+    const running = aborts.map((abort) => node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e));
+    await waitFor(() => node.openWatchers === 2, 2_000);
+    const third = await node.watch({ key: 'svc/a' }, deadline(), new Sink()).catch((e: unknown) => e);
+    expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
+    aborts[0]!.abort();
+    await running[0];
+    expect(node.openWatchers).toBe(1);
+    const abort = new AbortController();
+    const fourth = node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e);
+    await waitFor(() => node.openWatchers === 2, 2_000);
+    abort.abort();
+    aborts[1]!.abort();
+    expect(await Promise.all([fourth, running[0], running[1]])).toEqual([undefined, undefined, undefined]);
+    expect(node.openWatchers).toBe(0);
+  });
+
+  it('refuses bad requests with a stable code and no slot taken', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000 });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    const codeOf = async (request: Parameters<typeof node.watch>[0]): Promise<string> =>
+      ((await node.watch(request, deadline(), new Sink()).catch((e: unknown) => e)) as AtollError).code;
+    expect(await codeOf({})).toBe('INVALID_ARGUMENT');
+    expect(await codeOf({ key: 'a/b', prefix: 'a' })).toBe('INVALID_ARGUMENT');
+    expect(await codeOf({ prefix: 'svc', startRevision: -1 })).toBe('INVALID_ARGUMENT');
+    expect(await codeOf({ prefix: 'svc', startRevision: 1_000_000 })).toBe('FUTURE_REVISION');
+    expect(await codeOf({ key: '' + '\u0000x' })).toMatch(/INVALID/);
+    expect(node.openWatchers).toBe(0);
+  });
+
+  it('keeps tenants apart: a watcher sees only the keys of its own tenant, without the tenant tag', async () => {
+    const adminToken = newToken();
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, adminToken });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    const admin = { ...deadline(), authorization: `Bearer ${adminToken}` };
+    const acme = `Bearer ${(await node.createToken({ tenant: 'acme', role: 'readwrite', name: 'a' }, admin)).token}`;
+    const beta = `Bearer ${(await node.createToken({ tenant: 'beta', role: 'readwrite', name: 'b' }, admin)).token}`;
+    const sink = new Sink();
+    const abort = new AbortController();
+    const watching = node.watch({ prefix: 'svc', progress: true }, { ...deadline(), authorization: acme, signal: abort.signal }, sink).catch((e: unknown) => e);
+    await waitFor(() => sink.messages.length > 0, 2_000);
+    const put = (authorization: string, key: string): Promise<unknown> => node.put({ key, value: new TextEncoder().encode('v') }, { ...deadline(), authorization });
+    await put(beta, 'svc/beta-only');
+    await put(acme, 'svc/acme');
+    await waitFor(() => sink.keys().length > 0, 2_000);
+    await put(beta, 'svc/beta-again');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sink.keys()).toEqual(['put:svc/acme']);
+    const anonymous = await node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+    expect((anonymous as AtollError).code).toBe('UNAUTHENTICATED');
+    abort.abort();
+    expect(await watching).toBeUndefined();
+  });
+});
+
+describe('watch service shutdown', () => {
+  it('a closing node ends its watches and refuses new ones', async () => {
+    const local = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000 });
+    await local.start();
+    try {
+      const node = local.node(await settledLeader(local));
+      const watching = node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+      await waitFor(() => node.openWatchers === 1, 2_000);
+      await node.close();
+      expect(await watching).toBeUndefined();
+      expect(node.openWatchers).toBe(0);
+      expect(((await node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e)) as AtollError).code).toBe('UNAVAILABLE');
+    } finally {
+      for (const node of local.nodes.values()) await node.close();
+    }
+  });
+});
