@@ -1,15 +1,14 @@
 /**
  * One Atoll node, wired from rooms with one job each: the multi-Raft driver (raft-driver.ts), the
  * router (router.ts), the KV executor (kv-executor.ts), admission and access control
- * (node-access.ts, admission.ts) and housekeeping (maintenance.ts). This file opens the node's
+ * (node-access.ts, admission.ts), watches (watch-service.ts), read-only reports (node-reports.ts)
+ * and housekeeping (maintenance.ts). This file opens the node's
  * replicas, connects the rooms, and keeps the public surface the gRPC layer and tests use: the
  * NodeApi, the cluster and access-control calls, and the plain methods the Peer service needs.
  */
 import type { Logger } from 'pino';
-import { AtollError, isAtollError } from '../errors.js';
+import { AtollError } from '../errors.js';
 import { LoadTracker } from '../hotkeys/index.js';
-import { partitionTable } from '../keys/partition-table.js';
-import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
 import { defaultLimits, makeLimits, type Limits } from '../limits.js';
 import { MvccStore } from '../mvcc/index.js';
 import { VersionCache } from '../mvcc/version-cache.js';
@@ -18,7 +17,7 @@ import { partitionKeyPrefix } from '../storage/keyspace.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
-import { requireClusterAdmin, requireRole, type Principal } from '../tenancy/principal.js';
+import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
 import { TxnHandleKeys } from '../txn/txn-handle.js';
 import { Admission } from './admission.js';
 import type * as api from './api.js';
@@ -34,6 +33,7 @@ import { replicasOf } from './placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
 import { RaftDriver } from './raft-driver.js';
 import { PersistentLogStorage } from './raft-log-store.js';
+import { NodeReports } from './node-reports.js';
 import { Router } from './router.js';
 import { WatchService } from './watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
@@ -58,6 +58,7 @@ export class AtollNode implements api.NodeApi {
   private readonly executor: KvExecutor;
   private readonly maintenance: Maintenance;
   private readonly watches: WatchService;
+  private readonly reports: NodeReports;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -140,6 +141,7 @@ export class AtollNode implements api.NodeApi {
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
+    this.reports = new NodeReports({ id, config, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor });
     this.maintenance = new Maintenance({
       id,
       nodeIds: this.nodeIds,
@@ -320,56 +322,8 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ cluster API
 
-  async clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
-    // The map is public (clients need it to route; it names no data), but hot keys name keys: a
-    // tenant sees only its own, without the tenant tag, and an unauthenticated caller sees none.
-    const principal = await this.access.principalOf(context).catch((error: unknown) => {
-      if (isAtollError(error, 'UNAUTHENTICATED')) return undefined;
-      throw error;
-    });
-    const table = partitionTable(this.config.partitions);
-    const load = this.load.report(this.clock.monotonicMs());
-    const visibleLoad = (partition: number): ReturnType<typeof load.of> => {
-      const of = load.of(partition);
-      if (principal?.clusterAdmin === true || of.topKeys === undefined) return of;
-      if (principal === undefined) return { ...of, topKeys: [] };
-      // Own keys only: the tag must be there whole (a key cut for the report keeps it: the cut is
-      // far longer than any tag) and, for the default tenant, absent (no user key has U+0000).
-      const tag = tenantTag(principal.tenant);
-      const own = of.topKeys.filter((entry) =>
-        tag === '' ? !entry.key.startsWith('\u0000') : entry.key.startsWith(tag) && tenantOfInternalKey(entry.key) === principal.tenant,
-      );
-      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag.length) })) };
-    };
-    const partitions: api.PartitionInfo[] = table.map((range) => {
-      const replica = this.driver.groups.get(range.id);
-      const status = replica?.raw.status();
-      return {
-        id: range.id,
-        rangeStart: range.start,
-        rangeEnd: range.end,
-        replicas: replicasOf(range.id, this.nodeIds, this.config.replicationFactor),
-        leader: status ? status.lead : (this.router.remoteLeaderOf(range.id) ?? 0),
-        term: status?.term ?? 0,
-        commitIndex: status?.commit ?? 0,
-        appliedIndex: replica?.appliedIndex ?? 0,
-        revision: replica?.mvcc.revision ?? 0,
-        ...visibleLoad(range.id),
-      };
-    });
-    return {
-      nodeId: this.id,
-      partitionCount: this.config.partitions,
-      replicationFactor: this.config.replicationFactor,
-      hashFunction: 'fnv1a32',
-      nodes: this.nodeIds.map((id) => ({
-        id,
-        address: this.config.peers.get(id) as string,
-        reachable: this.driver.transport.isReachable(id),
-        adminAddress: this.config.adminAddresses?.get(id) ?? '',
-      })),
-      partitions,
-    };
+  clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
+    return this.reports.clusterInfo(context);
   }
 
   async transferLeader(request: api.TransferLeaderRequest, context: api.CallContext): Promise<void> {
@@ -394,92 +348,16 @@ export class AtollNode implements api.NodeApi {
     });
   }
 
-  /**
-   * One page of a partition's live keys at one revision, for `atoll backup`; served by the
-   * partition's leader only (others answer NOT_LEADER / NO_LEADER with a hint, and the client
-   * follows it). A tenant admin reads its own tenant's keys; the cluster admin (or anyone, without
-   * authentication) every tenant's except the system tenant's (tokens, quotas, usage).
-   */
-  async backupPage(request: api.BackupPageRequest, context: api.CallContext): Promise<api.BackupPageResponse> {
-    const principal = await this.access.principalOf(context);
-    requireRole(principal, 'admin', 'a backup');
-    const { partitions } = this.config;
-    if (!Number.isSafeInteger(request.partition) || request.partition < 0 || request.partition >= partitions) {
-      throw new AtollError('INVALID_ARGUMENT', `partition must be an integer in [0, ${partitions - 1}]`, { partition: request.partition });
-    }
-    const limit = request.limit === 0 ? this.limits.defaultPageSize : Math.min(request.limit, this.limits.maxPageSize);
-    // Which keys the caller may read: the scan starts at its tenant's tag, and `include` also keeps
-    // the default tenant (whose tag is "") from seeing other tenants' keys.
-    const everyTenant = principal.clusterAdmin;
-    const scanPrefix = everyTenant ? '' : tenantTag(principal.tenant);
-    const include = (internalKey: string): boolean => {
-      const tenant = tenantOfInternalKey(internalKey);
-      return everyTenant ? tenant !== systemTenant : tenant === principal.tenant;
-    };
-    let after: string | undefined;
-    if (request.pageToken !== '') {
-      if (request.pageToken.length > this.limits.maxKeyBytes * 2 || !/^[A-Za-z0-9_-]+$/.test(request.pageToken)) {
-        throw new AtollError('INVALID_ARGUMENT', 'page_token is not one this API returned');
-      }
-      after = Buffer.from(request.pageToken, 'base64url').toString('utf8');
-      if (!after.startsWith(scanPrefix) || after === '') throw new AtollError('INVALID_ARGUMENT', 'page_token is not one this API returned');
-    }
-    if (request.revision === 0 && after !== undefined) throw new AtollError('INVALID_ARGUMENT', 'a page_token goes with the revision of the first page');
-    const replica = this.driver.groups.get(request.partition);
-    if (replica === undefined) {
-      throw this.router.notLeader(request.partition, this.router.remoteLeaderOf(request.partition) ?? 0, `node ${this.id} has no replica`);
-    }
-    const status = replica.raw.status();
-    if (status.role !== 'leader') throw this.router.notLeader(request.partition, status.lead === this.id ? 0 : status.lead, 'backups read at the leader');
-    const page = await this.executor.backupPage(replica, { revision: request.revision, after, limit }, scanPrefix, include, context);
-    return {
-      revision: page.revision,
-      items: page.items.map((item) => {
-        const tenant = tenantOfInternalKey(item.key);
-        return { tenant, key: toUserKey(tenant, item.key), value: item.value, expiresAtMs: item.expiresAtMs ?? 0, modRevision: item.modRevision };
-      }),
-      nextPageToken: page.continueAfter === undefined ? '' : Buffer.from(page.continueAfter, 'utf8').toString('base64url'),
-    };
+  /** One page of a partition's live keys at one revision, for `atoll backup` (node-reports.ts). */
+  backupPage(request: api.BackupPageRequest, context: api.CallContext): Promise<api.BackupPageResponse> {
+    return this.reports.backupPage(request, context);
   }
 
   // ------------------------------------------------------------ metrics and health (admin port)
 
-  /**
-   * The node's state for a metrics scrape or a health check: plain numbers read from the loop's
-   * rooms, no I/O, O(hosted partitions). Read between loop iterations (the event loop is single
-   * threaded), so each partition's numbers are one consistent moment of that partition.
-   */
+  /** The node's state for a metrics scrape or a health check (node-reports.ts). */
   metricsView(): NodeMetricsView {
-    const nowMs = this.clock.monotonicMs();
-    const partitions = [...this.driver.groups.values()].map((replica) => {
-      const status = replica.raw.status();
-      let keys = 0;
-      let bytes = 0;
-      for (const usage of replica.mvcc.usageByTenant().values()) {
-        keys += usage.keys;
-        bytes += usage.bytes + usage.historyBytes;
-      }
-      return {
-        partition: replica.id,
-        role: status.role,
-        term: status.term,
-        leader: status.lead,
-        commitIndex: status.commit,
-        appliedIndex: replica.appliedIndex,
-        logEntries: Math.max(0, replica.storage.lastIndex() - replica.storage.snapshotMeta().index),
-        proposalsPending: replica.proposalsPending,
-        requestsPerSecond: this.load.rateOf(replica.id, nowMs),
-        keys,
-        bytes,
-        dedupRecords: replica.mvcc.dedupStatus().recordCount,
-      };
-    });
-    return {
-      nodeId: this.id,
-      tasksQueued: this.driver.tasksQueued,
-      partitions,
-      reachable: this.nodeIds.map((node) => ({ node, reachable: node === this.id || this.driver.transport.isReachable(node) })),
-    };
+    return this.reports.metricsView();
   }
 
   /** Every tenant's usage against its quota, for the metrics scrape (at most `maxTenants`; none without authentication). */

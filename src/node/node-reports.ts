@@ -1,0 +1,177 @@
+/**
+ * The node's read-only reports, one room: the cluster map and load (ClusterInfo), pages of a
+ * partition's keys for backups (Cluster.BackupPage), and the numbers a metrics scrape or a health
+ * check reads. None of them changes state; AtollNode forwards its calls here.
+ */
+import { AtollError, isAtollError } from '../errors.js';
+import type { LoadTracker } from '../hotkeys/index.js';
+import { partitionTable } from '../keys/partition-table.js';
+import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
+import type { Limits } from '../limits.js';
+import { requireRole } from '../tenancy/principal.js';
+import type * as api from './api.js';
+import type { KvExecutor } from './kv-executor.js';
+import type { NodeMetricsView } from './metrics.js';
+import type { NodeAccess } from './node-access.js';
+import type { AtollNodeConfig } from './node-config.js';
+import type { PartitionReplica } from './partition-replica.js';
+import { replicasOf } from './placement.js';
+import type { NodeClock } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import type { Router } from './router.js';
+
+export interface NodeReportsDeps {
+  readonly id: number;
+  readonly config: AtollNodeConfig;
+  readonly nodeIds: readonly number[];
+  readonly limits: Limits;
+  readonly clock: NodeClock;
+  readonly load: LoadTracker;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly access: NodeAccess;
+  readonly router: Router;
+  readonly executor: KvExecutor;
+}
+
+/** See the file comment. */
+export class NodeReports {
+  constructor(private readonly deps: NodeReportsDeps) {}
+
+  async clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
+    // The map is public (clients need it to route; it names no data), but hot keys name keys: a
+    // tenant sees only its own, without the tenant tag, and an unauthenticated caller sees none.
+    const principal = await this.deps.access.principalOf(context).catch((error: unknown) => {
+      if (isAtollError(error, 'UNAUTHENTICATED')) return undefined;
+      throw error;
+    });
+    const table = partitionTable(this.deps.config.partitions);
+    const load = this.deps.load.report(this.deps.clock.monotonicMs());
+    const visibleLoad = (partition: number): ReturnType<typeof load.of> => {
+      const of = load.of(partition);
+      if (principal?.clusterAdmin === true || of.topKeys === undefined) return of;
+      if (principal === undefined) return { ...of, topKeys: [] };
+      // Own keys only: the tag must be there whole (a key cut for the report keeps it: the cut is
+      // far longer than any tag) and, for the default tenant, absent (no user key has U+0000).
+      const tag = tenantTag(principal.tenant);
+      const own = of.topKeys.filter((entry) =>
+        tag === '' ? !entry.key.startsWith('\u0000') : entry.key.startsWith(tag) && tenantOfInternalKey(entry.key) === principal.tenant,
+      );
+      return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag.length) })) };
+    };
+    const partitions: api.PartitionInfo[] = table.map((range) => {
+      const replica = this.deps.driver.groups.get(range.id);
+      const status = replica?.raw.status();
+      return {
+        id: range.id,
+        rangeStart: range.start,
+        rangeEnd: range.end,
+        replicas: replicasOf(range.id, this.deps.nodeIds, this.deps.config.replicationFactor),
+        leader: status ? status.lead : (this.deps.router.remoteLeaderOf(range.id) ?? 0),
+        term: status?.term ?? 0,
+        commitIndex: status?.commit ?? 0,
+        appliedIndex: replica?.appliedIndex ?? 0,
+        revision: replica?.mvcc.revision ?? 0,
+        ...visibleLoad(range.id),
+      };
+    });
+    return {
+      nodeId: this.deps.id,
+      partitionCount: this.deps.config.partitions,
+      replicationFactor: this.deps.config.replicationFactor,
+      hashFunction: 'fnv1a32',
+      nodes: this.deps.nodeIds.map((id) => ({
+        id,
+        address: this.deps.config.peers.get(id) as string,
+        reachable: this.deps.driver.transport.isReachable(id),
+        adminAddress: this.deps.config.adminAddresses?.get(id) ?? '',
+      })),
+      partitions,
+    };
+  }
+
+  /**
+   * One page of a partition's live keys at one revision, for `atoll backup`; served by the
+   * partition's leader only (others answer NOT_LEADER / NO_LEADER with a hint, and the client
+   * follows it). A tenant admin reads its own tenant's keys; the cluster admin (or anyone, without
+   * authentication) every tenant's except the system tenant's (tokens, quotas, usage).
+   */
+  async backupPage(request: api.BackupPageRequest, context: api.CallContext): Promise<api.BackupPageResponse> {
+    const principal = await this.deps.access.principalOf(context);
+    requireRole(principal, 'admin', 'a backup');
+    const { partitions } = this.deps.config;
+    if (!Number.isSafeInteger(request.partition) || request.partition < 0 || request.partition >= partitions) {
+      throw new AtollError('INVALID_ARGUMENT', `partition must be an integer in [0, ${partitions - 1}]`, { partition: request.partition });
+    }
+    const limit = request.limit === 0 ? this.deps.limits.defaultPageSize : Math.min(request.limit, this.deps.limits.maxPageSize);
+    // Which keys the caller may read: the scan starts at its tenant's tag, and `include` also keeps
+    // the default tenant (whose tag is "") from seeing other tenants' keys.
+    const everyTenant = principal.clusterAdmin;
+    const scanPrefix = everyTenant ? '' : tenantTag(principal.tenant);
+    const include = (internalKey: string): boolean => {
+      const tenant = tenantOfInternalKey(internalKey);
+      return everyTenant ? tenant !== systemTenant : tenant === principal.tenant;
+    };
+    let after: string | undefined;
+    if (request.pageToken !== '') {
+      if (request.pageToken.length > this.deps.limits.maxKeyBytes * 2 || !/^[A-Za-z0-9_-]+$/.test(request.pageToken)) {
+        throw new AtollError('INVALID_ARGUMENT', 'page_token is not one this API returned');
+      }
+      after = Buffer.from(request.pageToken, 'base64url').toString('utf8');
+      if (!after.startsWith(scanPrefix) || after === '') throw new AtollError('INVALID_ARGUMENT', 'page_token is not one this API returned');
+    }
+    if (request.revision === 0 && after !== undefined) throw new AtollError('INVALID_ARGUMENT', 'a page_token goes with the revision of the first page');
+    const replica = this.deps.driver.groups.get(request.partition);
+    if (replica === undefined) {
+      throw this.deps.router.notLeader(request.partition, this.deps.router.remoteLeaderOf(request.partition) ?? 0, `node ${this.deps.id} has no replica`);
+    }
+    const status = replica.raw.status();
+    if (status.role !== 'leader') throw this.deps.router.notLeader(request.partition, status.lead === this.deps.id ? 0 : status.lead, 'backups read at the leader');
+    const page = await this.deps.executor.backupPage(replica, { revision: request.revision, after, limit }, scanPrefix, include, context);
+    return {
+      revision: page.revision,
+      items: page.items.map((item) => {
+        const tenant = tenantOfInternalKey(item.key);
+        return { tenant, key: toUserKey(tenant, item.key), value: item.value, expiresAtMs: item.expiresAtMs ?? 0, modRevision: item.modRevision };
+      }),
+      nextPageToken: page.continueAfter === undefined ? '' : Buffer.from(page.continueAfter, 'utf8').toString('base64url'),
+    };
+  }
+
+  /**
+   * The node's state for a metrics scrape or a health check: plain numbers read from the loop's
+   * rooms, no I/O, O(hosted partitions). Read between loop iterations (the event loop is single
+   * threaded), so each partition's numbers are one consistent moment of that partition.
+   */
+  metricsView(): NodeMetricsView {
+    const nowMs = this.deps.clock.monotonicMs();
+    const partitions = [...this.deps.driver.groups.values()].map((replica) => {
+      const status = replica.raw.status();
+      let keys = 0;
+      let bytes = 0;
+      for (const usage of replica.mvcc.usageByTenant().values()) {
+        keys += usage.keys;
+        bytes += usage.bytes + usage.historyBytes;
+      }
+      return {
+        partition: replica.id,
+        role: status.role,
+        term: status.term,
+        leader: status.lead,
+        commitIndex: status.commit,
+        appliedIndex: replica.appliedIndex,
+        logEntries: Math.max(0, replica.storage.lastIndex() - replica.storage.snapshotMeta().index),
+        proposalsPending: replica.proposalsPending,
+        requestsPerSecond: this.deps.load.rateOf(replica.id, nowMs),
+        keys,
+        bytes,
+        dedupRecords: replica.mvcc.dedupStatus().recordCount,
+      };
+    });
+    return {
+      nodeId: this.deps.id,
+      tasksQueued: this.deps.driver.tasksQueued,
+      partitions,
+      reachable: this.deps.nodeIds.map((node) => ({ node, reachable: node === this.deps.id || this.deps.driver.transport.isReachable(node) })),
+    };
+  }
+}
