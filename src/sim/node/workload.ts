@@ -7,7 +7,7 @@
  * answer the same); claims are SERIALIZABLE transactions that take a slot only if the slot's
  * prefix is empty. Stale gets, short-TTL writes and transaction reads are exercised, not checked.
  */
-import { isAtollError } from '../../errors.js';
+import { AtollError, isAtollError } from '../../errors.js';
 import type { CallContext } from '../../node/api.js';
 import type { AtollNode } from '../../node/atoll-node.js';
 import { Rng } from '../../raft/rng.js';
@@ -15,6 +15,8 @@ import type { HistoryRecorder } from './history-recorder.js';
 import type { Scheduler } from './scheduler.js';
 import type { SimCluster } from './sim-cluster.js';
 import type { Trace } from './trace.js';
+import type { TxnRecord } from './isolation-checker.js';
+import { runRandomTransaction, type TxnApi } from './txn-workload.js';
 
 export interface WorkloadKeys {
   /** Register buckets, each with registerKeysPerBucket keys `<bucket>/k<i>`. */
@@ -25,12 +27,20 @@ export interface WorkloadKeys {
   readonly ttlKeys: readonly string[];
   /** The bucket of the claim transactions: `claim/r<round>/p<process>`. */
   readonly claimBucket: string;
+  /**
+   * Buckets only the isolation transactions write (runRandomTransaction), each with
+   * isolationKeysPerBucket keys `<bucket>/k<i>`: their TxnRecords are the complete history of
+   * these keys, which is what the isolation checker needs.
+   */
+  readonly isolationBuckets: readonly string[];
+  readonly isolationKeysPerBucket: number;
   /** Every bucket the workload touches (the state digests read these). */
   readonly buckets: readonly string[];
 }
 
-export function workloadKeys(registerBuckets: number, keysPerBucket: number, counters: number): WorkloadKeys {
+export function workloadKeys(registerBuckets: number, keysPerBucket: number, counters: number, isolationBuckets = 2, isolationKeysPerBucket = 3): WorkloadKeys {
   const buckets = Array.from({ length: registerBuckets }, (_, i) => `r${i}`);
+  const isolation = Array.from({ length: isolationBuckets }, (_, i) => `x${i}`);
   const registers = buckets.flatMap((bucket) => Array.from({ length: keysPerBucket }, (_, i) => `${bucket}/k${i}`));
   const counterKeys = Array.from({ length: counters }, (_, i) => `c${i}/n`);
   const ttlKeys = ['t0/a', 't0/b'];
@@ -40,7 +50,9 @@ export function workloadKeys(registerBuckets: number, keysPerBucket: number, cou
     counters: counterKeys,
     ttlKeys,
     claimBucket: 'claim',
-    buckets: [...buckets, ...counterKeys.map((key) => key.split('/')[0] as string), 't0', 'claim'],
+    isolationBuckets: isolation,
+    isolationKeysPerBucket,
+    buckets: [...buckets, ...counterKeys.map((key) => key.split('/')[0] as string), 't0', 'claim', ...isolation],
   };
 }
 
@@ -60,6 +72,8 @@ export interface OperationMix {
   readonly txn: number;
   readonly claim: number;
   readonly script: number;
+  /** A random transaction (txn-workload.ts) on the isolation buckets, judged by the isolation checker. */
+  readonly isolationTxn: number;
 }
 
 export interface WorkloadOptions {
@@ -85,6 +99,12 @@ export class Workload {
   /** Claims acknowledged as committed, per round prefix. */
   readonly claimsCommitted = new Map<string, number[]>();
   readonly claimRounds = new Set<string>();
+  /**
+   * Every isolation transaction's record, in the order they finished. Invariant: only these
+   * transactions write the isolation buckets, so this is their complete history (begins that
+   * failed are in it too, as aborted with partition -1, and write nothing).
+   */
+  readonly txnRecords: TxnRecord[] = [];
   private valueCounter = 0;
   private requestCounter = 0;
   private stopAtMs = 0;
@@ -143,6 +163,50 @@ export class Workload {
         },
       );
     });
+  }
+
+  /**
+   * One call through `node` for code that wants the node's own error: resolves with its answer,
+   * rejects with the error it threw (an AtollError keeps its code and its not-applied mark), or
+   * with a plain Error when the node died or never answered (so the outcome counts as unknown).
+   */
+  private rawCall<T>(node: number, fn: (api: AtollNode, context: CallContext) => Promise<T>): Promise<T> {
+    const api = this.cluster.apiOf(node);
+    const host = this.cluster.hostOf(node);
+    // A node that is down refuses the connection: nothing was sent.
+    if (api === undefined || host === undefined) return Promise.reject(new AtollError('UNAVAILABLE', `node ${node} refused the connection`, { neverSent: true }));
+    const timeoutMs = this.options.timeoutMs;
+    const context: CallContext = { deadlineMs: host.clock.wallMs() + timeoutMs };
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const settle = (finish: () => void): void => {
+        if (done) return;
+        done = true;
+        timer.cancel();
+        finish();
+      };
+      const timer = this.scheduler.after(timeoutMs + 1_000, () => settle(() => reject(new Error(`node ${node} did not answer`))));
+      let call: Promise<T>;
+      try {
+        call = fn(api, context);
+      } catch (error) {
+        call = Promise.reject(error);
+      }
+      call.then(
+        (value) => settle(() => (host.alive ? resolve(value) : reject(new Error(`node ${node} died before answering`)))),
+        (error: unknown) => settle(() => reject(host.alive ? error : new Error(`node ${node} died before answering`))),
+      );
+    });
+  }
+
+  /** A TxnApi whose every call goes through a node drawn from `rng` (a handle is good on any node). */
+  private txnApiOver(rng: Rng): TxnApi {
+    return {
+      beginTransaction: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.beginTransaction(request, context)),
+      get: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.get(request, context)),
+      getByPrefix: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.getByPrefix(request, context)),
+      commit: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.commit(request, context)),
+    };
   }
 
   private pickNode(rng: Rng): number {
@@ -204,6 +268,8 @@ export class Workload {
         return this.claim(process, rng, node);
       case 'script':
         return this.script(process, rng, node);
+      case 'isolationTxn':
+        return this.isolationTransaction(rng);
     }
   }
 
@@ -326,12 +392,9 @@ export class Workload {
 
   /**
    * An interactive transaction on one register bucket: begin, read one or two keys with the
-   * handle, commit one or two writes. Its writes are recorded per key over the commit's interval.
-   *
-   * ISOLATION HOOK: once src/sim/node/txn-workload.ts lands, this is where
-   * runRandomTransaction(api, rng, { keys, prefixes, isolation, context }) runs instead, its
-   * TxnRecord pushed to a list that checkIsolation (src/sim/node/isolation-checker.ts) judges in
-   * node-checkers.ts (see checkTransactions there).
+   * handle, commit one or two writes. Its writes are recorded per key over the commit's interval
+   * (the linearizability checker judges them with the plain writes). The isolation checker judges
+   * the random transactions of isolationTransaction instead, on buckets of their own.
    */
   private async transaction(rng: Rng, node: number): Promise<void> {
     const bucket = rng.pick(this.keys.registerBuckets);
@@ -352,6 +415,29 @@ export class Workload {
       api.commit({ transaction: handle, writes: writes.map(({ key, value }) => ({ key, value: encoder.encode(value) })), readKeys, readPrefixes: [] }, context),
     );
     for (const op of ops) this.finishWrite(op, outcome);
+  }
+
+  /**
+   * A random transaction (txn-workload.ts) on one isolation bucket (one partition, as a
+   * transaction must be), SNAPSHOT or SERIALIZABLE, each of its calls through a random node; its
+   * record goes to txnRecords for the isolation checker. It classifies its own outcome: aborted
+   * when the commit certainly did not apply, unknown when its answer was lost.
+   */
+  private async isolationTransaction(rng: Rng): Promise<void> {
+    const bucket = rng.pick(this.keys.isolationBuckets);
+    const keys = Array.from({ length: this.keys.isolationKeysPerBucket }, (_, i) => `${bucket}/k${i}`);
+    const isolation = rng.chance(0.5) ? 'SERIALIZABLE' : 'SNAPSHOT';
+    const record = await runRandomTransaction(this.txnApiOver(new Rng(rng.nextUint32())), rng, {
+      keys,
+      prefixes: [bucket],
+      isolation,
+      // Unused: rawCall builds each call's context (its deadline) on the node it goes to.
+      context: () => ({ deadlineMs: 0 }),
+      maxReads: 2,
+      maxWrites: 2,
+    });
+    this.txnRecords.push(record);
+    if (record.outcome !== 'committed') this.trace.add(`txn ${record.id} (${isolation}) ${record.outcome}: ${record.note ?? ''}`);
   }
 
   /**
