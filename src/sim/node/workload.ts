@@ -10,6 +10,7 @@
 import { AtollError, isAtollError } from '../../errors.js';
 import type { CallContext } from '../../node/api.js';
 import type { AtollNode } from '../../node/atoll-node.js';
+import { prefixBucket } from '../../keys/prefix-bucket.js';
 import { Rng } from '../../raft/rng.js';
 import type { HistoryRecorder } from './history-recorder.js';
 import type { Scheduler } from './scheduler.js';
@@ -100,13 +101,15 @@ export class Workload {
   readonly claimsCommitted = new Map<string, number[]>();
   readonly claimRounds = new Set<string>();
   /**
-   * Every isolation transaction's record, in the order they finished. Invariant: only these
-   * transactions write the isolation buckets, so this is their complete history (begins that
-   * failed are in it too, as aborted with partition -1, and write nothing).
+   * Every isolation transaction's and claim's record, in the order they finished. Invariant: only
+   * these transactions write the isolation buckets and the claim bucket, so this is the complete
+   * history of those keys (isolation transactions whose begin failed are in it too, as aborted
+   * with partition -1; claims that wrote nothing and read no whole prefix are left out).
    */
   readonly txnRecords: TxnRecord[] = [];
   private valueCounter = 0;
   private requestCounter = 0;
+  private claimCounter = 0;
   private stopAtMs = 0;
   opsDone = 0;
   private readonly lastSeen = new Map<string, string | null>();
@@ -442,25 +445,48 @@ export class Workload {
 
   /**
    * A claim: a SERIALIZABLE transaction that reads the round's prefix and, if it is empty, takes
-   * the round by writing its own key under it. At most one claim per round may commit.
+   * the round by writing its own key under it. At most one claim per round may commit. The claim
+   * bucket is written only by claims, so each claim that read its round's whole prefix is also a
+   * TxnRecord for the isolation checker (two claims of one round committing is a G2 phantom).
    */
   private async claim(process: number, rng: Rng, node: number): Promise<void> {
     const round = `${this.keys.claimBucket}/r${Math.floor(this.scheduler.now / 1_500)}/`;
     this.claimRounds.add(round);
+    const id = `claim-${process}-${++this.claimCounter}`;
     const begun = await this.call(node, (api, context) => api.beginTransaction({ key: this.keys.claimBucket, isolation: 'serializable' }, context));
     if (!begun.ok) return;
     const handle = begun.value.transaction;
     const seen = await this.call(node, (api, context) => api.getByPrefix({ prefix: round, transaction: handle, limit: 10 }, context));
-    if (!seen.ok || seen.value.items.length > 0) return;
+    // Not recorded unless the read saw the whole prefix (a partial one would claim false absences).
+    if (!seen.ok || seen.value.nextPageToken !== '') return;
+    const started = {
+      id,
+      isolation: 'SERIALIZABLE' as const,
+      partition: begun.value.partition,
+      snapshotRevision: begun.value.snapshotRevision,
+      reads: [],
+      prefixReads: [{ prefix: prefixBucket(round).keyPrefix, items: seen.value.items.map((item) => ({ key: item.key, modRevision: item.modRevision, value: decoder.decode(item.value) })) }],
+    };
+    if (seen.value.items.length > 0) {
+      // Read-only: it commits nothing and is serialized at its snapshot.
+      this.txnRecords.push({ ...started, outcome: 'committed', writes: [] });
+      return;
+    }
     // Two claimers reading the empty prefix at once is the race the read-prefix check must win.
     await this.sleep(rng.int(30));
+    const key = `${round}p${process}`;
+    // The value is the claim's id, so a later read names its writer.
     const outcome = await this.call(rng.chance(0.5) ? node : this.pickNode(rng), (api, context) =>
-      api.commit({ transaction: handle, writes: [{ key: `${round}p${process}`, value: encoder.encode('claimed') }], readKeys: [], readPrefixes: [round] }, context),
+      api.commit({ transaction: handle, writes: [{ key, value: encoder.encode(id) }], readKeys: [], readPrefixes: [round] }, context),
     );
+    const writes = [{ key, value: id }];
     if (outcome.ok) {
+      this.txnRecords.push({ ...started, outcome: 'committed', writes, commitRevision: outcome.value.revision });
       const list = this.claimsCommitted.get(round) ?? [];
       list.push(process);
       this.claimsCommitted.set(round, list);
+    } else {
+      this.txnRecords.push({ ...started, outcome: outcome.definite ? 'aborted' : 'unknown', writes, note: `commit failed: ${outcome.error}` });
     }
   }
 
