@@ -238,12 +238,14 @@ export class KvExecutor {
         : this.txnRead(request.transaction, context.tenant, token?.revision ?? request.revision, (s) => s.checkPrefix(request.prefix)).handle;
     if (txn !== undefined) await this.ensureRevision(replica, txn.snapshotRevision, context);
     else if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
-    const revision = txn?.snapshotRevision ?? token?.revision ?? request.revision;
+    // A transaction's snapshot revision is a real revision even when it is 0 (begun before the
+    // partition's first write); for other reads 0 means "none given" (the wire's default).
+    const revision = txn !== undefined ? txn.snapshotRevision : token?.revision || request.revision || undefined;
     const limit = Math.min(request.limit && request.limit > 0 ? request.limit : defaultLimits.defaultPageSize, defaultLimits.maxPageSize);
     const page = await replica.mvcc.getByPrefix(scope.keyPrefix, {
       nowMs: txn?.startedAtMs ?? this.nowAt(replica),
       limit,
-      ...(revision ? { revision } : {}),
+      ...(revision !== undefined ? { revision } : {}),
       ...(token ? { after: token.after } : {}),
     });
     return {

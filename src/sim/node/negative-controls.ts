@@ -19,7 +19,7 @@ export interface NegativeControl {
   readonly budget: number;
 }
 
-const noMix = { ...defaultMix, put: 0, cas: 0, del: 0, read: 0, staleRead: 0, prefixRead: 0, increment: 0, counterRead: 0, ttlPut: 0, txn: 0, claim: 0, script: 0 };
+const noMix = { ...defaultMix, put: 0, cas: 0, del: 0, read: 0, staleRead: 0, prefixRead: 0, increment: 0, counterRead: 0, ttlPut: 0, txn: 0, claim: 0, script: 0, isolationTxn: 0 };
 
 export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // Acknowledged appends a power loss then takes from every follower: increments acknowledged

@@ -3,11 +3,13 @@
  * linearizability of acknowledged register operations and exactly-once counters (the chaos
  * suite's checkers), no acknowledged write lost (by the final reads after every crash healed),
  * at most one committed claim per round (SERIALIZABLE read-prefix validation), replicas' logical
- * state digests equal at equal applied index, every crashed node restarted, and liveness.
+ * state digests equal at equal applied index, every crashed node restarted, liveness, and the
+ * isolation of the random transactions (checkTransactions).
  * Each failure names its checker and the invariant it broke.
  */
 import { checkCounter, checkLinearizableRegister, headline } from '../../chaos/checkers/index.js';
 import { pairOperations, type HistoryEvent, type Operation } from '../../chaos/history.js';
+import { checkIsolation, type TxnRecord } from './isolation-checker.js';
 import type { NodeFailure } from './sim-cluster.js';
 import type { WorkloadKeys } from './workload.js';
 
@@ -132,4 +134,21 @@ export function checkRestarts(failures: readonly NodeFailure[]): CheckFailure[] 
     invariant: failure.kind === 'open-failed' ? 'open-succeeds' : 'no-fatal-stop',
     message: `node ${failure.node} incarnation ${failure.incarnation} at ${failure.atMs.toFixed(0)} ms: ${failure.message.split('\n').slice(0, 3).join(' | ')}`,
   }));
+}
+
+/**
+ * Invariant: the isolation transactions' history (every write of the isolation buckets) shows no
+ * anomaly their isolation levels forbid (isolation-checker.ts): no G0/G1 cycle or G1a/G1b read,
+ * no G-single under either level, no G2 cycle whose rw edges all leave SERIALIZABLE (or read-only)
+ * transactions, no garbage, future or stale read, no first-committer-wins conflict missed.
+ * Each anomaly becomes one failure named by its kind.
+ */
+export function checkTransactions(records: readonly TxnRecord[]): CheckFailure[] {
+  const verdict = checkIsolation(records);
+  const failures: CheckFailure[] = verdict.anomalies.map((anomaly) => ({ checker: 'isolation' as const, invariant: anomaly.kind, message: anomaly.message }));
+  if (verdict.counts.unreported > 0 && failures.length > 0) {
+    const last = failures[failures.length - 1]!;
+    failures[failures.length - 1] = { ...last, message: `${last.message} (and ${verdict.counts.unreported} more anomalies not listed)` };
+  }
+  return failures;
 }

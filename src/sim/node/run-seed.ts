@@ -8,7 +8,8 @@ import type { NodeTestBugs } from '../../node/node-config.js';
 import { partitionOfBucket } from '../../keys/partition-table.js';
 import { Rng } from '../../raft/rng.js';
 import { HistoryRecorder } from './history-recorder.js';
-import { checkClaims, checkDigests, checkHistory, checkRestarts, type CheckFailure, type ReplicaDigest } from './node-checkers.js';
+import type { TxnRecord } from './isolation-checker.js';
+import { checkClaims, checkDigests, checkHistory, checkRestarts, checkTransactions, type CheckFailure, type ReplicaDigest } from './node-checkers.js';
 import { describeScenario, scenarioFromSeed, type FaultEvent, type NodeScenario, type ScenarioOverrides } from './scenario.js';
 import { Scheduler } from './scheduler.js';
 import { SimCluster } from './sim-cluster.js';
@@ -39,6 +40,8 @@ export interface NodeSeedResult {
     readonly crashes: number;
     readonly snapshotInstalls: number;
     readonly installCrashes: number;
+    /** The isolation transactions by outcome (what the isolation checker judged). */
+    readonly transactions: { readonly committed: number; readonly aborted: number; readonly unknown: number };
   };
 }
 
@@ -147,8 +150,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   if (workload.resendMismatches.length > 0) {
     failures.push({ checker: 'counter', invariant: 'resend-answers-same', message: workload.resendMismatches.slice(0, 3).join('; ') });
   }
-  // ISOLATION HOOK: checkIsolation(txnRecords) from src/sim/node/isolation-checker.ts goes here,
-  // as { checker: 'isolation', invariant: <its anomaly kind>, message } for each anomaly.
+  failures.push(...checkTransactions(workload.txnRecords));
   for (const failure of failures) trace.add(`CHECK FAILED ${failure.checker}/${failure.invariant}: ${failure.message.split('\n')[0]}`);
   const crashes = scenario.nodeIds.reduce((sum, id) => sum + cluster.crashCount(id), 0);
   trace.add(`done: ${scheduler.executed} events, ${history.events.length} history events, ${crashes} crashes, ${snapshotInstalls} installs, ${failures.length} failures`);
@@ -159,8 +161,14 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     scenario: describeScenario(scenario),
     trace: trace.tail(),
     traceDigest: trace.digest(),
-    stats: { virtualMs: scheduler.now, events: scheduler.executed, operations: workload.opsDone, crashes, snapshotInstalls, installCrashes },
+    stats: { virtualMs: scheduler.now, events: scheduler.executed, operations: workload.opsDone, crashes, snapshotInstalls, installCrashes, transactions: transactionCounts(workload.txnRecords) },
   };
+}
+
+function transactionCounts(records: readonly TxnRecord[]): NodeSeedResult['stats']['transactions'] {
+  const counts = { committed: 0, aborted: 0, unknown: 0 };
+  for (const record of records) counts[record.outcome]++;
+  return counts;
 }
 
 function applyFault(fault: FaultEvent, cluster: SimCluster, network: SimNetwork, trace: Trace, rng: Rng): void {

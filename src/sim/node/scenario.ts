@@ -73,6 +73,7 @@ export const defaultMix: OperationMix = {
   txn: 4,
   claim: 3,
   script: 2,
+  isolationTxn: 4,
 };
 
 export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}): NodeScenario {

@@ -7,14 +7,17 @@
  * answer the same); claims are SERIALIZABLE transactions that take a slot only if the slot's
  * prefix is empty. Stale gets, short-TTL writes and transaction reads are exercised, not checked.
  */
-import { isAtollError } from '../../errors.js';
+import { AtollError, isAtollError } from '../../errors.js';
 import type { CallContext } from '../../node/api.js';
 import type { AtollNode } from '../../node/atoll-node.js';
+import { prefixBucket } from '../../keys/prefix-bucket.js';
 import { Rng } from '../../raft/rng.js';
 import type { HistoryRecorder } from './history-recorder.js';
 import type { Scheduler } from './scheduler.js';
 import type { SimCluster } from './sim-cluster.js';
 import type { Trace } from './trace.js';
+import type { TxnRecord } from './isolation-checker.js';
+import { runRandomTransaction, type TxnApi } from './txn-workload.js';
 
 export interface WorkloadKeys {
   /** Register buckets, each with registerKeysPerBucket keys `<bucket>/k<i>`. */
@@ -25,12 +28,20 @@ export interface WorkloadKeys {
   readonly ttlKeys: readonly string[];
   /** The bucket of the claim transactions: `claim/r<round>/p<process>`. */
   readonly claimBucket: string;
+  /**
+   * Buckets only the isolation transactions write (runRandomTransaction), each with
+   * isolationKeysPerBucket keys `<bucket>/k<i>`: their TxnRecords are the complete history of
+   * these keys, which is what the isolation checker needs.
+   */
+  readonly isolationBuckets: readonly string[];
+  readonly isolationKeysPerBucket: number;
   /** Every bucket the workload touches (the state digests read these). */
   readonly buckets: readonly string[];
 }
 
-export function workloadKeys(registerBuckets: number, keysPerBucket: number, counters: number): WorkloadKeys {
+export function workloadKeys(registerBuckets: number, keysPerBucket: number, counters: number, isolationBuckets = 2, isolationKeysPerBucket = 3): WorkloadKeys {
   const buckets = Array.from({ length: registerBuckets }, (_, i) => `r${i}`);
+  const isolation = Array.from({ length: isolationBuckets }, (_, i) => `x${i}`);
   const registers = buckets.flatMap((bucket) => Array.from({ length: keysPerBucket }, (_, i) => `${bucket}/k${i}`));
   const counterKeys = Array.from({ length: counters }, (_, i) => `c${i}/n`);
   const ttlKeys = ['t0/a', 't0/b'];
@@ -40,7 +51,9 @@ export function workloadKeys(registerBuckets: number, keysPerBucket: number, cou
     counters: counterKeys,
     ttlKeys,
     claimBucket: 'claim',
-    buckets: [...buckets, ...counterKeys.map((key) => key.split('/')[0] as string), 't0', 'claim'],
+    isolationBuckets: isolation,
+    isolationKeysPerBucket,
+    buckets: [...buckets, ...counterKeys.map((key) => key.split('/')[0] as string), 't0', 'claim', ...isolation],
   };
 }
 
@@ -60,6 +73,8 @@ export interface OperationMix {
   readonly txn: number;
   readonly claim: number;
   readonly script: number;
+  /** A random transaction (txn-workload.ts) on the isolation buckets, judged by the isolation checker. */
+  readonly isolationTxn: number;
 }
 
 export interface WorkloadOptions {
@@ -85,8 +100,16 @@ export class Workload {
   /** Claims acknowledged as committed, per round prefix. */
   readonly claimsCommitted = new Map<string, number[]>();
   readonly claimRounds = new Set<string>();
+  /**
+   * Every isolation transaction's and claim's record, in the order they finished. Invariant: only
+   * these transactions write the isolation buckets and the claim bucket, so this is the complete
+   * history of those keys (isolation transactions whose begin failed are in it too, as aborted
+   * with partition -1; claims that wrote nothing and read no whole prefix are left out).
+   */
+  readonly txnRecords: TxnRecord[] = [];
   private valueCounter = 0;
   private requestCounter = 0;
+  private claimCounter = 0;
   private stopAtMs = 0;
   opsDone = 0;
   private readonly lastSeen = new Map<string, string | null>();
@@ -143,6 +166,50 @@ export class Workload {
         },
       );
     });
+  }
+
+  /**
+   * One call through `node` for code that wants the node's own error: resolves with its answer,
+   * rejects with the error it threw (an AtollError keeps its code and its not-applied mark), or
+   * with a plain Error when the node died or never answered (so the outcome counts as unknown).
+   */
+  private rawCall<T>(node: number, fn: (api: AtollNode, context: CallContext) => Promise<T>): Promise<T> {
+    const api = this.cluster.apiOf(node);
+    const host = this.cluster.hostOf(node);
+    // A node that is down refuses the connection: nothing was sent.
+    if (api === undefined || host === undefined) return Promise.reject(new AtollError('UNAVAILABLE', `node ${node} refused the connection`, { neverSent: true }));
+    const timeoutMs = this.options.timeoutMs;
+    const context: CallContext = { deadlineMs: host.clock.wallMs() + timeoutMs };
+    return new Promise<T>((resolve, reject) => {
+      let done = false;
+      const settle = (finish: () => void): void => {
+        if (done) return;
+        done = true;
+        timer.cancel();
+        finish();
+      };
+      const timer = this.scheduler.after(timeoutMs + 1_000, () => settle(() => reject(new Error(`node ${node} did not answer`))));
+      let call: Promise<T>;
+      try {
+        call = fn(api, context);
+      } catch (error) {
+        call = Promise.reject(error);
+      }
+      call.then(
+        (value) => settle(() => (host.alive ? resolve(value) : reject(new Error(`node ${node} died before answering`)))),
+        (error: unknown) => settle(() => reject(host.alive ? error : new Error(`node ${node} died before answering`))),
+      );
+    });
+  }
+
+  /** A TxnApi whose every call goes through a node drawn from `rng` (a handle is good on any node). */
+  private txnApiOver(rng: Rng): TxnApi {
+    return {
+      beginTransaction: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.beginTransaction(request, context)),
+      get: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.get(request, context)),
+      getByPrefix: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.getByPrefix(request, context)),
+      commit: (request) => this.rawCall(this.pickNode(rng), (api, context) => api.commit(request, context)),
+    };
   }
 
   private pickNode(rng: Rng): number {
@@ -204,6 +271,8 @@ export class Workload {
         return this.claim(process, rng, node);
       case 'script':
         return this.script(process, rng, node);
+      case 'isolationTxn':
+        return this.isolationTransaction(rng);
     }
   }
 
@@ -326,12 +395,9 @@ export class Workload {
 
   /**
    * An interactive transaction on one register bucket: begin, read one or two keys with the
-   * handle, commit one or two writes. Its writes are recorded per key over the commit's interval.
-   *
-   * ISOLATION HOOK: once src/sim/node/txn-workload.ts lands, this is where
-   * runRandomTransaction(api, rng, { keys, prefixes, isolation, context }) runs instead, its
-   * TxnRecord pushed to a list that checkIsolation (src/sim/node/isolation-checker.ts) judges in
-   * node-checkers.ts (see checkTransactions there).
+   * handle, commit one or two writes. Its writes are recorded per key over the commit's interval
+   * (the linearizability checker judges them with the plain writes). The isolation checker judges
+   * the random transactions of isolationTransaction instead, on buckets of their own.
    */
   private async transaction(rng: Rng, node: number): Promise<void> {
     const bucket = rng.pick(this.keys.registerBuckets);
@@ -355,26 +421,72 @@ export class Workload {
   }
 
   /**
+   * A random transaction (txn-workload.ts) on one isolation bucket (one partition, as a
+   * transaction must be), SNAPSHOT or SERIALIZABLE, each of its calls through a random node; its
+   * record goes to txnRecords for the isolation checker. It classifies its own outcome: aborted
+   * when the commit certainly did not apply, unknown when its answer was lost.
+   */
+  private async isolationTransaction(rng: Rng): Promise<void> {
+    const bucket = rng.pick(this.keys.isolationBuckets);
+    const keys = Array.from({ length: this.keys.isolationKeysPerBucket }, (_, i) => `${bucket}/k${i}`);
+    const isolation = rng.chance(0.5) ? 'SERIALIZABLE' : 'SNAPSHOT';
+    const record = await runRandomTransaction(this.txnApiOver(new Rng(rng.nextUint32())), rng, {
+      keys,
+      prefixes: [bucket],
+      isolation,
+      // Unused: rawCall builds each call's context (its deadline) on the node it goes to.
+      context: () => ({ deadlineMs: 0 }),
+      maxReads: 2,
+      maxWrites: 2,
+    });
+    this.txnRecords.push(record);
+    if (record.outcome !== 'committed') this.trace.add(`txn ${record.id} (${isolation}) ${record.outcome}: ${record.note ?? ''}`);
+  }
+
+  /**
    * A claim: a SERIALIZABLE transaction that reads the round's prefix and, if it is empty, takes
-   * the round by writing its own key under it. At most one claim per round may commit.
+   * the round by writing its own key under it. At most one claim per round may commit. The claim
+   * bucket is written only by claims, so each claim that read its round's whole prefix is also a
+   * TxnRecord for the isolation checker (two claims of one round committing is a G2 phantom).
    */
   private async claim(process: number, rng: Rng, node: number): Promise<void> {
     const round = `${this.keys.claimBucket}/r${Math.floor(this.scheduler.now / 1_500)}/`;
     this.claimRounds.add(round);
+    const id = `claim-${process}-${++this.claimCounter}`;
     const begun = await this.call(node, (api, context) => api.beginTransaction({ key: this.keys.claimBucket, isolation: 'serializable' }, context));
     if (!begun.ok) return;
     const handle = begun.value.transaction;
     const seen = await this.call(node, (api, context) => api.getByPrefix({ prefix: round, transaction: handle, limit: 10 }, context));
-    if (!seen.ok || seen.value.items.length > 0) return;
+    // Not recorded unless the read saw the whole prefix (a partial one would claim false absences).
+    if (!seen.ok || seen.value.nextPageToken !== '') return;
+    const started = {
+      id,
+      isolation: 'SERIALIZABLE' as const,
+      partition: begun.value.partition,
+      snapshotRevision: begun.value.snapshotRevision,
+      reads: [],
+      prefixReads: [{ prefix: prefixBucket(round).keyPrefix, items: seen.value.items.map((item) => ({ key: item.key, modRevision: item.modRevision, value: decoder.decode(item.value) })) }],
+    };
+    if (seen.value.items.length > 0) {
+      // Read-only: it commits nothing and is serialized at its snapshot.
+      this.txnRecords.push({ ...started, outcome: 'committed', writes: [] });
+      return;
+    }
     // Two claimers reading the empty prefix at once is the race the read-prefix check must win.
     await this.sleep(rng.int(30));
+    const key = `${round}p${process}`;
+    // The value is the claim's id, so a later read names its writer.
     const outcome = await this.call(rng.chance(0.5) ? node : this.pickNode(rng), (api, context) =>
-      api.commit({ transaction: handle, writes: [{ key: `${round}p${process}`, value: encoder.encode('claimed') }], readKeys: [], readPrefixes: [round] }, context),
+      api.commit({ transaction: handle, writes: [{ key, value: encoder.encode(id) }], readKeys: [], readPrefixes: [round] }, context),
     );
+    const writes = [{ key, value: id }];
     if (outcome.ok) {
+      this.txnRecords.push({ ...started, outcome: 'committed', writes, commitRevision: outcome.value.revision });
       const list = this.claimsCommitted.get(round) ?? [];
       list.push(process);
       this.claimsCommitted.set(round, list);
+    } else {
+      this.txnRecords.push({ ...started, outcome: outcome.definite ? 'aborted' : 'unknown', writes, note: `commit failed: ${outcome.error}` });
     }
   }
 

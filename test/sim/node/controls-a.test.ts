@@ -27,7 +27,18 @@ describe('whole-node simulator: negative controls', () => {
     await expectCaught('applyBeforeCommit');
   }, 300_000);
 
-  it('a SERIALIZABLE commit skipping read-prefix validation lets two claims of one round commit (claims checker)', async () => {
+  it('a SERIALIZABLE commit skipping read-prefix validation lets two claims of one round commit (claims checker, and the isolation checker as a G2 phantom)', async () => {
     await expectCaught('serializableSkipsPrefixValidation');
+    // The isolation checker must catch the same defect within the control's seed budget: two
+    // SERIALIZABLE claims that each missed the other's key under the round's prefix (a G2 cycle
+    // of predicate rw edges).
+    const control = negativeControls['serializableSkipsPrefixValidation']!;
+    let phantom: string | undefined;
+    for (let seed = 1; seed <= control.budget && phantom === undefined; seed++) {
+      const result = await runNodeSeed(seed, { testBugs: { [control.bug]: true }, overrides: control.overrides, traceLines: 0 });
+      phantom = result.failures.find((f) => f.checker === 'isolation' && f.invariant === 'G2')?.message;
+    }
+    expect(phantom, `no seed in 1..${control.budget} failed isolation/G2`).toBeDefined();
+    expect(phantom).toMatch(/phantom .*-rw\(prefix claim\/r\d+\/: /);
   }, 300_000);
 });

@@ -4,12 +4,13 @@ import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
 import { firstCatch } from './seed-range.js';
 
 /**
- * Seeds on which the simulator found the snapshot-install crash bug (issue 16) in today's code:
- * on seed 10 node 5 dies right after the import's last synced write landed, before the Raft log
- * recorded the snapshot; on seed 16 node 3 dies inside its third install in a row. Both nodes
- * then fail every open ("applied index ... is beyond the log").
+ * Seeds on which the simulator finds the snapshot-install crash bug (issue 16) with
+ * nonAtomicSnapshotInstall: a node killed inside or right after an install then fails every open
+ * ("applied index ... is beyond the log"). It was found on seeds 10 and 16; since the isolation
+ * transactions joined the default mix, seed 10 no longer crashes inside an install, so seed 9
+ * (node 3, two install crashes) stands in for it.
  */
-const INSTALL_CRASH_SEEDS = [10, 16];
+const INSTALL_CRASH_SEEDS = [9, 16];
 
 describe('whole-node simulator: negative controls and the snapshot-install regression', () => {
   it('a snapshot without dedup records makes an installed replica apply a resend again (digest checker)', async () => {

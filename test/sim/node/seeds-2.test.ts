@@ -3,7 +3,7 @@ import { failingSeeds } from './seed-range.js';
 
 // Five files of 20 seeds each, so vitest spreads the 100 seeds over both workers.
 describe('whole-node simulator', () => {
-  it('seeds 21-40 pass every checker (linearizability, exactly-once, no lost write, claims, digests, restarts, liveness)', async () => {
+  it('seeds 21-40 pass every checker (linearizability, exactly-once, no lost write, claims, digests, restarts, liveness, isolation)', async () => {
     const { failures, operations } = await failingSeeds(21, 40);
     expect(failures).toEqual([]);
     expect(operations).toBeGreaterThan(20 * 50);
