@@ -200,18 +200,7 @@ export class PartitionReplica {
   ) {
     this.nowMs = options.nowMs ?? (() => performance.now());
     this.maxEntriesWhileSnapshotHeld = Math.max(MIN_ENTRIES_WHILE_SNAPSHOT_HELD, 10 * settings.snapshotEveryEntries);
-    if (options.nonAtomicSnapshotInstall !== true) {
-      // Invariant (crash-atomic snapshot install, see stage): on disk, either the store carries no
-      // import mark and the log covers what it applied (snapshot point <= applied index <= last
-      // log index; an empty store is the founding state at index 1), or the store carries the mark
-      // and the log is as it was before that install began. The owner reconciles the second case
-      // before building the replica (discardInterruptedInstall), so here only the first remains.
-      assert.ok(!mvcc.needsSnapshot, `partition ${id}: an interrupted snapshot install was not reconciled before open`);
-      assert.ok(
-        Math.max(mvcc.appliedIndex, 1) >= storage.snapshotMeta().index && mvcc.appliedIndex <= storage.lastIndex(),
-        `partition ${id}: store applied ${mvcc.appliedIndex} outside the log [snapshot ${storage.snapshotMeta().index}, last ${storage.lastIndex()}]`,
-      );
-    }
+    if (options.nonAtomicSnapshotInstall !== true) assertStoreMatchesLog(id, mvcc, storage);
     this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
     storage.raiseCommitTo(this.appliedIndex);
     this.raw = new RawNode({
@@ -548,4 +537,21 @@ export class PartitionReplica {
     for (const read of this.readsWaitingForApply) read.waiter.reject(error);
     this.readsWaitingForApply = [];
   }
+}
+
+/**
+ * Checks, at open, the invariant a crash-atomic snapshot install keeps between a partition's
+ * store and its Raft log (see PartitionReplica.installSnapshot).
+ */
+function assertStoreMatchesLog(id: number, mvcc: MvccStore, storage: PersistentLogStorage): void {
+  // Invariant (crash-atomic snapshot install, see stage): on disk, either the store carries no
+  // import mark and the log covers what it applied (snapshot point <= applied index <= last
+  // log index; an empty store is the founding state at index 1), or the store carries the mark
+  // and the log is as it was before that install began. The owner reconciles the second case
+  // before building the replica (discardInterruptedInstall), so here only the first remains.
+  assert.ok(!mvcc.needsSnapshot, `partition ${id}: an interrupted snapshot install was not reconciled before open`);
+  assert.ok(
+    Math.max(mvcc.appliedIndex, 1) >= storage.snapshotMeta().index && mvcc.appliedIndex <= storage.lastIndex(),
+    `partition ${id}: store applied ${mvcc.appliedIndex} outside the log [snapshot ${storage.snapshotMeta().index}, last ${storage.lastIndex()}]`,
+  );
 }
