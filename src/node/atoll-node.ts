@@ -24,7 +24,7 @@ import type * as api from './api.js';
 import type { Quota, SystemStore, TenantUsage, TokenRecord } from './auth.js';
 import { KvExecutor } from './kv-executor.js';
 import { Maintenance } from './maintenance.js';
-import type { NodeMetricsView } from './metrics.js';
+import { noMetrics, type NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
 import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
@@ -34,6 +34,7 @@ import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from 
 import { RaftDriver } from './raft-driver.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import { NodeReports } from './node-reports.js';
+import { LeaderChangeLog, type LeaderChange } from './leader-changes.js';
 import { Router } from './router.js';
 import { WatchService } from './watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
@@ -59,6 +60,8 @@ export class AtollNode implements api.NodeApi {
   private readonly maintenance: Maintenance;
   private readonly watches: WatchService;
   private readonly reports: NodeReports;
+  /** Leader changes this node's replicas saw, for the status page (leader-changes.ts). */
+  private readonly leaderChanges: LeaderChangeLog;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -84,6 +87,7 @@ export class AtollNode implements api.NodeApi {
     const txnKeys = TxnHandleKeys.derive({ peerSecrets: config.peerSecrets, adminToken: config.adminToken });
     const peerSecrets = config.peerSecrets !== undefined && config.peerSecrets.length > 0 ? config.peerSecrets : [newPeerSecret()];
     const { id, logger, limits, clock } = this;
+    this.leaderChanges = new LeaderChangeLog(clock, (partition) => this.driver.groups.get(partition)?.raw.status().term ?? 0);
     this.driver = new RaftDriver<PartitionReplica>({
       id,
       knownNodes: config.peers,
@@ -94,7 +98,7 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
       logger,
-      ...(environment.metrics !== undefined && { metrics: environment.metrics }),
+      metrics: this.leaderChanges.tapping(environment.metrics ?? noMetrics),
       followerAckBeforeSync: config.testBugs?.followerAckBeforeSync === true,
       onFatal: (error) => {
         if (environment.onFatal !== undefined) environment.onFatal(error);
@@ -141,7 +145,7 @@ export class AtollNode implements api.NodeApi {
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
-    this.reports = new NodeReports({ id, config, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor });
+    this.reports = new NodeReports({ id, config, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges });
     this.maintenance = new Maintenance({
       id,
       nodeIds: this.nodeIds,
@@ -358,6 +362,11 @@ export class AtollNode implements api.NodeApi {
   /** The node's state for a metrics scrape or a health check (node-reports.ts). */
   metricsView(): NodeMetricsView {
     return this.reports.metricsView();
+  }
+
+  /** The leader changes this node's replicas saw, newest last (bounded; the status page). */
+  recentLeaderChanges(): LeaderChange[] {
+    return this.reports.recentLeaderChanges();
   }
 
   /** Every tenant's usage against its quota, for the metrics scrape (at most `maxTenants`; none without authentication). */

@@ -11,6 +11,7 @@ import type { Limits } from '../limits.js';
 import { requireRole } from '../tenancy/principal.js';
 import type * as api from './api.js';
 import type { KvExecutor } from './kv-executor.js';
+import type { LeaderChange, LeaderChangeLog } from './leader-changes.js';
 import type { NodeMetricsView } from './metrics.js';
 import type { NodeAccess } from './node-access.js';
 import type { AtollNodeConfig } from './node-config.js';
@@ -31,6 +32,7 @@ export interface NodeReportsDeps {
   readonly access: NodeAccess;
   readonly router: Router;
   readonly executor: KvExecutor;
+  readonly leaderChanges: LeaderChangeLog;
 }
 
 /** See the file comment. */
@@ -173,5 +175,10 @@ export class NodeReports {
       partitions,
       reachable: this.deps.nodeIds.map((node) => ({ node, reachable: node === this.deps.id || this.deps.driver.transport.isReachable(node) })),
     };
+  }
+
+  /** The leader changes this node's replicas saw, newest last (at most LEADER_CHANGES_KEPT). */
+  recentLeaderChanges(): LeaderChange[] {
+    return this.deps.leaderChanges.recent();
   }
 }

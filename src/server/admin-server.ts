@@ -125,7 +125,7 @@ export class AdminServer {
     const path = (request.url ?? '/').split('?')[0] as string;
     const handler = this.routes.get(path);
     if (handler === undefined) {
-      send(text(404, `no ${path.slice(0, 200)} here; try /metrics, /livez, /readyz`));
+      send(text(404, `no ${path.slice(0, 200)} here; try /, /metrics, /livez, /readyz`));
       return;
     }
     const timer = setTimeout(() => send(text(503, `${path} did not answer within ${HANDLER_TIMEOUT_MS} ms`)), HANDLER_TIMEOUT_MS);

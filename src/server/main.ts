@@ -13,6 +13,7 @@ import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
 import { peerServiceHandlers, requirePeerSecret } from '../peer/peer-service.js';
 import { AdminServer, defaultAdminAddress } from './admin-server.js';
+import { addStatusPage } from './status-page.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
 import { PrometheusNodeMetrics } from './node-metrics.js';
 import type { AtollNode } from '../node/atoll-node.js';
@@ -192,9 +193,10 @@ async function main(): Promise<void> {
     serving: () => serving && openedNode !== undefined && openedNode.failure === undefined,
     logger,
   });
+  addStatusPage(admin, { node: () => openedNode, serving: () => serving && openedNode !== undefined && openedNode.failure === undefined });
   if (adminListen !== undefined) {
     const bound = await admin.listen(adminListen);
-    logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/metrics, /livez, /readyz)');
+    logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/ status page, /metrics, /livez, /readyz)');
   }
   logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
   const { node, transport } = await openGrpcNode({
