@@ -70,6 +70,12 @@ describe('admin port on a running cluster', () => {
       }
       expect(ready).toEqual({ status: 200, text: 'ok\n' });
       expect((await get(address, '/metrics', 'POST')).status).toBe(405);
+      // Without authentication the status page's JSON needs no token (status-page.test.ts has the
+      // authenticated cluster in a browser).
+      const status = await get(address, '/status.json');
+      expect(status.status).toBe(200);
+      expect((JSON.parse(status.text) as { partitions: unknown[] }).partitions).toHaveLength(PARTITIONS);
+      expect((await get(address, '/')).text).toContain('<title>Atoll status</title>');
       expect((await get(address, '/unknown')).status).toBe(404);
     }
   });
