@@ -53,12 +53,20 @@ describe.skipIf(!available)('status page in headless Chromium', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('refuses /status.json without the admin token and serves it with the token', async () => {
+  it('refuses /status.json without the cluster admin token (401) or with a tenant admin\'s (403), and serves it with the token', async () => {
     const address = cluster.adminAddresses.get(1) as string;
     const json = (authorization?: string): Promise<Response> =>
       fetch(`http://${address}/status.json`, { headers: authorization ? { authorization } : {}, signal: AbortSignal.timeout(5_000) });
     expect((await json()).status).toBe(401);
     expect((await json(`Bearer ${newToken()}`)).status).toBe(401);
+    // A tenant's admin is not the cluster admin: the page would show other tenants' keys.
+    const admin = new AtollClient({ endpoints: cluster.endpoints, defaultTimeoutMs: 5_000, token });
+    try {
+      const tenantAdmin = String((await admin.authCall('CreateToken', { tenant: 'acme', role: 'admin', name: 'acme-admin' }))['token']);
+      expect((await json(`Bearer ${tenantAdmin}`)).status).toBe(403);
+    } finally {
+      await admin.close();
+    }
     const ok = await json(`Bearer ${token}`);
     expect(ok.status).toBe(200);
     const body = (await ok.json()) as { partitions: unknown[]; nodes: Array<{ reachable: boolean }> };
