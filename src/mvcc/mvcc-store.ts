@@ -924,7 +924,7 @@ export class MvccStore {
     // starts while an apply runs (compactStorageStep defers).
     if (txn.readPrefixes.length > 0 && this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
     const budget: ValidationBudget = { keys: 0, versions: 0 };
-    for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget);
+    for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget, { snapshotTimeMs, commitTimeMs });
   }
 
   /**
@@ -941,9 +941,39 @@ export class MvccStore {
    * skipped uncounted. Every replica then counts the same versions in the same (key) order and
    * meets the same conflict or the same bound first. Versions above the snapshot revision are
    * above the floor (checkTxn refused a snapshot below it), so a conflict is always retained.
+   *
+   * Expiry: a key under the prefix whose version at the snapshot (its newest at or below the
+   * snapshot revision) is a value live at the snapshot's time and expired by the commit's time
+   * changed for the reader as surely as a delete would: TXN_CONFLICT, as for a read key. That
+   * version is retained on every replica or absent on every one (a value newest at or below the
+   * floor is kept; a tombstone there goes with every older version), so replicas agree.
    */
-  private async validateReadPrefix(txn: TxnCommand, keyPrefix: string, budget: ValidationBudget): Promise<void> {
+  private async validateReadPrefix(
+    txn: TxnCommand,
+    keyPrefix: string,
+    budget: ValidationBudget,
+    times: { readonly snapshotTimeMs: number; readonly commitTimeMs: number },
+  ): Promise<void> {
     const floor = this.compactedRevisionValue;
+    // The group's version at the snapshot: its key and, when it is a value with a TTL, its expiry.
+    let atSnapshotExpiresAtMs: number | undefined;
+    let atSnapshotKey: Uint8Array | undefined;
+    const checkExpiry = (): void => {
+      const expiresAtMs = atSnapshotExpiresAtMs;
+      atSnapshotExpiresAtMs = undefined;
+      if (expiresAtMs === undefined || atSnapshotKey === undefined) return;
+      if (times.snapshotTimeMs < expiresAtMs && expiresAtMs <= times.commitTimeMs) {
+        const key = decodeUtf8(atSnapshotKey);
+        throw new AtollError('TXN_CONFLICT', `the transaction read prefix ${JSON.stringify(keyPrefix)}, whose key ${JSON.stringify(key)} expired after its snapshot and before its commit`, {
+          snapshotRevision: txn.snapshotRevision,
+          keyPrefix,
+          key,
+          expiresAtMs,
+          snapshotTimeMs: times.snapshotTimeMs,
+          commitTimeMs: times.commitTimeMs,
+        });
+      }
+    };
     // The group being scanned, and whether its newest version at or below the floor seen so far
     // is a value (retained unless a newer version at or below the floor follows).
     let groupKey: Uint8Array | undefined;
@@ -965,8 +995,15 @@ export class MvccStore {
       const parsed = this.layout.parseVersionKey(storageKey);
       if (groupKey === undefined || !equalBytes(parsed.groupKey, groupKey)) {
         settleAtFloor();
+        checkExpiry();
         groupKey = parsed.groupKey.slice();
         counted = false;
+      }
+      if (parsed.revision <= txn.snapshotRevision) {
+        // Ascending revisions: the last one at or below the snapshot is the version the reader saw.
+        const version = decodeVersionRecord(record);
+        atSnapshotExpiresAtMs = version.kind === 'value' ? version.expiresAtMs : undefined;
+        atSnapshotKey = parsed.userKey;
       }
       if (parsed.revision <= floor) {
         // Versions come in ascending revision order: this one supersedes the pending one.
@@ -980,6 +1017,7 @@ export class MvccStore {
       }
     }
     settleAtFloor();
+    checkExpiry();
   }
 
   /**

@@ -126,6 +126,36 @@ describe('transactions decide TTLs at their snapshot clock', () => {
     const snapshotLevel = txn(partition, { snapshotTimeMs: S + 500, readKeys: [], writes: [{ type: 'put', key: 'work2', value: text('x') }] });
     expect((await partition.apply(snapshotLevel)).applied).toBe(true);
   });
+
+  it('SERIALIZABLE: a key under a read prefix live at the snapshot that expired before the commit is a conflict', async () => {
+    const partition = await Partition.create(memoryEngineKind);
+    partition.nowMs = S;
+    await partition.put('locks/a', 'me', { ttlMs: 1000 });
+    await partition.put('locks/b', 'you');
+    await partition.put('locks/a', 'me again', { ttlMs: 1000 }); // an older version below the snapshot's
+    const revision = partition.store.revision;
+    const serializable = (snapshotTimeMs: number): TxnCommand =>
+      txn(partition, { isolation: 'serializable', snapshotTimeMs, readPrefixes: ['locks/'], writes: [{ type: 'put', key: 'work', value: text('done') }] });
+
+    // Nothing was deleted: the expiry alone changed what the prefix holds.
+    partition.nowMs = S + 2000;
+    const conflicted = await partition.apply(serializable(S + 500));
+    expect(conflicted.error?.code).toBe('TXN_CONFLICT');
+    expect(conflicted.error?.details).toMatchObject({ keyPrefix: 'locks/', key: 'locks/a', expiresAtMs: S + 1000 });
+    expect(partition.store.revision).toBe(revision);
+    expect((await partition.get('work')).found).toBe(false);
+
+    // Already expired at the snapshot (the read saw it absent): no conflict.
+    expect((await partition.apply(serializable(S + 1500))).applied).toBe(true);
+
+    // Still live at the commit: no conflict either.
+    const fresh = await Partition.create(memoryEngineKind);
+    fresh.nowMs = S;
+    await fresh.put('locks/a', 'me', { ttlMs: 1000 });
+    fresh.nowMs = S + 800;
+    const live = txn(fresh, { isolation: 'serializable', snapshotTimeMs: S + 500, readPrefixes: ['locks/'], writes: [{ type: 'put', key: 'work', value: text('x') }] });
+    expect((await fresh.apply(live)).applied).toBe(true);
+  });
 });
 
 describe('expire entries', () => {
