@@ -298,6 +298,11 @@ describe('FaultProxy faults', () => {
     proxy.setFault({ kind: 'drop', direction: 'forward' });
     const data = seededBytes(9, 16 * 1024 * 1024);
     client.socket.write(data);
+    // Wait for the cap to be reached rather than assume it takes under some fixed time: on a loaded
+    // machine the client's 16 MiB write can take longer than a fixed sleep to reach the proxy (the
+    // old `sleep(300)` then saw less than the cap queued). Then give the proxy time to overshoot,
+    // were its pushback broken, before checking the bound.
+    await waitFor(() => proxy.stats().bytesQueued.forward >= maxQueuedBytes, 'the forward queue to reach its cap', 10_000);
     await sleep(300);
     const queued = proxy.stats().bytesQueued.forward;
     expect(queued).toBeGreaterThanOrEqual(maxQueuedBytes);
