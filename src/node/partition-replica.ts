@@ -79,18 +79,26 @@ function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: strin
 const SNAPSHOT_PAYLOAD_VERSION = 2;
 const SNAPSHOT_DIGEST_BYTES = 32;
 
+/** Frames chunks into one payload, copying each chunk once (a snapshot may be tens of MiB). */
 export function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
-  const writer = new ByteWriter(chunks.reduce((sum, chunk) => sum + chunk.length + 4, 16));
-  for (const chunk of chunks) writer.bytes(chunk);
-  const body = writer.finish();
-  const payload = new Uint8Array(1 + SNAPSHOT_DIGEST_BYTES + body.length);
+  const bodyStart = 1 + SNAPSHOT_DIGEST_BYTES;
+  const payload = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length + 4, bodyStart));
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  let offset = bodyStart;
+  for (const chunk of chunks) {
+    view.setUint32(offset, chunk.length, false);
+    payload.set(chunk, offset + 4);
+    offset += 4 + chunk.length;
+  }
   payload[0] = SNAPSHOT_PAYLOAD_VERSION;
-  payload.set(createHash('sha256').update(body).digest(), 1);
-  payload.set(body, 1 + SNAPSHOT_DIGEST_BYTES);
+  payload.set(createHash('sha256').update(payload.subarray(bodyStart)).digest(), 1);
   return payload;
 }
 
-/** The chunks of a snapshot payload; throws INVALID_ARGUMENT for a bad version, checksum or framing. */
+/**
+ * The chunks of a snapshot payload, as views into `data` (no copies: the caller must not change
+ * it); throws INVALID_ARGUMENT for a bad version, checksum or framing.
+ */
 export function unframeChunks(data: Uint8Array): Uint8Array[] {
   if (data.length < 1 + SNAPSHOT_DIGEST_BYTES || data[0] !== SNAPSHOT_PAYLOAD_VERSION) {
     throw new AtollError('INVALID_ARGUMENT', `malformed snapshot payload: not version ${SNAPSHOT_PAYLOAD_VERSION} or too short`);
@@ -98,9 +106,16 @@ export function unframeChunks(data: Uint8Array): Uint8Array[] {
   const body = data.subarray(1 + SNAPSHOT_DIGEST_BYTES);
   const digest = createHash('sha256').update(body).digest();
   if (!timingSafeEqual(digest, data.subarray(1, 1 + SNAPSHOT_DIGEST_BYTES))) throw new AtollError('INVALID_ARGUMENT', 'malformed snapshot payload: checksum mismatch');
-  const reader = new ByteReader(body, 'snapshot payload');
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const chunks: Uint8Array[] = [];
-  while (!reader.done) chunks.push(reader.bytes());
+  // Each step consumes 4 bytes and a length within the body: at most body.length / 4 steps.
+  for (let offset = 0; offset < body.length; ) {
+    if (offset + 4 > body.length) throw new AtollError('INVALID_ARGUMENT', 'malformed snapshot payload: truncated chunk length');
+    const length = view.getUint32(offset, false);
+    if (offset + 4 + length > body.length) throw new AtollError('INVALID_ARGUMENT', 'malformed snapshot payload: truncated chunk');
+    chunks.push(body.subarray(offset + 4, offset + 4 + length));
+    offset += 4 + length;
+  }
   return chunks;
 }
 
@@ -110,13 +125,19 @@ export function unframeChunks(data: Uint8Array): Uint8Array[] {
  * (MvccStore.checkSnapshot), all before the Raft core adopts it.
  */
 export function snapshotPayloadRefusal(snapshot: Snapshot, mvcc: Pick<MvccStore, 'checkSnapshot'>): string | undefined {
+  const checked = checkedSnapshotChunks(snapshot, mvcc);
+  return typeof checked === 'string' ? checked : undefined;
+}
+
+/** The checked chunks of a snapshot from the leader, or why it must not be installed. */
+function checkedSnapshotChunks(snapshot: Snapshot, mvcc: Pick<MvccStore, 'checkSnapshot'>): Uint8Array[] | string {
   try {
     const chunks = unframeChunks(snapshot.data);
     if (chunks.length === 0) return 'malformed snapshot payload: no chunks';
     const header = readSnapshotHeader(chunks[0] as Uint8Array);
     if (header.appliedIndex !== snapshot.meta.index) return `snapshot data is at index ${header.appliedIndex}, its metadata says ${snapshot.meta.index}`;
     mvcc.checkSnapshot(chunks);
-    return undefined;
+    return chunks;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
@@ -178,6 +199,16 @@ export class PartitionReplica {
   private readonly maxEntriesWhileSnapshotHeld: number;
   /** True while a physical compaction step runs beside the loop (one per group at a time). */
   compactingStorage = false;
+  /**
+   * True while a snapshot from the leader imports beside the loop (set and cleared by the driver,
+   * src/node/snapshot-imports.ts). Invariant: meanwhile its Ready is outstanding, so nothing may
+   * touch this.raw: propose and startReadRound refuse (asserted there), the driver skips the rest.
+   */
+  installing = false;
+  /** The snapshot beginSnapshotImport imported; stage() of its Ready then skips the install. */
+  private importedSnapshot: Snapshot | undefined;
+  /** The last payload acceptSnapshot checked, and its chunks (views into it). */
+  private acceptedSnapshot: { readonly data: Uint8Array; readonly chunks: Uint8Array[] } | undefined;
   private appliedSinceSnapshot = 0;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
@@ -219,9 +250,11 @@ export class PartitionReplica {
       maxInflightBytes: 64 * 1024 * 1024,
       snapshotChunkBytes: 1024 * 1024,
       acceptSnapshot: (snapshot) => {
-        const refusal = snapshotPayloadRefusal(snapshot, mvcc);
-        if (refusal !== undefined) onSnapshotRefused(refusal);
-        return refusal === undefined;
+        const checked = checkedSnapshotChunks(snapshot, mvcc);
+        if (typeof checked === 'string') onSnapshotRefused(checked);
+        // Kept for the install of exactly this payload, so it is not unframed and checked twice.
+        this.acceptedSnapshot = typeof checked === 'string' ? undefined : { data: snapshot.data, chunks: checked };
+        return typeof checked !== 'string';
       },
     });
   }
@@ -239,6 +272,8 @@ export class PartitionReplica {
   // ------------------------------------------------------------ requests (called by the loop)
 
   propose(payload: Uint8Array, waiter: Omit<ProposalWaiter, 'term'>, ackBeforeCommit = false): void {
+    // An installing replica is a follower whose Ready is outstanding: refuse (retryable) before raw.
+    if (this.installing) throw this.notLeaderError();
     const { index, term } = this.raw.propose(payload);
     if (ackBeforeCommit) {
       // Test-only defect (a negative control): claim success before the entry is committed.
@@ -255,6 +290,7 @@ export class PartitionReplica {
   /** Starts a ReadIndex round for every read that arrived since the previous one started. */
   startReadRound(): void {
     if (this.readsWaitingForRound.length === 0) return;
+    assert.ok(!this.installing, `partition ${this.id}: no read round while a snapshot imports (its Ready is outstanding)`);
     const waiters = this.readsWaitingForRound;
     this.readsWaitingForRound = [];
     const context = `${this.id}:${++this.roundCounter}`;
@@ -286,12 +322,29 @@ export class PartitionReplica {
       await this.mvcc.importSnapshot(unframeChunks(ready.snapshot.data));
       this.appliedIndex = ready.snapshot.meta.index;
       ops.push(...this.storage.stageSnapshot(ready.snapshot.meta));
+    } else if (ready.snapshot && this.importedSnapshot === ready.snapshot) {
+      // Imported beside the loop (beginSnapshotImport): the store and the log already hold it.
+      this.importedSnapshot = undefined;
     } else if (ready.snapshot) {
       await this.installSnapshot(ready.snapshot, ready.hardState);
     }
     ops.push(...this.storage.stageEntries(ready.entries));
     if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
     return { ops, mustSync };
+  }
+
+  /**
+   * Imports the Ready's snapshot beside the loop (src/node/snapshot-imports.ts): the driver keeps
+   * the Ready outstanding and hands it to stage() once this resolves; every other group keeps
+   * running meanwhile. Undefined for the regression control, whose stage() installs in the loop.
+   */
+  beginSnapshotImport(ready: Ready): Promise<void> | undefined {
+    const snapshot = ready.snapshot;
+    if (snapshot === undefined || this.options.nonAtomicSnapshotInstall === true) return undefined;
+    assert.ok(this.installing && this.importedSnapshot === undefined, `partition ${this.id}: one snapshot import at a time, under the driver's installing mark`);
+    return this.installSnapshot(snapshot, ready.hardState).then(() => {
+      this.importedSnapshot = snapshot;
+    });
   }
 
   /**
@@ -310,7 +363,12 @@ export class PartitionReplica {
     const logOps = this.storage.stageSnapshot(meta);
     // A commit index beyond the snapshot would name entries that reach disk only in the loop's batch.
     if (hardState) logOps.push(...this.storage.stageHardState({ ...hardState, commit: Math.min(hardState.commit, meta.index) }));
-    await this.mvcc.importSnapshot(unframeChunks(snapshot.data), { alsoWrite: logOps });
+    // The payload acceptSnapshot checked (the same bytes: the Raft core adopted what it accepted)
+    // is not checked again as a whole; the import still checks each chunk as it writes it.
+    const accepted = this.acceptedSnapshot?.data === snapshot.data ? this.acceptedSnapshot : undefined;
+    this.acceptedSnapshot = undefined;
+    const chunks = accepted?.chunks ?? unframeChunks(snapshot.data);
+    await this.mvcc.importSnapshot(chunks, { alsoWrite: logOps, ...(accepted ? { checkedIndex: meta.index } : {}) });
     assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
     this.appliedIndex = meta.index;
   }
@@ -497,7 +555,7 @@ export class PartitionReplica {
   adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
     this.exportAwaitingAdoption = false;
     const current = this.storage.snapshotMeta().index;
-    if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
+    if (this.installing || snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
     this.builtSnapshot = snapshot;
     this.builtSnapshotUsedAtMs = this.nowMs();
     return this.recordSnapshot(snapshot.meta);
