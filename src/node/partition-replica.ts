@@ -79,8 +79,34 @@ function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: strin
 const SNAPSHOT_PAYLOAD_VERSION = 2;
 const SNAPSHOT_DIGEST_BYTES = 32;
 
-/** Frames chunks into one payload, copying each chunk once (a snapshot may be tens of MiB). */
-export function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
+/** The framing of one chunk in a payload's body: its length, big-endian u32. */
+function chunkLengthPrefix(chunk: Uint8Array): Uint8Array {
+  const prefix = new Uint8Array(4);
+  new DataView(prefix.buffer).setUint32(0, chunk.length, false);
+  return prefix;
+}
+
+/**
+ * A payload's body digest, fed chunk by chunk (an export hashes each chunk as it is read, so
+ * framing a large snapshot does not hash it all in one synchronous step).
+ */
+export class PayloadDigest {
+  private readonly hash = createHash('sha256');
+
+  add(chunk: Uint8Array): void {
+    this.hash.update(chunkLengthPrefix(chunk)).update(chunk);
+  }
+
+  digest(): Uint8Array {
+    return this.hash.digest();
+  }
+}
+
+/**
+ * Frames chunks into one payload, copying each chunk once (a snapshot may be tens of MiB).
+ * `digest`, when given, is PayloadDigest's digest of exactly these chunks.
+ */
+export function frameChunks(chunks: readonly Uint8Array[], digest?: Uint8Array): Uint8Array {
   const bodyStart = 1 + SNAPSHOT_DIGEST_BYTES;
   const payload = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length + 4, bodyStart));
   const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
@@ -91,7 +117,7 @@ export function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
     offset += 4 + chunk.length;
   }
   payload[0] = SNAPSHOT_PAYLOAD_VERSION;
-  payload.set(createHash('sha256').update(payload.subarray(bodyStart)).digest(), 1);
+  payload.set(digest ?? createHash('sha256').update(payload.subarray(bodyStart)).digest(), 1);
   return payload;
 }
 
@@ -536,15 +562,19 @@ export class PartitionReplica {
     const meta: SnapshotMeta = { index, term: this.storage.term(index), confState: this.raw.status().confState };
     const iterator = this.mvcc.exportSnapshot()[Symbol.asyncIterator]();
     const chunks: Uint8Array[] = [];
+    const digest = new PayloadDigest();
     try {
-      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) chunks.push(next.value);
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
+        chunks.push(next.value);
+        digest.add(next.value);
+      }
     } finally {
       await iterator.return?.();
     }
     assert.equal(readSnapshotHeader(chunks[0] as Uint8Array).appliedIndex, index, 'the export started at the applied index it was fixed at');
     this.snapshotsExported++;
     this.exportAwaitingAdoption = true;
-    return { meta, data: frameChunks(chunks) };
+    return { meta, data: frameChunks(chunks, digest.digest()) };
   }
 
   /**
