@@ -27,12 +27,13 @@ const TICK_MS = 150; // election timeout: 10 to 20 ticks, 1.5-3 s
 /**
  * The longest node 2 may go without sending partition 1 anything while its import runs: the
  * shortest election timeout (10 ticks). It sends a heartbeat every tick and appends for the writes,
- * so a follower that hears from it within that never campaigns. Measured while importing: 100-300
+ * so a follower that hears from it within that never campaigns. Measured while importing: 140-780
  * ms on this shared 2-core machine under load (the event loop is shared by the three nodes and the
- * import's writes). Over the whole catch-up the silence is longer (up to about 1 s measured): the
- * synchronous parts that remain, the leader framing its export and node 2 checking the whole payload
- * when the last chunk arrives (architecture.md section 8). Before this change the silence was the
- * whole import (2.5-3.7 s measured), and node 2 lost partition 1.
+ * import's writes; the high end with the simulator running beside). Over the whole catch-up the
+ * silence is longer (0.7-2.2 s measured): the synchronous parts that remain, the leader framing its
+ * export and node 2 checking the whole payload when the last chunk arrives (architecture.md
+ * section 8), so elections outside the import are possible here and not asserted on. Before this
+ * change the silence while importing was the whole import (2.8-3.7 s measured), with an election.
  */
 const MAX_SILENCE_MS = 10 * TICK_MS;
 
@@ -95,6 +96,7 @@ describe('a snapshot import beside the node loop', () => {
     // partition 0's import (its mark: needsSnapshot) ran at some point during it; the whole
     // catch-up (transfer, checks, import) is reported too.
     const termBefore = c.replica(IMPORTING, 1).raw.status().term;
+    const termNow = (): number => c.replica(IMPORTING, 1).raw.status().term;
     let lastSentMs = Date.now();
     let longestSilenceMs = 0;
     let longestSilenceInCatchUpMs = 0;
@@ -103,11 +105,19 @@ describe('a snapshot import beside the node loop', () => {
     let importFirstSeenMs: number | undefined;
     let importLastSeenMs = 0;
     const importing = (): boolean => c.replica(IMPORTING, 0).mvcc.needsSnapshot;
+    // Partition 1's term as its followers know it (a node stuck in its loop learns of an election late).
+    const partition1Term = (): number => Math.max(...[1, 2, 3].map((id) => c.replica(id, 1).raw.status().term));
+    let termAtImportStart: number | undefined;
+    let termAtImportEnd: number | undefined;
+    let ledAtImportEnd = false;
     const poll = setInterval(() => {
       if (!importing()) return;
       importSeen = true;
       importFirstSeenMs ??= Date.now();
       importLastSeenMs = Date.now();
+      termAtImportStart ??= partition1Term();
+      termAtImportEnd = partition1Term();
+      ledAtImportEnd = c.replica(IMPORTING, 1).raw.status().role === 'leader';
     }, 5);
     c.network.onSend = (from, _to, messages) => {
       if (from !== IMPORTING || !messages.some(({ group }) => group === 1)) return;
@@ -127,6 +137,21 @@ describe('a snapshot import beside the node loop', () => {
       }
     })();
 
+    // The Ready contract: while the import runs (installing), nothing ticks or steps partition 0's
+    // RawNode on node 2 (its Ready is outstanding until a later iteration advances it).
+    const raw0 = c.replica(IMPORTING, 0).raw;
+    let installingSeen = false;
+    let touchedWhileInstalling = 0;
+    for (const method of ['tick', 'step', 'propose', 'readIndex', 'campaign'] as const) {
+      const original = raw0[method].bind(raw0) as (...args: unknown[]) => unknown;
+      (raw0 as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        if (c.replica(IMPORTING, 0).installing) touchedWhileInstalling++;
+        return original(...args);
+      };
+    }
+    const watchInstalling = setInterval(() => {
+      installingSeen ||= c.replica(IMPORTING, 0).installing;
+    }, 5);
     const catchUpStartedMs = Date.now();
     catchingUp = true;
     lastSentMs = Date.now();
@@ -134,6 +159,7 @@ describe('a snapshot import beside the node loop', () => {
     const caughtUp = await waitFor(() => c.replica(IMPORTING, 0).appliedIndex >= c.replica(leader0, 0).appliedIndex, 40_000);
     catchingUp = false;
     clearInterval(poll);
+    clearInterval(watchInstalling);
     const catchUpTookMs = Date.now() - catchUpStartedMs;
     const importTookMs = importLastSeenMs - (importFirstSeenMs ?? importLastSeenMs);
     writing = false;
@@ -143,13 +169,19 @@ describe('a snapshot import beside the node loop', () => {
     expect(caughtUp).toBe(true);
     // The import cost what it models (12 MiB at 160 ms per MiB), above the shortest election timeout.
     expect(importTookMs).toBeGreaterThan(1_800);
-    const status = c.replica(IMPORTING, 1).raw.status();
     console.log(
       `catch-up ${catchUpTookMs} ms, import ${importTookMs} ms; node ${IMPORTING} silent on partition 1 at most ${longestSilenceMs} ms ` +
-        `while importing, ${longestSilenceInCatchUpMs} ms in the whole catch-up; slowest partition 1 write ${slowestSmallPutMs} ms`,
+        `while importing, ${longestSilenceInCatchUpMs} ms in the whole catch-up; slowest partition 1 write ${slowestSmallPutMs} ms; ` +
+        `partition 1 terms: ${termBefore} before, ${termAtImportStart}-${termAtImportEnd} during the import, ${termNow()} after`,
     );
-    expect({ role: status.role, term: status.term }, 'node 2 kept partition 1 throughout').toEqual({ role: 'leader', term: termBefore });
+    // No election for partition 1 while the import ran. (Outside it, the synchronous steps that
+    // remain, architecture.md section 8, can still stall this one process for up to 2 s under load.)
+    // Node 2 leads at the end in the term that was current at the start: it led throughout.
+    expect(termAtImportEnd, 'no election of partition 1 during the import').toBe(termAtImportStart);
+    expect(ledAtImportEnd, 'node 2 leads partition 1 at the end of the import').toBe(true);
     expect(longestSilenceMs).toBeLessThan(MAX_SILENCE_MS);
+    expect(installingSeen).toBe(true);
+    expect(touchedWhileInstalling).toBe(0);
     expect(await c.localValue(IMPORTING, `${big}/${LARGE_WRITES - 1}`)).toBeDefined();
     expect(c.node(IMPORTING).failure).toBeUndefined();
   }, 60_000);
