@@ -263,14 +263,19 @@ export class PartitionReplica {
     return { ops, mustSync };
   }
 
+  /** False for the regression control (nonAtomicSnapshotInstall), whose stage() installs in the loop. */
+  get importsBesideLoop(): boolean {
+    return this.options.nonAtomicSnapshotInstall !== true;
+  }
+
   /**
    * Imports the Ready's snapshot beside the loop (src/node/snapshot-imports.ts): the driver keeps
    * the Ready outstanding and hands it to stage() once this resolves; every other group keeps
-   * running meanwhile. Undefined for the regression control, whose stage() installs in the loop.
+   * running meanwhile.
    */
-  beginSnapshotImport(ready: Ready): Promise<void> | undefined {
+  beginSnapshotImport(ready: Ready): Promise<void> {
     const snapshot = ready.snapshot;
-    if (snapshot === undefined || this.options.nonAtomicSnapshotInstall === true) return undefined;
+    assert.ok(snapshot !== undefined && this.importsBesideLoop, `partition ${this.id}: only a snapshot Ready imports beside the loop`);
     assert.ok(this.installing && this.importedSnapshot === undefined, `partition ${this.id}: one snapshot import at a time, under the driver's installing mark`);
     return this.installSnapshot(snapshot, ready.hardState).then(() => {
       this.importedSnapshot = snapshot;

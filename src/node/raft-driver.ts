@@ -225,10 +225,11 @@ export class RaftDriver<G extends DrivenGroup> {
     for (const group of this.groups.values()) {
       if (group.installing === true || !group.raw.hasReady()) continue;
       const r = group.raw.ready();
-      if (r.snapshot !== undefined && this.imports.begin(group, r)) continue;
+      if (this.imports.claim(group, r)) continue;
       ready.push({ group, ready: r });
     }
     if (ready.length === 0 && this.pendingLogOps.length === 0) {
+      this.imports.startClaimed();
       this.maybeBuildSnapshots();
       if (tasks.length > 0) this.metrics.loopIteration((clock.monotonicMs() - iterationStartedMs) / 1000, tasks.length);
       return tasks.length > 0 || this.pendingLogOps.length > 0;
@@ -260,6 +261,8 @@ export class RaftDriver<G extends DrivenGroup> {
       // Every write the loop waits on delays every partition on this node: a slow one is news.
       if (tookMs > SLOW_WRITE_MS) logger.warn({ tookMs: Math.round(tookMs), operations: ops.length, sync: mustSync }, 'slow storage write held the node loop');
     }
+    // Claimed imports start only now: every log record staged before them is written (snapshot-imports.ts).
+    this.imports.startClaimed();
     this.sendMessages(ready, false);
 
     await Promise.all(ready.map(({ group, ready: r }) => group.apply(r)));

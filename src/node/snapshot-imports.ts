@@ -6,9 +6,15 @@
  * is the bookkeeping of those imports for RaftDriver.
  *
  * Invariant (the Ready contract: nothing touches a RawNode between ready() and advance()): from
- * begin() until the iteration that advances the import's Ready, the group is `installing`, and the
+ * claim() until the iteration that advances the import's Ready, the group is `installing`, and the
  * driver skips its ticks, read rounds, Readys, inbound messages (dropped: Raft resends), log and
  * storage compaction and snapshot builds.
+ *
+ * Invariant (write order): an import starts (startClaimed) only after the iteration that claimed
+ * it has written its batch, which holds every log record the group staged before (a compaction's
+ * snapshot point, an adopted export); while it is installing the group stages none. So no older
+ * record of its log can reach the disk after the import's final batch and overwrite the snapshot
+ * that batch records.
  */
 import type { Logger } from 'pino';
 import type { Ready } from '../raft/rawnode.js';
@@ -23,12 +29,13 @@ export interface ImportingGroup {
    * the driver once it has advanced that Ready.
    */
   installing?: boolean;
+  /** Whether a snapshot from the leader is imported beside the loop (else stage() installs it). */
+  readonly importsBesideLoop?: boolean;
   /**
-   * Starts importing the Ready's snapshot beside the loop (resolves when the import, whose final
-   * synced batch records the snapshot in the Raft log, is done), or returns undefined when stage()
-   * installs it inside the iteration instead.
+   * Starts importing the Ready's snapshot beside the loop; resolves when the import, whose final
+   * synced batch records the snapshot in the Raft log, is done.
    */
-  beginSnapshotImport?(ready: Ready): Promise<void> | undefined;
+  beginSnapshotImport?(ready: Ready): Promise<void>;
 }
 
 export interface SnapshotImportHost {
@@ -46,6 +53,8 @@ export interface SnapshotImportHost {
 export class SnapshotImports<G extends ImportingGroup> {
   /** Readys whose snapshot is imported, for the next iteration to finish. */
   private finished: Array<{ group: G; ready: Ready }> = [];
+  /** Readys claimed in this iteration, whose import starts after its write (startClaimed). */
+  private claimed: Array<{ group: G; ready: Ready }> = [];
   private runningCount = 0;
 
   constructor(private readonly host: SnapshotImportHost) {}
@@ -63,20 +72,29 @@ export class SnapshotImports<G extends ImportingGroup> {
   }
 
   /**
-   * Starts importing the snapshot of `group`'s Ready beside the loop, or returns false when the
-   * group installs it in stage() (the Ready then goes through this iteration as usual).
+   * Claims `group`'s Ready, whose snapshot is imported beside the loop: marks the group installing
+   * and returns true (the import starts at startClaimed). False when the Ready has no snapshot or
+   * the group installs it in stage() (the Ready then goes through this iteration as usual).
    */
-  begin(group: G, ready: Ready): boolean {
-    const snapshot = ready.snapshot;
-    if (snapshot === undefined) return false;
+  claim(group: G, ready: Ready): boolean {
+    if (ready.snapshot === undefined || group.importsBesideLoop !== true || group.beginSnapshotImport === undefined) return false;
     group.installing = true;
-    let importing: Promise<void> | undefined;
-    try {
-      importing = group.beginSnapshotImport?.(ready);
-    } finally {
-      if (importing === undefined) group.installing = false;
-    }
-    if (importing === undefined) return false;
+    this.claimed.push({ group, ready });
+    return true;
+  }
+
+  /** Starts the claimed imports; call once the iteration's batch is written (see the invariants). */
+  startClaimed(): void {
+    const claimed = this.claimed;
+    this.claimed = [];
+    for (const { group, ready } of claimed) this.start(group, ready);
+  }
+
+  private start(group: G, ready: Ready): void {
+    const snapshot = ready.snapshot;
+    if (snapshot === undefined || group.beginSnapshotImport === undefined) return;
+    // Started synchronously: a throw (a broken invariant) fails the iteration, which stops the node.
+    const importing = group.beginSnapshotImport(ready);
     const { logger, clock, metrics } = this.host;
     logger.info({ partition: group.id, index: snapshot.meta.index, bytes: snapshot.data.length }, 'installing a snapshot from the leader beside the loop');
     const startedMs = clock.monotonicMs();
@@ -99,6 +117,5 @@ export class SnapshotImports<G extends ImportingGroup> {
       .finally(() => {
         this.runningCount--;
       });
-    return true;
   }
 }
