@@ -257,6 +257,9 @@ export class PartitionReplica {
       this.importedSnapshot = undefined;
     } else if (ready.snapshot) {
       await this.installSnapshot(ready.snapshot, ready.hardState);
+    } else {
+      // An accepted payload the core did not adopt (its log already covered it): release it.
+      this.acceptedSnapshot = undefined;
     }
     ops.push(...this.storage.stageEntries(ready.entries));
     if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
