@@ -180,6 +180,12 @@ export interface MvccStatus {
 
 export interface ImportOptions {
   /**
+   * The chunks (an array) passed checkSnapshot already, unchanged since, and describe this applied
+   * index: the whole-snapshot check before the import is skipped (each chunk is still checked as
+   * it is written), so a caller that checked them does not pay twice for a large snapshot.
+   */
+  readonly checkedIndex?: number;
+  /**
    * Operations written in the synced batch that ends the import (with the store's meta records and
    * the removal of the import mark): the Raft log's record of the snapshot, so that the store and
    * the log take the snapshot in one atomic write (PartitionReplica.stage).
@@ -1523,9 +1529,10 @@ export class MvccStore {
   async importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ImportOptions = {}): Promise<MvccStatus> {
     // Chunks in memory (a snapshot from a peer) are checked whole before anything is deleted, so a
     // malformed one changes nothing; a stream can only be checked as it is written.
-    const checked = Array.isArray(chunks) ? this.checkedSnapshotHeader(chunks as readonly Uint8Array[]) : undefined;
+    const checkedIndex =
+      options.checkedIndex ?? (Array.isArray(chunks) ? this.checkedSnapshotHeader(chunks as readonly Uint8Array[]).appliedIndex : undefined);
     // The mark names the index being installed when it is known (diagnostics after a crash).
-    const mark = checked === undefined ? new Uint8Array(0) : encodeUint64BE(checked.appliedIndex);
+    const mark = checkedIndex === undefined ? new Uint8Array(0) : encodeUint64BE(checkedIndex);
     // A compaction step in flight finishes first; none starts until the import ends, and the pass
     // it belonged to is discarded (rebuildKeyState decides what the imported state needs).
     this.importing = true;

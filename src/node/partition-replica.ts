@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { AtollError } from '../errors.js';
 import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { readSnapshotHeader } from '../mvcc/snapshot-format.js';
+import { checkedSnapshotChunks, frameChunks, PayloadDigest, unframeChunks } from './snapshot-payload.js';
 import { RaftError } from '../raft/errors.js';
 import { RawNode, type Ready } from '../raft/rawnode.js';
 import type { Rng } from '../raft/rng.js';
@@ -71,56 +71,7 @@ function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: strin
   return { nowMs, requestId: requestId === '' ? undefined : requestId, command: decodeCommand(data.subarray(data.length - reader.remaining)) };
 }
 
-/**
- * A state-machine snapshot travels as: payload version u8 (2) | SHA-256 of the rest (32 bytes) |
- * length-prefixed MVCC export chunks. The checksum and every chunk are checked before anything is
- * installed (unframeChunks, checkSnapshotPayload), so a corrupt or forged payload changes nothing.
- */
-const SNAPSHOT_PAYLOAD_VERSION = 2;
-const SNAPSHOT_DIGEST_BYTES = 32;
-
-export function frameChunks(chunks: readonly Uint8Array[]): Uint8Array {
-  const writer = new ByteWriter(chunks.reduce((sum, chunk) => sum + chunk.length + 4, 16));
-  for (const chunk of chunks) writer.bytes(chunk);
-  const body = writer.finish();
-  const payload = new Uint8Array(1 + SNAPSHOT_DIGEST_BYTES + body.length);
-  payload[0] = SNAPSHOT_PAYLOAD_VERSION;
-  payload.set(createHash('sha256').update(body).digest(), 1);
-  payload.set(body, 1 + SNAPSHOT_DIGEST_BYTES);
-  return payload;
-}
-
-/** The chunks of a snapshot payload; throws INVALID_ARGUMENT for a bad version, checksum or framing. */
-export function unframeChunks(data: Uint8Array): Uint8Array[] {
-  if (data.length < 1 + SNAPSHOT_DIGEST_BYTES || data[0] !== SNAPSHOT_PAYLOAD_VERSION) {
-    throw new AtollError('INVALID_ARGUMENT', `malformed snapshot payload: not version ${SNAPSHOT_PAYLOAD_VERSION} or too short`);
-  }
-  const body = data.subarray(1 + SNAPSHOT_DIGEST_BYTES);
-  const digest = createHash('sha256').update(body).digest();
-  if (!timingSafeEqual(digest, data.subarray(1, 1 + SNAPSHOT_DIGEST_BYTES))) throw new AtollError('INVALID_ARGUMENT', 'malformed snapshot payload: checksum mismatch');
-  const reader = new ByteReader(body, 'snapshot payload');
-  const chunks: Uint8Array[] = [];
-  while (!reader.done) chunks.push(reader.bytes());
-  return chunks;
-}
-
-/**
- * Why a snapshot from the leader must not be installed, or undefined: its checksum and framing,
- * that it describes the index its metadata names, and everything the store's import checks
- * (MvccStore.checkSnapshot), all before the Raft core adopts it.
- */
-export function snapshotPayloadRefusal(snapshot: Snapshot, mvcc: Pick<MvccStore, 'checkSnapshot'>): string | undefined {
-  try {
-    const chunks = unframeChunks(snapshot.data);
-    if (chunks.length === 0) return 'malformed snapshot payload: no chunks';
-    const header = readSnapshotHeader(chunks[0] as Uint8Array);
-    if (header.appliedIndex !== snapshot.meta.index) return `snapshot data is at index ${header.appliedIndex}, its metadata says ${snapshot.meta.index}`;
-    mvcc.checkSnapshot(chunks);
-    return undefined;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-}
+export { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from './snapshot-payload.js';
 
 /**
  * Reconciles a snapshot install a crash interrupted, before the replica is built: the store holds
@@ -178,6 +129,16 @@ export class PartitionReplica {
   private readonly maxEntriesWhileSnapshotHeld: number;
   /** True while a physical compaction step runs beside the loop (one per group at a time). */
   compactingStorage = false;
+  /**
+   * True while a snapshot from the leader imports beside the loop (set and cleared by the driver,
+   * src/node/snapshot-imports.ts). Invariant: meanwhile its Ready is outstanding, so nothing may
+   * touch this.raw: propose and startReadRound refuse (asserted there), the driver skips the rest.
+   */
+  installing = false;
+  /** The snapshot beginSnapshotImport imported; stage() of its Ready then skips the install. */
+  private importedSnapshot: Snapshot | undefined;
+  /** The last payload acceptSnapshot checked, and its chunks (views into it). */
+  private acceptedSnapshot: { readonly data: Uint8Array; readonly chunks: Uint8Array[] } | undefined;
   private appliedSinceSnapshot = 0;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
@@ -219,9 +180,11 @@ export class PartitionReplica {
       maxInflightBytes: 64 * 1024 * 1024,
       snapshotChunkBytes: 1024 * 1024,
       acceptSnapshot: (snapshot) => {
-        const refusal = snapshotPayloadRefusal(snapshot, mvcc);
-        if (refusal !== undefined) onSnapshotRefused(refusal);
-        return refusal === undefined;
+        const checked = checkedSnapshotChunks(snapshot, mvcc);
+        if (typeof checked === 'string') onSnapshotRefused(checked);
+        // Kept for the install of exactly this payload, so it is not unframed and checked twice.
+        this.acceptedSnapshot = typeof checked === 'string' ? undefined : { data: snapshot.data, chunks: checked };
+        return typeof checked !== 'string';
       },
     });
   }
@@ -239,6 +202,8 @@ export class PartitionReplica {
   // ------------------------------------------------------------ requests (called by the loop)
 
   propose(payload: Uint8Array, waiter: Omit<ProposalWaiter, 'term'>, ackBeforeCommit = false): void {
+    // An installing replica is a follower whose Ready is outstanding: refuse (retryable) before raw.
+    if (this.installing) throw this.notLeaderError();
     const { index, term } = this.raw.propose(payload);
     if (ackBeforeCommit) {
       // Test-only defect (a negative control): claim success before the entry is committed.
@@ -255,6 +220,7 @@ export class PartitionReplica {
   /** Starts a ReadIndex round for every read that arrived since the previous one started. */
   startReadRound(): void {
     if (this.readsWaitingForRound.length === 0) return;
+    assert.ok(!this.installing, `partition ${this.id}: no read round while a snapshot imports (its Ready is outstanding)`);
     const waiters = this.readsWaitingForRound;
     this.readsWaitingForRound = [];
     const context = `${this.id}:${++this.roundCounter}`;
@@ -286,12 +252,37 @@ export class PartitionReplica {
       await this.mvcc.importSnapshot(unframeChunks(ready.snapshot.data));
       this.appliedIndex = ready.snapshot.meta.index;
       ops.push(...this.storage.stageSnapshot(ready.snapshot.meta));
+    } else if (ready.snapshot && this.importedSnapshot === ready.snapshot) {
+      // Imported beside the loop (beginSnapshotImport): the store and the log already hold it.
+      this.importedSnapshot = undefined;
     } else if (ready.snapshot) {
       await this.installSnapshot(ready.snapshot, ready.hardState);
+    } else {
+      // An accepted payload the core did not adopt (its log already covered it): release it.
+      this.acceptedSnapshot = undefined;
     }
     ops.push(...this.storage.stageEntries(ready.entries));
     if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
     return { ops, mustSync };
+  }
+
+  /** False for the regression control (nonAtomicSnapshotInstall), whose stage() installs in the loop. */
+  get importsBesideLoop(): boolean {
+    return this.options.nonAtomicSnapshotInstall !== true;
+  }
+
+  /**
+   * Imports the Ready's snapshot beside the loop (src/node/snapshot-imports.ts): the driver keeps
+   * the Ready outstanding and hands it to stage() once this resolves; every other group keeps
+   * running meanwhile.
+   */
+  beginSnapshotImport(ready: Ready): Promise<void> {
+    const snapshot = ready.snapshot;
+    assert.ok(snapshot !== undefined && this.importsBesideLoop, `partition ${this.id}: only a snapshot Ready imports beside the loop`);
+    assert.ok(this.installing && this.importedSnapshot === undefined, `partition ${this.id}: one snapshot import at a time, under the driver's installing mark`);
+    return this.installSnapshot(snapshot, ready.hardState).then(() => {
+      this.importedSnapshot = snapshot;
+    });
   }
 
   /**
@@ -310,7 +301,12 @@ export class PartitionReplica {
     const logOps = this.storage.stageSnapshot(meta);
     // A commit index beyond the snapshot would name entries that reach disk only in the loop's batch.
     if (hardState) logOps.push(...this.storage.stageHardState({ ...hardState, commit: Math.min(hardState.commit, meta.index) }));
-    await this.mvcc.importSnapshot(unframeChunks(snapshot.data), { alsoWrite: logOps });
+    // The payload acceptSnapshot checked (the same bytes: the Raft core adopted what it accepted)
+    // is not checked again as a whole; the import still checks each chunk as it writes it.
+    const accepted = this.acceptedSnapshot?.data === snapshot.data ? this.acceptedSnapshot : undefined;
+    this.acceptedSnapshot = undefined;
+    const chunks = accepted?.chunks ?? unframeChunks(snapshot.data);
+    await this.mvcc.importSnapshot(chunks, { alsoWrite: logOps, ...(accepted ? { checkedIndex: meta.index } : {}) });
     assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
     this.appliedIndex = meta.index;
   }
@@ -478,15 +474,19 @@ export class PartitionReplica {
     const meta: SnapshotMeta = { index, term: this.storage.term(index), confState: this.raw.status().confState };
     const iterator = this.mvcc.exportSnapshot()[Symbol.asyncIterator]();
     const chunks: Uint8Array[] = [];
+    const digest = new PayloadDigest();
     try {
-      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) chunks.push(next.value);
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
+        chunks.push(next.value);
+        digest.add(next.value);
+      }
     } finally {
       await iterator.return?.();
     }
     assert.equal(readSnapshotHeader(chunks[0] as Uint8Array).appliedIndex, index, 'the export started at the applied index it was fixed at');
     this.snapshotsExported++;
     this.exportAwaitingAdoption = true;
-    return { meta, data: frameChunks(chunks) };
+    return { meta, data: frameChunks(chunks, digest.digest()) };
   }
 
   /**
@@ -497,7 +497,7 @@ export class PartitionReplica {
   adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
     this.exportAwaitingAdoption = false;
     const current = this.storage.snapshotMeta().index;
-    if (snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
+    if (this.installing || snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
     this.builtSnapshot = snapshot;
     this.builtSnapshotUsedAtMs = this.nowMs();
     return this.recordSnapshot(snapshot.meta);

@@ -21,9 +21,10 @@ import { refusalOf } from './peer-message-check.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { NodeClock, NodeTimers, NodeTransport, TimerHandle, TransportFactory } from './ports.js';
 import type { GroupMessage } from './raft-wire.js';
+import { SnapshotImports, type ImportingGroup } from './snapshot-imports.js';
 
 /** What the driver needs of one Raft group (PartitionReplica is one). */
-export interface DrivenGroup {
+export interface DrivenGroup extends ImportingGroup {
   readonly id: number;
   readonly raw: RawNode;
   /** True while exportSnapshot runs (one export per group at a time). */
@@ -108,9 +109,18 @@ export class RaftDriver<G extends DrivenGroup> {
   private readonly metrics: NodeMetrics;
   /** The leader each group last reported in a Ready's soft state (metrics: leader changes). */
   private readonly knownLeaders = new Map<number, number>();
+  /** Snapshot imports running beside the loop (snapshot-imports.ts). */
+  private readonly imports: SnapshotImports<G>;
 
   constructor(private readonly options: RaftDriverOptions) {
     this.metrics = options.metrics ?? noMetrics;
+    this.imports = new SnapshotImports<G>({
+      ...options,
+      metrics: this.metrics,
+      enqueue: (task) => this.enqueue(task),
+      closing: () => this.closedFlag,
+      fail: (error) => this.stopOnFatal(error),
+    });
     this.lastTickAtMs = options.clock.monotonicMs();
     this.transport = options.transport(
       {
@@ -169,20 +179,27 @@ export class RaftDriver<G extends DrivenGroup> {
     if (this.loopRunning || this.closedFlag || this.fatal !== undefined) return;
     this.loopRunning = true;
     try {
-      for (let guard = 0; guard < MAX_ITERATIONS_PER_RUN && !this.closedFlag; guard++) {
+      for (let guard = 0; guard < MAX_ITERATIONS_PER_RUN && !this.closedFlag && this.fatal === undefined; guard++) {
         if (!(await this.iteration())) break;
       }
     } catch (error) {
-      // A failed synced write leaves memory ahead of disk, and a task that broke an invariant
-      // leaves a state nobody can trust: the only safe move is to stop (no further iteration).
-      this.tasks = [];
-      this.fatal = error instanceof Error ? error : new Error(String(error));
-      this.options.logger.fatal({ err: this.fatal }, 'node loop failed; stopping');
-      this.options.onFatal(this.fatal);
+      this.stopOnFatal(error);
     } finally {
       this.loopRunning = false;
     }
     if (this.tasks.length > 0 && !this.closedFlag) this.scheduleLoop();
+  }
+
+  /**
+   * A failed synced write leaves memory ahead of disk, and a task that broke an invariant leaves a
+   * state nobody can trust: the only safe move is to stop (no further iteration).
+   */
+  private stopOnFatal(error: unknown): void {
+    if (this.fatal !== undefined) return;
+    this.tasks = [];
+    this.fatal = error instanceof Error ? error : new Error(String(error));
+    this.options.logger.fatal({ err: this.fatal }, 'node loop failed; stopping');
+    this.options.onFatal(this.fatal);
   }
 
   /** One pass: run queued tasks, then persist, send, apply and advance every ready group. */
@@ -200,10 +217,19 @@ export class RaftDriver<G extends DrivenGroup> {
         logger.warn({ err: error }, 'loop task failed with an expected error; skipped');
       }
     }
-    for (const group of this.groups.values()) group.startReadRound();
+    for (const group of this.groups.values()) if (group.installing !== true) group.startReadRound();
 
-    const ready = [...this.groups.values()].filter((group) => group.raw.hasReady()).map((group) => ({ group, ready: group.raw.ready() }));
+    // Imports that finished beside the loop rejoin here: their Ready is staged (its entries and
+    // hard state; the snapshot is already on disk), sent, applied and advanced like any other.
+    const ready = this.imports.takeFinished();
+    for (const group of this.groups.values()) {
+      if (group.installing === true || !group.raw.hasReady()) continue;
+      const r = group.raw.ready();
+      if (this.imports.claim(group, r)) continue;
+      ready.push({ group, ready: r });
+    }
     if (ready.length === 0 && this.pendingLogOps.length === 0) {
+      this.imports.startClaimed();
       this.maybeBuildSnapshots();
       if (tasks.length > 0) this.metrics.loopIteration((clock.monotonicMs() - iterationStartedMs) / 1000, tasks.length);
       return tasks.length > 0 || this.pendingLogOps.length > 0;
@@ -213,10 +239,12 @@ export class RaftDriver<G extends DrivenGroup> {
     this.pendingLogOps = [];
     let mustSync = ops.length > 0;
     for (const { group, ready: r } of ready) {
-      if (r.snapshot) logger.info({ partition: group.id, index: r.snapshot.meta.index, bytes: r.snapshot.data.length }, 'installing a snapshot from the leader');
-      const stageStartedMs = r.snapshot ? clock.monotonicMs() : 0;
+      // A snapshot imported beside the loop (installing) is already on disk; stage() installs the others.
+      const installsHere = r.snapshot !== undefined && group.installing !== true;
+      if (installsHere && r.snapshot) logger.info({ partition: group.id, index: r.snapshot.meta.index, bytes: r.snapshot.data.length }, 'installing a snapshot from the leader');
+      const stageStartedMs = installsHere ? clock.monotonicMs() : 0;
       const staged = await group.stage(r);
-      if (r.snapshot) this.metrics.snapshot('installed', (clock.monotonicMs() - stageStartedMs) / 1000);
+      if (installsHere) this.metrics.snapshot('installed', (clock.monotonicMs() - stageStartedMs) / 1000);
       ops.push(...staged.ops);
       mustSync ||= staged.mustSync;
     }
@@ -233,11 +261,15 @@ export class RaftDriver<G extends DrivenGroup> {
       // Every write the loop waits on delays every partition on this node: a slow one is news.
       if (tookMs > SLOW_WRITE_MS) logger.warn({ tookMs: Math.round(tookMs), operations: ops.length, sync: mustSync }, 'slow storage write held the node loop');
     }
+    // Claimed imports start only now: every log record staged before them is written (snapshot-imports.ts).
+    this.imports.startClaimed();
     this.sendMessages(ready, false);
 
     await Promise.all(ready.map(({ group, ready: r }) => group.apply(r)));
     for (const { group, ready: r } of ready) {
       group.raw.advance(r);
+      // The import's Ready is advanced: the group is back under the loop's normal care.
+      if (group.installing === true) group.installing = false;
       if (r.softState) {
         logger.debug({ partition: group.id, role: r.softState.role, lead: r.softState.lead }, 'raft role changed');
         this.noteSoftState(group.id, r.softState.role, r.softState.lead);
@@ -282,6 +314,7 @@ export class RaftDriver<G extends DrivenGroup> {
     const { logger } = this.options;
     this.maybeCompactStorage();
     for (const group of this.groups.values()) {
+      if (group.installing === true) continue;
       if (group.needsCompaction()) this.pendingLogOps.push(...group.compactLog());
       if (group.exporting || !group.needsSnapshotBuild()) continue;
       group.exporting = true;
@@ -314,7 +347,7 @@ export class RaftDriver<G extends DrivenGroup> {
   private maybeCompactStorage(): void {
     const { logger } = this.options;
     for (const group of this.groups.values()) {
-      if (group.compactStorageStep === undefined || group.compactingStorage === true || group.needsStorageCompaction?.() !== true) continue;
+      if (group.compactStorageStep === undefined || group.installing === true || group.compactingStorage === true || group.needsStorageCompaction?.() !== true) continue;
       group.compactingStorage = true;
       let more = false;
       void group
@@ -342,7 +375,7 @@ export class RaftDriver<G extends DrivenGroup> {
     if (due <= 0) return;
     this.lastTickAtMs += due * tickMs;
     if (now - this.lastTickAtMs > tickMs * MAX_CATCH_UP_TICKS) this.lastTickAtMs = now;
-    for (let i = 0; i < due; i++) for (const group of this.groups.values()) group.raw.tick();
+    for (let i = 0; i < due; i++) for (const group of this.groups.values()) if (group.installing !== true) group.raw.tick();
   }
 
   /**
@@ -368,6 +401,8 @@ export class RaftDriver<G extends DrivenGroup> {
         this.refusePeerMessage(from, id, refusal);
         continue;
       }
+      // Dropped while its snapshot imports (snapshot-imports.ts); the leader resends what matters.
+      if (group.installing === true) continue;
       group.raw.step(message as Message);
     }
   }
@@ -385,7 +420,7 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /** Tells every group that `peer` cannot be reached (call from a loop task). */
   reportUnreachable(peer: number): void {
-    for (const group of this.groups.values()) group.raw.reportUnreachable(peer);
+    for (const group of this.groups.values()) if (group.installing !== true) group.raw.reportUnreachable(peer);
   }
 
   /** True when every group knows its leader. */
@@ -399,7 +434,7 @@ export class RaftDriver<G extends DrivenGroup> {
     this.closedFlag = true;
     this.tickTimer?.cancel();
     // Let the current iteration finish its write before closing the database under it.
-    for (let i = 0; i < 200 && this.loopRunning; i++) await new Promise<void>((resolve) => this.options.timers.after(10, resolve));
+    for (let i = 0; i < 200 && (this.loopRunning || this.imports.running > 0); i++) await new Promise<void>((resolve) => this.options.timers.after(10, resolve));
     const shutdown = new AtollError('UNAVAILABLE', `node ${this.options.id} is shutting down`);
     for (const group of this.groups.values()) group.failAll(shutdown);
     this.transport.close();

@@ -39,6 +39,8 @@ export class CrashableEngine implements StorageEngine {
   dead = false;
   /** When set, every entry an iterator yields takes this long (a slow disk under a snapshot export). */
   iterateDelayMs: number | undefined;
+  /** When set, a write takes this many milliseconds per MiB it carries (LevelDB's cost, modelled). */
+  writeDelayMsPerMiB: number | undefined;
   beforeWrite: ((operations: readonly WriteOperation[] | 'deleteRange', sync: boolean) => boolean) | undefined;
 
   constructor(readonly inner: MemoryEngine) {}
@@ -81,6 +83,13 @@ export class CrashableEngine implements StorageEngine {
 
   async write(operations: WriteOperation[], options?: WriteOptions): Promise<void> {
     this.dies(operations, options);
+    if (this.writeDelayMsPerMiB !== undefined) {
+      let bytes = 0;
+      for (const operation of operations) bytes += operation.key.length + (operation.type === 'put' ? operation.value.length : 0);
+      const delayMs = (bytes / (1024 * 1024)) * this.writeDelayMsPerMiB;
+      if (delayMs >= 1) await settle(delayMs);
+      this.alive();
+    }
     await this.inner.write(operations, options);
   }
 
@@ -98,6 +107,15 @@ export class CrashableEngine implements StorageEngine {
 export class LoopbackNetwork {
   private readonly events = new Map<number, TransportEvents>();
   readonly cut = new Set<number>();
+  /** Messages of these groups to or from these nodes are lost (`${node}:${group}`). */
+  readonly cutGroups = new Set<string>();
+  /** Sees every frame a node sends, before any is lost. */
+  onSend: ((from: number, to: number, messages: readonly GroupMessage[]) => void) | undefined;
+
+  private delivered(from: number, to: number, messages: GroupMessage[]): GroupMessage[] {
+    if (this.cutGroups.size === 0) return messages;
+    return messages.filter(({ group }) => !this.cutGroups.has(`${from}:${group}`) && !this.cutGroups.has(`${to}:${group}`));
+  }
 
   factory(id: number): TransportFactory {
     return (events) => {
@@ -105,8 +123,11 @@ export class LoopbackNetwork {
       let closed = false;
       const transport: NodeTransport = {
         send: (peer: number, messages: GroupMessage[]) => {
+          this.onSend?.(id, peer, messages);
           if (closed || this.cut.has(id) || this.cut.has(peer)) return;
-          const frame = encodeRaftFrame(messages);
+          const kept = this.delivered(id, peer, messages);
+          if (kept.length === 0) return;
+          const frame = encodeRaftFrame(kept);
           setImmediate(() => {
             if (this.cut.has(id) || this.cut.has(peer)) return;
             this.events.get(peer)?.onMessages(id, decodeRaftFrame(frame));
@@ -134,6 +155,8 @@ export interface ClusterOptions {
   readonly limits?: Partial<Limits>;
   /** Turns authentication on (tenants, tokens). */
   readonly adminToken?: string;
+  /** Partitions, each replicated on all three nodes (default 1). */
+  readonly partitions?: number;
 }
 
 const NODE_IDS = [1, 2, 3];
@@ -163,7 +186,7 @@ export class InProcessCluster {
         id,
         peers: new Map(NODE_IDS.map((peer) => [peer, `n${peer}:1`])),
         dataDir: '/nonexistent/atoll-in-process-cluster',
-        partitions: 1,
+        partitions: this.options.partitions ?? 1,
         replicationFactor: 3,
         tickMs: this.options.tickMs ?? 10,
         electionTicks: 10,
@@ -186,14 +209,14 @@ export class InProcessCluster {
     return this.nodes.get(id) as AtollNode;
   }
 
-  replica(id: number): PartitionReplica {
-    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups.get(0) as PartitionReplica;
+  replica(id: number, partition = 0): PartitionReplica {
+    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups.get(partition) as PartitionReplica;
   }
 
-  leaderId(): number | undefined {
+  leaderId(partition = 0): number | undefined {
     for (const [id, node] of this.nodes) {
       if (this.network.cut.has(id) || node.failure !== undefined) continue;
-      if (this.replica(id).raw.status().role === 'leader') return id;
+      if (this.replica(id, partition).raw.status().role === 'leader') return id;
     }
     return undefined;
   }

@@ -12,7 +12,7 @@ import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } fr
 import type { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import { openGrpcNode } from '../../src/peer/grpc-node.js';
-import { frameChunks, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
+import { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
 import { refusalOf } from '../../src/node/peer-message-check.js';
 import type { GroupMessage } from '../../src/node/raft-wire.js';
 import { EntryType, type Message } from '../../src/raft/types.js';
@@ -70,6 +70,10 @@ describe('snapshot payloads', () => {
     const meta = { index: source.index, term: 1, confState: { voters: [1], learners: [] } };
     const payload = frameChunks(chunks);
     expect(unframeChunks(payload)).toEqual(chunks);
+    // An export's digest, fed chunk by chunk, frames the same payload.
+    const digest = new PayloadDigest();
+    for (const chunk of chunks) digest.add(chunk);
+    expect(frameChunks(chunks, digest.digest())).toEqual(payload);
     expect(snapshotPayloadRefusal({ meta, data: payload }, target.store)).toBeUndefined();
     const flipped = payload.slice();
     flipped[flipped.length - 3]! ^= 1;
