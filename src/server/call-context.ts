@@ -102,9 +102,10 @@ export function openCallScope(options: CallScopeOptions): CallScope {
   const call = options.call;
   call?.on('cancelled', onCancelled);
   if (call?.cancelled === true) onCancelled();
-  assert(deadlineMs - Date.now() <= maxTimerDelayMs, 'a clamped deadline fits a timer');
+  const delayMs = Math.max(0, deadlineMs - Date.now());
+  assert(delayMs <= maxTimerDelayMs, 'a clamped deadline fits a timer');
   // One timer for every request's deadline (deadline-wheel.ts), not a setTimeout per request.
-  const deadline = requestDeadlines.add(deadlineMs, () => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')));
+  const deadline = requestDeadlines.add(delayMs, () => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')));
   // Built field by field, not by spreading: this runs for every request.
   const caller = options.caller ?? callerOf(options.call);
   const context: { -readonly [K in keyof CallContext]: CallContext[K] } = { deadlineMs, signal: controller.signal };

@@ -17,13 +17,14 @@
 import assert from 'node:assert/strict';
 
 export interface WheelTimers {
+  /** A monotonic clock in ms: deadlines are kept as delays from it, so a wall-clock step moves none. */
   nowMs(): number;
   /** Runs `run` after `delayMs`; the handle cancels it. */
   after(delayMs: number, run: () => void): { cancel(): void };
 }
 
 const systemTimers: WheelTimers = {
-  nowMs: () => Date.now(),
+  nowMs: () => performance.now(),
   after(delayMs, run) {
     const timer = setTimeout(run, delayMs);
     // A pending deadline must not keep a shutting-down process alive.
@@ -49,7 +50,7 @@ class Entry implements WheelEntry {
 }
 
 export class DeadlineWheel {
-  /** Slot number (ceil(deadlineMs / slotMs)) -> the entries due then. */
+  /** Slot number (ceil(monotonic due time / slotMs)) -> the entries due then. */
   private readonly slots = new Map<number, Set<Entry>>();
   /** Binary min-heap of the slot numbers in `slots`. */
   private readonly heap: number[] = [];
@@ -62,10 +63,10 @@ export class DeadlineWheel {
     assert(Number.isInteger(slotMs) && slotMs > 0, 'slotMs must be a positive integer');
   }
 
-  /** Runs `fire` once `deadlineMs` (Unix epoch ms) has passed, unless cancelled first. */
-  add(deadlineMs: number, fire: () => void): WheelEntry {
-    assert(Number.isFinite(deadlineMs), 'a deadline must be a finite time');
-    const slotNumber = Math.ceil(deadlineMs / this.slotMs);
+  /** Runs `fire` once `delayMs` from now has passed, unless cancelled first. */
+  add(delayMs: number, fire: () => void): WheelEntry {
+    assert(Number.isFinite(delayMs), 'a deadline must be a finite time');
+    const slotNumber = Math.ceil((this.timers.nowMs() + Math.max(0, delayMs)) / this.slotMs);
     let slot = this.slots.get(slotNumber);
     if (slot === undefined) {
       slot = new Set();
