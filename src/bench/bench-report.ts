@@ -82,10 +82,10 @@ export function serverCpuMsPerOp(cpuPercent: number | undefined, opsPerSecond: n
   return round((cpuPercent * 10) / opsPerSecond, 4);
 }
 
-/** Two significant digits at most, like 1.4, 0.52 or 0.061 ("" when unknown). */
+/** Two significant digits, like 1.4, 3.0, 0.52 or 0.061; whole numbers from 10 ("" when unknown). */
 export function msPerOpText(msPerOp: number | undefined): string {
   if (msPerOp === undefined) return '';
-  return msPerOp >= 10 ? String(Math.round(msPerOp)) : String(Number(msPerOp.toPrecision(2)));
+  return msPerOp >= 9.95 ? String(Math.round(msPerOp)) : msPerOp.toPrecision(2);
 }
 
 export const latencyColumns = ['p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms'] as const;

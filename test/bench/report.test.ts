@@ -110,7 +110,7 @@ describe('server CPU per operation', () => {
     expect(runJson(run).serverCpuMsPerOp).toBeCloseTo(1.75, 6);
     expect(runJson({ ...run, serverCpuPercent: {} }).serverCpuMsPerOp).toBeNull();
     expect(serverCpuMsPerOp(70, 0)).toBeUndefined();
-    expect([0.0612, 0.5, 1.75, 12.4].map(msPerOpText)).toEqual(['0.061', '0.5', '1.8', '12']);
+    expect([0.0612, 0.5, 1.75, 3, 9.97, 12.4].map(msPerOpText)).toEqual(['0.061', '0.50', '1.8', '3.0', '10', '12']);
   });
 });
 
