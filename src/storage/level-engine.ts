@@ -99,12 +99,13 @@ export class LevelEngine implements StorageEngine {
       if (options.sync === true) await this.forceSync();
       return;
     }
-    // One pass on the hot path: check each operation (nothing is copied or re-wrapped).
-    for (const operation of operations) {
+    // One pass on the hot path: check each operation as it is copied into the batch.
+    const batch = operations.map((operation) => {
       assertKey(operation.key);
-      if (operation.type === 'put') assert(operation.value instanceof Uint8Array, 'value must be a Uint8Array');
-      else assert(operation.type === 'del', 'operation type must be put or del');
-    }
+      if (operation.type === 'del') return { type: 'del' as const, key: operation.key };
+      assert(operation.value instanceof Uint8Array, 'value must be a Uint8Array');
+      return { type: 'put' as const, key: operation.key, value: operation.value };
+    });
     const direct = (this.database as unknown as DirectBatch)._batch;
     if (typeof direct === 'function') {
       // classic-level's own batch, without abstract-level's per-operation work (an options
@@ -112,15 +113,9 @@ export class LevelEngine implements StorageEngine {
       // busy time went into building batches, a quarter of it there. Safe because keys and
       // values are already Uint8Arrays (the 'view' encoding is the identity), no hooks or
       // 'write' listeners are used, and the database is open (assertOpen; open() awaited it).
-      // The operations go as they are: the binding reads only `type`, `key` and `value` and
-      // copies the bytes into LevelDB's batch before it returns, so the caller's objects are
-      // neither kept nor changed (no per-operation object is built for it).
-      await direct.call(this.database, operations, { sync: options.sync ?? false });
+      await direct.call(this.database, batch, { sync: options.sync ?? false });
       return;
     }
-    const batch = operations.map((operation) =>
-      operation.type === 'del' ? { type: 'del' as const, key: operation.key } : { type: 'put' as const, key: operation.key, value: operation.value },
-    );
     await this.database.batch(batch, { sync: options.sync ?? false });
   }
 
@@ -166,7 +161,7 @@ function plainView(bytes: Uint8Array): Uint8Array {
 
 /** classic-level's private batch (abstract-level's contract: encoded operations, database open). */
 interface DirectBatch {
-  _batch?: (operations: readonly WriteOperation[], options: { sync: boolean }) => Promise<void>;
+  _batch?: (operations: Array<{ type: 'put' | 'del'; key: Uint8Array; value?: Uint8Array }>, options: { sync: boolean }) => Promise<void>;
 }
 
 function assertKey(key: Uint8Array): void {
