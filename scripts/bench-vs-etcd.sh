@@ -177,11 +177,19 @@ done
 node_flags=()
 if [[ -n "$cpu_prof" ]]; then mkdir -p "$cpu_prof"; node_flags=(--cpu-prof --cpu-prof-dir "$cpu_prof"); fi
 atoll_pids=()
+# The nodes prove a shared peer secret to each other (docs/security.md, "Peers"): node 1 creates
+# the file at its first start, the others are started once it exists.
+mkdir -p "$work/atoll"
+peer_secret_file="$work/atoll/peer-secret"
 for i in 1 2 3; do
   ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/server/main.js" \
-    --id "$i" --peers "$atoll_peers" --data-dir "$work/atoll/node$i" >"$work/atoll-node$i.log" 2>&1 &
+    --id "$i" --peers "$atoll_peers" --data-dir "$work/atoll/node$i" --peer-secret-file "$peer_secret_file" >"$work/atoll-node$i.log" 2>&1 &
   started_pids+=($!)
   atoll_pids+=($!)
+  if [[ $i == 1 ]]; then
+    for _ in $(seq 1 100); do [[ -s $peer_secret_file ]] && break; sleep 0.1; done
+    [[ -s $peer_secret_file ]] || { say "atoll node 1 did not create $peer_secret_file; its log:"; tail -n 20 "$work/atoll-node1.log" >&2 || true; exit 1; }
+  fi
 done
 say "atoll: 3 nodes starting (clients $atoll_endpoints, pids ${atoll_pids[*]})"
 

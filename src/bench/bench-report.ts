@@ -11,6 +11,8 @@ export interface RunJson extends Omit<RunResult, 'latency' | 'histogram'> {
   readonly latencyMs: LatencySummary;
   readonly distribution: readonly DistributionPoint[];
   readonly histogram: string;
+  /** Milliseconds of the sampled server processes' CPU per successful operation; null when none was sampled. */
+  readonly serverCpuMsPerOp: number | null;
 }
 
 export interface BenchJson {
@@ -43,6 +45,7 @@ export function runJson(run: RunResult): RunJson {
     loadAverage1m: round(run.loadAverage1m, 2),
     distribution: run.histogram.distribution().map((point) => ({ percentile: round(point.percentile, 5), latencyMs: round(point.latencyMs) })),
     histogram: run.histogram.toBase64(),
+    serverCpuMsPerOp: serverCpuMsPerOp(totalCpuPercent(run.serverCpuPercent), run.opsPerSecond) ?? null,
   };
 }
 
@@ -59,8 +62,30 @@ export function benchJson(report: BenchReport): BenchJson {
 
 /** Sum of the sampled processes' CPU, percent of one core ("" when none was sampled). */
 export function serverCpuText(serverCpuPercent: Readonly<Record<string, number>>): string {
+  const total = totalCpuPercent(serverCpuPercent);
+  return total === undefined ? '' : String(Math.round(total));
+}
+
+/** Sum of the sampled processes' CPU in percent of one core; undefined when none was sampled. */
+export function totalCpuPercent(serverCpuPercent: Readonly<Record<string, number>>): number | undefined {
   const values = Object.values(serverCpuPercent);
-  return values.length === 0 ? '' : String(Math.round(values.reduce((sum, value) => sum + value, 0)));
+  return values.length === 0 ? undefined : values.reduce((sum, value) => sum + value, 0);
+}
+
+/**
+ * Server CPU per operation in milliseconds: `cpuPercent` of one core over a second is
+ * cpuPercent * 10 ms, shared by `opsPerSecond` operations. Undefined when nothing was sampled or
+ * nothing succeeded (no operation to divide by).
+ */
+export function serverCpuMsPerOp(cpuPercent: number | undefined, opsPerSecond: number): number | undefined {
+  if (cpuPercent === undefined || !(opsPerSecond > 0)) return undefined;
+  return round((cpuPercent * 10) / opsPerSecond, 4);
+}
+
+/** Two significant digits, like 1.4, 3.0, 0.52 or 0.061; whole numbers from 10 ("" when unknown). */
+export function msPerOpText(msPerOp: number | undefined): string {
+  if (msPerOp === undefined) return '';
+  return msPerOp >= 9.95 ? String(Math.round(msPerOp)) : msPerOp.toPrecision(2);
 }
 
 export const latencyColumns = ['p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms'] as const;
@@ -79,14 +104,14 @@ export function settingsText(settings: BenchReport['settings']): string {
 /** The final table: one row per workload and concurrency, errors by code in the last column. */
 export function benchTable(report: BenchReport): string[] {
   const sampled = report.settings.samplePids.length > 0;
-  const header = ['workload', 'conc', 'ops/s', ...latencyColumns, 'client cpu%', ...(sampled ? ['server cpu%'] : []), 'load', 'errors'];
+  const header = ['workload', 'conc', 'ops/s', ...latencyColumns, 'client cpu%', ...(sampled ? ['server cpu%', 'server ms/op'] : []), 'load', 'errors'];
   const rows = report.runs.map((run) => [
     run.workload,
     run.concurrency,
     grouped(run.opsPerSecond),
     ...latencyCells(run.latency),
     String(Math.round(run.clientCpuPercent)),
-    ...(sampled ? [serverCpuText(run.serverCpuPercent)] : []),
+    ...(sampled ? [serverCpuText(run.serverCpuPercent), msPerOpText(serverCpuMsPerOp(totalCpuPercent(run.serverCpuPercent), run.opsPerSecond))] : []),
     run.loadAverage1m.toFixed(2),
     countsText(run.errorsByCode),
   ]);

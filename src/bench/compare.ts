@@ -5,7 +5,7 @@
  * summed (so ops/s is over the whole measured time) and the latency histograms are added.
  */
 import type { BenchJson, RunJson } from './bench-report.js';
-import { latencyCells, latencyColumns, settingsText } from './bench-report.js';
+import { latencyCells, latencyColumns, msPerOpText, serverCpuMsPerOp, settingsText } from './bench-report.js';
 import { LatencyHistogram, type LatencySummary } from './latency-histogram.js';
 import type { LatencyPanel } from './latency-svg.js';
 import { countsText, grouped, markdownTable, textTable, type Cell } from './text-table.js';
@@ -29,6 +29,8 @@ export interface MergedRun {
   readonly clientCpuPercent: number;
   /** Sum over the sampled server processes (percent of one core); undefined when none were sampled. */
   readonly serverCpuPercent: number | undefined;
+  /** Milliseconds of server CPU per operation over the merged rounds; undefined when none were sampled. */
+  readonly serverCpuMsPerOp: number | undefined;
   readonly loadAverage1m: number;
 }
 
@@ -74,6 +76,7 @@ function mergeRuns(system: string, runs: readonly RunJson[]): MergedRun {
     errorsByCode,
     clientCpuPercent: clientCpu / seconds,
     serverCpuPercent: serverSampled ? serverCpu / seconds : undefined,
+    serverCpuMsPerOp: serverCpuMsPerOp(serverSampled ? serverCpu / seconds : undefined, operations / seconds),
     loadAverage1m: load / runs.length,
   };
 }
@@ -117,7 +120,7 @@ export function ratioText(atoll: number, etcd: number): string {
   return (atoll / etcd).toFixed(2);
 }
 
-const header = ['conc', 'system', 'ops/s', ...latencyColumns, 'client cpu%', 'server cpu%', 'load', 'errors'];
+const header = ['conc', 'system', 'ops/s', ...latencyColumns, 'client cpu%', 'server cpu%', 'server ms/op', 'load', 'errors'];
 
 function systemRow(run: MergedRun): Cell[] {
   return [
@@ -127,6 +130,7 @@ function systemRow(run: MergedRun): Cell[] {
     ...latencyCells(run.latency),
     String(Math.round(run.clientCpuPercent)),
     run.serverCpuPercent === undefined ? '' : String(Math.round(run.serverCpuPercent)),
+    msPerOpText(run.serverCpuMsPerOp),
     run.loadAverage1m.toFixed(2),
     countsText(run.errorsByCode),
   ];
@@ -136,7 +140,13 @@ function ratioRow(atoll: MergedRun, etcd: MergedRun): Cell[] {
   const a = atoll.latency;
   const e = etcd.latency;
   const latencies = [ratioText(a.p50Ms, e.p50Ms), ratioText(a.p90Ms, e.p90Ms), ratioText(a.p99Ms, e.p99Ms), ratioText(a.p999Ms, e.p999Ms), ratioText(a.maxMs, e.maxMs)];
-  return [atoll.concurrency, 'atoll/etcd', ratioText(atoll.opsPerSecond, etcd.opsPerSecond), ...latencies, '', '', '', ''];
+  return [atoll.concurrency, 'atoll/etcd', ratioText(atoll.opsPerSecond, etcd.opsPerSecond), ...latencies, '', '', msPerOpRatio(atoll, etcd), '', ''];
+}
+
+/** Atoll's server CPU per operation over etcd's ("" unless both were sampled). */
+function msPerOpRatio(atoll: MergedRun, etcd: MergedRun): string {
+  if (atoll.serverCpuMsPerOp === undefined || etcd.serverCpuMsPerOp === undefined) return '';
+  return ratioText(atoll.serverCpuMsPerOp, etcd.serverCpuMsPerOp);
 }
 
 /** Rows of one workload: each concurrency's systems, then their ratio. */

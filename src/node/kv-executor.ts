@@ -15,6 +15,7 @@ import { encodeCommand, validateRequestId, type ApplyResult, type Command, type 
 import type { TxnHandleKeys } from '../txn/txn-handle.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import type { Admission } from './admission.js';
+import { DeadlineWheel } from './deadline-wheel.js';
 import type * as api from './api.js';
 import type { NodeTestBugs } from './node-config.js';
 import type { NodeAccess } from './node-access.js';
@@ -47,7 +48,12 @@ export interface KvExecutorOptions {
 }
 
 export class KvExecutor {
-  constructor(private readonly options: KvExecutorOptions) {}
+  /** Every write's deadline, on one timer of the node's (deadline-wheel.ts), not one timer per write. */
+  private readonly deadlines: DeadlineWheel;
+
+  constructor(private readonly options: KvExecutorOptions) {
+    this.deadlines = new DeadlineWheel({ nowMs: () => options.clock.monotonicMs(), after: (delayMs, run) => options.timers.after(delayMs, run) });
+  }
 
   /** A caller's transaction handle, verified: signed by this cluster and begun by `tenant`. */
   txnScope(transaction: string, tenant: string | undefined): TxnScope {
@@ -363,7 +369,7 @@ export class KvExecutor {
     if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
     const promise = start();
     return new Promise<T>((resolve, reject) => {
-      const timer = this.options.timers.after(remaining, () => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)));
+      const timer = this.deadlines.add(remaining, () => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)));
       const abort = (): void => reject(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));
       context.signal?.addEventListener('abort', abort, { once: true });
       promise.then(resolve, reject).finally(() => {

@@ -8,6 +8,7 @@ import type { Deadline } from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import type { CallContext } from '../node/api.js';
+import { requestDeadlines } from './deadline-wheel.js';
 
 /** What this module needs of a grpc-js server call (any kind: unary or streaming). */
 export interface ServerCallLike {
@@ -103,20 +104,19 @@ export function openCallScope(options: CallScopeOptions): CallScope {
   if (call?.cancelled === true) onCancelled();
   const delayMs = Math.max(0, deadlineMs - Date.now());
   assert(delayMs <= maxTimerDelayMs, 'a clamped deadline fits a timer');
-  const timer = setTimeout(() => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')), delayMs);
-  // A pending deadline must not keep a shutting-down process alive.
-  timer.unref();
-  const context: CallContext = {
-    deadlineMs,
-    signal: controller.signal,
-    ...(options.hops !== undefined && { hops: options.hops }),
-    ...(options.caller ?? callerOf(options.call)),
-  };
+  // One timer for every request's deadline (deadline-wheel.ts), not a setTimeout per request.
+  const deadline = requestDeadlines.add(delayMs, () => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')));
+  // Built field by field, not by spreading: this runs for every request.
+  const caller = options.caller ?? callerOf(options.call);
+  const context: { -readonly [K in keyof CallContext]: CallContext[K] } = { deadlineMs, signal: controller.signal };
+  if (options.hops !== undefined) context.hops = options.hops;
+  if (caller.authorization !== undefined) context.authorization = caller.authorization;
+  if (caller.connection !== undefined) context.connection = caller.connection;
   return {
     context,
     abort,
     dispose: () => {
-      clearTimeout(timer);
+      deadline.cancel();
       call?.removeListener('cancelled', onCancelled);
     },
   };

@@ -3,7 +3,7 @@
  * the side-by-side comparison with its `ratio put c=64 atoll/etcd=2.31` lines.
  */
 import { describe, expect, it } from 'vitest';
-import { runJson, type BenchJson } from '../../src/bench/bench-report.js';
+import { benchTable, msPerOpText, runJson, serverCpuMsPerOp, type BenchJson } from '../../src/bench/bench-report.js';
 import type { BenchSettings, RunResult } from '../../src/bench/bench-run.js';
 import { errorCodeOf } from '../../src/bench/bench-target.js';
 import { compareReports, comparisonPanels, comparisonTables, ratioLines, ratioText } from '../../src/bench/compare.js';
@@ -98,6 +98,22 @@ describe('progress and tables', () => {
   });
 });
 
+describe('server CPU per operation', () => {
+  it('is the sampled processes\' CPU over the operations, in the table and the JSON', () => {
+    const sampled = { ...settings, samplePids: [101, 102] };
+    const run = fakeRun('put', 2_000, 5, 10);
+    const table = benchTable({ system: 'atoll', endpoints: ['127.0.0.1:1'], settings: sampled, machine: { cpus: 2, cpuModel: 'test', node: 'v20' }, runs: [run] } as never);
+    const header = table[1]!.split(/\s{2,}/);
+    expect(header).toContain('server ms/op');
+    // 40% + 30% of a core is 700 ms of CPU a second, shared by 400 puts a second.
+    expect(table[2]!.trim().split(/\s{2,}/)[header.indexOf('server ms/op')]).toBe('1.8');
+    expect(runJson(run).serverCpuMsPerOp).toBeCloseTo(1.75, 6);
+    expect(runJson({ ...run, serverCpuPercent: {} }).serverCpuMsPerOp).toBeNull();
+    expect(serverCpuMsPerOp(70, 0)).toBeUndefined();
+    expect([0.0612, 0.5, 1.75, 3, 9.97, 12.4].map(msPerOpText)).toEqual(['0.061', '0.50', '1.8', '3.0', '10', '12']);
+  });
+});
+
 describe('side-by-side comparison', () => {
   // Two rounds per system: Atoll 2,000 + 3,000 ops in 2 x 5 s, etcd 1,000 + 1,000.
   const reports = [
@@ -115,6 +131,9 @@ describe('side-by-side comparison', () => {
     expect(atollPut.opsPerSecond).toBeCloseTo(500, 6);
     expect(atollPut.histogram.count).toBe(5_000);
     expect(atollPut.serverCpuPercent).toBeCloseTo(70, 6);
+    // 70% of a core is 700 ms of CPU a second, shared by 500 puts a second.
+    expect(atollPut.serverCpuMsPerOp).toBeCloseTo(1.4, 6);
+    expect(comparison.merged('etcd', 'put', 64)!.serverCpuMsPerOp).toBeCloseTo(3.5, 6);
     expect(comparison.merged('etcd', 'get', 64)!.errorsByCode).toEqual({ DEADLINE_EXCEEDED: 3 });
   });
 
@@ -127,10 +146,14 @@ describe('side-by-side comparison', () => {
     const lines = comparisonTables(comparison);
     expect(lines[0]).toBe('== put ==');
     const header = lines.find((line) => line.startsWith('conc'))!;
-    expect(header.split(/\s{2,}/)).toEqual(['conc', 'system', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'client cpu%', 'server cpu%', 'load', 'errors']);
+    expect(header.split(/\s{2,}/)).toEqual(['conc', 'system', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'client cpu%', 'server cpu%', 'server ms/op', 'load', 'errors']);
     const ratioRow = lines.find((line) => line.includes('atoll/etcd'))!.trim().split(/\s+/);
     expect(ratioRow.slice(0, 4)).toEqual(['64', 'atoll/etcd', '2.50', '0.50']);
     expect(lines.some((line) => line.includes('DEADLINE_EXCEEDED 3'))).toBe(true);
+    // Server CPU per operation for each system, and Atoll's over etcd's in the ratio row.
+    const atollRow = lines.find((line) => /^\s*64\s+atoll\s/.test(line))!.trim().split(/\s{2,}/);
+    expect(atollRow[header.split(/\s{2,}/).indexOf('server ms/op')]).toBe('1.4');
+    expect(ratioRow).toContain('0.40');
     expect(comparisonTables(comparison, 'markdown')[0]).toBe('#### put');
     expect(comparison.settings).toBe('128-byte values, 100,000 keys, 5 s per run after 2 s warm-up');
   });
