@@ -52,7 +52,8 @@ export interface NodeTransport {
 }
 
 /** Builds the node's transport once the node knows where to deliver what arrives. */
-export type TransportFactory = (events: TransportEvents, peerSecret: string) => NodeTransport;
+/** `clusterId` (cluster-descriptor.ts) goes with the secret on every call to a peer. */
+export type TransportFactory = (events: TransportEvents, peerSecret: string, clusterId?: string) => NodeTransport;
 
 /** Everything outside the node it runs against. Only the transport has no default. */
 export interface NodeEnvironment {
