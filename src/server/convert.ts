@@ -496,7 +496,7 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
     partitionCount: parseWireUint32(message.partitionCount ?? 0, 'partition_count'),
     replicationFactor: parseWireUint32(message.replicationFactor ?? 0, 'replication_factor'),
     hashFunction: decodeText(message.hashFunction, 'hash_function'),
-    clusterId: decodeText(message.clusterId, 'cluster_id'),
+    ...(decodeText(message.clusterId, 'cluster_id') !== '' && { clusterId: decodeText(message.clusterId, 'cluster_id') }),
     nodes: decodeRepeated(message.nodes, 'nodes', decodeNodeInfo),
     partitions: decodeRepeated(message.partitions, 'partitions', decodePartitionInfo),
   };
