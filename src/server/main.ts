@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
+import { isAtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
@@ -208,7 +209,9 @@ async function main(): Promise<void> {
     logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/ status page, /metrics, /livez, /readyz)');
   }
   logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
-  const { node, transport } = await openGrpcNode({
+  // A data directory of another cluster, or flags that contradict its cluster descriptor: one line
+  // naming the flag, the recorded value and the given one (src/node/cluster-descriptor.ts).
+  const opened = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
     id,
     peers,
@@ -232,7 +235,13 @@ async function main(): Promise<void> {
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
     adminAddresses,
     logger,
-  }, metrics);
+  }, metrics).catch((error: unknown) => {
+    if (!isAtollError(error) || error.code !== 'CLUSTER_MISMATCH') throw error;
+    logger.error({ code: error.code, ...error.details }, error.message);
+    logger.flush?.();
+    return program.error(`error: ${error.message}`);
+  });
+  const { node, transport } = opened;
   metrics.attach(node);
   openedNode = node;
   const server = createGrpcServer();
