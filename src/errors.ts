@@ -50,6 +50,11 @@ export const atollErrorCodes = [
    * last revision the server sent. Watch again after the last revision received.
    */
   'WATCH_OVERFLOW',
+  /**
+   * A node's data directory or flags contradict the cluster descriptor recorded there (another
+   * cluster's data, other --partitions...), or a peer presented another cluster's id: refused.
+   */
+  'CLUSTER_MISMATCH',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -106,6 +111,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   BACKUP_DAMAGED: 'FAILED_PRECONDITION',
   RESTORE_TARGET_NOT_EMPTY: 'FAILED_PRECONDITION',
   WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
+  CLUSTER_MISMATCH: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

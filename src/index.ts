@@ -5,7 +5,9 @@
 export * from './client/index.js';
 export {
   bucketHash,
+  bucketHashNames,
   bucketOf,
+  defaultBucketHash,
   keyOf,
   keyPrefixOf,
   parseKey,
@@ -14,6 +16,7 @@ export {
   partitionTable,
   prefixBucket,
   validateKey,
+  type BucketHashName,
   type ParsedKey,
   type PartitionRange,
   type PrefixScope,

@@ -69,6 +69,8 @@ function adminUrlOf(address: string | undefined): string {
 /** The `cluster status --json` shape: nodes, and partitions with their range, leader and term. */
 export function clusterStatusJson(info: ClusterInfo): Record<string, unknown> {
   return {
+    clusterId: info.clusterId ?? '',
+    hashFunction: info.hashFunction,
     nodes: info.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, ...(adminUrlOf(node.adminAddress) !== '' && { admin: adminUrlOf(node.adminAddress) }) })),
     partitions: info.partitions.map((partition) => ({
       id: partition.id,
@@ -95,7 +97,8 @@ export function clusterStatusText(info: ClusterInfo): string {
     String(partition.term),
   ]);
   return [
-    `answered by node ${info.nodeId}: ${info.partitionCount} partitions, replication factor ${info.replicationFactor}, hash ${info.hashFunction}`,
+    `cluster ${info.clusterId || '(no id: a server older than cluster descriptors)'}, hash ${info.hashFunction}`,
+    `answered by node ${info.nodeId}: ${info.partitionCount} partitions, replication factor ${info.replicationFactor}`,
     '',
     table(['node', 'address', 'admin', 'reachable', 'leads', 'partitions led'], nodeRows),
     '',

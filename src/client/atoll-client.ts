@@ -25,7 +25,6 @@
  * AtollClientError; an aborted signal rejects with the signal's reason.
  */
 import { AtollError } from '../errors.js';
-import { partitionOf } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
@@ -458,9 +457,10 @@ export class AtollClient {
     const begun = await this.runKey('beginTransaction', request, options);
     const partitionCount = this.map?.partitionCount;
     if (partitionCount === undefined) throw clientErrorOf(new AtollError('UNAVAILABLE', 'no cluster map yet'), false);
+    const hash = this.map?.hash;
     const { timeoutMs, deadline, signal } = options;
     const callOptions: CallOptions = { ...(timeoutMs !== undefined && { timeoutMs }), ...(deadline !== undefined && { deadline }), ...(signal !== undefined && { signal }) };
-    return checked(() => new Transaction(this.transactionTransport(), begun, partitionCount, callOptions, this.maxValueBytes));
+    return checked(() => new Transaction(this.transactionTransport(), begun, partitionCount, callOptions, this.maxValueBytes, hash));
   }
 
   /**
@@ -623,7 +623,7 @@ export class AtollClient {
     request: KvTypes[K]['request'] & { key: string },
     options: CallOptions,
   ): Promise<KvTypes[K]['response']> {
-    return this.run({ kind, request } as Extract<KvOperation, { kind: K }>, (map) => partitionOf(request.key, map.partitionCount), options);
+    return this.run({ kind, request } as Extract<KvOperation, { kind: K }>, (map) => map.partitionOfKey(request.key), options);
   }
 
   private async run<K extends KvKind>(operation: Extract<KvOperation, { kind: K }>, route: Route, options: CallOptions): Promise<KvTypes[K]['response']> {

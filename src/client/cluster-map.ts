@@ -1,20 +1,34 @@
 /**
- * The client's picture of the cluster, from ClusterInfo: how many partitions there are (so the
- * client computes a key's partition itself, with the documented hash), each partition's leader,
- * and each node's address. Leader hints from NOT_LEADER errors patch it between refreshes.
+ * The client's picture of the cluster, from ClusterInfo: how many partitions there are and which
+ * bucket hash the cluster names (so the client computes a key's partition itself), each
+ * partition's leader, and each node's address. Leader hints from NOT_LEADER errors patch it
+ * between refreshes.
  */
+import { AtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket } from '../keys/partition-table.js';
 import type { ClusterInfoResponse } from '../node/api.js';
 import type { LeaderHint } from '../server/grpc-errors.js';
+import { clientErrorOf } from './client-error.js';
 
 export class ClusterMap {
   readonly partitionCount: number;
+  /**
+   * The hash the cluster routes by; undefined when it names one this client does not know (then
+   * every routed call fails with CLUSTER_MISMATCH: guessing would send keys to the wrong partition).
+   */
+  readonly hash: BucketHashName | undefined;
   private readonly addressById = new Map<number, string>();
   /** Leader node id by partition id; 0 when unknown. */
   private readonly leaders: number[];
 
   constructor(readonly info: ClusterInfoResponse) {
     this.partitionCount = info.partitionCount;
+    // Servers always name their hash; an empty name could only come from a build before the field
+    // was filled, all of which routed by FNV-1a.
+    const named = info.hashFunction === '' ? legacyBucketHash : info.hashFunction;
+    this.hash = isBucketHashName(named) ? named : undefined;
     for (const node of info.nodes) if (node.address !== '') this.addressById.set(node.id, node.address);
     this.leaders = new Array<number>(info.partitionCount).fill(0);
     for (const partition of info.partitions) {
@@ -28,7 +42,21 @@ export class ClusterMap {
   }
 
   partitionOfBucket(bucket: string): number {
-    return partitionOfBucket(bucket, this.partitionCount);
+    if (this.hash === undefined) {
+      const shown = JSON.stringify(this.info.hashFunction.slice(0, 64));
+      throw clientErrorOf(
+        new AtollError('CLUSTER_MISMATCH', `the cluster routes keys by the bucket hash ${shown}, which this client does not know; use a newer client`, {
+          hashFunction: this.info.hashFunction.slice(0, 64),
+        }),
+        false,
+      );
+    }
+    return partitionOfBucket(bucket, this.partitionCount, this.hash);
+  }
+
+  /** The partition of a key: its bucket's, by the cluster's hash. */
+  partitionOfKey(key: string): number {
+    return this.partitionOfBucket(bucketOf(key));
   }
 
   /** The leader's address for a partition, or undefined when no leader (or its address) is known. */

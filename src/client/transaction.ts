@@ -21,6 +21,7 @@
 import { AtollError } from '../errors.js';
 import type { BeginTransactionResponse, CommitRequest, Isolation, TxnWrite } from '../node/api.js';
 import { defaultTenant } from '../keys/tenant-keys.js';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
 import { sleep, type CallOptions } from './call-options.js';
@@ -97,6 +98,8 @@ export class Transaction {
     partitionCount: number,
     private readonly callOptions: CallOptions,
     private readonly maxValueBytes: number,
+    /** The cluster's bucket hash (ClusterInfo); default: a new cluster's. */
+    hash?: BucketHashName,
   ) {
     this.bucket = begun.bucket;
     this.partition = begun.partition;
@@ -104,7 +107,7 @@ export class Transaction {
     this.isolation = begun.isolation;
     this.expiresAtMs = begun.expiresAtMs;
     this.handle = begun.transaction;
-    const scope = TxnScope.fromText(begun.transaction, partitionCount);
+    const scope = TxnScope.fromText(begun.transaction, partitionCount, hash);
     // With tenants the handle names the internal (tenant, bucket), whose partition the client
     // cannot compute; the server then refuses a key outside the partition on read or commit. The
     // client reads the handle without its MAC (it has no key); the server verifies it.

@@ -1,7 +1,20 @@
 /** The key model: validation, buckets, routing, structured keys and prefix scopes. */
 export { validateKey } from './validate-key.js';
 export { bucketOf, bucketSeparator } from './bucket.js';
-export { bucketHash, fnv1a32, fnvOffsetBasis32, fnvPrime32, hashSpaceSize } from './bucket-hash.js';
+export {
+  bucketHash,
+  bucketHashNames,
+  defaultBucketHash,
+  fnv1a32,
+  fnvOffsetBasis32,
+  fnvPrime32,
+  hashSpaceSize,
+  isBucketHashName,
+  legacyBucketHash,
+  murmur3_32,
+  parseBucketHashName,
+  type BucketHashName,
+} from './bucket-hash.js';
 export {
   partitionOf,
   partitionOfBucket,

@@ -2,7 +2,8 @@
  * Range-based consistent hashing: the routing contract a client in any language can implement.
  *
  *   bucket    = the key's text before its first "/" (the whole key if it has no "/")
- *   hash      = FNV-1a 32-bit over utf8(bucket)                      (see bucket-hash.ts)
+ *   hash      = the cluster's bucket hash over utf8(bucket): murmur3_32 for clusters created now,
+ *               fnv1a32 for older ones; ClusterInfo.hash_function names it   (see bucket-hash.ts)
  *   partition = floor(hash * P / 2^32)      i.e. (uint64(hash) * P) >> 32 in integer arithmetic
  *
  * where P is the partition count, 1 <= P <= 65536. Partition i owns the hash range
@@ -22,7 +23,7 @@ import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { bucketOf } from './bucket.js';
-import { bucketHash, hashSpaceSize } from './bucket-hash.js';
+import { bucketHash, defaultBucketHash, hashSpaceSize, type BucketHashName } from './bucket-hash.js';
 
 export interface PartitionRange {
   readonly id: number;
@@ -69,11 +70,12 @@ export function partitionOfHash(hash: number, partitionCount: number): number {
   return Math.floor((hash * partitionCount) / hashSpaceSize);
 }
 
-export function partitionOfBucket(bucket: string, partitionCount: number): number {
-  return partitionOfHash(bucketHash(bucket), partitionCount);
+/** The partition of a bucket under the cluster's hash (default: the hash a new cluster uses). */
+export function partitionOfBucket(bucket: string, partitionCount: number, hash: BucketHashName = defaultBucketHash): number {
+  return partitionOfHash(bucketHash(bucket, hash), partitionCount);
 }
 
 /** The partition of a key: the partition of its bucket. */
-export function partitionOf(key: string, partitionCount: number): number {
-  return partitionOfBucket(bucketOf(key), partitionCount);
+export function partitionOf(key: string, partitionCount: number, hash: BucketHashName = defaultBucketHash): number {
+  return partitionOfBucket(bucketOf(key), partitionCount, hash);
 }

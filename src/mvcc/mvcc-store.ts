@@ -35,6 +35,7 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket, validatePartitionCount } from '../keys/partition-table.js';
 import { tenantOfInternalKey } from '../keys/tenant-keys.js';
 import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
@@ -82,9 +83,11 @@ export interface MvccStoreOptions {
   /**
    * The partition this store holds, out of how many. When given, keys that route elsewhere are
    * refused with WRONG_PARTITION (a misrouted request must not create a key no reader will find),
-   * and prefixes must name a bucket of this partition.
+   * and prefixes must name a bucket of this partition. `hash` is the cluster's bucket hash (its
+   * descriptor; default: a new cluster's); it is part of the replicated configuration, the same on
+   * every replica, so ownership decided in apply stays deterministic.
    */
-  readonly partition?: { readonly id: number; readonly count: number };
+  readonly partition?: { readonly id: number; readonly count: number; readonly hash?: BucketHashName };
   /**
    * How many deduplicated results (entries applied with a request id) the partition keeps:
    * default 100_000. Past it the oldest, by apply order, is evicted: a retry of a plain id is then
@@ -352,7 +355,7 @@ export class MvccStore {
   private readonly layout: MvccKeyLayout;
   private readonly limits: Limits;
   private readonly syncApply: boolean;
-  private readonly partition: { readonly id: number; readonly count: number } | undefined;
+  private readonly partition: { readonly id: number; readonly count: number; readonly hash?: BucketHashName } | undefined;
   private readonly dedup: DedupTable;
   private readonly dedupDisabled: boolean;
   /** Negative controls' defects (MvccStoreOptions); both false in a real node. */
@@ -796,7 +799,7 @@ export class MvccStore {
 
   private checkOwnsKey(key: string): void {
     if (this.partition === undefined) return;
-    const owner = partitionOfBucket(bucketOf(key), this.partition.count);
+    const owner = partitionOfBucket(bucketOf(key), this.partition.count, this.partition.hash);
     if (owner !== this.partition.id) {
       throw new AtollError('WRONG_PARTITION', `key belongs to partition ${owner}, not ${this.partition.id}`, {
         key,

@@ -250,8 +250,10 @@ export interface ClusterInfoResponse {
   readonly nodeId: number;
   readonly partitionCount: number;
   readonly replicationFactor: number;
-  /** Name of the bucket hash (documented in src/keys): "fnv1a32". */
+  /** Name of the bucket hash (src/keys/bucket-hash.ts): "murmur3_32" for new clusters, "fnv1a32" for older ones. */
   readonly hashFunction: string;
+  /** The cluster's id (src/node/cluster-descriptor.ts); '' from servers that have none. */
+  readonly clusterId?: string;
   readonly nodes: readonly NodeInfo[];
   readonly partitions: readonly PartitionInfo[];
 }

@@ -27,6 +27,7 @@ import { Maintenance } from './maintenance.js';
 import { noMetrics, type NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
+import { openClusterDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
 import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
 import { newPeerSecret } from './peer-secret.js';
 import { replicasOf } from './placement.js';
@@ -67,6 +68,8 @@ export class AtollNode implements api.NodeApi {
     readonly config: AtollNodeConfig,
     private readonly engine: StorageEngine,
     private readonly environment: NodeEnvironment,
+    /** What this node's data directory records about its cluster (cluster-descriptor.ts). */
+    readonly descriptor: ClusterDescriptor,
   ) {
     this.id = config.id;
     this.logger = config.logger;
@@ -95,6 +98,7 @@ export class AtollNode implements api.NodeApi {
       engine,
       transport: environment.transport,
       peerSecret: peerSecrets[0] as string,
+      clusterId: descriptor.clusterId,
       clock,
       timers,
       logger,
@@ -116,6 +120,7 @@ export class AtollNode implements api.NodeApi {
     this.access = new NodeAccess({ adminToken: config.adminToken, peerSecrets, limits, store, driver, clock, logger });
     const executor = new KvExecutor({
       partitions: config.partitions,
+      bucketHash: descriptor.hashFunction,
       limits,
       testBugs: config.testBugs,
       driver,
@@ -132,6 +137,7 @@ export class AtollNode implements api.NodeApi {
       peers: config.peers,
       nodeIds: this.nodeIds,
       partitions: config.partitions,
+      bucketHash: descriptor.hashFunction,
       replicationFactor: config.replicationFactor,
       tickMs: config.tickMs,
       electionTicks: config.electionTicks,
@@ -145,7 +151,7 @@ export class AtollNode implements api.NodeApi {
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
-    this.reports = new NodeReports({ id, config, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges });
+    this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges });
     this.maintenance = new Maintenance({
       id,
       nodeIds: this.nodeIds,
@@ -167,7 +173,9 @@ export class AtollNode implements api.NodeApi {
     // Unsynced applies ride along with the loop's one synced write (write-behind-engine.ts).
     // LevelDB is loaded only when no engine is given (the whole-node simulator gives its own).
     const engine = environment.engine ?? new WriteBehindEngine(await (await import('../storage/level-engine.js')).LevelEngine.open(config.dataDir));
-    const node = new AtollNode(config, engine, environment);
+    // Settled before any replica opens: it decides the routing hash, and refuses another cluster's data.
+    const descriptor = await openClusterDescriptor(engine, config, environment.engine === undefined);
+    const node = new AtollNode(config, engine, environment, descriptor);
     await node.openReplicas();
     node.driver.start(node.maintenance.start());
     return node;
@@ -194,7 +202,7 @@ export class AtollNode implements api.NodeApi {
       const mvcc = await MvccStore.open({
         engine,
         prefix: partitionKeyPrefix('mvcc', partition),
-        partition: { id: partition, count: config.partitions },
+        partition: { id: partition, count: config.partitions, hash: this.descriptor.hashFunction },
         limits: this.limits,
         ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
         ...(config.testBugs?.dedupForgetsOnSnapshot ? { dedupForgetsOnSnapshot: true } : {}),

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
 import { bucketOf } from '../keys/bucket.js';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { defaultTenant, toInternalKey } from '../keys/tenant-keys.js';
 import { defaultLimits, type Limits } from '../limits.js';
@@ -36,6 +37,8 @@ const backupSubPagesPerPage = 64;
 
 export interface KvExecutorOptions {
   readonly partitions: number;
+  /** The cluster's bucket hash (its descriptor; default: a new cluster's). */
+  readonly bucketHash?: BucketHashName;
   readonly limits: Limits;
   readonly testBugs: NodeTestBugs | undefined;
   readonly driver: RaftDriver<PartitionReplica>;
@@ -57,7 +60,7 @@ export class KvExecutor {
 
   /** A caller's transaction handle, verified: signed by this cluster and begun by `tenant`. */
   txnScope(transaction: string, tenant: string | undefined): TxnScope {
-    return TxnScope.fromVerified(transaction, this.options.partitions, this.options.txnKeys, tenant ?? defaultTenant);
+    return TxnScope.fromVerified(transaction, this.options.partitions, this.options.txnKeys, tenant ?? defaultTenant, this.options.bucketHash);
   }
 
   /** Runs `operation` on `replica` (the leader's, or any replica's for the reads that allow it). */
@@ -143,6 +146,7 @@ export class KvExecutor {
             request: operation.request,
             limits,
             partitionCount: this.options.partitions,
+            ...(this.options.bucketHash !== undefined && { bucketHash: this.options.bucketHash }),
             tenant,
             begin: () =>
               this.beginAt(replica, { key: scriptBucketKey as string, isolation: operation.request.isolation ?? 'snapshot' }, context),

@@ -5,6 +5,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
 
 export interface AtollNodeConfig {
@@ -14,6 +15,14 @@ export interface AtollNodeConfig {
   readonly dataDir: string;
   readonly partitions: number;
   readonly replicationFactor: number;
+  /**
+   * The bucket hash a NEW cluster routes by (--bucket-hash; default defaultBucketHash). A data
+   * directory's recorded descriptor decides afterwards (cluster-descriptor.ts); giving another
+   * hash then is refused.
+   */
+  readonly bucketHash?: BucketHashName;
+  /** Every node's peer port address (--peer-addresses), recorded in the cluster descriptor; absent: not recorded. */
+  readonly peerAddresses?: ReadonlyMap<number, string>;
   /** Milliseconds per Raft tick. Election timeout is electionTicks of these. */
   readonly tickMs: number;
   readonly electionTicks: number;

@@ -18,12 +18,15 @@ import type { AtollNodeConfig } from './node-config.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { replicasOf } from './placement.js';
 import type { NodeClock } from './ports.js';
+import type { ClusterDescriptor } from './cluster-descriptor.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { Router } from './router.js';
 
 export interface NodeReportsDeps {
   readonly id: number;
   readonly config: AtollNodeConfig;
+  /** The cluster's recorded identity and hash (cluster-descriptor.ts). */
+  readonly descriptor: ClusterDescriptor;
   readonly nodeIds: readonly number[];
   readonly limits: Limits;
   readonly clock: NodeClock;
@@ -80,7 +83,8 @@ export class NodeReports {
       nodeId: this.deps.id,
       partitionCount: this.deps.config.partitions,
       replicationFactor: this.deps.config.replicationFactor,
-      hashFunction: 'fnv1a32',
+      hashFunction: this.deps.descriptor.hashFunction,
+      clusterId: this.deps.descriptor.clusterId,
       nodes: this.deps.nodeIds.map((id) => ({
         id,
         address: this.deps.config.peers.get(id) as string,

@@ -51,8 +51,11 @@ export interface NodeTransport {
   close(): void;
 }
 
-/** Builds the node's transport once the node knows where to deliver what arrives. */
-export type TransportFactory = (events: TransportEvents, peerSecret: string) => NodeTransport;
+/**
+ * Builds the node's transport once the node knows where to deliver what arrives. `clusterId`
+ * (cluster-descriptor.ts) goes with the secret on every call to a peer.
+ */
+export type TransportFactory = (events: TransportEvents, peerSecret: string, clusterId?: string) => NodeTransport;
 
 /** Everything outside the node it runs against. Only the transport has no default. */
 export interface NodeEnvironment {

@@ -54,6 +54,8 @@ export interface RaftDriverOptions {
   readonly engine: StorageEngine;
   readonly transport: TransportFactory;
   readonly peerSecret: string;
+  /** The cluster id peers are told (cluster-descriptor.ts). */
+  readonly clusterId?: string;
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
   readonly logger: Logger;
@@ -128,6 +130,7 @@ export class RaftDriver<G extends DrivenGroup> {
         onPeerUnreachable: (peer) => this.enqueue(() => this.reportUnreachable(peer)),
       },
       options.peerSecret,
+      options.clusterId,
     );
   }
 

@@ -7,6 +7,7 @@
  */
 import { isAtollError, AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
@@ -45,6 +46,8 @@ export interface RouterOptions {
   /** Every node id, ascending (placement). */
   readonly nodeIds: readonly number[];
   readonly partitions: number;
+  /** The cluster's bucket hash (its descriptor; default: a new cluster's). */
+  readonly bucketHash?: BucketHashName;
   readonly replicationFactor: number;
   readonly tickMs: number;
   readonly electionTicks: number;
@@ -73,19 +76,19 @@ export class Router {
 
   partitionOfKey(key: string): number {
     validateKey(key);
-    return partitionOfBucket(bucketOf(key), this.options.partitions);
+    return partitionOfBucket(bucketOf(key), this.options.partitions, this.options.bucketHash);
   }
 
   /** The partition an operation runs on (decoding the transaction handle or the script as needed). */
   partitionOf(operation: KvOperation, tenant = 'default'): number {
-    const { partitions } = this.options;
+    const { partitions, bucketHash } = this.options;
     switch (operation.kind) {
       case 'getByPrefix':
-        return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, partitions);
+        return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, partitions, bucketHash);
       case 'commit':
         return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
       case 'executeScript':
-        return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)), partitions);
+        return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)), partitions, bucketHash);
       default:
         return this.partitionOfKey(operation.request.key);
     }

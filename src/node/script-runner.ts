@@ -16,6 +16,7 @@
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import type { Limits } from '../limits.js';
 import type { ApplyResult, Command, MvccStore } from '../mvcc/index.js';
@@ -111,6 +112,8 @@ export interface ScriptRunContext {
   readonly request: ExecuteScriptRequest;
   readonly limits: Limits;
   readonly partitionCount: number;
+  /** The cluster's bucket hash (default: a new cluster's). */
+  readonly bucketHash?: BucketHashName;
   /** The caller's tenant: the script names user keys, the store holds (tenant, key). */
   readonly tenant: string;
   /** Begins a transaction on this leader (a read barrier, then the revision). */
@@ -211,7 +214,7 @@ async function attemptScript(
   const { request, limits, tenant } = context;
   const tag = tenantTag(tenant);
   const begun = await context.begin();
-  const scope = TxnScope.fromText(begun.transaction, context.partitionCount);
+  const scope = TxnScope.fromText(begun.transaction, context.partitionCount, context.bucketHash);
   const { snapshotRevision, startedAtMs } = scope.handle;
   const view = new TxnView({
     reader: storeSnapshotReader(context.mvcc, snapshotRevision, startedAtMs, limits, tenant),

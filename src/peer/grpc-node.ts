@@ -16,10 +16,10 @@ export async function openGrpcNode(config: AtollNodeConfig, metrics?: NodeMetric
   let transport: PeerTransport | undefined;
   const node = await AtollNode.open(config, {
     ...(metrics !== undefined && { metrics }),
-    transport: (events, peerSecret) => {
+    transport: (events, peerSecret, clusterId) => {
       const dialable = new Map(config.peers);
       for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
-      transport = new PeerTransport(config.id, dialable, events, config.logger, peerSecret, config.peerCredentials);
+      transport = new PeerTransport(config.id, dialable, events, config.logger, peerSecret, config.peerCredentials, clusterId);
       return transport;
     },
   });

@@ -15,6 +15,7 @@ import { atollErrorOfServiceError, serviceErrorOf } from '../server/grpc-errors.
 import type { KvOperation, KvResult } from '../node/operations.js';
 import type { NodeTransport, TransportEvents } from '../node/ports.js';
 import { packageDefinition } from '../server/protos.js';
+import { clusterIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 
@@ -81,6 +82,8 @@ export class PeerTransport implements NodeTransport {
     private readonly peerSecret: string,
     /** How to dial peers: plaintext unless peer TLS is configured (server/server-tls.ts). */
     credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+    /** This node's cluster id (node/cluster-descriptor.ts), sent as `atoll-cluster-id` with the secret. */
+    private readonly clusterId?: string,
   ) {
     for (const [id, address] of peers) {
       if (id === selfId) continue;
@@ -223,6 +226,7 @@ export class PeerTransport implements NodeTransport {
   private metadata(): grpc.Metadata {
     const metadata = new grpc.Metadata();
     metadata.set(peerSecretMetadataKey, this.peerSecret);
+    if (this.clusterId !== undefined) metadata.set(clusterIdMetadataKey, this.clusterId);
     return metadata;
   }
 

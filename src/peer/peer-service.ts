@@ -1,6 +1,6 @@
 /**
- * The Peer gRPC service of a node (Raft streams and Forward) and the peer-secret guard of every
- * service on the peer port. The node itself exposes plain methods (peerCallAllowed,
+ * The Peer gRPC service of a node (Raft streams and Forward) and the guard of every service on the
+ * peer port: the peer secret, and the cluster id (a peer of another cluster is refused). The node itself exposes plain methods (peerCallAllowed,
  * executeForwarded); this file turns them into gRPC handlers.
  */
 import type * as grpc from '@grpc/grpc-js';
@@ -8,15 +8,39 @@ import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { defaultLimits } from '../limits.js';
 import type { AtollNode } from '../node/atoll-node.js';
+import { clusterIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
 import { throwIfWireProblem } from '../server/wire-utf8.js';
 import type { PeerTransport } from './grpc-peer-transport.js';
 
-/** Whether a call to the peer port carries one of the cluster's peer secrets (constant time). */
-function peerCallAllowed(node: AtollNode, call: { metadata: grpc.Metadata }): boolean {
-  return node.peerCallAllowed(call.metadata.get(peerSecretMetadataKey)[0]);
+/** The last time each node logged a refused peer of another cluster (one line per 10 s at most). */
+const lastMismatchLogMs = new WeakMap<AtollNode, number>();
+const MISMATCH_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Why a call to the peer port is refused, or undefined when it may go on: it must carry one of
+ * the cluster's peer secrets (constant time), and, when it names a cluster id, this node's. A call
+ * without an id comes from a node older than cluster descriptors (a rolling upgrade): its secret
+ * alone admits it.
+ */
+function peerCallRefusal(node: AtollNode, call: { metadata: grpc.Metadata }, what: string, logger: Logger): AtollError | undefined {
+  if (!node.peerCallAllowed(call.metadata.get(peerSecretMetadataKey)[0])) {
+    return new AtollError('UNAUTHENTICATED', `${what} needs the cluster peer secret`);
+  }
+  const presented = call.metadata.get(clusterIdMetadataKey)[0];
+  if (presented === undefined || presented === node.descriptor.clusterId) return undefined;
+  const shown = String(presented).slice(0, 64);
+  const nowMs = Date.now();
+  if (nowMs - (lastMismatchLogMs.get(node) ?? -Infinity) >= MISMATCH_LOG_INTERVAL_MS) {
+    lastMismatchLogMs.set(node, nowMs);
+    logger.warn(
+      { clusterId: node.descriptor.clusterId, peerClusterId: shown, call: what },
+      'refused a peer of another cluster: it presented another cluster id (its data directory or creation flags belong to another cluster)',
+    );
+  }
+  return new AtollError('CLUSTER_MISMATCH', `${what}: this node belongs to cluster ${node.descriptor.clusterId}, the caller to cluster ${shown}`);
 }
 
 /**
@@ -27,8 +51,9 @@ export function requirePeerSecret(node: AtollNode, handlers: grpc.UntypedService
   const guarded: grpc.UntypedServiceImplementation = {};
   for (const [name, handler] of Object.entries(handlers)) {
     guarded[name] = ((call: { metadata: grpc.Metadata }, callback: grpc.sendUnaryData<unknown>) => {
-      if (!peerCallAllowed(node, call)) {
-        callback(serviceErrorOf(new AtollError('UNAUTHENTICATED', `${name} on the peer port needs the cluster peer secret`), logger));
+      const refusal = peerCallRefusal(node, call, `${name} on the peer port`, logger);
+      if (refusal !== undefined) {
+        callback(serviceErrorOf(refusal, logger));
         return;
       }
       (handler as (call: unknown, callback: grpc.sendUnaryData<unknown>) => void)(call, callback);
@@ -41,8 +66,9 @@ export function requirePeerSecret(node: AtollNode, handlers: grpc.UntypedService
 export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, logger: Logger): grpc.UntypedServiceImplementation {
   return {
     raft: (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      if (!peerCallAllowed(node, call)) {
-        callback(serviceErrorOf(new AtollError('UNAUTHENTICATED', 'Peer.Raft needs the cluster peer secret'), logger));
+      const refusal = peerCallRefusal(node, call, 'Peer.Raft', logger);
+      if (refusal !== undefined) {
+        callback(serviceErrorOf(refusal, logger));
         return;
       }
       transport.handleRaftStream(call, callback);
@@ -53,7 +79,8 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
       const deadlineMs = Math.min(askedMs, Date.now() + node.limits.maxCallTimeoutMs);
       let forwarded;
       try {
-        if (!peerCallAllowed(node, call)) throw new AtollError('UNAUTHENTICATED', 'Peer.Forward needs the cluster peer secret');
+        const refusal = peerCallRefusal(node, call, 'Peer.Forward', logger);
+        if (refusal !== undefined) throw refusal;
         throwIfWireProblem(call.request);
         forwarded = decodeForwardRequest(call.request);
       } catch (error) {

@@ -462,6 +462,7 @@ export function encodeClusterInfoResponse(response: ClusterInfoResponse): Cluste
     partitionCount: response.partitionCount,
     replicationFactor: response.replicationFactor,
     hashFunction: response.hashFunction,
+    clusterId: response.clusterId ?? '',
     nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, adminAddress: node.adminAddress ?? '' })),
     partitions: response.partitions.map(encodePartitionInfo),
   };
@@ -495,6 +496,7 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
     partitionCount: parseWireUint32(message.partitionCount ?? 0, 'partition_count'),
     replicationFactor: parseWireUint32(message.replicationFactor ?? 0, 'replication_factor'),
     hashFunction: decodeText(message.hashFunction, 'hash_function'),
+    ...(decodeText(message.clusterId, 'cluster_id') !== '' && { clusterId: decodeText(message.clusterId, 'cluster_id') }),
     nodes: decodeRepeated(message.nodes, 'nodes', decodeNodeInfo),
     partitions: decodeRepeated(message.partitions, 'partitions', decodePartitionInfo),
   };

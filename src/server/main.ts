@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
+import { isAtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
@@ -21,6 +22,7 @@ import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
 import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peer-secret.js';
+import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';
 
 // In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.
 const SHUTDOWN_GRACE_MS = 1_500;
@@ -64,6 +66,7 @@ async function main(): Promise<void> {
     .option('--peer-secret-file <file>', 'the cluster peer secret(s), one a line, the first sent, all accepted; created at first start when missing, the same file for every node (ATOLL_PEER_SECRET_FILE, or the secret itself in ATOLL_PEER_SECRET); kept in the data directory afterwards', env['ATOLL_PEER_SECRET_FILE'])
     .option('--data-dir <dir>', 'LevelDB directory (ATOLL_DATA_DIR)', env['ATOLL_DATA_DIR'] ?? './data')
     .option('--partitions <n>', 'partitions, fixed when the cluster is created (ATOLL_PARTITIONS)', integer('--partitions', 1), Number(env['ATOLL_PARTITIONS'] ?? NODE_DEFAULTS.partitions))
+    .option('--bucket-hash <name>', `the bucket hash a NEW cluster routes keys by: ${bucketHashNames.join(' | ')} (ATOLL_BUCKET_HASH; default ${defaultBucketHash}); recorded in the data directory at the first start and fixed after it`, env['ATOLL_BUCKET_HASH'])
     .option('--replication-factor <n>', 'replicas per partition (ATOLL_REPLICATION_FACTOR)', integer('--replication-factor', 1), Number(env['ATOLL_REPLICATION_FACTOR'] ?? NODE_DEFAULTS.replicationFactor))
     .option('--tick-ms <n>', 'Raft tick length in ms (ATOLL_TICK_MS)', integer('--tick-ms', 5), Number(env['ATOLL_TICK_MS'] ?? NODE_DEFAULTS.tickMs))
     .option('--election-ticks <n>', 'election timeout in ticks (ATOLL_ELECTION_TICKS)', integer('--election-ticks', 3), Number(env['ATOLL_ELECTION_TICKS'] ?? NODE_DEFAULTS.electionTicks))
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     peers?: string;
     dataDir: string;
     partitions: number;
+    bucketHash?: string;
     replicationFactor: number;
     tickMs: number;
     electionTicks: number;
@@ -159,6 +163,12 @@ async function main(): Promise<void> {
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
   for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
+  let bucketHash: BucketHashName | undefined;
+  try {
+    if (options.bucketHash !== undefined && options.bucketHash !== '') bucketHash = parseBucketHashName(options.bucketHash, '--bucket-hash');
+  } catch (error) {
+    program.error(`error: ${(error as Error).message}`);
+  }
   if (options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 
   let adminToken = env['ATOLL_ADMIN_TOKEN'];
@@ -199,13 +209,18 @@ async function main(): Promise<void> {
     logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/ status page, /metrics, /livez, /readyz)');
   }
   logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
-  const { node, transport } = await openGrpcNode({
+  // A data directory of another cluster, or flags that contradict its cluster descriptor: one line
+  // naming the flag, the recorded value and the given one (src/node/cluster-descriptor.ts).
+  const opened = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
     id,
     peers,
     dataDir: options.dataDir,
     partitions: options.partitions,
+    ...(bucketHash !== undefined && { bucketHash }),
     replicationFactor: options.replicationFactor,
+    // Recorded in the cluster descriptor (the advertised peer ports, never --dial's proxies).
+    peerAddresses: tls.peerPort.addresses,
     tickMs: options.tickMs,
     electionTicks: options.electionTicks,
     retentionRevisions: options.retentionRevisions,
@@ -220,7 +235,13 @@ async function main(): Promise<void> {
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
     adminAddresses,
     logger,
-  }, metrics);
+  }, metrics).catch((error: unknown) => {
+    if (!isAtollError(error) || error.code !== 'CLUSTER_MISMATCH') throw error;
+    logger.error({ code: error.code, ...error.details }, error.message);
+    logger.flush?.();
+    return program.error(`error: ${error.message}`);
+  });
+  const { node, transport } = opened;
   metrics.attach(node);
   openedNode = node;
   const server = createGrpcServer();

@@ -7,6 +7,7 @@
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
+import type { BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
@@ -16,34 +17,38 @@ import type { CommitRequest } from '../node/api.js';
 import { decodeTxnHandle, type TxnHandle, type TxnHandleKeys } from './txn-handle.js';
 
 export class TxnScope {
-  private constructor(readonly handle: TxnHandle) {}
+  private constructor(
+    readonly handle: TxnHandle,
+    /** The cluster's bucket hash (default: a new cluster's): which partition a bucket is in. */
+    private readonly hash?: BucketHashName,
+  ) {}
 
   /**
    * Decodes a handle for a cluster of `partitionCount` partitions (INVALID_TRANSACTION otherwise),
    * without checking its MAC: for the client library and handles this node just made. A node
    * serving a caller's handle uses fromVerified.
    */
-  static fromText(text: unknown, partitionCount: number): TxnScope {
-    return TxnScope.fromHandle(decodeTxnHandle(text), partitionCount);
+  static fromText(text: unknown, partitionCount: number, hash?: BucketHashName): TxnScope {
+    return TxnScope.fromHandle(decodeTxnHandle(text), partitionCount, hash);
   }
 
   /** A caller's handle, once its MAC and tenant verify (TxnHandleKeys.open). */
-  static fromVerified(text: unknown, partitionCount: number, keys: TxnHandleKeys, tenant: string): TxnScope {
-    return TxnScope.fromHandle(keys.open(text, tenant), partitionCount);
+  static fromVerified(text: unknown, partitionCount: number, keys: TxnHandleKeys, tenant: string, hash?: BucketHashName): TxnScope {
+    return TxnScope.fromHandle(keys.open(text, tenant), partitionCount, hash);
   }
 
-  private static fromHandle(handle: TxnHandle, partitionCount: number): TxnScope {
+  private static fromHandle(handle: TxnHandle, partitionCount: number, hash?: BucketHashName): TxnScope {
     if (handle.partitionCount !== partitionCount) {
       throw new AtollError(
         'INVALID_TRANSACTION',
         `the transaction was begun on a cluster with ${handle.partitionCount} partitions, this one has ${partitionCount}`,
       );
     }
-    return new TxnScope(handle);
+    return new TxnScope(handle, hash);
   }
 
-  static of(handle: TxnHandle): TxnScope {
-    return new TxnScope(handle);
+  static of(handle: TxnHandle, hash?: BucketHashName): TxnScope {
+    return new TxnScope(handle, hash);
   }
 
   checkKey(key: string): void {
@@ -56,7 +61,7 @@ export class TxnScope {
   }
 
   checkBucket(bucket: string, what: string): void {
-    const partition = partitionOfBucket(bucket, this.handle.partitionCount);
+    const partition = partitionOfBucket(bucket, this.handle.partitionCount, this.hash);
     if (partition === this.handle.partition) return;
     throw new AtollError(
       'OUTSIDE_TRANSACTION',

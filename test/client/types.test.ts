@@ -13,6 +13,7 @@ import {
   keyOf,
   parseKey,
   partitionOf,
+  type BucketHashName,
   type AtollErrorCode,
   type CallOptions,
   type ClientLogger,
@@ -90,6 +91,6 @@ describe('public client types', () => {
     expectTypeOf(keyOf).toEqualTypeOf<(bucket: string, ...parts: string[]) => string>();
     expectTypeOf(parseKey).returns.toEqualTypeOf<{ readonly bucket: string; readonly parts: string[] }>();
     expectTypeOf(bucketOf).toEqualTypeOf<(key: string) => string>();
-    expectTypeOf(partitionOf).toEqualTypeOf<(key: string, partitionCount: number) => number>();
+    expectTypeOf(partitionOf).toEqualTypeOf<(key: string, partitionCount: number, hash?: BucketHashName) => number>();
   });
 });

@@ -263,16 +263,21 @@ describe('three-node cluster', () => {
   });
 
   it('answers ClusterInfo with the documented hash and range table from every node', async () => {
+    const clusterIds = new Set<string>();
     for (const address of cluster.endpoints) {
       const client = cluster.client([address]);
       try {
         const info = await client.clusterInfo();
-        expect(info.hashFunction).toBe('fnv1a32');
+        // A new cluster routes by murmur3_32 (src/keys/bucket-hash.ts); every node names the same cluster.
+        expect(info.hashFunction).toBe('murmur3_32');
+        expect(info.clusterId).toMatch(/^[0-9a-f]{32}$/);
+        clusterIds.add(info.clusterId as string);
         expect(info.partitions[0]?.rangeStart).toBe(0);
         expect(info.partitions[PARTITIONS - 1]?.rangeEnd).toBe(2 ** 32);
       } finally {
         client.close();
       }
     }
+    expect(clusterIds.size).toBe(1);
   });
 });

@@ -8,6 +8,7 @@ import { AtollError } from '../../src/errors.js';
 import { partitionTable } from '../../src/keys/partition-table.js';
 import { prefixBucket } from '../../src/keys/prefix-bucket.js';
 import { bucketOf } from '../../src/keys/bucket.js';
+import { isBucketHashName } from '../../src/keys/bucket-hash.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { defaultLimits } from '../../src/limits.js';
 import type { ApplyResult, Command, KeyVersion, WriteResult } from '../../src/mvcc/commands.js';
@@ -86,6 +87,10 @@ export class FakeNode implements NodeApi {
   address = '';
   /** The leader ClusterInfo reports for every partition (0: none). */
   leaderId: number;
+  /** When set, the leader ClusterInfo reports for each partition instead of leaderId. */
+  leaderOf: ((partition: number) => number) | undefined;
+  /** The bucket hash ClusterInfo names (any text, to test unknown names); a known one also routes beginTransaction. */
+  hashFunction = 'murmur3_32';
   /** The membership ClusterInfo reports; defaults to this node alone. */
   nodes: NodeInfo[] | undefined;
   /** Runs first in every call: throw to fail the call, await to delay or hang it. */
@@ -191,7 +196,7 @@ export class FakeNode implements NodeApi {
   async beginTransaction(request: BeginTransactionRequest, context: CallContext): Promise<BeginTransactionResponse> {
     await this.enter('beginTransaction', request, context);
     const bucket = bucketOf(request.key);
-    const partition = partitionOfBucket(bucket, this.partitionCount);
+    const partition = partitionOfBucket(bucket, this.partitionCount, isBucketHashName(this.hashFunction) ? this.hashFunction : undefined);
     const isolation = request.isolation ?? 'snapshot';
     const startedAtMs = Date.now();
     const snapshotRevision = this.store.revision;
@@ -201,7 +206,7 @@ export class FakeNode implements NodeApi {
 
   async commit(request: CommitRequest, context: CallContext): Promise<CommitResponse> {
     await this.enter('commit', request, context);
-    const scope = TxnScope.fromText(request.transaction, this.partitionCount);
+    const scope = TxnScope.fromText(request.transaction, this.partitionCount, isBucketHashName(this.hashFunction) ? this.hashFunction : undefined);
     scope.checkAlive(Date.now());
     return { revision: (await this.applyEntry(scope.commandOf(request), request.requestId)).revision };
   }
@@ -260,14 +265,14 @@ export class FakeNode implements NodeApi {
       nodeId: this.nodeId,
       partitionCount: this.partitionCount,
       replicationFactor: nodes.length,
-      hashFunction: 'fnv1a32',
+      hashFunction: this.hashFunction,
       nodes,
       partitions: partitionTable(this.partitionCount).map((range) => ({
         id: range.id,
         rangeStart: range.start,
         rangeEnd: range.end,
         replicas: nodes.map((node) => node.id),
-        leader: this.leaderId,
+        leader: this.leaderOf?.(range.id) ?? this.leaderId,
         term: 3,
         commitIndex: this.index,
         appliedIndex: this.index,

@@ -126,7 +126,7 @@ describe('every KV RPC through a generic client', () => {
       'ClusterInfo',
       {},
     );
-    expect(info).toMatchObject({ nodeId: 1, partitionCount: 4, hashFunction: 'fnv1a32' });
+    expect(info).toMatchObject({ nodeId: 1, partitionCount: 4, hashFunction: 'murmur3_32' });
     expect(info.partitions).toHaveLength(4);
     expect(info.partitions[3]!.rangeEnd).toBe(String(2 ** 32));
     // admin_address is a proto3 string: on the wire, unknown is its default, ''.

@@ -12,7 +12,7 @@ import type { TxnRecord } from './isolation-checker.js';
 import { checkClaims, checkDigests, checkHistory, checkRestarts, checkTransactions, type CheckFailure, type ReplicaDigest } from './node-checkers.js';
 import { describeScenario, scenarioFromSeed, type FaultEvent, type NodeScenario, type ScenarioOverrides } from './scenario.js';
 import { Scheduler } from './scheduler.js';
-import { SimCluster } from './sim-cluster.js';
+import { SIM_BUCKET_HASH, SimCluster } from './sim-cluster.js';
 import { calmNetwork, SimNetwork } from './sim-network.js';
 import { replicaDigests } from './state-digest.js';
 import { Trace } from './trace.js';
@@ -213,7 +213,7 @@ function applyFault(fault: FaultEvent, cluster: SimCluster, network: SimNetwork,
 function probeKeys(partitions: number): string[] {
   const keys = new Map<number, string>();
   for (let i = 0; keys.size < partitions && i < 10_000; i++) {
-    const partition = partitionOfBucket(`p${i}`, partitions);
+    const partition = partitionOfBucket(`p${i}`, partitions, SIM_BUCKET_HASH);
     if (!keys.has(partition)) keys.set(partition, `p${i}/probe`);
   }
   return [...keys.values()];

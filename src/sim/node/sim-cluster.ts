@@ -4,6 +4,7 @@
  * at a crash point inside the storage engine), restarts them on the same disk, pauses them, and
  * records every crash, restart and fatal stop for the restart checker.
  */
+import type { BucketHashName } from '../../keys/bucket-hash.js';
 import { AtollNode, type AtollNodeConfig, type NodeTestBugs } from '../../node/atoll-node.js';
 import { Rng } from '../../raft/rng.js';
 import { WriteBehindEngine } from '../../storage/write-behind-engine.js';
@@ -63,6 +64,11 @@ interface NodeSlot {
 const MAX_FATAL_STREAK = 3;
 
 export const PEER_SECRET = 'atoll-sim-peer-secret-0123456789';
+/**
+ * The bucket hash of the simulated clusters: the one their seeds were chosen under (the negative
+ * controls and the install-crash seeds need a workload whose keys land where they did then).
+ */
+export const SIM_BUCKET_HASH: BucketHashName = 'fnv1a32';
 
 export class SimCluster {
   private readonly slots = new Map<number, NodeSlot>();
@@ -139,6 +145,7 @@ export class SimCluster {
       logEntriesKeptAfterSnapshot: this.settings.logEntriesKeptAfterSnapshot,
       cacheBytes: this.settings.cacheBytes,
       peerSecrets: [PEER_SECRET],
+      bucketHash: SIM_BUCKET_HASH,
       testBugs: this.settings.testBugs,
       logger: traceLogger(node, this.trace, (level, message) => {
         if (host.alive) this.onLog(node, level, message);

@@ -26,7 +26,7 @@ export async function replicaDigests(node: number, api: AtollNode, buckets: read
     if (moment.importing) continue;
     const hash = createHash('sha256').update(`revision ${moment.revision} compacted ${moment.compactedRevision}\n`);
     for (const bucket of buckets) {
-      if (partitionOfBucket(bucket, partitions) !== moment.partition) continue;
+      if (partitionOfBucket(bucket, partitions, api.descriptor.hashFunction) !== moment.partition) continue;
       let after: string | undefined;
       for (let page = 0; page < 100; page++) {
         // nowMs 0: nothing counts as expired, so the expiry itself is compared, not a clock's view of it.

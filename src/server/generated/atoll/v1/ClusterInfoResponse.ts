@@ -9,7 +9,8 @@ export interface ClusterInfoResponse {
    */
   'nodeId'?: (number);
   /**
-   * P, the number of partitions. partition = floor(fnv1a32(utf8(bucket)) * P / 2^32).
+   * P, the number of partitions. partition = floor(hash(utf8(bucket)) * P / 2^32), with the hash
+   * hash_function names.
    */
   'partitionCount'?: (number);
   /**
@@ -17,7 +18,9 @@ export interface ClusterInfoResponse {
    */
   'replicationFactor'?: (number);
   /**
-   * The bucket hash function's name: "fnv1a32".
+   * The bucket hash function's name: "murmur3_32" (MurmurHash3 x86_32, seed 0; clusters created
+   * since cluster descriptors) or "fnv1a32" (32-bit FNV-1a; older clusters keep it). Clients route
+   * by it and must refuse a name they do not know. Empty from no server of this version.
    */
   'hashFunction'?: (string);
   /**
@@ -28,6 +31,11 @@ export interface ClusterInfoResponse {
    * Every partition, in id order.
    */
   'partitions'?: (_atoll_v1_PartitionInfo)[];
+  /**
+   * The cluster's id from its descriptor (32 hex digits); the same on every node of one cluster.
+   * Empty from servers older than cluster descriptors.
+   */
+  'clusterId'?: (string);
 }
 
 export interface ClusterInfoResponse__Output {
@@ -36,7 +44,8 @@ export interface ClusterInfoResponse__Output {
    */
   'nodeId': (number);
   /**
-   * P, the number of partitions. partition = floor(fnv1a32(utf8(bucket)) * P / 2^32).
+   * P, the number of partitions. partition = floor(hash(utf8(bucket)) * P / 2^32), with the hash
+   * hash_function names.
    */
   'partitionCount': (number);
   /**
@@ -44,7 +53,9 @@ export interface ClusterInfoResponse__Output {
    */
   'replicationFactor': (number);
   /**
-   * The bucket hash function's name: "fnv1a32".
+   * The bucket hash function's name: "murmur3_32" (MurmurHash3 x86_32, seed 0; clusters created
+   * since cluster descriptors) or "fnv1a32" (32-bit FNV-1a; older clusters keep it). Clients route
+   * by it and must refuse a name they do not know. Empty from no server of this version.
    */
   'hashFunction': (string);
   /**
@@ -55,4 +66,9 @@ export interface ClusterInfoResponse__Output {
    * Every partition, in id order.
    */
   'partitions': (_atoll_v1_PartitionInfo__Output)[];
+  /**
+   * The cluster's id from its descriptor (32 hex digits); the same on every node of one cluster.
+   * Empty from servers older than cluster descriptors.
+   */
+  'clusterId': (string);
 }
