@@ -203,17 +203,15 @@ class KvStreamSession {
           else if (!this.waitingForDrain && this.unwritten.length === 0) finish(true);
         }),
     };
-    const startedMs = performance.now();
+    // Not counted in the RPC metrics (as KV.Watch): a watch's lifetime is no request latency.
     Promise.resolve()
       .then(() => this.api.watch(request, { ...scope.context, signal: controller.signal }, sink))
       .then(
         () => {
-          this.metrics?.rpc('Watch', 'OK', (performance.now() - startedMs) / 1000);
           // Ended without the client asking (the node is closing): the client resumes elsewhere.
           if (ours() && !controller.signal.aborted) this.enqueue(encodeStreamError(id, new AtollError('UNAVAILABLE', 'the node ended the watch')));
         },
         (error: unknown) => {
-          this.metrics?.rpc('Watch', rpcCode(error), (performance.now() - startedMs) / 1000);
           if (ours()) this.enqueue(encodeStreamError(id, error, this.logger));
         },
       )
