@@ -193,15 +193,20 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
 }
 
 /**
- * One watched bucket per partition (register buckets first: their acknowledged writes are checked
- * against the committed history too), so every leader kill interrupts a watcher, with as few
- * watchers as that takes.
+ * One watched bucket per partition, so every leader kill interrupts a watcher, with as few watchers
+ * as that takes: a workload's bucket where the partition has one (register buckets first: their
+ * acknowledged writes are checked against the committed history too), else the partition's probe
+ * bucket, which probeRecoveries writes after each leader kill of that partition.
  */
 function watchedBuckets(partitions: number): string[] {
   const byPartition = new Map<number, string>();
-  for (const bucket of [...REGISTER_KEYS.map((key) => key.split('/')[0]!), ...SET_BUCKETS]) {
+  const workloadBuckets = [...REGISTER_KEYS.map((key) => key.split('/')[0]!), ...SET_BUCKETS, BANK.bucket, COUNTER_KEY.split('/')[0]!];
+  for (const bucket of workloadBuckets) {
     const partition = partitionOfBucket(bucket, partitions);
     if (!byPartition.has(partition)) byPartition.set(partition, bucket);
+  }
+  for (let partition = 0; partition < partitions; partition++) {
+    if (!byPartition.has(partition)) byPartition.set(partition, Nemesis.probeKeyFor(partition, partitions).split('/')[0]!);
   }
   return [...byPartition.values()];
 }
