@@ -1,7 +1,8 @@
 /**
  * One fault-injection run: start a real cluster, drive the workloads (registers, sets, counters and
  * a bank of transactions) through the client library while the nemesis kills, pauses and restarts
- * nodes, heal, read everything back, check the history, and report. The last line is
+ * nodes and watchers follow the register and set buckets (watch-workload.ts), heal, read
+ * everything back, check the history and what the watchers saw, and report. The last line is
  * `chaos: valid` or `chaos: INVALID (...)`, logged after the namespaces are removed (an INVALID
  * run says how to replay it on the line before).
  */
@@ -15,6 +16,7 @@ import { LocalCluster } from './local-cluster.js';
 import { LINK_FAULTS, NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
 import { cleanupStale, createTopology, detectNetns, ensureIptables, type Topology } from './netns.js';
 import { partitionOfBucket } from '../keys/partition-table.js';
+import { WATCH_SKIP_BUG, WatchWorkload } from './watch-workload.js';
 import { bankTotal, bankWorkload, counterWorkload, finalReads, makeBank, openBank, Recorder, registerWorkload, setWorkload } from './workloads.js';
 
 export interface ChaosOptions {
@@ -23,7 +25,10 @@ export interface ChaosOptions {
   readonly seed: number;
   readonly partitions: number;
   readonly faults: readonly FaultKind[];
-  /** A planted server defect (negative control): reads-without-quorum | ack-before-commit | no-dedup | torn-transactions. */
+  /**
+   * A planted defect (negative control): reads-without-quorum | ack-before-commit | no-dedup |
+   * torn-transactions (in the servers), or watch-skips-on-resume (in the watchers' client).
+   */
   readonly testBug?: string;
   readonly historyDir?: string;
   /** Per-attempt timeout of counter increments: short ones force retries of writes that did apply. */
@@ -95,7 +100,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     partitions: options.partitions,
     tickMs: 50,
     snapshotEvery: 500,
-    ...(options.testBug ? { extraArgs: ['--unsafe-test-bug', options.testBug] } : {}),
+    ...(options.testBug && options.testBug !== WATCH_SKIP_BUG ? { extraArgs: ['--unsafe-test-bug', options.testBug] } : {}),
   });
   const recorder = new Recorder(historyPath);
   const client = new AtollClient({ endpoints: cluster.endpoints, defaultTimeoutMs: 2_000 });
@@ -114,9 +119,13 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     log(`chaos: ${elapsed}s ok=${recorder.counts.ok} fail=${recorder.counts.fail} info=${recorder.counts.info} faults=${nemesis.faults.length}`);
   }, 5_000);
   progress.unref();
+  let watches: WatchWorkload | undefined;
+  let watchResult: Awaited<ReturnType<WatchWorkload['finish']>> | undefined;
   try {
     // Before any fault: the accounts exist once, so every snapshot must show the whole total.
     await openBank(client, BANK, 5_000);
+    // The watchers start before any fault too (their start revisions are known before the first).
+    watches = await WatchWorkload.start({ endpoints: cluster.endpoints, buckets: watchedBuckets(options.partitions), skipOnResume: options.testBug === WATCH_SKIP_BUG, waitMs: 15_000 });
     const context = { client, recorder, untilMs, seed: options.seed, opTimeoutMs: 1_500 };
     const probes = probeRecoveries(client, nemesis, options.partitions, untilMs);
     await Promise.all([
@@ -132,15 +141,17 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     await nemesis.healAll();
     await cluster.waitReady(60_000);
     await finalReads({ client, recorder, seed: options.seed, opTimeoutMs: 3_000 }, { registerKeys: REGISTER_KEYS, setBuckets: SET_BUCKETS, counterKey: COUNTER_KEY, bank: BANK });
+    watchResult = await watches.finish(client, recorder.events);
   } finally {
     clearInterval(progress);
+    if (watchResult === undefined) watches?.close();
     client.close();
     await recorder.close();
     await cluster.stop();
   }
 
   for (const crash of cluster.crashes) log(`chaos: node ${crash.id} CRASHED (exit ${crash.signal ?? crash.code}):\n${crash.log}`);
-  const report = checkHistory(recorder.events, { bank: { total: bankTotal(BANK), accounts: BANK.accounts } });
+  const report = withWatchVerdict(checkHistory(recorder.events, { bank: { total: bankTotal(BANK), accounts: BANK.accounts } }), watchResult);
   const faults: Record<string, number> = {};
   for (const fault of nemesis.faults) faults[fault.kind] = (faults[fault.kind] ?? 0) + 1;
   const recoveries = nemesis.leaderKills.filter((kill) => kill.recoveredAtMs !== undefined).map((kill) => (kill.recoveredAtMs as number) - kill.atMs);
@@ -179,6 +190,34 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     networkFaults: topology !== undefined,
     ...(networkFaultsSkipped !== undefined ? { networkFaultsSkipped } : {}),
   };
+}
+
+/**
+ * One watched bucket per partition, so every leader kill interrupts a watcher, with as few watchers
+ * as that takes: a workload's bucket where the partition has one (register buckets first: their
+ * acknowledged writes are checked against the committed history too), else the partition's probe
+ * bucket, which probeRecoveries writes after each leader kill of that partition.
+ */
+function watchedBuckets(partitions: number): string[] {
+  const byPartition = new Map<number, string>();
+  const workloadBuckets = [...REGISTER_KEYS.map((key) => key.split('/')[0]!), ...SET_BUCKETS, BANK.bucket, COUNTER_KEY.split('/')[0]!];
+  for (const bucket of workloadBuckets) {
+    const partition = partitionOfBucket(bucket, partitions);
+    if (!byPartition.has(partition)) byPartition.set(partition, bucket);
+  }
+  for (let partition = 0; partition < partitions; partition++) {
+    if (!byPartition.has(partition)) byPartition.set(partition, Nemesis.probeKeyFor(partition, partitions).split('/')[0]!);
+  }
+  return [...byPartition.values()];
+}
+
+/** Adds the watchers' verdict to the history's report: one more required checker, 'watch'. */
+function withWatchVerdict(report: CheckReport, watch: Awaited<ReturnType<WatchWorkload['finish']>> | undefined): CheckReport {
+  const verdict = watch?.verdict ?? { valid: 'unknown' as const, reason: 'the watchers were not checked' };
+  const text = verdict.valid === true ? 'valid' : verdict.valid === false ? verdict.explanation.split('\n', 1)[0]! : verdict.reason;
+  const lines = [...report.lines, ...(watch?.lines ?? []), `watch: ${verdict.valid === true ? 'valid' : verdict.valid === false ? `INVALID: ${text}` : `unknown: ${text}`}`];
+  const problems = verdict.valid === true ? report.problems : [...report.problems, `watch: ${text}`];
+  return { valid: problems.length === 0, lines, problems, verdicts: { ...report.verdicts, watch: verdict } };
 }
 
 /**

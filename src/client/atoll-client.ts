@@ -175,6 +175,12 @@ export interface WatchOptions {
   /** Ends the watch (the iterator returns). */
   readonly signal?: AbortSignal;
   /**
+   * Served by any replica, not only the leader, from its own applied history: the same changes in
+   * the same order, each once, but they may arrive later than at the leader. After a disconnect it
+   * resumes at another replica after the last revision it saw.
+   */
+  readonly stale?: boolean;
+  /**
    * Test only (the chaos suite's negative control): after a resume, drop the first change, as a
    * broken resume would. Never set it in real code.
    */
@@ -416,9 +422,15 @@ export class AtollClient {
     let failures = 0;
     let skipNext = false;
     while (!this.closed && signal?.aborted !== true) {
-      const address = hinted ?? (await this.addressFor(route, Date.now() + this.defaultTimeoutMs));
+      const address = hinted ?? (options.stale === true ? await this.anyReplicaAddress() : await this.addressFor(route, Date.now() + this.defaultTimeoutMs));
       hinted = undefined;
-      const request: WatchRequest = { ...target, ...(after !== undefined && { startRevision: after }), keysOnly: options.keysOnly === true, progress: true };
+      const request: WatchRequest = {
+        ...target,
+        ...(after !== undefined && { startRevision: after }),
+        keysOnly: options.keysOnly === true,
+        progress: true,
+        ...(options.stale === true && { stale: true }),
+      };
       try {
         for await (const message of this.connectionTo(address).watch(request, signal)) {
           failures = 0;
@@ -704,6 +716,12 @@ export class AtollClient {
       const leader = map.leaderAddressOf(partition);
       if (leader !== undefined && !this.isUnreachable(leader)) return leader;
     }
+    return this.anyAddress();
+  }
+
+  /** For stale watches: any reachable node in turn (one without a replica answers NOT_LEADER with the leader as hint). */
+  private async anyReplicaAddress(): Promise<string> {
+    if (this.map === undefined) await this.untilDeadline(this.requestRefresh(), Date.now() + this.defaultTimeoutMs).catch(() => undefined);
     return this.anyAddress();
   }
 

@@ -97,10 +97,21 @@ export class NodeConnection {
   }
 
   /**
-   * One KV.Watch stream on this node: its messages until the server ends it (returns) or it fails
+   * One watch on this node: its messages until the server ends it (returns) or it fails
    * (throws the AtollError it sent). Aborting `signal`, or leaving the loop, cancels the call.
    */
   async *watch(request: WatchRequest, signal: AbortSignal | undefined): AsyncGenerator<WatchMessage, void, undefined> {
+    // The node's stream when it has a free slot (the main path), else a KV.Watch call of its own.
+    const onStream = this.options.pipelining ? this.multiplexer.openWatch(request, signal) : undefined;
+    if (onStream !== undefined) {
+      yield* onStream;
+      return;
+    }
+    yield* this.watchCall(request, signal);
+  }
+
+  /** One KV.Watch call (the fallback path of watch). */
+  async *watchCall(request: WatchRequest, signal: AbortSignal | undefined): AsyncGenerator<WatchMessage, void, undefined> {
     const method = kvServiceDefinition['Watch']!;
     const call = this.client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, encodeWatchRequest(request), new grpc.Metadata(), {});
     const onAbort = (): void => call.cancel();

@@ -13,13 +13,21 @@
  *   queue are marked as never sent, so even writes among them may be retried) and the multiplexer
  *   stays closed for a short while, with the connection using unary calls, then reopens lazily on
  *   the next request. A server without Stream (UNIMPLEMENTED) is remembered.
+ * - Watches (openWatch): a watch request on the stream, answered by watch frames with its id until
+ *   it fails (one error frame), the caller stops reading (a cancel goes out) or the stream ends
+ *   (it fails with the stream's error, so the caller resumes). A watch holds one of the
+ *   maxInFlight slots while it runs, and watches hold at most half of them; past that openWatch
+ *   says no and the caller uses KV.Watch. Frames wait in a per-watch buffer of at most maxWatchBuffered messages: a reader
+ *   slower than that is cancelled with WATCH_OVERFLOW and the revision to resume after, instead of
+ *   stalling every other request of the stream.
  */
 import * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
+import type { WatchMessage, WatchRequest } from '../node/api.js';
 import type { KvOperation, KvResult } from '../server/kv-operation.js';
 import { kvServiceDefinition } from '../server/protos.js';
-import { decodeStreamResponse, encodeStreamRequest } from '../server/stream-codec.js';
+import { decodeStreamFrame, encodeStreamRequest } from '../server/stream-codec.js';
 import type { StreamRequestMessage, StreamResponseMessage } from '../server/wire-types.js';
 
 type KvStream = grpc.ClientDuplexStream<StreamRequestMessage, StreamResponseMessage>;
@@ -35,6 +43,18 @@ interface Outstanding {
   /** Whether the request was written to the stream (else it waits in the queue). */
   sent: boolean;
 }
+
+/** One watch on the stream: frames not yet read, and how it ended (error set once, then removed). */
+interface WatchSubscription {
+  readonly messages: WatchMessage[];
+  /** The last revision handed to the reader (or the start revision): where a resume continues. */
+  delivered: number;
+  error: unknown;
+  wake: (() => void) | undefined;
+}
+
+/** Watch frames buffered per watch before a reader that does not keep up is cancelled. */
+export const maxWatchBuffered = 1024;
 
 /** After a stream fails, requests go unary for this long before a new stream is tried. */
 const streamReopenDelayMs = 1000;
@@ -53,9 +73,11 @@ export class StreamMultiplexer {
   private stream: KvStream | undefined;
   /** Every request not yet settled, sent or queued, by id. */
   private readonly outstanding = new Map<string, Outstanding>();
+  /** Running watches by id. Each holds a slot: it is counted in sentCount from open to end. */
+  private readonly watches = new Map<string, WatchSubscription>();
   /** Ids waiting for a slot, oldest first; may hold ids already settled (skipped when dequeued). */
   private readonly queue: string[] = [];
-  // Invariant: sentCount = number of entries of `outstanding` with sent = true <= maxInFlight.
+  // Invariant: sentCount = (entries of `outstanding` with sent = true) + watches.size <= maxInFlight.
   private sentCount = 0;
   private nextId = 1;
   private failedAtMs = -Infinity;
@@ -106,6 +128,75 @@ export class StreamMultiplexer {
       if (this.sentCount < this.maxInFlight) this.send(id);
       else this.queue.push(id);
     });
+  }
+
+  /**
+   * Opens a watch on the stream, or undefined when the stream cannot take one now (no free slot,
+   * closed, failing or unsupported): then the caller uses KV.Watch. The feed yields the watch's
+   * messages until it fails (throws its AtollError, or the signal's reason when aborted); leaving
+   * the loop cancels the watch on the server.
+   */
+  openWatch(request: WatchRequest, signal: AbortSignal | undefined): AsyncGenerator<WatchMessage, void, undefined> | undefined {
+    // Watches take at most half the slots, so ordinary requests always keep the other half.
+    if (!this.hasRoom() || this.sentCount >= this.maxInFlight || this.watches.size >= Math.floor(this.maxInFlight / 2) || signal?.aborted === true) return undefined;
+    const id = String(this.nextId++);
+    const subscription: WatchSubscription = { messages: [], delivered: request.startRevision ?? 0, error: undefined, wake: undefined };
+    const stream = this.openStream();
+    this.watches.set(id, subscription);
+    this.sentCount++;
+    stream.write(encodeStreamRequest(id, 0, { kind: 'watch', request }));
+    return this.watchFeed(id, subscription, signal);
+  }
+
+  private async *watchFeed(id: string, subscription: WatchSubscription, signal: AbortSignal | undefined): AsyncGenerator<WatchMessage, void, undefined> {
+    const onAbort = (): void => {
+      if (this.endWatch(id, signal!.reason)) this.sendCancel(id);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        const message = subscription.messages.shift();
+        if (message !== undefined) {
+          subscription.delivered = message.revision;
+          yield message;
+          continue;
+        }
+        if (subscription.error !== undefined) throw subscription.error;
+        await new Promise<void>((resolve) => (subscription.wake = resolve));
+        subscription.wake = undefined;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      // The reader left (break, return or an error it threw): the server stops the watch.
+      if (this.endWatch(id, new AtollError('UNAVAILABLE', 'the watch was closed'))) this.sendCancel(id);
+    }
+  }
+
+  /** Ends a running watch with `error` (its reader throws it once the buffer is read); false if it had ended. */
+  private endWatch(id: string, error: unknown): boolean {
+    const subscription = this.watches.get(id);
+    if (subscription === undefined) return false;
+    this.watches.delete(id);
+    this.sentCount--;
+    subscription.error = error;
+    subscription.wake?.();
+    this.sendQueued();
+    return true;
+  }
+
+  private handleWatchFrame(id: string, message: WatchMessage): void {
+    const subscription = this.watches.get(id);
+    if (subscription === undefined) return;
+    if (subscription.messages.length >= maxWatchBuffered) {
+      // Drop what the reader has not taken: it resumes after the last message it did take.
+      subscription.messages.length = 0;
+      const resumeRevision = subscription.delivered;
+      this.endWatch(id, new AtollError('WATCH_OVERFLOW', `the watch reader fell ${maxWatchBuffered} messages behind; resume after revision ${resumeRevision}`, { resumeRevision }));
+      this.sendCancel(id);
+      return;
+    }
+    subscription.messages.push(message);
+    subscription.wake?.();
   }
 
   /** Ends the stream; outstanding requests fail with UNAVAILABLE. */
@@ -160,9 +251,18 @@ export class StreamMultiplexer {
   private handleAnswer(message: StreamResponseMessage): void {
     let decoded;
     try {
-      decoded = decodeStreamResponse(message);
+      decoded = decodeStreamFrame(message);
     } catch {
       // An answer we cannot read cannot be matched either; its request will time out.
+      return;
+    }
+    if ('watch' in decoded) {
+      this.handleWatchFrame(decoded.id, decoded.watch);
+      return;
+    }
+    // A watch's one error frame ends it.
+    if (this.watches.has(decoded.id)) {
+      this.endWatch(decoded.id, decoded.outcome.ok ? new AtollError('INTERNAL', 'a watch got an answer instead of frames') : decoded.outcome.error);
       return;
     }
     this.settle(decoded.id, decoded.outcome.ok ? { ok: true, result: decoded.outcome.result } : { ok: false, error: decoded.outcome.error });
@@ -190,6 +290,7 @@ export class StreamMultiplexer {
     const unsent = error.details?.['neverSent'] === true ? error : new AtollError(error.code, error.message, { ...error.details, neverSent: true });
     this.queue.length = 0;
     for (const [id, request] of [...this.outstanding]) this.settle(id, { ok: false, error: request.sent ? error : unsent });
+    for (const id of [...this.watches.keys()]) this.endWatch(id, error);
   }
 
   private settle(id: string, outcome: { ok: true; result: KvResult } | { ok: false; error: unknown }): void {

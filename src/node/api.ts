@@ -300,6 +300,8 @@ export interface WatchRequest {
   readonly keysOnly?: boolean;
   /** Send progress messages on an idle watch. */
   readonly progress?: boolean;
+  /** Served by any replica from its own applied history (may lag the leader); see docs/api.md. */
+  readonly stale?: boolean;
 }
 
 /** What a node offers the client-facing services (KV and Cluster). */

@@ -14,6 +14,12 @@
  *   synchronous step, so it misses no commit after it: its ring holds (floor, top] exactly.
  * - The start of a watch without start_revision is the revision of a linearizable read at the
  *   leader, so it covers every write acknowledged before the watch began.
+ * - A stale watch is served by any replica of the partition from its own applied history (its
+ *   store and hub, fed by the same commit listener on followers): no leadership check and no
+ *   read barrier. Its start defaults to the replica's applied revision, and a start above it (a
+ *   resume from a replica further ahead) waits for apply to reach it. Replicas apply the same log,
+ *   so every replica's history has the same changes at the same revisions: a resume after the last
+ *   revision received, on any replica, continues without a gap or a duplicate.
  */
 import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
@@ -128,8 +134,11 @@ export class WatchService {
     const { router, driver, executor } = this.options;
     const partition = router.partitionOf(barrier, tenant);
     const replica = driver.groups.get(partition);
+    const stale = request.stale === true;
     const checkLeader = (): void => {
       if (replica === undefined) throw router.notLeader(partition, router.remoteLeaderOf(partition) ?? 0, 'watches are served by the partition leader');
+      // A stale watch needs only a replica here, which a node keeps for as long as it runs.
+      if (stale) return;
       const status = replica.raw.status();
       if (status.role !== 'leader') {
         throw router.notLeader(partition, status.lead === this.options.id ? 0 : status.lead, 'watches are served by the partition leader');
@@ -137,11 +146,11 @@ export class WatchService {
     };
     checkLeader();
     const leader = replica as PartitionReplica;
-    // A linearizable read at this leader: its revision covers every acknowledged write.
-    const read = await executor.execute(leader, barrier, { ...context, tenant });
-    const readRevision = (read.response as { revision: number }).revision;
+    // A linearizable read at this leader: its revision covers every acknowledged write. A stale
+    // watch takes the replica's applied revision instead, and may start above it (it waits).
+    const readRevision = stale ? leader.mvcc.revision : ((await executor.execute(leader, barrier, { ...context, tenant })).response as { revision: number }).revision;
     const startRevision = request.startRevision ?? readRevision;
-    if (startRevision > readRevision) {
+    if (startRevision > readRevision && !stale) {
       throw new AtollError('FUTURE_REVISION', `start revision ${startRevision} is above the current revision ${readRevision}`, {
         revision: startRevision,
         currentRevision: readRevision,

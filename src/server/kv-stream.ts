@@ -12,16 +12,25 @@
  * Endings: when the client half-closes, the session answers what is outstanding and then ends
  * the stream with OK. When the client cancels or the stream fails, every running request's signal
  * is aborted and nothing more is written.
+ *
+ * Watches (a request's watch case): a watch runs like KV.Watch (the node admits it against its
+ * per-node and per-tenant bounds) and its messages go out as watch frames with its id, through
+ * the same answer queue, until the client cancels it (a cancel with its id: no more frames), it
+ * fails (one StreamError frame with its id, after which no frame has that id), or the stream
+ * ends. Its sink reports the stream's backpressure: write() says false while the stream waits for
+ * 'drain', so a watcher whose frames are not read is cancelled with WATCH_OVERFLOW, as on KV.Watch.
+ * A running watch holds one slot of maxInFlight. A half-close ends the running watches (the
+ * client can no longer cancel them) without frames.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
-import type { NodeApi } from '../node/api.js';
+import type { NodeApi, WatchRequest, WatchSink } from '../node/api.js';
 import { callerOf, deadlineMsOf, openCallScope, type CallScope, type Caller } from './call-context.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { kvCodecs, runKvOperation, type KvOperation } from './kv-operation.js';
 import { rpcCode, type RpcMetrics } from './node-metrics.js';
-import { decodeStreamRequest, encodeStreamError, encodeStreamResult, streamRequestIdOf } from './stream-codec.js';
+import { decodeStreamRequest, encodeStreamError, encodeStreamResult, encodeStreamWatchFrame, streamRequestIdOf } from './stream-codec.js';
 import type { StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
 import { throwIfWireProblem } from './wire-utf8.js';
 
@@ -50,6 +59,14 @@ class KvStreamSession {
    * pauses as soon as it reaches the bound.
    */
   private readonly running = new Map<string, CallScope>();
+  /**
+   * Running watches by id, each with the controller that ends it. Invariant: an id is in at most
+   * one of `running` and `watches`; only the watch whose controller is stored here may write
+   * frames with its id (a cancelled or ended watch writes nothing more).
+   */
+  private readonly watches = new Map<string, AbortController>();
+  /** Watch sinks waiting for the answer queue to drain (called once it is empty and writable). */
+  private readonly drainWaiters = new Set<() => void>();
   /** Answers waiting for 'drain'. */
   private readonly unwritten: StreamResponseMessage[] = [];
   private waitingForDrain = false;
@@ -102,22 +119,28 @@ class KvStreamSession {
     if (decoded.body.kind === 'cancel') {
       this.running.get(decoded.id)?.abort(new AtollError('UNAVAILABLE', 'the client cancelled the request'));
       this.running.delete(decoded.id);
+      this.watches.get(decoded.id)?.abort();
+      this.watches.delete(decoded.id);
       this.afterSlotFreed();
       return;
     }
-    if (this.running.has(decoded.id)) {
+    if (this.running.has(decoded.id) || this.watches.has(decoded.id)) {
       this.enqueue(encodeStreamError(decoded.id, new AtollError('INVALID_ARGUMENT', `request id ${decoded.id} is already in flight`)));
       return;
     }
-    this.start(decoded.id, decoded.timeoutMs, decoded.body.operation);
+    if (decoded.body.kind === 'watch') this.startWatch(decoded.id, decoded.timeoutMs, decoded.body.request);
+    else this.start(decoded.id, decoded.timeoutMs, decoded.body.operation);
+  }
+
+  private deadlineOf(timeoutMs: number): number {
+    // A timeout past the server's maximum is clamped to it (openCallScope clamps again).
+    const requestDeadlineMs = Date.now() + (timeoutMs > 0 ? Math.min(timeoutMs, limits.maxCallTimeoutMs) : limits.defaultCallTimeoutMs);
+    return this.streamDeadlineMs === undefined ? requestDeadlineMs : Math.min(requestDeadlineMs, this.streamDeadlineMs);
   }
 
   private start(id: string, timeoutMs: number, operation: KvOperation): void {
-    // A timeout past the server's maximum is clamped to it (openCallScope clamps again).
-    const requestDeadlineMs = Date.now() + (timeoutMs > 0 ? Math.min(timeoutMs, limits.maxCallTimeoutMs) : limits.defaultCallTimeoutMs);
-    const deadlineMs = this.streamDeadlineMs === undefined ? requestDeadlineMs : Math.min(requestDeadlineMs, this.streamDeadlineMs);
     // Every request of the stream runs as the caller that opened it.
-    const scope = openCallScope({ deadlineMs, caller: this.caller });
+    const scope = openCallScope({ deadlineMs: this.deadlineOf(timeoutMs), caller: this.caller });
     this.running.set(id, scope);
     this.noteOccupancy();
     const startedMs = performance.now();
@@ -147,8 +170,67 @@ class KvStreamSession {
       });
   }
 
+  /** Runs one watch until it is cancelled, fails or the stream ends (see the file comment). */
+  private startWatch(id: string, timeoutMs: number, request: WatchRequest): void {
+    // The deadline bounds the watch's start (its linearizable read), not the watch itself: the
+    // node gets the scope's deadline but a signal that only the cancel, the stream's end and a
+    // half-close abort.
+    const scope = openCallScope({ deadlineMs: this.deadlineOf(timeoutMs), caller: this.caller });
+    const controller = new AbortController();
+    this.watches.set(id, controller);
+    this.noteOccupancy();
+    const ours = (): boolean => this.watches.get(id) === controller && !this.finished;
+    const sink: WatchSink = {
+      write: (message) => {
+        if (!ours()) return true;
+        this.enqueue(encodeStreamWatchFrame(id, message));
+        return !this.waitingForDrain;
+      },
+      drained: (ms) =>
+        new Promise<boolean>((resolve) => {
+          const finish = (drained: boolean): void => {
+            clearTimeout(timer);
+            this.drainWaiters.delete(onDrain);
+            controller.signal.removeEventListener('abort', onAbort);
+            resolve(drained);
+          };
+          const onDrain = (): void => finish(true);
+          const onAbort = (): void => finish(false);
+          const timer = setTimeout(() => finish(false), ms);
+          this.drainWaiters.add(onDrain);
+          controller.signal.addEventListener('abort', onAbort, { once: true });
+          if (controller.signal.aborted) finish(false);
+          else if (!this.waitingForDrain && this.unwritten.length === 0) finish(true);
+        }),
+    };
+    // Not counted in the RPC metrics (as KV.Watch): a watch's lifetime is no request latency.
+    Promise.resolve()
+      .then(() => this.api.watch(request, { ...scope.context, signal: controller.signal }, sink))
+      .then(
+        () => {
+          // Ended without the client asking (the node is closing): the client resumes elsewhere.
+          if (ours() && !controller.signal.aborted) this.enqueue(encodeStreamError(id, new AtollError('UNAVAILABLE', 'the node ended the watch')));
+        },
+        (error: unknown) => {
+          if (ours()) this.enqueue(encodeStreamError(id, error, this.logger));
+        },
+      )
+      .catch((error: unknown) => this.logger.error({ err: error }, 'ending a stream watch failed'))
+      .finally(() => {
+        if (this.watches.get(id) === controller) this.watches.delete(id);
+        controller.abort();
+        scope.dispose();
+        this.afterSlotFreed();
+      });
+  }
+
+  private wakeDrainWaiters(): void {
+    if (this.waitingForDrain || this.unwritten.length > 0) return;
+    for (const wake of [...this.drainWaiters]) wake();
+  }
+
   private occupancy(): number {
-    return this.running.size + this.unwritten.length;
+    return this.running.size + this.watches.size + this.unwritten.length;
   }
 
   private noteOccupancy(): void {
@@ -195,6 +277,7 @@ class KvStreamSession {
         this.call.once('drain', () => {
           this.waitingForDrain = false;
           this.flush();
+          this.wakeDrainWaiters();
           this.afterSlotFreed();
         });
       }
@@ -204,7 +287,14 @@ class KvStreamSession {
 
   private handleHalfClose(): void {
     this.clientHalfClosed = true;
+    this.endWatches();
     this.maybeEnd();
+  }
+
+  /** Ends every running watch without a frame (the stream is ending). */
+  private endWatches(): void {
+    for (const controller of this.watches.values()) controller.abort();
+    this.watches.clear();
   }
 
   /** Ends the stream with OK once the client is done sending and every answer is written. */
@@ -220,6 +310,7 @@ class KvStreamSession {
     this.finished = true;
     for (const scope of this.running.values()) scope.abort(reason);
     this.running.clear();
+    this.endWatches();
     if (this.stats !== undefined) this.stats.queuedAnswers -= this.unwritten.length;
     this.unwritten.length = 0;
   }

@@ -35,6 +35,7 @@ export function decodeWatchRequest(value: unknown): WatchRequest {
     ...(start !== undefined && { startRevision: start }),
     ...(message.keysOnly === true && { keysOnly: true }),
     ...(message.progress === true && { progress: true }),
+    ...(message.stale === true && { stale: true }),
   };
 }
 
@@ -45,6 +46,7 @@ export function encodeWatchRequest(request: WatchRequest): WatchRequestMessage {
     ...(request.startRevision !== undefined && { startRevision: formatWireInt64(request.startRevision) }),
     keysOnly: request.keysOnly === true,
     progress: request.progress === true,
+    ...(request.stale === true && { stale: true }),
   };
 }
 

@@ -4,12 +4,20 @@
  * carry in its status and metadata).
  */
 import { AtollError } from '../errors.js';
+import type { WatchMessage, WatchRequest } from '../node/api.js';
 import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, type ErrorLogger } from './grpc-errors.js';
 import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
+import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from './kv-watch.js';
 import type { StreamErrorMessage, StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
 
-/** One decoded StreamRequest: an operation to run, or the cancellation of an earlier one. */
-export type StreamRequestBody = { readonly kind: 'operation'; readonly operation: KvOperation } | { readonly kind: 'cancel' };
+/**
+ * One decoded StreamRequest: an operation to run, the cancellation of an earlier one, or a watch
+ * (answered by many watch frames with its id until it is cancelled or fails).
+ */
+export type StreamRequestBody =
+  | { readonly kind: 'operation'; readonly operation: KvOperation }
+  | { readonly kind: 'cancel' }
+  | { readonly kind: 'watch'; readonly request: WatchRequest };
 
 export interface DecodedStreamRequest {
   readonly id: string;
@@ -29,6 +37,7 @@ export function streamRequestIdOf(message: unknown): string | undefined {
 
 export function encodeStreamRequest(id: string, timeoutMs: number, body: StreamRequestBody): StreamRequestMessage {
   if (body.kind === 'cancel') return { id, timeoutMs: 0, cancel: {} };
+  if (body.kind === 'watch') return { id, timeoutMs, watch: encodeWatchRequest(body.request) };
   return { id, timeoutMs, ...encodeKvOperation(body.operation) };
 }
 
@@ -38,11 +47,17 @@ export function decodeStreamRequest(message: unknown): DecodedStreamRequest {
   const request = message as StreamRequestMessage;
   const timeoutMs = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : 0;
   if (request.request === 'cancel') return { id, timeoutMs, body: { kind: 'cancel' } };
+  if (request.request === 'watch') return { id, timeoutMs, body: { kind: 'watch', request: decodeWatchRequest(request.watch) } };
   return { id, timeoutMs, body: { kind: 'operation', operation: decodeKvOperation(request, request.request) } };
 }
 
 export function encodeStreamResult(id: string, result: KvResult): StreamResponseMessage {
   return { id, ...encodeKvResult(result) };
+}
+
+/** One message of the watch request `id` opened. */
+export function encodeStreamWatchFrame(id: string, message: WatchMessage): StreamResponseMessage {
+  return { id, watch: encodeWatchResponse(message) };
 }
 
 /** The StreamError for anything a request failed with; non-AtollErrors are logged and hidden. */
@@ -56,8 +71,20 @@ export function encodeStreamError(id: string, error: unknown, logger?: ErrorLogg
     leaderHint: hint?.address ?? '',
     leaderId: hint?.nodeId ?? 0,
     notApplied: atollError.details?.['neverSent'] === true,
+    ...revisionDetailsOf(atollError),
   };
   return { id, error: streamError };
+}
+
+/** A watch error's revisions (COMPACTED's floor, WATCH_OVERFLOW's resume point), when it has them. */
+function revisionDetailsOf(error: AtollError): { compactedRevision?: string; resumeRevision?: string } {
+  const detail = (name: string): string | undefined => {
+    const value = error.details?.[name];
+    return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? String(value) : undefined;
+  };
+  const compacted = detail('compactedRevision');
+  const resume = detail('resumeRevision');
+  return { ...(compacted !== undefined && { compactedRevision: compacted }), ...(resume !== undefined && { resumeRevision: resume }) };
 }
 
 /** One decoded StreamResponse: the request id and its result or error. */
@@ -66,10 +93,26 @@ export interface DecodedStreamResponse {
   readonly outcome: { readonly ok: true; readonly result: KvResult } | { readonly ok: false; readonly error: AtollError };
 }
 
+/** One message of a watch opened on the stream (StreamResponse.watch). */
+export interface DecodedStreamWatchFrame {
+  readonly id: string;
+  readonly watch: WatchMessage;
+}
+
+/** Any StreamResponse: a watch frame, or the one answer of a request (decodeStreamResponse). */
+export function decodeStreamFrame(message: unknown): DecodedStreamResponse | DecodedStreamWatchFrame {
+  const id = streamRequestIdOf(message);
+  if (id === undefined) throw new AtollError('INTERNAL', 'a stream response has no id');
+  const response = message as StreamResponseMessage;
+  if (response.result === 'watch') return { id, watch: decodeWatchResponse(response.watch) };
+  return decodeStreamResponse(message);
+}
+
 export function decodeStreamResponse(message: unknown): DecodedStreamResponse {
   const id = streamRequestIdOf(message);
   if (id === undefined) throw new AtollError('INTERNAL', 'a stream response has no id');
   const response = message as StreamResponseMessage;
+  if (response.result === 'watch') throw new AtollError('INTERNAL', 'a watch frame is not the answer of a request');
   if (response.result === 'error') return { id, outcome: { ok: false, error: atollErrorOfStreamError(response.error) } };
   return { id, outcome: { ok: true, result: decodeKvResult(response, response.result) } };
 }
@@ -82,5 +125,9 @@ export function atollErrorOfStreamError(streamError: StreamErrorMessage | null |
     details['leaderHint'] = { nodeId: streamError.leaderId, address: streamError.leaderHint };
   }
   if (streamError?.notApplied === true) details['neverSent'] = true;
+  for (const name of ['compactedRevision', 'resumeRevision'] as const) {
+    const value = Number(streamError?.[name] ?? 0);
+    if (Number.isSafeInteger(value) && value > 0) details[name] = value;
+  }
   return new AtollError(code, streamError?.message || 'the request failed', details);
 }

@@ -2,8 +2,9 @@
  * Watch on a real three-node cluster (issue 21): a watcher on a bucket sees exactly the committed
  * history of the bucket (puts, deletes, an expiry) in revision order while the partition's leader
  * is killed (kill -9) and restarted and then moved, checked by the chaos checker watch-history.
- * The negative control, a client whose resume skips one change (a test-only option), must be
- * caught by the same check.
+ * Watchers run on both paths: the multiplexed KV.Stream (the client's default) and KV.Watch (a
+ * client without pipelining). The negative control, a client whose resume skips one change (a
+ * test-only option), must be caught by the same check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient, type WatchItem } from '../../src/client/index.js';
@@ -81,7 +82,9 @@ describe('watch across leader changes', () => {
       logger: { debug: (_object, message) => void (message?.includes('resuming') === true && resumes++), warn: () => undefined },
     });
     const brokenClient = cluster.client();
+    const unaryClient = new AtollClient({ endpoints: [...cluster.addresses.values()], defaultTimeoutMs: 5_000, pipelining: false });
     const watcher = watchInBackground(watchClient, start);
+    const unaryWatcher = watchInBackground(unaryClient, start);
     const broken = watchInBackground(brokenClient, start, { skipOnResume: true });
 
     const acknowledged: AcknowledgedWrite[] = [];
@@ -127,10 +130,11 @@ describe('watch across leader changes', () => {
     const referenceClient = cluster.client();
     const reference = watchInBackground(referenceClient, start);
     await until(() => reference.caughtUpTo() >= end, 20_000, 'the reference read');
-    await until(() => watcher.caughtUpTo() >= end && broken.caughtUpTo() >= end, 20_000, 'the watchers');
-    await Promise.all([reference.stop(), watcher.stop(), broken.stop()]);
-    for (const client of [writer, watchClient, brokenClient, referenceClient]) client.close();
+    await until(() => watcher.caughtUpTo() >= end && broken.caughtUpTo() >= end && unaryWatcher.caughtUpTo() >= end, 20_000, 'the watchers');
+    await Promise.all([reference.stop(), watcher.stop(), broken.stop(), unaryWatcher.stop()]);
+    for (const client of [writer, watchClient, brokenClient, referenceClient, unaryClient]) client.close();
     expect(watcher.failure()).toBeUndefined();
+    expect(unaryWatcher.failure()).toBeUndefined();
     expect(reference.failure()).toBeUndefined();
     const committed = reference.records.filter((record) => record.revision <= end);
 
@@ -139,6 +143,8 @@ describe('watch across leader changes', () => {
     expect(verdict.summary.expiries).toBeGreaterThanOrEqual(1);
     expect(verdict.summary.committed).toBeGreaterThan(100);
     expect(resumes).toBeGreaterThanOrEqual(1);
+    const unaryVerdict = checkWatchHistory({ observed: unaryWatcher.records.filter((r) => r.revision <= end), committed, acknowledged });
+    expect(unaryVerdict.valid, unaryVerdict.valid === false ? unaryVerdict.explanation : '').toBe(true);
 
     const control = checkWatchHistory({ observed: broken.records.filter((r) => r.revision <= end), committed, acknowledged });
     expect(control.valid).toBe(false);

@@ -18,6 +18,8 @@ describe('KV.Watch wire', () => {
     const request = { prefix: 'services', startRevision: 41, keysOnly: true, progress: true };
     expect(decodeWatchRequest(watch.requestDeserialize(watch.requestSerialize(encodeWatchRequest(request) as never)))).toEqual(request);
     expect(decodeWatchRequest(watch.requestDeserialize(watch.requestSerialize(encodeWatchRequest({ key: 'services/a' }) as never)))).toEqual({ key: 'services/a' });
+    const stale = { key: 'services/a', startRevision: 7, stale: true };
+    expect(decodeWatchRequest(watch.requestDeserialize(watch.requestSerialize(encodeWatchRequest(stale) as never)))).toEqual(stale);
     const message: WatchMessage = {
       revision: 42,
       progress: false,

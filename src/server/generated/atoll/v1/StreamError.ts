@@ -1,5 +1,6 @@
 // Original file: proto/atoll/v1/kv.proto
 
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * The failure of one request on a KV.Stream; the stream itself stays open.
@@ -30,6 +31,14 @@ export interface StreamError {
    * so even a write may be retried. Unary calls carry the same fact as `atoll-not-applied: true`.
    */
   'notApplied'?: (boolean);
+  /**
+   * For a watch's COMPACTED: the oldest watchable start revision (else 0).
+   */
+  'compactedRevision'?: (number | string | Long);
+  /**
+   * For a watch's WATCH_OVERFLOW: the last revision sent; watch again after it (else 0).
+   */
+  'resumeRevision'?: (number | string | Long);
 }
 
 /**
@@ -61,4 +70,12 @@ export interface StreamError__Output {
    * so even a write may be retried. Unary calls carry the same fact as `atoll-not-applied: true`.
    */
   'notApplied': (boolean);
+  /**
+   * For a watch's COMPACTED: the oldest watchable start revision (else 0).
+   */
+  'compactedRevision': (string);
+  /**
+   * For a watch's WATCH_OVERFLOW: the last revision sent; watch again after it (else 0).
+   */
+  'resumeRevision': (string);
 }

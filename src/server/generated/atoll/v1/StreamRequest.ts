@@ -11,6 +11,7 @@ import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, Begi
 import type { CommitRequest as _atoll_v1_CommitRequest, CommitRequest__Output as _atoll_v1_CommitRequest__Output } from '../../atoll/v1/CommitRequest.js';
 import type { ExecuteScriptRequest as _atoll_v1_ExecuteScriptRequest, ExecuteScriptRequest__Output as _atoll_v1_ExecuteScriptRequest__Output } from '../../atoll/v1/ExecuteScriptRequest.js';
 import type { StreamCancel as _atoll_v1_StreamCancel, StreamCancel__Output as _atoll_v1_StreamCancel__Output } from '../../atoll/v1/StreamCancel.js';
+import type { WatchRequest as _atoll_v1_WatchRequest, WatchRequest__Output as _atoll_v1_WatchRequest__Output } from '../../atoll/v1/WatchRequest.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -41,9 +42,16 @@ export interface StreamRequest {
    */
   'cancel'?: (_atoll_v1_StreamCancel | null);
   /**
+   * Open a watch (as KV.Watch) on this stream: its messages come back as StreamResponse.watch
+   * frames with this id until the client cancels it (StreamCancel with the same id), the stream
+   * ends, or it fails (one StreamError frame with this id, e.g. NOT_LEADER or WATCH_OVERFLOW with
+   * the revision to resume after). timeout_ms bounds only the watch's start.
+   */
+  'watch'?: (_atoll_v1_WatchRequest | null);
+  /**
    * The operation.
    */
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel";
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"watch";
 }
 
 /**
@@ -74,7 +82,14 @@ export interface StreamRequest__Output {
    */
   'cancel'?: (_atoll_v1_StreamCancel__Output | null);
   /**
+   * Open a watch (as KV.Watch) on this stream: its messages come back as StreamResponse.watch
+   * frames with this id until the client cancels it (StreamCancel with the same id), the stream
+   * ends, or it fails (one StreamError frame with this id, e.g. NOT_LEADER or WATCH_OVERFLOW with
+   * the revision to resume after). timeout_ms bounds only the watch's start.
+   */
+  'watch'?: (_atoll_v1_WatchRequest__Output | null);
+  /**
    * The operation.
    */
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel";
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"watch";
 }

@@ -11,6 +11,7 @@ import type { BeginTransactionResponse as _atoll_v1_BeginTransactionResponse, Be
 import type { CommitResponse as _atoll_v1_CommitResponse, CommitResponse__Output as _atoll_v1_CommitResponse__Output } from '../../atoll/v1/CommitResponse.js';
 import type { ExecuteScriptResponse as _atoll_v1_ExecuteScriptResponse, ExecuteScriptResponse__Output as _atoll_v1_ExecuteScriptResponse__Output } from '../../atoll/v1/ExecuteScriptResponse.js';
 import type { StreamError as _atoll_v1_StreamError, StreamError__Output as _atoll_v1_StreamError__Output } from '../../atoll/v1/StreamError.js';
+import type { WatchResponse as _atoll_v1_WatchResponse, WatchResponse__Output as _atoll_v1_WatchResponse__Output } from '../../atoll/v1/WatchResponse.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -33,9 +34,13 @@ export interface StreamResponse {
   'executeScript'?: (_atoll_v1_ExecuteScriptResponse | null);
   'error'?: (_atoll_v1_StreamError | null);
   /**
+   * One message of the watch this id opened (a request's watch case); many per id.
+   */
+  'watch'?: (_atoll_v1_WatchResponse | null);
+  /**
    * The answer, of the same kind as the request, or an error.
    */
-  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error";
+  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error"|"watch";
 }
 
 /**
@@ -58,7 +63,11 @@ export interface StreamResponse__Output {
   'executeScript'?: (_atoll_v1_ExecuteScriptResponse__Output | null);
   'error'?: (_atoll_v1_StreamError__Output | null);
   /**
+   * One message of the watch this id opened (a request's watch case); many per id.
+   */
+  'watch'?: (_atoll_v1_WatchResponse__Output | null);
+  /**
    * The answer, of the same kind as the request, or an error.
    */
-  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error";
+  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error"|"watch";
 }

@@ -28,6 +28,12 @@ export interface WatchRequest {
    * the start revision, then one whenever the watch has been idle for a while (about 2 s).
    */
   'progress'?: (boolean);
+  /**
+   * Served by any replica (not only the leader) from its own applied history: the same changes,
+   * in revision order, each exactly once, but it may lag the leader. Without start_revision it
+   * starts at that replica's applied revision.
+   */
+  'stale'?: (boolean);
   '_startRevision'?: "startRevision";
 }
 
@@ -57,5 +63,11 @@ export interface WatchRequest__Output {
    * the start revision, then one whenever the watch has been idle for a while (about 2 s).
    */
   'progress': (boolean);
+  /**
+   * Served by any replica (not only the leader) from its own applied history: the same changes,
+   * in revision order, each exactly once, but it may lag the leader. Without start_revision it
+   * starts at that replica's applied revision.
+   */
+  'stale': (boolean);
   '_startRevision'?: "startRevision";
 }
