@@ -50,6 +50,11 @@ export const atollErrorCodes = [
    * last revision the server sent. Watch again after the last revision received.
    */
   'WATCH_OVERFLOW',
+  /**
+   * A replica move (MoveReplica) was refused and changed nothing: details.reason says why
+   * ('already-replica', 'not-replica', 'in-progress', 'too-few-voters').
+   */
+  'MOVE_REFUSED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -106,6 +111,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   BACKUP_DAMAGED: 'FAILED_PRECONDITION',
   RESTORE_TARGET_NOT_EMPTY: 'FAILED_PRECONDITION',
   WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
+  MOVE_REFUSED: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

@@ -43,6 +43,11 @@ export interface DrivenGroup {
   /** One bounded physical compaction step; resolves true when another may follow at once. */
   compactStorageStep?(): Promise<boolean>;
   failAll(error: AtollError): void;
+  /**
+   * True while the group has no configuration at all: an empty replica a move opened, waiting for
+   * its leader's first snapshot (replica-moves.ts). It takes messages from any known node.
+   */
+  awaitingFirstSnapshot?(): boolean;
 }
 
 export interface RaftDriverOptions {
@@ -359,7 +364,7 @@ export class RaftDriver<G extends DrivenGroup> {
         this.refusePeerMessage(from, id, 'not addressed to this node');
         continue;
       }
-      if (!group.raw.isMember(from)) {
+      if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true) {
         this.refusePeerMessage(from, id, 'sender is not a member of the group');
         continue;
       }

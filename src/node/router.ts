@@ -67,6 +67,8 @@ export function outcomeCode(error: unknown): string {
 export class Router {
   /** Leader hints for partitions this node does not host. */
   private readonly remoteLeaders = new Map<number, number>();
+  /** The voters of partitions this node does not host, as a peer hosting them last reported. */
+  private readonly remoteReplicas = new Map<number, readonly number[]>();
   private refreshingLeaders = false;
 
   constructor(private readonly options: RouterOptions) {}
@@ -95,7 +97,20 @@ export class Router {
   leaderOf(partition: number): number {
     const replica = this.options.driver.groups.get(partition);
     if (replica) return replica.raw.status().lead;
-    return this.remoteLeaders.get(partition) ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+    return this.remoteLeaders.get(partition) ?? this.remoteReplicas.get(partition)?.[0] ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+  }
+
+  /**
+   * A partition's live replica set (its voters; learners never serve): the applied configuration
+   * of the local replica, else what a peer hosting it last reported, else the seed placement.
+   */
+  replicasOf(partition: number): number[] {
+    const replica = this.options.driver.groups.get(partition);
+    const voters = replica?.raw.status().confState.voters;
+    if (voters !== undefined && voters.length > 0) return [...voters];
+    const remote = this.remoteReplicas.get(partition);
+    if (remote !== undefined) return [...remote];
+    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor);
   }
 
   /** The last known leader of a partition this node does not host, or undefined. */
@@ -178,10 +193,12 @@ export class Router {
       isRead &&
       operation.request.transaction === undefined &&
       (operation.request.consistency === 'stale' || this.options.testBugs?.readsWithoutQuorum === true);
-    if (local && staleRead) return this.executeLocal(local, operation, context);
+    // A learner (a move's new replica, maybe still empty) serves no reads of its own.
+    const localVoter = local !== undefined && isRead && local.raw.status().confState.voters.includes(this.options.id);
+    if (local && localVoter && staleRead) return this.executeLocal(local, operation, context);
     // A read inside a transaction reads immutable versions at or below its snapshot revision, so
     // any replica that has applied that revision answers it exactly, without a leader round.
-    if (local && isRead && operation.request.transaction !== undefined) {
+    if (local && localVoter && operation.request.transaction !== undefined) {
       const { snapshotRevision } = executor.txnScope(operation.request.transaction, context.tenant).handle;
       if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
     }
@@ -259,20 +276,23 @@ export class Router {
    * straight to the leader and report a complete table.
    */
   async refreshRemoteLeaders(): Promise<void> {
-    const { driver, partitions, nodeIds, replicationFactor, id } = this.options;
+    const { driver, partitions, nodeIds, id } = this.options;
     if (this.refreshingLeaders || driver.closed || driver.groups.size === partitions) return;
     this.refreshingLeaders = true;
     try {
+      // Replicas move, so every reachable peer is asked (at most one call per node and round),
+      // and only its first-hand answers count: partitions it hosts itself.
+      const learned = new Set<number>();
       for (const peer of nodeIds) {
         if (peer === id || !driver.transport.isReachable(peer)) continue;
-        const hostsMissing = [...Array(partitions).keys()].some(
-          (partition) => !driver.groups.has(partition) && replicasOf(partition, nodeIds, replicationFactor).includes(peer),
-        );
-        if (!hostsMissing) continue;
+        const missing = [...Array(partitions).keys()].some((partition) => !driver.groups.has(partition) && !learned.has(partition));
+        if (!missing) break;
         try {
           const info = await driver.transport.clusterInfo(peer, this.options.clock.wallMs() + LEADER_REFRESH_TIMEOUT_MS);
           for (const partition of info.partitions) {
             if (driver.groups.has(partition.id) || !partition.replicas.includes(peer)) continue;
+            learned.add(partition.id);
+            this.remoteReplicas.set(partition.id, [...partition.replicas]);
             if (partition.leader !== 0) this.remoteLeaders.set(partition.id, partition.leader);
           }
         } catch {

@@ -11,6 +11,7 @@ import type { AtollNode } from '../node/atoll-node.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
+import { decodePrepareReplicaRequest } from '../server/move-codec.js';
 import { throwIfWireProblem } from '../server/wire-utf8.js';
 import type { PeerTransport } from './grpc-peer-transport.js';
 
@@ -62,6 +63,21 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
       }
       node.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }).then(
         (result) => callback(null, encodeForwardResponse(result)),
+        (error: unknown) => callback(serviceErrorOf(error, logger)),
+      );
+    },
+    prepareReplica: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      let partition: number;
+      try {
+        if (!peerCallAllowed(node, call)) throw new AtollError('UNAUTHENTICATED', 'Peer.PrepareReplica needs the cluster peer secret');
+        throwIfWireProblem(call.request);
+        partition = decodePrepareReplicaRequest(call.request);
+      } catch (error) {
+        callback(serviceErrorOf(error, logger));
+        return;
+      }
+      node.prepareReplica(partition).then(
+        () => callback(null, {}),
         (error: unknown) => callback(serviceErrorOf(error, logger)),
       );
     },

@@ -1,0 +1,349 @@
+/**
+ * Online replica moves (Cluster.MoveReplica), the mechanism under membership changes: the
+ * partition's leader moves one replica from node `from` to node `to` with single-server Raft
+ * configuration changes, one at a time:
+ *
+ *   1. tell `to` to open an empty replica (Peer.PrepareReplica), propose addLearner(to);
+ *   2. wait until the learner caught up (by snapshot, then the log), propose addVoter(to);
+ *   3. if `from` leads, hand leadership to `to` (the caller's retry finds the new leader);
+ *   4. propose removeNode(from).
+ *
+ * Every step is chosen from the group's applied configuration alone (nextMoveStep), so a move is
+ * idempotent and resumable: after a crash or a leader change, repeating the request continues
+ * from wherever the configuration is. `from`, once its replica's configuration no longer names it
+ * (it applied its removal, or installed a newer snapshot), stops the group and deletes the
+ * partition's data in one synced batch (the sweep). This file also opens the empty replica on `to`.
+ */
+import type { Logger } from 'pino';
+import { AtollError } from '../errors.js';
+import type { Limits } from '../limits.js';
+import { encodeCommand } from '../mvcc/index.js';
+import { RaftError } from '../raft/errors.js';
+import type { ConfChange, ConfState } from '../raft/types.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+import type * as api from './api.js';
+import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import type { ReplicaStore } from './replica-store.js';
+
+/** A learner is promoted once its log is at most this many entries behind the leader's. */
+export const MAX_PROMOTION_LAG = 64;
+const POLL_MS = 25;
+/** While waiting for a learner, `to` is asked again to open its replica this often (it may have restarted). */
+const REPREPARE_MS = 1_000;
+const PREPARE_TIMEOUT_MS = 2_000;
+/** Rounds of one move request (each round does one step or waits POLL_MS); the deadline bounds it too. */
+const MAX_ROUNDS = 100_000;
+/** How often replicas this node no longer belongs to are looked for. */
+const SWEEP_MS = 200;
+
+/** What a move does next, given the group's applied configuration. */
+export type MoveStep =
+  | { readonly kind: 'addLearner' }
+  | { readonly kind: 'promote' }
+  | { readonly kind: 'transferLeadership' }
+  | { readonly kind: 'removeSource' }
+  | { readonly kind: 'done' };
+
+export interface MoveInput {
+  readonly conf: ConfState;
+  /** The group's leader (the node deciding). */
+  readonly leader: number;
+  readonly from: number;
+  readonly to: number;
+  readonly replicationFactor: number;
+}
+
+function refused(reason: 'already-replica' | 'not-replica' | 'in-progress' | 'too-few-voters', message: string): AtollError {
+  return new AtollError('MOVE_REFUSED', message, { reason });
+}
+
+/**
+ * The next step of moving a replica from `from` to `to`, from the applied configuration only (so
+ * any leader, at any time, picks the same one), or MOVE_REFUSED. With RF the replication factor,
+ * V the voters and L the learners, a move passes through exactly these configurations:
+ *
+ *   V = S (|S| = RF, from in S), L = {}      -> addLearner(to)
+ *   V = S, L = {to}                          -> promote: addVoter(to), once caught up
+ *   V = S + {to} (RF + 1 voters), L = {}     -> transferLeadership (from leads) or removeNode(from)
+ *   V = S - {from} + {to} (RF voters)        -> done
+ *
+ * Invariant (asserted by the refusals below): outside a move a group has RF voters and no
+ * learner; during one, RF voters + 1 learner, then RF + 1 voters, then RF again. Any other shape
+ * with a learner or more than RF voters belongs to another move: 'in-progress'.
+ */
+export function nextMoveStep(input: MoveInput): MoveStep {
+  const { conf, from, to, replicationFactor: rf, leader } = input;
+  const voters = new Set(conf.voters);
+  const learners = new Set(conf.learners);
+  if (from === to) throw new AtollError('INVALID_ARGUMENT', 'a move needs two different nodes');
+  const otherLearners = [...learners].filter((node) => node !== to && node !== from);
+  if (otherLearners.length > 0) throw refused('in-progress', `another move is in progress (learner ${otherLearners.join(', ')})`);
+  if (voters.has(to)) {
+    if (learners.has(from)) return { kind: 'removeSource' };
+    if (!voters.has(from)) return { kind: 'done' };
+    // Both are voters: the move's third stage (RF + 1 voters), or `to` held a replica already.
+    if (voters.size <= rf) throw refused('already-replica', `node ${to} already holds a replica`);
+    if (voters.size > rf + 1) throw refused('in-progress', `the partition has ${voters.size} voters: another move is in progress`);
+    return leader === from ? { kind: 'transferLeadership' } : { kind: 'removeSource' };
+  }
+  if (!voters.has(from)) throw refused('not-replica', `node ${from} holds no replica of the partition`);
+  if (voters.size > rf) throw refused('in-progress', `the partition has ${voters.size} voters: another move is in progress`);
+  // Removing `from` at the end must leave RF voters.
+  if (voters.size < rf) throw refused('too-few-voters', `the partition has ${voters.size} voters, fewer than the replication factor ${rf}`);
+  return learners.has(to) ? { kind: 'promote' } : { kind: 'addLearner' };
+}
+
+/** Whether a learner is close enough to the leader's log to become a voter without stalling commits. */
+export function caughtUp(progress: { match: number; state: string } | undefined, leaderLastIndex: number): boolean {
+  return progress !== undefined && progress.state === 'replicate' && progress.match + MAX_PROMOTION_LAG >= leaderLastIndex;
+}
+
+export interface ReplicaMovesOptions {
+  readonly id: number;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly limits: Limits;
+  readonly knownNodes: ReadonlyMap<number, string>;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly store: ReplicaStore;
+  readonly engine: StorageEngine;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  readonly logger: Logger;
+  /** NOT_LEADER (or NO_LEADER) naming `leader` (router.ts). */
+  readonly notLeader: (partition: number, leader: number, why: string) => AtollError;
+}
+
+export class ReplicaMoves {
+  /** Moves this node coordinates now, by partition (one per partition). */
+  private readonly active = new Map<number, { from: number; to: number }>();
+  private readonly preparing = new Map<number, Promise<void>>();
+  private readonly deleting = new Set<number>();
+  private sweepTimer: TimerHandle | undefined;
+
+  constructor(private readonly options: ReplicaMovesOptions) {}
+
+  start(): void {
+    this.sweepTimer = this.options.timers.every(SWEEP_MS, () => this.options.driver.enqueue(() => this.sweep()));
+  }
+
+  stop(): void {
+    this.sweepTimer?.cancel();
+  }
+
+  /** Partitions with a move coordinated here now (reports). */
+  movesInProgress(): Array<{ partition: number; from: number; to: number }> {
+    return [...this.active].map(([partition, move]) => ({ partition, ...move }));
+  }
+
+  /** Opens an empty replica of `partition` here, unless one is open (Peer.PrepareReplica). Idempotent. */
+  async prepare(partition: number): Promise<void> {
+    const { driver, store, partitions, logger } = this.options;
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    if (driver.groups.has(partition)) return;
+    if (this.deleting.has(partition)) throw new AtollError('UNAVAILABLE', `partition ${partition}: the previous replica is still being deleted; retry`);
+    const pending = this.preparing.get(partition);
+    if (pending !== undefined) return pending;
+    const opening = (async () => {
+      const replica = await store.open(partition, true);
+      if (replica === undefined) throw new AtollError('INTERNAL', `partition ${partition}: could not open an empty replica`);
+      await this.inLoop(() => {
+        if (!driver.groups.has(partition)) driver.groups.set(partition, replica);
+      }, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
+      logger.info({ partition }, 'opened an empty replica for a move; the leader sends a snapshot');
+    })();
+    this.preparing.set(partition, opening);
+    try {
+      await opening;
+    } finally {
+      this.preparing.delete(partition);
+    }
+  }
+
+  /** Runs a move to its end (see the file comment); call on the partition's leader. */
+  async move(request: api.MoveReplicaRequest, context: api.CallContext): Promise<api.MoveReplicaResponse> {
+    const { partitions, knownNodes } = this.options;
+    const { partition, fromNode: from, toNode: to } = request;
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    for (const node of [from, to]) if (!knownNodes.has(node)) throw new AtollError('INVALID_ARGUMENT', `no node ${node}`);
+    if (from === to) throw new AtollError('INVALID_ARGUMENT', 'a move needs two different nodes');
+    const running = this.active.get(partition);
+    if (running !== undefined) throw refused('in-progress', `partition ${partition}: a move from ${running.from} to ${running.to} is in progress`);
+    this.active.set(partition, { from, to });
+    try {
+      return await this.run(partition, from, to, context.deadlineMs);
+    } finally {
+      this.active.delete(partition);
+    }
+  }
+
+  private async run(partition: number, from: number, to: number, deadlineMs: number): Promise<api.MoveReplicaResponse> {
+    const { driver, clock, logger, replicationFactor, id } = this.options;
+    let preparedAtMs = -Infinity;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (clock.wallMs() >= deadlineMs) throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: the move did not finish in time; repeat it to go on`);
+      const replica = driver.groups.get(partition);
+      if (replica === undefined) throw notApplied(this.options.notLeader(partition, 0, 'this node holds no replica of the partition'));
+      const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
+      if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
+      const step = nextMoveStep({ conf: status.confState, leader: id, from, to, replicationFactor });
+      switch (step.kind) {
+        case 'done':
+          logger.info({ partition, from, to, voters: status.confState.voters }, 'replica move finished');
+          return { voters: status.confState.voters };
+        case 'addLearner':
+          if (replica.mvcc.appliedIndex === 0) {
+            await this.advanceStateMachine(replica, deadlineMs);
+            break;
+          }
+          await this.prepareOn(to, partition, deadlineMs);
+          preparedAtMs = clock.monotonicMs();
+          await this.proposeAndWait(replica, { type: 'addLearner', node: to }, deadlineMs);
+          break;
+        case 'promote':
+          if (caughtUp(status.progress.get(to), status.lastIndex)) {
+            await this.proposeAndWait(replica, { type: 'addVoter', node: to }, deadlineMs);
+          } else {
+            if (clock.monotonicMs() - preparedAtMs >= REPREPARE_MS) {
+              preparedAtMs = clock.monotonicMs();
+              await this.prepareOn(to, partition, deadlineMs).catch((error: unknown) => logger.debug({ err: error, partition, to }, 'asking the learner to open its replica failed; trying again'));
+            }
+            await this.sleep(POLL_MS);
+          }
+          break;
+        case 'transferLeadership':
+          await this.inLoop(() => {
+            if (replica.raw.status().leadTransferee !== to) replica.raw.transferLeadership(to);
+          }, deadlineMs).catch((error: unknown) => {
+            if (!(error instanceof RaftError)) throw error;
+          });
+          await this.sleep(POLL_MS);
+          break;
+        case 'removeSource':
+          await this.proposeAndWait(replica, { type: 'removeNode', node: from }, deadlineMs);
+          break;
+      }
+    }
+    throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: the move did not finish in its bound of rounds; repeat it to go on`);
+  }
+
+  /**
+   * A learner catches up by snapshot, and a snapshot is taken at the state machine's applied
+   * index, which only commands move: on a partition that never applied one, a no-op (compaction
+   * below revision 0) gives the snapshot an index to stand at. Returns once it applied, or failed.
+   */
+  private async advanceStateMachine(replica: PartitionReplica, deadlineMs: number): Promise<void> {
+    const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand({ type: 'compact', belowRevision: 0 }, this.options.limits));
+    await new Promise<void>((resolve, reject) => {
+      this.inLoop(() => replica.propose(payload, { resolve: () => resolve(), reject }), deadlineMs).catch(reject);
+    }).catch((error: unknown) => {
+      // Not the leader any more, or the entry lost its index: the next round looks again.
+      if (!(error instanceof RaftError) && !(error instanceof AtollError)) throw error;
+    });
+  }
+
+  private async prepareOn(node: number, partition: number, deadlineMs: number): Promise<void> {
+    if (node === this.options.id) return this.prepare(partition);
+    const callDeadline = Math.min(deadlineMs, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
+    const transport = this.options.driver.transport;
+    if (transport.prepareReplica === undefined) throw new AtollError('UNAVAILABLE', 'this node\'s transport cannot ask peers to open replicas');
+    await transport.prepareReplica(node, partition, callDeadline);
+  }
+
+  /**
+   * Proposes one configuration change and waits until it is applied here, or this node stopped
+   * leading. Invariant: never two configuration changes in flight per group. The Raft core refuses
+   * a proposal while one is unapplied (pendingConfIndex), and a move proposes its next change only
+   * after it saw the previous one applied, choosing it again from the applied configuration.
+   */
+  private async proposeAndWait(replica: PartitionReplica, change: ConfChange, deadlineMs: number): Promise<void> {
+    const proposed = await this.inLoop(() => {
+      try {
+        return replica.raw.proposeConfChange(change);
+      } catch (error) {
+        // Another change still applying, leadership moving: look again after a pause.
+        if (error instanceof RaftError) return undefined;
+        throw error;
+      }
+    }, deadlineMs);
+    if (proposed === undefined) {
+      await this.sleep(POLL_MS);
+      return;
+    }
+    this.options.logger.info({ partition: replica.id, change, index: proposed.index }, 'proposed a configuration change for a replica move');
+    while (this.options.clock.wallMs() < deadlineMs) {
+      const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
+      if (status.applied >= proposed.index || status.role !== 'leader' || status.term !== proposed.term) return;
+      await this.sleep(POLL_MS);
+    }
+  }
+
+  /**
+   * Stops and deletes the replicas whose applied configuration no longer names this node (moved
+   * away: it applied its removal, or a snapshot with a newer configuration). A loop task: the group
+   * leaves the driver between iterations, then its data goes in one synced batch. An empty replica
+   * (no configuration yet: waiting for its first snapshot) is kept.
+   */
+  private sweep(): void {
+    const { driver, id, logger } = this.options;
+    for (const [partition, replica] of driver.groups) {
+      const { confState } = replica.raw.status();
+      const members = [...confState.voters, ...confState.learners];
+      if (members.length === 0 || members.includes(id) || replica.exporting || replica.compactingStorage) continue;
+      if (this.deleting.has(partition)) continue;
+      driver.groups.delete(partition);
+      replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
+      this.deleting.add(partition);
+      logger.info({ partition, voters: confState.voters }, 'this node left the partition: deleting its replica');
+      void this.deleteReplica(partition);
+    }
+  }
+
+  private async deleteReplica(partition: number): Promise<void> {
+    const { store, engine, logger } = this.options;
+    try {
+      const ops = await store.deleteOps(partition);
+      await engine.write(ops, { sync: true });
+      logger.info({ partition, keys: ops.length }, 'deleted the replica of a partition that moved away');
+    } catch (error) {
+      // The records stay; the next start opens the replica, sees it is not a member, and retries.
+      logger.error({ err: error, partition }, 'deleting a moved-away replica failed');
+    } finally {
+      this.deleting.delete(partition);
+    }
+  }
+
+  /** Runs `task` in the node loop, between iterations; rejects at the deadline (or when the node closes). */
+  private inLoop<T>(task: () => T, deadlineMs: number): Promise<T> {
+    const { driver, timers, clock } = this.options;
+    return new Promise<T>((resolve, reject) => {
+      const timer = timers.after(Math.max(0, deadlineMs - clock.wallMs()), () =>
+        reject(new AtollError('DEADLINE_EXCEEDED', 'the node loop did not run the move step in time')),
+      );
+      if (driver.closed) {
+        timer.cancel();
+        reject(new AtollError('UNAVAILABLE', 'the node is shutting down'));
+        return;
+      }
+      driver.enqueue(() => {
+        timer.cancel();
+        try {
+          resolve(task());
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.options.timers.after(ms, resolve));
+  }
+}
+
+/** The same error, marked as certainly not applied: the caller's client retries it at the leader. */
+function notApplied(error: AtollError): AtollError {
+  return new AtollError(error.code, error.message, { ...error.details, neverSent: true });
+}
