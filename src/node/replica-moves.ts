@@ -8,7 +8,7 @@
  *   3. if `from` leads, hand leadership to `to` (the caller's retry finds the new leader);
  *   4. propose removeNode(from).
  *
- * Every step is chosen from the group's applied configuration alone (nextMoveStep), so a move is
+ * Every step is chosen from the group's applied configuration alone (nextMoveStep, move-steps.ts), so a move is
  * idempotent and resumable: after a crash or a leader change, repeating the request continues
  * from wherever the configuration is. `from`, once its replica's configuration no longer names it
  * (it applied its removal, or installed a newer snapshot), stops the group and deletes the
@@ -19,16 +19,15 @@ import { AtollError } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { encodeCommand } from '../mvcc/index.js';
 import { RaftError } from '../raft/errors.js';
-import type { ConfChange, ConfState } from '../raft/types.js';
+import type { ConfChange } from '../raft/types.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type * as api from './api.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { ReplicaStore } from './replica-store.js';
+import { caughtUp, nextMoveStep, refused } from './move-steps.js';
 
-/** A learner is promoted once its log is at most this many entries behind the leader's. */
-export const MAX_PROMOTION_LAG = 64;
 const POLL_MS = 25;
 /** While waiting for a learner, `to` is asked again to open its replica this often (it may have restarted). */
 const REPREPARE_MS = 1_000;
@@ -37,68 +36,8 @@ const PREPARE_TIMEOUT_MS = 2_000;
 const MAX_ROUNDS = 100_000;
 /** How often replicas this node no longer belongs to are looked for. */
 const SWEEP_MS = 200;
-
-/** What a move does next, given the group's applied configuration. */
-export type MoveStep =
-  | { readonly kind: 'addLearner' }
-  | { readonly kind: 'promote' }
-  | { readonly kind: 'transferLeadership' }
-  | { readonly kind: 'removeSource' }
-  | { readonly kind: 'done' };
-
-export interface MoveInput {
-  readonly conf: ConfState;
-  /** The group's leader (the node deciding). */
-  readonly leader: number;
-  readonly from: number;
-  readonly to: number;
-  readonly replicationFactor: number;
-}
-
-function refused(reason: 'already-replica' | 'not-replica' | 'in-progress' | 'too-few-voters', message: string): AtollError {
-  return new AtollError('MOVE_REFUSED', message, { reason });
-}
-
-/**
- * The next step of moving a replica from `from` to `to`, from the applied configuration only (so
- * any leader, at any time, picks the same one), or MOVE_REFUSED. With RF the replication factor,
- * V the voters and L the learners, a move passes through exactly these configurations:
- *
- *   V = S (|S| = RF, from in S), L = {}      -> addLearner(to)
- *   V = S, L = {to}                          -> promote: addVoter(to), once caught up
- *   V = S + {to} (RF + 1 voters), L = {}     -> transferLeadership (from leads) or removeNode(from)
- *   V = S - {from} + {to} (RF voters)        -> done
- *
- * Invariant (asserted by the refusals below): outside a move a group has RF voters and no
- * learner; during one, RF voters + 1 learner, then RF + 1 voters, then RF again. Any other shape
- * with a learner or more than RF voters belongs to another move: 'in-progress'.
- */
-export function nextMoveStep(input: MoveInput): MoveStep {
-  const { conf, from, to, replicationFactor: rf, leader } = input;
-  const voters = new Set(conf.voters);
-  const learners = new Set(conf.learners);
-  if (from === to) throw new AtollError('INVALID_ARGUMENT', 'a move needs two different nodes');
-  const otherLearners = [...learners].filter((node) => node !== to && node !== from);
-  if (otherLearners.length > 0) throw refused('in-progress', `another move is in progress (learner ${otherLearners.join(', ')})`);
-  if (voters.has(to)) {
-    if (learners.has(from)) return { kind: 'removeSource' };
-    if (!voters.has(from)) return { kind: 'done' };
-    // Both are voters: the move's third stage (RF + 1 voters), or `to` held a replica already.
-    if (voters.size <= rf) throw refused('already-replica', `node ${to} already holds a replica`);
-    if (voters.size > rf + 1) throw refused('in-progress', `the partition has ${voters.size} voters: another move is in progress`);
-    return leader === from ? { kind: 'transferLeadership' } : { kind: 'removeSource' };
-  }
-  if (!voters.has(from)) throw refused('not-replica', `node ${from} holds no replica of the partition`);
-  if (voters.size > rf) throw refused('in-progress', `the partition has ${voters.size} voters: another move is in progress`);
-  // Removing `from` at the end must leave RF voters.
-  if (voters.size < rf) throw refused('too-few-voters', `the partition has ${voters.size} voters, fewer than the replication factor ${rf}`);
-  return learners.has(to) ? { kind: 'promote' } : { kind: 'addLearner' };
-}
-
-/** Whether a learner is close enough to the leader's log to become a voter without stalling commits. */
-export function caughtUp(progress: { match: number; state: string } | undefined, leaderLastIndex: number): boolean {
-  return progress !== undefined && progress.state === 'replicate' && progress.match + MAX_PROMOTION_LAG >= leaderLastIndex;
-}
+/** How often replicas without a leader ask their peers whether they were removed (checkStranded). */
+const STRANDED_CHECK_MS = 2_000;
 
 export interface ReplicaMovesOptions {
   readonly id: number;
@@ -122,15 +61,21 @@ export class ReplicaMoves {
   private readonly preparing = new Map<number, Promise<void>>();
   private readonly deleting = new Set<number>();
   private sweepTimer: TimerHandle | undefined;
+  private strandedTimer: TimerHandle | undefined;
+  private checkingStranded = false;
+  /** Partitions with no known leader at the previous stranded check. */
+  private leaderlessBefore = new Set<number>();
 
   constructor(private readonly options: ReplicaMovesOptions) {}
 
   start(): void {
     this.sweepTimer = this.options.timers.every(SWEEP_MS, () => this.options.driver.enqueue(() => this.sweep()));
+    this.strandedTimer = this.options.timers.every(STRANDED_CHECK_MS, () => void this.checkStranded());
   }
 
   stop(): void {
     this.sweepTimer?.cancel();
+    this.strandedTimer?.cancel();
   }
 
   /** Partitions with a move coordinated here now (reports). */
@@ -292,12 +237,56 @@ export class ReplicaMoves {
       const { confState } = replica.raw.status();
       const members = [...confState.voters, ...confState.learners];
       if (members.length === 0 || members.includes(id) || replica.exporting || replica.compactingStorage) continue;
-      if (this.deleting.has(partition)) continue;
-      driver.groups.delete(partition);
-      replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
-      this.deleting.add(partition);
       logger.info({ partition, voters: confState.voters }, 'this node left the partition: deleting its replica');
-      void this.deleteReplica(partition);
+      this.leave(partition, replica);
+    }
+  }
+
+  /** Takes a replica out of the driver (a loop task) and deletes its data. */
+  private leave(partition: number, replica: PartitionReplica): void {
+    const { driver } = this.options;
+    if (this.deleting.has(partition) || driver.groups.get(partition) !== replica) return;
+    driver.groups.delete(partition);
+    replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
+    this.deleting.add(partition);
+    void this.deleteReplica(partition);
+  }
+
+  /**
+   * The source of a move learns its removal when the leader's next message carries the commit
+   * index; after it applied the removal the leader sends it nothing more, so if that message was
+   * lost, the source waits without a leader forever. A replica that has had no leader for two
+   * checks in a row asks its peers: when one of them leads the partition in a term at least this
+   * replica's and its configuration (applied, so committed) leaves this node out, it is deleted.
+   */
+  private async checkStranded(): Promise<void> {
+    const { driver, id, clock, logger } = this.options;
+    if (this.checkingStranded || driver.closed) return;
+    this.checkingStranded = true;
+    try {
+      const leaderless = new Map<number, number>();
+      for (const [partition, replica] of driver.groups) {
+        const status = replica.raw.status();
+        if (status.lead !== 0 || !status.confState.voters.includes(id)) continue;
+        if (this.leaderlessBefore.has(partition)) leaderless.set(partition, status.term);
+      }
+      this.leaderlessBefore = new Set([...driver.groups].filter(([, replica]) => replica.raw.status().lead === 0).map(([partition]) => partition));
+      if (leaderless.size === 0) return;
+      for (const [peer] of this.options.knownNodes) {
+        if (peer === id || leaderless.size === 0 || !driver.transport.isReachable(peer)) continue;
+        const info = await driver.transport.clusterInfo(peer, clock.wallMs() + PREPARE_TIMEOUT_MS).catch(() => undefined);
+        for (const partition of info?.partitions ?? []) {
+          const term = leaderless.get(partition.id);
+          if (term === undefined || partition.leader !== peer || partition.term < term || partition.replicas.includes(id)) continue;
+          leaderless.delete(partition.id);
+          const replica = driver.groups.get(partition.id);
+          if (replica === undefined) continue;
+          logger.info({ partition: partition.id, leader: peer, voters: partition.replicas }, 'the leader no longer counts this node among the replicas: deleting ours');
+          driver.enqueue(() => this.leave(partition.id, replica));
+        }
+      }
+    } finally {
+      this.checkingStranded = false;
     }
   }
 

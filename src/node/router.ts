@@ -97,7 +97,10 @@ export class Router {
   leaderOf(partition: number): number {
     const replica = this.options.driver.groups.get(partition);
     if (replica) return replica.raw.status().lead;
-    return this.remoteLeaders.get(partition) ?? this.remoteReplicas.get(partition)?.[0] ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+    const guess = this.remoteLeaders.get(partition) ?? this.remoteReplicas.get(partition)?.[0] ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+    // A replica moved away from this node: the seed may still name it; ask another replica.
+    if (guess !== this.options.id) return guess;
+    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor).find((node) => node !== this.options.id) ?? 0;
   }
 
   /**
@@ -206,6 +209,7 @@ export class Router {
     // Requests waiting out an election count toward the partition's bound like any other.
     if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
     if (leader === this.options.id && local) return this.executeLocal(local, operation, context);
+    if (leader === 0 || leader === this.options.id) throw notApplied(this.notLeader(partition, 0, 'no known leader for a partition this node does not hold'));
     if (hops >= MAX_FORWARD_HOPS) throw notApplied(this.notLeader(partition, leader, 'too many forwarding hops'));
     // The node's own calls (system tenant) are never refused; client forwards are bounded.
     const release = context.tenant === systemTenant ? () => undefined : admission.admitForward();
