@@ -39,6 +39,12 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
   return false;
 }
 
+/** The replicas a node opened at its last start (its "partitions opened" log line). */
+function hostedAtLastStart(log: string): number {
+  const lines = log.split('\n').filter((line) => line.includes('"msg":"partitions opened"'));
+  return Number((JSON.parse(lines[lines.length - 1] ?? '{}') as { hosted?: number }).hosted);
+}
+
 /** Keys of `partition` (Raft log and state machine) in a stopped node's LevelDB. */
 async function keysOfPartition(dataDir: string, partition: number): Promise<number> {
   const engine = await LevelEngine.open(dataDir);
@@ -102,7 +108,10 @@ describe('moving a replica online (4 nodes, RF 3)', () => {
     expect(acknowledged.size).toBeGreaterThan(20);
     expect(reads).toBeGreaterThan(0);
     // Every node learns the new replica set (those outside it from a peer that hosts it).
-    for (const id of NODES) expect(await until(async () => (await votersSeenBy(cluster, id, partition)).join() === expected.join(), 15_000), `node ${id}`).toBe(true);
+    for (const id of NODES) {
+      const learned = await until(async () => (await votersSeenBy(cluster, id, partition)).join() === expected.join(), 15_000);
+      expect(learned, `node ${id} sees ${String(await votersSeenBy(cluster, id, partition).catch(() => []))}; its log:\n${learned ? '' : cluster.logOf(id).split('\n').filter((l) => l.includes('"partition":1')).slice(-12).join('\n')}`).toBe(true);
+    }
     // Repeating the finished move changes nothing; moving onto a node that holds a replica is refused.
     expect([...(await (clients.get(1) as AtollClient).moveReplica(partition, from, to)).voters].sort()).toEqual(expected);
     await expect((clients.get(1) as AtollClient).moveReplica(partition, expected[0] as number, expected[1] as number)).rejects.toMatchObject({ code: 'MOVE_REFUSED' });
@@ -120,6 +129,10 @@ describe('moving a replica online (4 nodes, RF 3)', () => {
     for (const id of NODES) cluster.startNode(id);
     await cluster.waitReady();
     for (const id of NODES) expect(await until(async () => (await votersSeenBy(cluster, id, partition)).join() === expected.join(), 15_000), `node ${id} after restart`).toBe(true);
+    // Each node opened exactly the replicas it holds, not the static placement's.
+    const seeded = (id: number): number => [...Array(PARTITIONS).keys()].filter((p) => replicasOf(p, NODES, RF).includes(id)).length;
+    expect(hostedAtLastStart(cluster.logOf(from))).toBe(seeded(from) - 1);
+    expect(hostedAtLastStart(cluster.logOf(to))).toBe(seeded(to) + 1);
     const client = cluster.client();
     try {
       for (const [key, value] of acknowledged) expect((await client.get(key)).text(), key).toBe(value);
