@@ -55,6 +55,11 @@ export const atollErrorCodes = [
    * cluster's data, other --partitions...), or a peer presented another cluster's id: refused.
    */
   'CLUSTER_MISMATCH',
+  /**
+   * A replica move (MoveReplica) was refused and changed nothing: details.reason says why
+   * ('already-replica', 'not-replica', 'in-progress', 'too-few-voters').
+   */
+  'MOVE_REFUSED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -112,6 +117,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   RESTORE_TARGET_NOT_EMPTY: 'FAILED_PRECONDITION',
   WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
   CLUSTER_MISMATCH: 'FAILED_PRECONDITION',
+  MOVE_REFUSED: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

@@ -87,20 +87,22 @@ export function clusterStatusText(info: ClusterInfo): string {
   const addressOf = new Map(info.nodes.map((node) => [node.id, node.address]));
   const nodeRows = info.nodes.map((node) => {
     const led = info.partitions.filter((partition) => partition.leader === node.id).map((partition) => String(partition.id));
-    return [String(node.id), node.address, adminUrlOf(node.adminAddress) || '-', node.reachable ? 'yes' : 'no', String(led.length), led.join(',') || '-'];
+    const held = info.partitions.filter((partition) => partition.replicas.includes(node.id)).length;
+    return [String(node.id), node.address, adminUrlOf(node.adminAddress) || '-', node.reachable ? 'yes' : 'no', String(held), String(led.length), led.join(',') || '-'];
   });
   const partitionRows = info.partitions.map((partition) => [
     String(partition.id),
     `[${partition.rangeStart}, ${partition.rangeEnd})`,
     partition.leader === 0 ? '(none)' : `${partition.leader} ${addressOf.get(partition.leader) ?? '?'}`,
-    partition.replicas.join(','),
+    // More voters than the replication factor: a replica move is between its promotion and removal.
+    partition.replicas.join(',') + (partition.replicas.length > info.replicationFactor ? ' (moving)' : ''),
     String(partition.term),
   ]);
   return [
     `cluster ${info.clusterId || '(no id: a server older than cluster descriptors)'}, hash ${info.hashFunction}`,
     `answered by node ${info.nodeId}: ${info.partitionCount} partitions, replication factor ${info.replicationFactor}`,
     '',
-    table(['node', 'address', 'admin', 'reachable', 'leads', 'partitions led'], nodeRows),
+    table(['node', 'address', 'admin', 'reachable', 'replicas', 'leads', 'partitions led'], nodeRows),
     '',
     table(['partition', 'hash range', 'leader', 'replicas', 'term'], partitionRows),
   ].join('\n');

@@ -69,6 +69,8 @@ const valueInput: InputLimit = { maxBytes: limits.maxValueBytes, tooLargeCode: '
 /** A script (-f) or a script parameter from a file (--param-file): UTF-8 text. */
 const scriptInput: InputLimit = { maxBytes: limits.maxScriptBytes, tooLargeCode: 'INVALID_ARGUMENT' };
 const paramInput: InputLimit = { maxBytes: limits.maxValueBytes, tooLargeCode: 'INVALID_ARGUMENT' };
+/** How long `atoll cluster move-replica` waits by default: a move copies a whole partition. */
+const MOVE_TIMEOUT_MS = 120_000;
 
 /** Commander's usage errors ("error: unknown option '--x'") in the CLI's `error CODE: message` form. */
 export function usageErrorLine(text: string): string {
@@ -470,6 +472,21 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       act((partition, node) => async (client, print, globals) => {
         await client.transferLeader(partition as number, node as number);
         print(globals.json === true ? json({ partition, node, started: true }) : `leadership transfer of partition ${partition} to node ${node} started`);
+        return exitCodes.ok;
+      }),
+    );
+
+  cluster
+    .command('move-replica')
+    .description("move PARTITION's replica from node FROM to node TO, online (cluster admin; repeat it to finish an interrupted move)")
+    .argument('<partition>', 'partition id', parseCount('PARTITION', 0))
+    .argument('<from>', 'node that gives up its replica', parseCount('FROM', 1))
+    .argument('<to>', 'node that receives the replica', parseCount('TO', 1))
+    .action(
+      act((partition, from, to) => async (client, print, globals) => {
+        // A move copies a whole partition: it gets minutes, not the usual seconds, unless --timeout says otherwise.
+        const result = await client.moveReplica(partition as number, from as number, to as number, { timeoutMs: globals.timeout ?? MOVE_TIMEOUT_MS });
+        print(globals.json === true ? json({ partition, from, to, voters: result.voters }) : `partition ${partition} moved from node ${from} to node ${to}; replicas: ${result.voters.join(', ')}`);
         return exitCodes.ok;
       }),
     );

@@ -28,7 +28,7 @@ import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, Consistency, GetByPrefixRequest, Isolation, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
 import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
@@ -605,6 +605,18 @@ export class AtollClient {
     const request = checked(() => ({ partition: checkNodeId(partition, 'partition'), targetNode: checkNodeId(targetNode, 'targetNode') }));
     await this.withRetries({ write: true, route: () => request.partition, options }, (connection, deadlineMs, signal) =>
       connection.transferLeader(request, deadlineMs, signal),
+    );
+  }
+
+  /**
+   * Moves one replica of `partition` from node `fromNode` to node `toNode` (sent to the leader;
+   * cluster admin). Resolves with the partition's voters once the move finished. Idempotent: after
+   * a failure (a deadline, a crash), calling it again finishes the move.
+   */
+  async moveReplica(partition: number, fromNode: number, toNode: number, options: CallOptions = {}): Promise<MoveReplicaResponse> {
+    const request = checked(() => ({ partition: checkNodeId(partition, 'partition'), fromNode: checkNodeId(fromNode, 'fromNode'), toNode: checkNodeId(toNode, 'toNode') }));
+    return this.withRetries({ write: true, route: () => request.partition, options }, (connection, deadlineMs, signal) =>
+      connection.moveReplica(request, deadlineMs, signal),
     );
   }
 

@@ -4,7 +4,8 @@
  * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../node/api.js';
+import { decodeMoveReplicaResponse, encodeMoveReplicaRequest } from '../server/move-codec.js';
 import { decodeWatchResponse, encodeWatchRequest } from '../server/kv-watch.js';
 import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../server/convert.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
@@ -85,6 +86,10 @@ export class NodeConnection {
 
   async transferLeader(request: TransferLeaderRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<void> {
     await this.unary(clusterServiceDefinition, 'TransferLeader', encodeTransferLeaderRequest(request), deadlineMs, signal);
+  }
+
+  async moveReplica(request: MoveReplicaRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<MoveReplicaResponse> {
+    return decodeMoveReplicaResponse(await this.unary(clusterServiceDefinition, 'MoveReplica', encodeMoveReplicaRequest(request), deadlineMs, signal));
   }
 
   async backupPage(request: BackupPageRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<BackupPageResponse> {

@@ -263,6 +263,18 @@ export interface TransferLeaderRequest {
   readonly targetNode: number;
 }
 
+/** Moves one replica of a partition from one node to another (Cluster.MoveReplica). */
+export interface MoveReplicaRequest {
+  readonly partition: number;
+  readonly fromNode: number;
+  readonly toNode: number;
+}
+
+export interface MoveReplicaResponse {
+  /** The partition's voters once the move finished. */
+  readonly voters: readonly number[];
+}
+
 /** One page of a partition's live keys at one revision, for backups (Cluster.BackupPage). */
 export interface BackupPageRequest {
   readonly partition: number;
@@ -322,4 +334,6 @@ export interface NodeApi {
   transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void>;
   /** One page of a backup (Cluster.BackupPage). Optional: a node without it (a test fake) refuses the RPC with INVALID_ARGUMENT. */
   backupPage?(request: BackupPageRequest, context: CallContext): Promise<BackupPageResponse>;
+  /** Moves a replica (Cluster.MoveReplica). Optional: a node without it refuses the RPC with INVALID_ARGUMENT. */
+  moveReplica?(request: MoveReplicaRequest, context: CallContext): Promise<MoveReplicaResponse>;
 }

@@ -10,11 +10,9 @@ import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { LoadTracker } from '../hotkeys/index.js';
 import { defaultLimits, makeLimits, type Limits } from '../limits.js';
-import { MvccStore } from '../mvcc/index.js';
 import { VersionCache } from '../mvcc/version-cache.js';
 import { Rng } from '../raft/rng.js';
-import { partitionKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
 import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
 import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
@@ -28,12 +26,13 @@ import { noMetrics, type NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
 import { openClusterDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
-import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
+import type { PartitionReplica } from './partition-replica.js';
 import { newPeerSecret } from './peer-secret.js';
 import { replicasOf } from './placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
 import { RaftDriver } from './raft-driver.js';
-import { PersistentLogStorage } from './raft-log-store.js';
+import { ReplicaMoves } from './replica-moves.js';
+import { ReplicaStore } from './replica-store.js';
 import { NodeReports } from './node-reports.js';
 import { LeaderChangeLog, type LeaderChange } from './leader-changes.js';
 import { Router } from './router.js';
@@ -63,6 +62,8 @@ export class AtollNode implements api.NodeApi {
   private readonly reports: NodeReports;
   /** Leader changes this node's replicas saw, for the status page (leader-changes.ts). */
   private readonly leaderChanges: LeaderChangeLog;
+  private readonly replicaStore: ReplicaStore;
+  private readonly moves: ReplicaMoves;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -152,6 +153,12 @@ export class AtollNode implements api.NodeApi {
     });
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
     this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges });
+    const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
+    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction });
+    const { partitions, replicationFactor } = config;
+    const notLeader = this.router.notLeader.bind(this.router);
+    const replicaStore = this.replicaStore;
+    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: config.peers, driver, store: replicaStore, engine, clock, timers, logger, notLeader });
     this.maintenance = new Maintenance({
       id,
       nodeIds: this.nodeIds,
@@ -178,56 +185,15 @@ export class AtollNode implements api.NodeApi {
     const node = new AtollNode(config, engine, environment, descriptor);
     await node.openReplicas();
     node.driver.start(node.maintenance.start());
+    node.moves.start();
     return node;
   }
 
+  /** Opens the replicas on disk (at a new cluster's first start, the seeded ones: replica-store.ts). */
   private async openReplicas(): Promise<void> {
-    const { config, engine } = this;
-    const settings: GroupSettings = {
-      electionTicks: config.electionTicks,
-      heartbeatTicks: 1,
-      quiesceAfterTicks: config.electionTicks * 3,
-      snapshotEveryEntries: config.snapshotEveryEntries,
-      logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
-    };
-    const rng = this.environment.random ?? new Rng(this.id * 2_654_435_761 + this.clock.wallMs());
-    const bootstrapOps: WriteOperation[] = [];
-    for (let partition = 0; partition < config.partitions; partition++) {
-      const replicas = replicasOf(partition, this.nodeIds, config.replicationFactor);
-      if (!replicas.includes(this.id)) continue;
-      let replica: PartitionReplica | undefined;
-      const storage = await PersistentLogStorage.load(engine, partition, {
-        snapshotData: (meta) => (replica as PartitionReplica).snapshotData(meta),
-      });
-      const mvcc = await MvccStore.open({
-        engine,
-        prefix: partitionKeyPrefix('mvcc', partition),
-        partition: { id: partition, count: config.partitions, hash: this.descriptor.hashFunction },
-        limits: this.limits,
-        ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
-        ...(config.testBugs?.dedupForgetsOnSnapshot ? { dedupForgetsOnSnapshot: true } : {}),
-        ...(config.testBugs?.serializableSkipsPrefixValidation ? { serializableSkipsPrefixValidation: true } : {}),
-        versionCache: { cache: this.versionCache, storeId: partition },
-      });
-      const nonAtomicSnapshotInstall = config.testBugs?.nonAtomicSnapshotInstall === true;
-      const interrupted = nonAtomicSnapshotInstall ? undefined : await discardInterruptedInstall(storage, mvcc);
-      if (interrupted !== undefined) {
-        this.logger.warn({ partition, index: interrupted }, 'a crash interrupted a snapshot install: discarded it; the leader sends it again');
-      }
-      if (storage.lastIndex() === 0) bootstrapOps.push(...storage.stageBootstrap({ voters: replicas, learners: [] }));
-      replica = new PartitionReplica(
-        partition,
-        this.id,
-        storage,
-        mvcc,
-        settings,
-        rng.fork(),
-        (reason) => this.logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
-        { nowMs: () => this.clock.monotonicMs(), nonAtomicSnapshotInstall, applyBeforeCommit: config.testBugs?.applyBeforeCommit === true },
-      );
-      this.driver.groups.set(partition, replica);
-    }
-    if (bootstrapOps.length > 0) await engine.write(bootstrapOps, { sync: true });
+    const { config } = this;
+    const replicas = await this.replicaStore.openAll((partition) => replicasOf(partition, this.nodeIds, config.replicationFactor));
+    for (const replica of replicas) this.driver.groups.set(replica.id, replica);
     this.logger.info({ partitions: config.partitions, hosted: this.driver.groups.size }, 'partitions opened');
   }
 
@@ -360,6 +326,17 @@ export class AtollNode implements api.NodeApi {
     });
   }
 
+  /** Moves one replica of a partition to another node, run at its leader (replica-moves.ts). */
+  async moveReplica(request: api.MoveReplicaRequest, context: api.CallContext): Promise<api.MoveReplicaResponse> {
+    requireClusterAdmin(await this.access.principalOf(context), 'moving a replica');
+    return this.moves.move(request, context);
+  }
+
+  /** Opens an empty replica of `partition` here for a move (Peer.PrepareReplica: peers only). */
+  prepareReplica(partition: number): Promise<void> {
+    return this.moves.prepare(partition);
+  }
+
   /** One page of a partition's live keys at one revision, for `atoll backup` (node-reports.ts). */
   backupPage(request: api.BackupPageRequest, context: api.CallContext): Promise<api.BackupPageResponse> {
     return this.reports.backupPage(request, context);
@@ -415,6 +392,7 @@ export class AtollNode implements api.NodeApi {
     if (this.driver.closed) return;
     this.watches.close();
     this.maintenance.stop();
+    this.moves.stop();
     await this.driver.close();
   }
 

@@ -97,6 +97,8 @@ export class Maintenance {
       if (status.role !== 'leader' || status.leadTransferee !== 0) continue;
       const preferred = this.preferredLeaderOf(partition);
       if (preferred === id || !driver.transport.isReachable(preferred)) continue;
+      // Replicas move (replica-moves.ts): the seed's preferred leader counts only while it is a voter.
+      if (!status.confState.voters.includes(preferred)) continue;
       const progress = status.progress.get(preferred);
       if (!progress || progress.match < status.commit) continue;
       try {

@@ -16,7 +16,6 @@ import type { NodeMetricsView } from './metrics.js';
 import type { NodeAccess } from './node-access.js';
 import type { AtollNodeConfig } from './node-config.js';
 import type { PartitionReplica } from './partition-replica.js';
-import { replicasOf } from './placement.js';
 import type { NodeClock } from './ports.js';
 import type { ClusterDescriptor } from './cluster-descriptor.js';
 import type { RaftDriver } from './raft-driver.js';
@@ -70,7 +69,7 @@ export class NodeReports {
         id: range.id,
         rangeStart: range.start,
         rangeEnd: range.end,
-        replicas: replicasOf(range.id, this.deps.nodeIds, this.deps.config.replicationFactor),
+        replicas: this.deps.router.replicasOf(range.id),
         leader: status ? status.lead : (this.deps.router.remoteLeaderOf(range.id) ?? 0),
         term: status?.term ?? 0,
         commitIndex: status?.commit ?? 0,

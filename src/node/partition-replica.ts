@@ -526,6 +526,12 @@ export class PartitionReplica {
     });
   }
 
+  /** No voters and no learners: an empty replica a move opened, before its first snapshot (raft-driver.ts). */
+  awaitingFirstSnapshot(): boolean {
+    const { voters, learners } = this.raw.status().confState;
+    return voters.length === 0 && learners.length === 0;
+  }
+
   /** Fails everything still waiting (shutdown). */
   failAll(error: AtollError): void {
     for (const waiter of this.proposals.values()) waiter.reject(error);

@@ -48,6 +48,8 @@ export interface NodeTransport {
   forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult>;
   /** A peer's view of the cluster (leaders of partitions this node does not host). */
   clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse>;
+  /** Asks a peer to open an empty replica of `partition` (a replica move's first step; replica-moves.ts). */
+  prepareReplica?(peer: number, partition: number, deadlineMs: number): Promise<void>;
   close(): void;
 }
 

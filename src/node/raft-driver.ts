@@ -44,6 +44,11 @@ export interface DrivenGroup extends ImportingGroup {
   /** One bounded physical compaction step; resolves true when another may follow at once. */
   compactStorageStep?(): Promise<boolean>;
   failAll(error: AtollError): void;
+  /**
+   * True while the group has no configuration at all: an empty replica a move opened, waiting for
+   * its leader's first snapshot (replica-moves.ts). It takes messages from any known node.
+   */
+  awaitingFirstSnapshot?(): boolean;
 }
 
 export interface RaftDriverOptions {
@@ -395,7 +400,7 @@ export class RaftDriver<G extends DrivenGroup> {
         this.refusePeerMessage(from, id, 'not addressed to this node');
         continue;
       }
-      if (!group.raw.isMember(from)) {
+      if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true) {
         this.refusePeerMessage(from, id, 'sender is not a member of the group');
         continue;
       }

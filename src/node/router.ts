@@ -70,6 +70,8 @@ export function outcomeCode(error: unknown): string {
 export class Router {
   /** Leader hints for partitions this node does not host. */
   private readonly remoteLeaders = new Map<number, number>();
+  /** The voters of partitions this node does not host, as a peer hosting them last reported. */
+  private readonly remoteReplicas = new Map<number, readonly number[]>();
   private refreshingLeaders = false;
 
   constructor(private readonly options: RouterOptions) {}
@@ -98,7 +100,23 @@ export class Router {
   leaderOf(partition: number): number {
     const replica = this.options.driver.groups.get(partition);
     if (replica) return replica.raw.status().lead;
-    return this.remoteLeaders.get(partition) ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+    const guess = this.remoteLeaders.get(partition) ?? this.remoteReplicas.get(partition)?.[0] ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+    // A replica moved away from this node: the seed may still name it; ask another replica.
+    if (guess !== this.options.id) return guess;
+    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor).find((node) => node !== this.options.id) ?? 0;
+  }
+
+  /**
+   * A partition's live replica set (its voters; learners never serve): the applied configuration
+   * of the local replica, else what a peer hosting it last reported, else the seed placement.
+   */
+  replicasOf(partition: number): number[] {
+    const replica = this.options.driver.groups.get(partition);
+    const voters = replica?.raw.status().confState.voters;
+    if (voters !== undefined && voters.length > 0) return [...voters];
+    const remote = this.remoteReplicas.get(partition);
+    if (remote !== undefined) return [...remote];
+    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor);
   }
 
   /** The last known leader of a partition this node does not host, or undefined. */
@@ -181,10 +199,12 @@ export class Router {
       isRead &&
       operation.request.transaction === undefined &&
       (operation.request.consistency === 'stale' || this.options.testBugs?.readsWithoutQuorum === true);
-    if (local && staleRead) return this.executeLocal(local, operation, context);
+    // A learner (a move's new replica, maybe still empty) serves no reads of its own.
+    const localVoter = local !== undefined && isRead && local.raw.status().confState.voters.includes(this.options.id);
+    if (local && localVoter && staleRead) return this.executeLocal(local, operation, context);
     // A read inside a transaction reads immutable versions at or below its snapshot revision, so
     // any replica that has applied that revision answers it exactly, without a leader round.
-    if (local && isRead && operation.request.transaction !== undefined) {
+    if (local && localVoter && operation.request.transaction !== undefined) {
       const { snapshotRevision } = executor.txnScope(operation.request.transaction, context.tenant).handle;
       if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
     }
@@ -192,6 +212,7 @@ export class Router {
     // Requests waiting out an election count toward the partition's bound like any other.
     if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
     if (leader === this.options.id && local) return this.executeLocal(local, operation, context);
+    if (leader === 0 || leader === this.options.id) throw notApplied(this.notLeader(partition, 0, 'no known leader for a partition this node does not hold'));
     if (hops >= MAX_FORWARD_HOPS) throw notApplied(this.notLeader(partition, leader, 'too many forwarding hops'));
     // The node's own calls (system tenant) are never refused; client forwards are bounded.
     const release = context.tenant === systemTenant ? () => undefined : admission.admitForward();
@@ -262,20 +283,23 @@ export class Router {
    * straight to the leader and report a complete table.
    */
   async refreshRemoteLeaders(): Promise<void> {
-    const { driver, partitions, nodeIds, replicationFactor, id } = this.options;
+    const { driver, partitions, nodeIds, id } = this.options;
     if (this.refreshingLeaders || driver.closed || driver.groups.size === partitions) return;
     this.refreshingLeaders = true;
     try {
+      // Replicas move, so every reachable peer is asked (at most one call per node and round),
+      // and only its first-hand answers count: partitions it hosts itself.
+      const learned = new Set<number>();
       for (const peer of nodeIds) {
         if (peer === id || !driver.transport.isReachable(peer)) continue;
-        const hostsMissing = [...Array(partitions).keys()].some(
-          (partition) => !driver.groups.has(partition) && replicasOf(partition, nodeIds, replicationFactor).includes(peer),
-        );
-        if (!hostsMissing) continue;
+        const missing = [...Array(partitions).keys()].some((partition) => !driver.groups.has(partition) && !learned.has(partition));
+        if (!missing) break;
         try {
           const info = await driver.transport.clusterInfo(peer, this.options.clock.wallMs() + LEADER_REFRESH_TIMEOUT_MS);
           for (const partition of info.partitions) {
             if (driver.groups.has(partition.id) || !partition.replicas.includes(peer)) continue;
+            learned.add(partition.id);
+            this.remoteReplicas.set(partition.id, [...partition.replicas]);
             if (partition.leader !== 0) this.remoteLeaders.set(partition.id, partition.leader);
           }
         } catch {

@@ -27,6 +27,7 @@ type PeerClient = grpc.Client & {
   raft(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
   raft(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
   forward(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+  prepareReplica(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
 };
 
 const loadedPackage = grpc.loadPackageDefinition(packageDefinition) as unknown as {
@@ -267,6 +268,18 @@ export class PeerTransport implements NodeTransport {
             reject(decodeError);
           }
         }
+      });
+    });
+  }
+
+  /** Asks a peer to open an empty replica of `partition` (Peer.PrepareReplica; replica-moves.ts). */
+  prepareReplica(peer: number, partition: number, deadlineMs: number): Promise<void> {
+    const link = this.links.get(peer);
+    if (!link) return Promise.reject(new AtollError('INVALID_ARGUMENT', `unknown peer ${peer}`));
+    return new Promise((resolve, reject) => {
+      link.client.prepareReplica({ partition }, this.metadata(), { deadline: deadlineMs }, (error) => {
+        if (error) reject(atollErrorOfServiceError(error));
+        else resolve();
       });
     });
   }

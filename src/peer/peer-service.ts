@@ -12,6 +12,7 @@ import { clusterIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
+import { decodePrepareReplicaRequest } from '../server/move-codec.js';
 import { throwIfWireProblem } from '../server/wire-utf8.js';
 import type { PeerTransport } from './grpc-peer-transport.js';
 
@@ -89,6 +90,22 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
       }
       node.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }).then(
         (result) => callback(null, encodeForwardResponse(result)),
+        (error: unknown) => callback(serviceErrorOf(error, logger)),
+      );
+    },
+    prepareReplica: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      let partition: number;
+      try {
+        const refusal = peerCallRefusal(node, call, 'Peer.PrepareReplica', logger);
+        if (refusal !== undefined) throw refusal;
+        throwIfWireProblem(call.request);
+        partition = decodePrepareReplicaRequest(call.request);
+      } catch (error) {
+        callback(serviceErrorOf(error, logger));
+        return;
+      }
+      node.prepareReplica(partition).then(
+        () => callback(null, {}),
         (error: unknown) => callback(serviceErrorOf(error, logger)),
       );
     },

@@ -1,9 +1,10 @@
-/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages. */
+/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves. */
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../node/api.js';
 import { AtollError } from '../errors.js';
 import { decodeBackupPageRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
 import type { ErrorLogger } from './grpc-errors.js';
+import { decodeMoveReplicaRequest, encodeMoveReplicaResponse } from './move-codec.js';
 import { unaryHandler } from './unary-handler.js';
 
 /** Handlers for atoll.v1.Cluster, keyed by method name. */
@@ -18,6 +19,11 @@ export function clusterServiceHandlers(api: NodeApi, logger: ErrorLogger): grpc.
       const request = decodeBackupPageRequest(message);
       if (api.backupPage === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not serve backups');
       return encodeBackupPageResponse(await api.backupPage(request, scope.context));
+    }),
+    MoveReplica: unaryHandler(logger, async (message, scope) => {
+      const request = decodeMoveReplicaRequest(message);
+      if (api.moveReplica === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not move replicas');
+      return encodeMoveReplicaResponse(await api.moveReplica(request, scope.context));
     }),
   };
 }

@@ -134,6 +134,17 @@ describe('atoll CLI', () => {
     expect(running.node.callsOf('transferLeader').at(-1)!.request).toEqual({ partition: 2, targetNode: 1 });
   });
 
+  it('cluster move-replica', async () => {
+    const moved = await atoll('cluster', 'move-replica', '2', '1', '5');
+    expect(moved).toMatchObject({ code: 0 });
+    expect(moved.stdout).toContain('partition 2 moved from node 1 to node 5; replicas: 5');
+    expect(running.node.callsOf('moveReplica').at(-1)!.request).toEqual({ partition: 2, fromNode: 1, toNode: 5 });
+    const refused = await atoll('cluster', 'move-replica', '2', '5', '1');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^error MOVE_REFUSED: /);
+    expect((await atoll('cluster', 'status')).stdout).toMatch(/reachable\s+replicas\s+leads/);
+  });
+
   it('errors print `error CODE: message` and exit 2', async () => {
     const invalid = await atoll('get', '');
     expect(invalid.code).toBe(2);

@@ -55,7 +55,7 @@ describe('protos', () => {
       'Watch',
     ]);
     expect(packageDefinition['atoll.v1.Cluster']).toBeDefined();
-    expect(Object.keys(peerServiceDefinition)).toEqual(['Raft', 'Forward']);
+    expect(Object.keys(peerServiceDefinition)).toEqual(['Raft', 'Forward', 'PrepareReplica']);
   });
 });
 

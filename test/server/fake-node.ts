@@ -44,6 +44,8 @@ import type {
   PutRequest,
   PutResponse,
   TransferLeaderRequest,
+  MoveReplicaRequest,
+  MoveReplicaResponse,
 } from '../../src/node/api.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
@@ -279,6 +281,13 @@ export class FakeNode implements NodeApi {
         revision: this.store.revision,
       })),
     };
+  }
+
+  async moveReplica(request: MoveReplicaRequest, context: CallContext): Promise<MoveReplicaResponse> {
+    await this.enter('moveReplica', request, context);
+    if (request.partition >= this.partitionCount) throw new AtollError('INVALID_ARGUMENT', `no partition ${request.partition}`);
+    if (request.toNode === this.nodeId) throw new AtollError('MOVE_REFUSED', `node ${request.toNode} already holds a replica`, { reason: 'already-replica' });
+    return { voters: [request.toNode] };
   }
 
   async transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void> {

@@ -254,8 +254,8 @@ describe('the request deserializers', () => {
         expect(wireProblemOf(decoded), `${serviceName}.${methodName}`).toMatchObject({ reason: 'malformed' });
       }
     }
-    // KV 12 (with Watch), Cluster 3 (with BackupPage), Auth 6, Peer 2.
-    expect(methods).toBe(12 + 3 + 6 + 2);
+    // KV 12 (with Watch), Cluster 4 (with BackupPage, MoveReplica), Auth 6, Peer 3 (with PrepareReplica).
+    expect(methods).toBe(12 + 4 + 6 + 3);
   });
 
   it('still decodes a message with invalid UTF-8, so a Stream request can be answered by its id', () => {

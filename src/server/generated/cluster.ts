@@ -30,9 +30,13 @@ import type { IncrementResponse as _atoll_v1_IncrementResponse, IncrementRespons
 import type { KVClient as _atoll_v1_KVClient, KVDefinition as _atoll_v1_KVDefinition } from './atoll/v1/KV.js';
 import type { KeyLoad as _atoll_v1_KeyLoad, KeyLoad__Output as _atoll_v1_KeyLoad__Output } from './atoll/v1/KeyLoad.js';
 import type { KeyRecord as _atoll_v1_KeyRecord, KeyRecord__Output as _atoll_v1_KeyRecord__Output } from './atoll/v1/KeyRecord.js';
+import type { MoveReplicaRequest as _atoll_v1_MoveReplicaRequest, MoveReplicaRequest__Output as _atoll_v1_MoveReplicaRequest__Output } from './atoll/v1/MoveReplicaRequest.js';
+import type { MoveReplicaResponse as _atoll_v1_MoveReplicaResponse, MoveReplicaResponse__Output as _atoll_v1_MoveReplicaResponse__Output } from './atoll/v1/MoveReplicaResponse.js';
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from './atoll/v1/NodeInfo.js';
 import type { PartitionInfo as _atoll_v1_PartitionInfo, PartitionInfo__Output as _atoll_v1_PartitionInfo__Output } from './atoll/v1/PartitionInfo.js';
 import type { PeerClient as _atoll_v1_PeerClient, PeerDefinition as _atoll_v1_PeerDefinition } from './atoll/v1/Peer.js';
+import type { PrepareReplicaRequest as _atoll_v1_PrepareReplicaRequest, PrepareReplicaRequest__Output as _atoll_v1_PrepareReplicaRequest__Output } from './atoll/v1/PrepareReplicaRequest.js';
+import type { PrepareReplicaResponse as _atoll_v1_PrepareReplicaResponse, PrepareReplicaResponse__Output as _atoll_v1_PrepareReplicaResponse__Output } from './atoll/v1/PrepareReplicaResponse.js';
 import type { PutRequest as _atoll_v1_PutRequest, PutRequest__Output as _atoll_v1_PutRequest__Output } from './atoll/v1/PutRequest.js';
 import type { PutResponse as _atoll_v1_PutResponse, PutResponse__Output as _atoll_v1_PutResponse__Output } from './atoll/v1/PutResponse.js';
 import type { RaftFrame as _atoll_v1_RaftFrame, RaftFrame__Output as _atoll_v1_RaftFrame__Output } from './atoll/v1/RaftFrame.js';
@@ -87,9 +91,13 @@ export interface ProtoGrpcType {
       KV: SubtypeConstructor<typeof grpc.Client, _atoll_v1_KVClient> & { service: _atoll_v1_KVDefinition }
       KeyLoad: MessageTypeDefinition<_atoll_v1_KeyLoad, _atoll_v1_KeyLoad__Output>
       KeyRecord: MessageTypeDefinition<_atoll_v1_KeyRecord, _atoll_v1_KeyRecord__Output>
+      MoveReplicaRequest: MessageTypeDefinition<_atoll_v1_MoveReplicaRequest, _atoll_v1_MoveReplicaRequest__Output>
+      MoveReplicaResponse: MessageTypeDefinition<_atoll_v1_MoveReplicaResponse, _atoll_v1_MoveReplicaResponse__Output>
       NodeInfo: MessageTypeDefinition<_atoll_v1_NodeInfo, _atoll_v1_NodeInfo__Output>
       PartitionInfo: MessageTypeDefinition<_atoll_v1_PartitionInfo, _atoll_v1_PartitionInfo__Output>
       Peer: SubtypeConstructor<typeof grpc.Client, _atoll_v1_PeerClient> & { service: _atoll_v1_PeerDefinition }
+      PrepareReplicaRequest: MessageTypeDefinition<_atoll_v1_PrepareReplicaRequest, _atoll_v1_PrepareReplicaRequest__Output>
+      PrepareReplicaResponse: MessageTypeDefinition<_atoll_v1_PrepareReplicaResponse, _atoll_v1_PrepareReplicaResponse__Output>
       PutRequest: MessageTypeDefinition<_atoll_v1_PutRequest, _atoll_v1_PutRequest__Output>
       PutResponse: MessageTypeDefinition<_atoll_v1_PutResponse, _atoll_v1_PutResponse__Output>
       RaftFrame: MessageTypeDefinition<_atoll_v1_RaftFrame, _atoll_v1_RaftFrame__Output>

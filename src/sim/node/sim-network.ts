@@ -243,6 +243,10 @@ class SimTransport implements NodeTransport {
     return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node, peerDeadlineMs) => node.clusterInfo({ deadlineMs: peerDeadlineMs }), (info) => structuredClone(info));
   }
 
+  prepareReplica(peer: number, partition: number, deadlineMs: number): Promise<void> {
+    return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node) => node.prepareReplica(partition), () => undefined);
+  }
+
   close(): void {
     this.endpoint.closed = true;
   }

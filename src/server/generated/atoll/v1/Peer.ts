@@ -4,6 +4,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ForwardRequest as _atoll_v1_ForwardRequest, ForwardRequest__Output as _atoll_v1_ForwardRequest__Output } from '../../atoll/v1/ForwardRequest.js';
 import type { ForwardResponse as _atoll_v1_ForwardResponse, ForwardResponse__Output as _atoll_v1_ForwardResponse__Output } from '../../atoll/v1/ForwardResponse.js';
+import type { PrepareReplicaRequest as _atoll_v1_PrepareReplicaRequest, PrepareReplicaRequest__Output as _atoll_v1_PrepareReplicaRequest__Output } from '../../atoll/v1/PrepareReplicaRequest.js';
+import type { PrepareReplicaResponse as _atoll_v1_PrepareReplicaResponse, PrepareReplicaResponse__Output as _atoll_v1_PrepareReplicaResponse__Output } from '../../atoll/v1/PrepareReplicaResponse.js';
 import type { RaftFrame as _atoll_v1_RaftFrame, RaftFrame__Output as _atoll_v1_RaftFrame__Output } from '../../atoll/v1/RaftFrame.js';
 import type { RaftStreamSummary as _atoll_v1_RaftStreamSummary, RaftStreamSummary__Output as _atoll_v1_RaftStreamSummary__Output } from '../../atoll/v1/RaftStreamSummary.js';
 
@@ -22,6 +24,21 @@ export interface PeerClient extends grpc.Client {
   forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
   forward(argument: _atoll_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
   forward(argument: _atoll_v1_ForwardRequest, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Opens an empty replica of a partition here (PrepareReplicaRequest).
+   */
+  PrepareReplica(argument: _atoll_v1_PrepareReplicaRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  PrepareReplica(argument: _atoll_v1_PrepareReplicaRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  PrepareReplica(argument: _atoll_v1_PrepareReplicaRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  PrepareReplica(argument: _atoll_v1_PrepareReplicaRequest, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Opens an empty replica of a partition here (PrepareReplicaRequest).
+   */
+  prepareReplica(argument: _atoll_v1_PrepareReplicaRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  prepareReplica(argument: _atoll_v1_PrepareReplicaRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  prepareReplica(argument: _atoll_v1_PrepareReplicaRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
+  prepareReplica(argument: _atoll_v1_PrepareReplicaRequest, callback: grpc.requestCallback<_atoll_v1_PrepareReplicaResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * A long-lived stream of Raft message batches from one node to another.
@@ -47,6 +64,11 @@ export interface PeerHandlers extends grpc.UntypedServiceImplementation {
   Forward: grpc.handleUnaryCall<_atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse>;
   
   /**
+   * Opens an empty replica of a partition here (PrepareReplicaRequest).
+   */
+  PrepareReplica: grpc.handleUnaryCall<_atoll_v1_PrepareReplicaRequest__Output, _atoll_v1_PrepareReplicaResponse>;
+  
+  /**
    * A long-lived stream of Raft message batches from one node to another.
    */
   Raft: grpc.handleClientStreamingCall<_atoll_v1_RaftFrame__Output, _atoll_v1_RaftStreamSummary>;
@@ -55,5 +77,6 @@ export interface PeerHandlers extends grpc.UntypedServiceImplementation {
 
 export interface PeerDefinition extends grpc.ServiceDefinition {
   Forward: MethodDefinition<_atoll_v1_ForwardRequest, _atoll_v1_ForwardResponse, _atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse__Output>
+  PrepareReplica: MethodDefinition<_atoll_v1_PrepareReplicaRequest, _atoll_v1_PrepareReplicaResponse, _atoll_v1_PrepareReplicaRequest__Output, _atoll_v1_PrepareReplicaResponse__Output>
   Raft: MethodDefinition<_atoll_v1_RaftFrame, _atoll_v1_RaftStreamSummary, _atoll_v1_RaftFrame__Output, _atoll_v1_RaftStreamSummary__Output>
 }

@@ -1,0 +1,338 @@
+/**
+ * Online replica moves (Cluster.MoveReplica), the mechanism under membership changes: the
+ * partition's leader moves one replica from node `from` to node `to` with single-server Raft
+ * configuration changes, one at a time:
+ *
+ *   1. tell `to` to open an empty replica (Peer.PrepareReplica), propose addLearner(to);
+ *   2. wait until the learner caught up (by snapshot, then the log), propose addVoter(to);
+ *   3. if `from` leads, hand leadership to `to` (the caller's retry finds the new leader);
+ *   4. propose removeNode(from).
+ *
+ * Every step is chosen from the group's applied configuration alone (nextMoveStep, move-steps.ts), so a move is
+ * idempotent and resumable: after a crash or a leader change, repeating the request continues
+ * from wherever the configuration is. `from`, once its replica's configuration no longer names it
+ * (it applied its removal, or installed a newer snapshot), stops the group and deletes the
+ * partition's data in one synced batch (the sweep). This file also opens the empty replica on `to`.
+ */
+import type { Logger } from 'pino';
+import { AtollError } from '../errors.js';
+import type { Limits } from '../limits.js';
+import { encodeCommand } from '../mvcc/index.js';
+import { RaftError } from '../raft/errors.js';
+import type { ConfChange } from '../raft/types.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+import type * as api from './api.js';
+import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import type { ReplicaStore } from './replica-store.js';
+import { caughtUp, nextMoveStep, refused } from './move-steps.js';
+
+const POLL_MS = 25;
+/** While waiting for a learner, `to` is asked again to open its replica this often (it may have restarted). */
+const REPREPARE_MS = 1_000;
+const PREPARE_TIMEOUT_MS = 2_000;
+/** Rounds of one move request (each round does one step or waits POLL_MS); the deadline bounds it too. */
+const MAX_ROUNDS = 100_000;
+/** How often replicas this node no longer belongs to are looked for. */
+const SWEEP_MS = 200;
+/** How often replicas without a leader ask their peers whether they were removed (checkStranded). */
+const STRANDED_CHECK_MS = 2_000;
+
+export interface ReplicaMovesOptions {
+  readonly id: number;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly limits: Limits;
+  readonly knownNodes: ReadonlyMap<number, string>;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly store: ReplicaStore;
+  readonly engine: StorageEngine;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  readonly logger: Logger;
+  /** NOT_LEADER (or NO_LEADER) naming `leader` (router.ts). */
+  readonly notLeader: (partition: number, leader: number, why: string) => AtollError;
+}
+
+export class ReplicaMoves {
+  /** Moves this node coordinates now, by partition (one per partition). */
+  private readonly active = new Map<number, { from: number; to: number }>();
+  private readonly preparing = new Map<number, Promise<void>>();
+  private readonly deleting = new Set<number>();
+  private sweepTimer: TimerHandle | undefined;
+  private strandedTimer: TimerHandle | undefined;
+  private checkingStranded = false;
+  /** Partitions with no known leader at the previous stranded check. */
+  private leaderlessBefore = new Set<number>();
+
+  constructor(private readonly options: ReplicaMovesOptions) {}
+
+  start(): void {
+    this.sweepTimer = this.options.timers.every(SWEEP_MS, () => this.options.driver.enqueue(() => this.sweep()));
+    this.strandedTimer = this.options.timers.every(STRANDED_CHECK_MS, () => void this.checkStranded());
+  }
+
+  stop(): void {
+    this.sweepTimer?.cancel();
+    this.strandedTimer?.cancel();
+  }
+
+  /** Partitions with a move coordinated here now (reports). */
+  movesInProgress(): Array<{ partition: number; from: number; to: number }> {
+    return [...this.active].map(([partition, move]) => ({ partition, ...move }));
+  }
+
+  /** Opens an empty replica of `partition` here, unless one is open (Peer.PrepareReplica). Idempotent. */
+  async prepare(partition: number): Promise<void> {
+    const { driver, store, partitions, logger } = this.options;
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    if (driver.groups.has(partition)) return;
+    if (this.deleting.has(partition)) throw new AtollError('UNAVAILABLE', `partition ${partition}: the previous replica is still being deleted; retry`);
+    const pending = this.preparing.get(partition);
+    if (pending !== undefined) return pending;
+    const opening = (async () => {
+      const replica = await store.open(partition, true);
+      if (replica === undefined) throw new AtollError('INTERNAL', `partition ${partition}: could not open an empty replica`);
+      await this.inLoop(() => {
+        if (!driver.groups.has(partition)) driver.groups.set(partition, replica);
+      }, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
+      logger.info({ partition }, 'opened an empty replica for a move; the leader sends a snapshot');
+    })();
+    this.preparing.set(partition, opening);
+    try {
+      await opening;
+    } finally {
+      this.preparing.delete(partition);
+    }
+  }
+
+  /** Runs a move to its end (see the file comment); call on the partition's leader. */
+  async move(request: api.MoveReplicaRequest, context: api.CallContext): Promise<api.MoveReplicaResponse> {
+    const { partitions, knownNodes } = this.options;
+    const { partition, fromNode: from, toNode: to } = request;
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    for (const node of [from, to]) if (!knownNodes.has(node)) throw new AtollError('INVALID_ARGUMENT', `no node ${node}`);
+    if (from === to) throw new AtollError('INVALID_ARGUMENT', 'a move needs two different nodes');
+    const running = this.active.get(partition);
+    if (running !== undefined) throw refused('in-progress', `partition ${partition}: a move from ${running.from} to ${running.to} is in progress`);
+    this.active.set(partition, { from, to });
+    try {
+      return await this.run(partition, from, to, context.deadlineMs);
+    } finally {
+      this.active.delete(partition);
+    }
+  }
+
+  private async run(partition: number, from: number, to: number, deadlineMs: number): Promise<api.MoveReplicaResponse> {
+    const { driver, clock, logger, replicationFactor, id } = this.options;
+    let preparedAtMs = -Infinity;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (clock.wallMs() >= deadlineMs) throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: the move did not finish in time; repeat it to go on`);
+      const replica = driver.groups.get(partition);
+      if (replica === undefined) throw notApplied(this.options.notLeader(partition, 0, 'this node holds no replica of the partition'));
+      const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
+      if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
+      const step = nextMoveStep({ conf: status.confState, leader: id, from, to, replicationFactor });
+      switch (step.kind) {
+        case 'done':
+          logger.info({ partition, from, to, voters: status.confState.voters }, 'replica move finished');
+          return { voters: status.confState.voters };
+        case 'addLearner':
+          if (replica.mvcc.appliedIndex === 0) {
+            await this.advanceStateMachine(replica, deadlineMs);
+            break;
+          }
+          await this.prepareOn(to, partition, deadlineMs);
+          preparedAtMs = clock.monotonicMs();
+          await this.proposeAndWait(replica, { type: 'addLearner', node: to }, deadlineMs);
+          break;
+        case 'promote':
+          if (caughtUp(status.progress.get(to), status.lastIndex)) {
+            await this.proposeAndWait(replica, { type: 'addVoter', node: to }, deadlineMs);
+          } else {
+            if (clock.monotonicMs() - preparedAtMs >= REPREPARE_MS) {
+              preparedAtMs = clock.monotonicMs();
+              await this.prepareOn(to, partition, deadlineMs).catch((error: unknown) => logger.debug({ err: error, partition, to }, 'asking the learner to open its replica failed; trying again'));
+            }
+            await this.sleep(POLL_MS);
+          }
+          break;
+        case 'transferLeadership':
+          await this.inLoop(() => {
+            if (replica.raw.status().leadTransferee !== to) replica.raw.transferLeadership(to);
+          }, deadlineMs).catch((error: unknown) => {
+            if (!(error instanceof RaftError)) throw error;
+          });
+          await this.sleep(POLL_MS);
+          break;
+        case 'removeSource':
+          await this.proposeAndWait(replica, { type: 'removeNode', node: from }, deadlineMs);
+          break;
+      }
+    }
+    throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: the move did not finish in its bound of rounds; repeat it to go on`);
+  }
+
+  /**
+   * A learner catches up by snapshot, and a snapshot is taken at the state machine's applied
+   * index, which only commands move: on a partition that never applied one, a no-op (compaction
+   * below revision 0) gives the snapshot an index to stand at. Returns once it applied, or failed.
+   */
+  private async advanceStateMachine(replica: PartitionReplica, deadlineMs: number): Promise<void> {
+    const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand({ type: 'compact', belowRevision: 0 }, this.options.limits));
+    await new Promise<void>((resolve, reject) => {
+      this.inLoop(() => replica.propose(payload, { resolve: () => resolve(), reject }), deadlineMs).catch(reject);
+    }).catch((error: unknown) => {
+      // Not the leader any more, or the entry lost its index: the next round looks again.
+      if (!(error instanceof RaftError) && !(error instanceof AtollError)) throw error;
+    });
+  }
+
+  private async prepareOn(node: number, partition: number, deadlineMs: number): Promise<void> {
+    if (node === this.options.id) return this.prepare(partition);
+    const callDeadline = Math.min(deadlineMs, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
+    const transport = this.options.driver.transport;
+    if (transport.prepareReplica === undefined) throw new AtollError('UNAVAILABLE', 'this node\'s transport cannot ask peers to open replicas');
+    await transport.prepareReplica(node, partition, callDeadline);
+  }
+
+  /**
+   * Proposes one configuration change and waits until it is applied here, or this node stopped
+   * leading. Invariant: never two configuration changes in flight per group. The Raft core refuses
+   * a proposal while one is unapplied (pendingConfIndex), and a move proposes its next change only
+   * after it saw the previous one applied, choosing it again from the applied configuration.
+   */
+  private async proposeAndWait(replica: PartitionReplica, change: ConfChange, deadlineMs: number): Promise<void> {
+    const proposed = await this.inLoop(() => {
+      try {
+        return replica.raw.proposeConfChange(change);
+      } catch (error) {
+        // Another change still applying, leadership moving: look again after a pause.
+        if (error instanceof RaftError) return undefined;
+        throw error;
+      }
+    }, deadlineMs);
+    if (proposed === undefined) {
+      await this.sleep(POLL_MS);
+      return;
+    }
+    this.options.logger.info({ partition: replica.id, change, index: proposed.index }, 'proposed a configuration change for a replica move');
+    while (this.options.clock.wallMs() < deadlineMs) {
+      const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
+      if (status.applied >= proposed.index || status.role !== 'leader' || status.term !== proposed.term) return;
+      await this.sleep(POLL_MS);
+    }
+  }
+
+  /**
+   * Stops and deletes the replicas whose applied configuration no longer names this node (moved
+   * away: it applied its removal, or a snapshot with a newer configuration). A loop task: the group
+   * leaves the driver between iterations, then its data goes in one synced batch. An empty replica
+   * (no configuration yet: waiting for its first snapshot) is kept.
+   */
+  private sweep(): void {
+    const { driver, id, logger } = this.options;
+    for (const [partition, replica] of driver.groups) {
+      const { confState } = replica.raw.status();
+      const members = [...confState.voters, ...confState.learners];
+      if (members.length === 0 || members.includes(id) || replica.exporting || replica.compactingStorage) continue;
+      logger.info({ partition, voters: confState.voters }, 'this node left the partition: deleting its replica');
+      this.leave(partition, replica);
+    }
+  }
+
+  /** Takes a replica out of the driver (a loop task) and deletes its data. */
+  private leave(partition: number, replica: PartitionReplica): void {
+    const { driver } = this.options;
+    if (this.deleting.has(partition) || driver.groups.get(partition) !== replica) return;
+    driver.groups.delete(partition);
+    replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
+    this.deleting.add(partition);
+    void this.deleteReplica(partition);
+  }
+
+  /**
+   * The source of a move learns its removal when the leader's next message carries the commit
+   * index; after it applied the removal the leader sends it nothing more, so if that message was
+   * lost, the source waits without a leader forever. A replica that has had no leader for two
+   * checks in a row asks its peers: when one of them leads the partition in a term at least this
+   * replica's and its configuration (applied, so committed) leaves this node out, it is deleted.
+   */
+  private async checkStranded(): Promise<void> {
+    const { driver, id, clock, logger } = this.options;
+    if (this.checkingStranded || driver.closed) return;
+    this.checkingStranded = true;
+    try {
+      const leaderless = new Map<number, number>();
+      for (const [partition, replica] of driver.groups) {
+        const status = replica.raw.status();
+        if (status.lead !== 0 || !status.confState.voters.includes(id)) continue;
+        if (this.leaderlessBefore.has(partition)) leaderless.set(partition, status.term);
+      }
+      this.leaderlessBefore = new Set([...driver.groups].filter(([, replica]) => replica.raw.status().lead === 0).map(([partition]) => partition));
+      if (leaderless.size === 0) return;
+      for (const [peer] of this.options.knownNodes) {
+        if (peer === id || leaderless.size === 0 || !driver.transport.isReachable(peer)) continue;
+        const info = await driver.transport.clusterInfo(peer, clock.wallMs() + PREPARE_TIMEOUT_MS).catch(() => undefined);
+        for (const partition of info?.partitions ?? []) {
+          const term = leaderless.get(partition.id);
+          if (term === undefined || partition.leader !== peer || partition.term < term || partition.replicas.includes(id)) continue;
+          leaderless.delete(partition.id);
+          const replica = driver.groups.get(partition.id);
+          if (replica === undefined) continue;
+          logger.info({ partition: partition.id, leader: peer, voters: partition.replicas }, 'the leader no longer counts this node among the replicas: deleting ours');
+          driver.enqueue(() => this.leave(partition.id, replica));
+        }
+      }
+    } finally {
+      this.checkingStranded = false;
+    }
+  }
+
+  private async deleteReplica(partition: number): Promise<void> {
+    const { store, engine, logger } = this.options;
+    try {
+      const ops = await store.deleteOps(partition);
+      await engine.write(ops, { sync: true });
+      logger.info({ partition, keys: ops.length }, 'deleted the replica of a partition that moved away');
+    } catch (error) {
+      // The records stay; the next start opens the replica, sees it is not a member, and retries.
+      logger.error({ err: error, partition }, 'deleting a moved-away replica failed');
+    } finally {
+      this.deleting.delete(partition);
+    }
+  }
+
+  /** Runs `task` in the node loop, between iterations; rejects at the deadline (or when the node closes). */
+  private inLoop<T>(task: () => T, deadlineMs: number): Promise<T> {
+    const { driver, timers, clock } = this.options;
+    return new Promise<T>((resolve, reject) => {
+      const timer = timers.after(Math.max(0, deadlineMs - clock.wallMs()), () =>
+        reject(new AtollError('DEADLINE_EXCEEDED', 'the node loop did not run the move step in time')),
+      );
+      if (driver.closed) {
+        timer.cancel();
+        reject(new AtollError('UNAVAILABLE', 'the node is shutting down'));
+        return;
+      }
+      driver.enqueue(() => {
+        timer.cancel();
+        try {
+          resolve(task());
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.options.timers.after(ms, resolve));
+  }
+}
+
+/** The same error, marked as certainly not applied: the caller's client retries it at the leader. */
+function notApplied(error: AtollError): AtollError {
+  return new AtollError(error.code, error.message, { ...error.details, neverSent: true });
+}

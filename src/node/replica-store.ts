@@ -1,0 +1,154 @@
+/**
+ * Opens and deletes this node's partition replicas on its storage. Which partitions a node holds
+ * is data: the replicas it has on disk (each group's configuration lives in its Raft log and
+ * snapshots), plus, once, when a brand-new node founds the cluster, the ones the static placement
+ * seeds (placement.ts). A replica a move adds starts empty (openEmpty) and fills from a snapshot; a
+ * replica moved away is deleted whole (deleteOps): state machine, log and hard state together.
+ */
+import type { Logger } from 'pino';
+import type { BucketHashName } from '../keys/bucket-hash.js';
+import type { Limits } from '../limits.js';
+import { MvccStore } from '../mvcc/index.js';
+import type { VersionCache } from '../mvcc/version-cache.js';
+import type { Rng } from '../raft/rng.js';
+import type { ConfState } from '../raft/types.js';
+import { concatBytes, prefixRange } from '../storage/bytes.js';
+import { nodeKeyPrefix, partitionKeyPrefix } from '../storage/keyspace.js';
+import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import type { AtollNodeConfig } from './node-config.js';
+import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
+import { RaftLogKeys } from './raft-log-codec.js';
+import { PersistentLogStorage } from './raft-log-store.js';
+import type { NodeClock } from './ports.js';
+
+/**
+ * Written (synced, with the seeded groups' founding records) the first time a node opens: from
+ * then on the node opens only the replicas on its disk, never the static placement's again (a
+ * replica moved away must not come back at the next start).
+ */
+const SEEDED_KEY = concatBytes(nodeKeyPrefix(), new TextEncoder().encode('placement-seeded'));
+
+/** At most this many keys of one replica are deleted (in one batch); a bigger one is a broken invariant. */
+const DELETE_SCAN_LIMIT = 10_000_000;
+
+export interface ReplicaStoreOptions {
+  readonly id: number;
+  readonly config: AtollNodeConfig;
+  readonly engine: StorageEngine;
+  readonly limits: Limits;
+  readonly versionCache: VersionCache;
+  readonly clock: NodeClock;
+  readonly random: Rng;
+  readonly logger: Logger;
+  /** The cluster's bucket hash (its descriptor): MVCC checks each key's bucket belongs here by it. */
+  readonly hashFunction: BucketHashName;
+}
+
+export class ReplicaStore {
+  private readonly settings: GroupSettings;
+
+  constructor(private readonly options: ReplicaStoreOptions) {
+    const { config } = options;
+    this.settings = {
+      electionTicks: config.electionTicks,
+      heartbeatTicks: 1,
+      quiesceAfterTicks: config.electionTicks * 3,
+      snapshotEveryEntries: config.snapshotEveryEntries,
+      logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
+    };
+  }
+
+  /**
+   * Every replica this node holds: those on disk; on a node's very first start (no seed mark and
+   * nothing on disk) also the partitions `seed` names, founded with that membership. A node that
+   * holds data from before placement was data (no mark, some replica on disk) opens what it has.
+   */
+  async openAll(seed: (partition: number) => number[]): Promise<PartitionReplica[]> {
+    const { engine, config, id } = this.options;
+    const seeded = (await engine.get(SEEDED_KEY)) !== undefined;
+    const replicas: PartitionReplica[] = [];
+    const missing: number[] = [];
+    for (let partition = 0; partition < config.partitions; partition++) {
+      const replica = await this.open(partition, false);
+      if (replica !== undefined) replicas.push(replica);
+      else missing.push(partition);
+    }
+    const ops: WriteOperation[] = [];
+    if (!seeded && replicas.length === 0) {
+      for (const partition of missing) {
+        const voters = seed(partition);
+        if (!voters.includes(id)) continue;
+        const replica = await this.open(partition, true, { founders: { voters, learners: [] }, ops });
+        if (replica !== undefined) replicas.push(replica);
+      }
+    }
+    if (!seeded) ops.push({ type: 'put', key: SEEDED_KEY, value: Uint8Array.of(1) });
+    await engine.write(ops, { sync: true });
+    replicas.sort((a, b) => a.id - b.id);
+    return replicas;
+  }
+
+  /**
+   * Opens `partition`'s replica from disk; undefined when the disk holds no Raft state for it and
+   * `evenIfEmpty` is false. With `evenIfEmpty`, an empty replica (no log, no members: it waits
+   * for its leader's snapshot), or with `bootstrap` a new group of those founders, whose records
+   * the caller writes (synced) before the node runs.
+   */
+  async open(partition: number, evenIfEmpty: boolean, bootstrap?: { founders: ConfState; ops: WriteOperation[] }): Promise<PartitionReplica | undefined> {
+    const { engine, config, limits, versionCache, logger, clock, random } = this.options;
+    let replica: PartitionReplica | undefined;
+    const storage = await PersistentLogStorage.load(engine, partition, {
+      snapshotData: (meta) => (replica as PartitionReplica).snapshotData(meta),
+    });
+    if (!evenIfEmpty && storage.lastIndex() === 0 && storage.snapshotMeta().index === 0) return undefined;
+    versionCache.clear(partition);
+    const mvcc = await MvccStore.open({
+      engine,
+      prefix: partitionKeyPrefix('mvcc', partition),
+      partition: { id: partition, count: config.partitions, hash: this.options.hashFunction },
+      limits,
+      ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
+      ...(config.testBugs?.dedupForgetsOnSnapshot ? { dedupForgetsOnSnapshot: true } : {}),
+      ...(config.testBugs?.serializableSkipsPrefixValidation ? { serializableSkipsPrefixValidation: true } : {}),
+      versionCache: { cache: versionCache, storeId: partition },
+    });
+    const nonAtomicSnapshotInstall = config.testBugs?.nonAtomicSnapshotInstall === true;
+    const interrupted = nonAtomicSnapshotInstall ? undefined : await discardInterruptedInstall(storage, mvcc);
+    if (interrupted !== undefined) {
+      logger.warn({ partition, index: interrupted }, 'a crash interrupted a snapshot install: discarded it; the leader sends it again');
+    }
+    // The founding records go into the caller's synced batch; the replica reads them from memory.
+    if (bootstrap !== undefined && storage.lastIndex() === 0) bootstrap.ops.push(...storage.stageBootstrap(bootstrap.founders));
+    replica = new PartitionReplica(
+      partition,
+      this.options.id,
+      storage,
+      mvcc,
+      this.settings,
+      random.fork(),
+      (reason) => logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
+      { nowMs: () => clock.monotonicMs(), nonAtomicSnapshotInstall, applyBeforeCommit: config.testBugs?.applyBeforeCommit === true },
+    );
+    return replica;
+  }
+
+  /**
+   * The operations that delete every record of `partition` on this node (its Raft log, hard state
+   * and snapshot record, and its state machine), for one synced batch: after it, the node holds
+   * nothing of the partition and does not open it at the next start.
+   */
+  async deleteOps(partition: number): Promise<WriteOperation[]> {
+    const { engine, versionCache } = this.options;
+    versionCache.clear(partition);
+    const ops: WriteOperation[] = [];
+    const mvccPrefix = partitionKeyPrefix('mvcc', partition);
+    const ranges = [new RaftLogKeys(partition).groupRange(), prefixRange(mvccPrefix)];
+    for (const range of ranges) {
+      for await (const [key] of engine.iterate(range)) {
+        ops.push({ type: 'del', key });
+        if (ops.length >= DELETE_SCAN_LIMIT) throw new Error(`partition ${partition}: too many keys to delete in one batch`);
+      }
+    }
+    return ops;
+  }
+}
