@@ -50,6 +50,10 @@ export const atollErrorCodes = [
    * last revision the server sent. Watch again after the last revision received.
    */
   'WATCH_OVERFLOW',
+  /** The lease named does not exist: never granted, revoked, expired, or another tenant's. */
+  'LEASE_NOT_FOUND',
+  /** A key was attached to a lease of another partition: a lease holds keys of its own partition only. */
+  'LEASE_WRONG_PARTITION',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -65,7 +69,8 @@ export type GrpcStatusName =
   | 'ABORTED'
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'NOT_FOUND';
 
 /**
  * One gRPC status per code, so a client can branch on the status alone. The choices follow the
@@ -106,6 +111,8 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   BACKUP_DAMAGED: 'FAILED_PRECONDITION',
   RESTORE_TARGET_NOT_EMPTY: 'FAILED_PRECONDITION',
   WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
+  LEASE_NOT_FOUND: 'NOT_FOUND',
+  LEASE_WRONG_PARTITION: 'INVALID_ARGUMENT',
 });
 
 export class AtollError extends Error {
