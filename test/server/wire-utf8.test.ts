@@ -102,6 +102,7 @@ const keyLikeFields = new Set([
   'atoll.v1.IncrementRequest.key',
   'atoll.v1.ExistsRequest.key',
   'atoll.v1.ExtendRequest.key',
+  'atoll.v1.LeaseRequest.key',
   'atoll.v1.GetByPrefixRequest.prefix',
   'atoll.v1.BeginTransactionRequest.key',
   'atoll.v1.TxnWrite.key',
@@ -254,8 +255,8 @@ describe('the request deserializers', () => {
         expect(wireProblemOf(decoded), `${serviceName}.${methodName}`).toMatchObject({ reason: 'malformed' });
       }
     }
-    // KV 12 (with Watch), Cluster 3 (with BackupPage), Auth 6, Peer 2.
-    expect(methods).toBe(12 + 3 + 6 + 2);
+    // KV 13 (with Watch and Lease), Cluster 3 (with BackupPage), Auth 6, Peer 2.
+    expect(methods).toBe(13 + 3 + 6 + 2);
   });
 
   it('still decodes a message with invalid UTF-8, so a Stream request can be answered by its id', () => {

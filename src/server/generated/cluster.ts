@@ -30,6 +30,8 @@ import type { IncrementResponse as _atoll_v1_IncrementResponse, IncrementRespons
 import type { KVClient as _atoll_v1_KVClient, KVDefinition as _atoll_v1_KVDefinition } from './atoll/v1/KV.js';
 import type { KeyLoad as _atoll_v1_KeyLoad, KeyLoad__Output as _atoll_v1_KeyLoad__Output } from './atoll/v1/KeyLoad.js';
 import type { KeyRecord as _atoll_v1_KeyRecord, KeyRecord__Output as _atoll_v1_KeyRecord__Output } from './atoll/v1/KeyRecord.js';
+import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from './atoll/v1/LeaseRequest.js';
+import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from './atoll/v1/LeaseResponse.js';
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from './atoll/v1/NodeInfo.js';
 import type { PartitionInfo as _atoll_v1_PartitionInfo, PartitionInfo__Output as _atoll_v1_PartitionInfo__Output } from './atoll/v1/PartitionInfo.js';
 import type { PeerClient as _atoll_v1_PeerClient, PeerDefinition as _atoll_v1_PeerDefinition } from './atoll/v1/Peer.js';
@@ -87,6 +89,9 @@ export interface ProtoGrpcType {
       KV: SubtypeConstructor<typeof grpc.Client, _atoll_v1_KVClient> & { service: _atoll_v1_KVDefinition }
       KeyLoad: MessageTypeDefinition<_atoll_v1_KeyLoad, _atoll_v1_KeyLoad__Output>
       KeyRecord: MessageTypeDefinition<_atoll_v1_KeyRecord, _atoll_v1_KeyRecord__Output>
+      LeaseAction: EnumTypeDefinition
+      LeaseRequest: MessageTypeDefinition<_atoll_v1_LeaseRequest, _atoll_v1_LeaseRequest__Output>
+      LeaseResponse: MessageTypeDefinition<_atoll_v1_LeaseResponse, _atoll_v1_LeaseResponse__Output>
       NodeInfo: MessageTypeDefinition<_atoll_v1_NodeInfo, _atoll_v1_NodeInfo__Output>
       PartitionInfo: MessageTypeDefinition<_atoll_v1_PartitionInfo, _atoll_v1_PartitionInfo__Output>
       Peer: SubtypeConstructor<typeof grpc.Client, _atoll_v1_PeerClient> & { service: _atoll_v1_PeerDefinition }

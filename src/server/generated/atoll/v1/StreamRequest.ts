@@ -11,6 +11,7 @@ import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, Begi
 import type { CommitRequest as _atoll_v1_CommitRequest, CommitRequest__Output as _atoll_v1_CommitRequest__Output } from '../../atoll/v1/CommitRequest.js';
 import type { ExecuteScriptRequest as _atoll_v1_ExecuteScriptRequest, ExecuteScriptRequest__Output as _atoll_v1_ExecuteScriptRequest__Output } from '../../atoll/v1/ExecuteScriptRequest.js';
 import type { StreamCancel as _atoll_v1_StreamCancel, StreamCancel__Output as _atoll_v1_StreamCancel__Output } from '../../atoll/v1/StreamCancel.js';
+import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from '../../atoll/v1/LeaseRequest.js';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -40,10 +41,11 @@ export interface StreamRequest {
    * Cancel the outstanding request with this id.
    */
   'cancel'?: (_atoll_v1_StreamCancel | null);
+  'lease'?: (_atoll_v1_LeaseRequest | null);
   /**
    * The operation.
    */
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel";
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"lease";
 }
 
 /**
@@ -73,8 +75,9 @@ export interface StreamRequest__Output {
    * Cancel the outstanding request with this id.
    */
   'cancel'?: (_atoll_v1_StreamCancel__Output | null);
+  'lease'?: (_atoll_v1_LeaseRequest__Output | null);
   /**
    * The operation.
    */
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel";
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"lease";
 }
