@@ -6,8 +6,10 @@
  * - When the service dies (its client stops keeping the lease alive), its entry drops out within
  *   the TTL (plus a leader round), and the watcher sees a delete with reason "lease".
  * - revoke deletes every key of a lease spanning two buckets; a lease id of another partition is refused.
+ * - The CLI: atoll lease grant|keepalive|info|revoke and atoll put --lease.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, type CliIo } from '../../src/cli/run.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { LocalCluster } from './local-cluster.js';
 
@@ -94,5 +96,29 @@ describe('leases for service discovery', () => {
     await expect(client.put(`${other}/k`, 'v', { lease: granted.lease })).rejects.toMatchObject({ code: 'LEASE_WRONG_PARTITION' });
     await expect(client.leaseCall({ action: 'keepAlive', lease: 'nonsense' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await client.leaseCall({ action: 'revoke', lease: granted.lease });
+  }, 30_000);
+
+  it('atoll lease grant, put --lease, keepalive, info and revoke', async () => {
+    const atoll = async (...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+      let stdout = '';
+      let stderr = '';
+      const io: CliIo = { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), env: { ATOLL_ENDPOINTS: [...cluster.addresses.values()].join(',') } };
+      const code = await run(argv, io);
+      return { code, stdout, stderr };
+    };
+    const granted = await atoll('lease', 'grant', 'cli', '20000');
+    expect(granted.code).toBe(0);
+    const id = granted.stdout.trim();
+    expect(id).toMatch(/^\d+\.\d+$/);
+    expect((await atoll('put', 'cli/svc', 'host:1', '--lease', id)).code).toBe(0);
+    expect(await atoll('lease', 'keepalive', id)).toMatchObject({ code: 0, stdout: 'kept alive for 20000 ms\n' });
+    const info = await atoll('--json', 'lease', 'info', id);
+    expect(JSON.parse(info.stdout)).toMatchObject({ lease: id, ttlMs: 20000, keys: ['cli/svc'] });
+    expect((await atoll('lease', 'revoke', id)).stdout).toMatch(/^revoked at revision \d+/);
+    expect((await atoll('get', 'cli/svc')).code).toBe(1);
+    const gone = await atoll('lease', 'keepalive', id);
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toMatch(/^error LEASE_NOT_FOUND: /);
+    expect((await atoll('lease', 'grant', 'cli', '0')).code).not.toBe(0);
   }, 30_000);
 });
