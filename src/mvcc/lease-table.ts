@@ -24,8 +24,11 @@ import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type { MvccKeyLayout } from './key-layout.js';
 
-/** Keys one lease may hold: its revocation deletes them all in one log entry. */
-export const leaseKeysMax = 1000;
+/**
+ * Keys one lease may hold: its revocation deletes them all in one log entry, and its record (up to
+ * 512 keys of maxKeyBytes, about 2 MiB) fits one snapshot message next to a full chunk.
+ */
+export const leaseKeysMax = 512;
 /** Leases one partition may hold at once. */
 export const leasesPerPartitionMax = 10_000;
 

@@ -60,7 +60,7 @@ import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup
 import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
 import { ExpiryIndex } from './expiry-index.js';
 import { MvccKeyLayout } from './key-layout.js';
-import { decodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
+import { decodeLeaseRecord, encodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
 import { planWrite, type WritePlan } from './plan-write.js';
 import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
 import {
@@ -1555,6 +1555,10 @@ export class MvccStore {
       appliedTimeMs: this.appliedTimeValue,
     };
     const dedupRange = this.dedup.exportRange(header.appliedIndex);
+    // The leases as of the header's index: the table's records are immutable (a change replaces
+    // them), so this list stays that state while applies go on. Reading the stored records later
+    // could show a grant or revocation past the index, which the receiver then replays again.
+    const leases = this.leases.all();
     const epoch = this.epoch;
     this.exportsInFlight++;
     try {
@@ -1562,11 +1566,16 @@ export class MvccStore {
       let chunk = new SnapshotEntriesWriter();
       let entryCount = 0;
       const prefixLength = this.layout.partitionPrefix.length;
-      // Key order: the leases ('l'), the dedup queue ('q'), then the versions ('v'). The lease
-      // records are read as the export goes: applies meanwhile may change them (like dedup
-      // entries), which a follower's log replay from the header's index makes right again.
-      const leaseRange = this.layout.allLeasesRange();
-      const ranges = this.testBugs.dedupForgetsOnSnapshot ? [leaseRange, this.layout.allVersionsRange()] : [leaseRange, dedupRange, this.layout.allVersionsRange()];
+      // Key order: the leases ('l', in id order), the dedup queue ('q'), then the versions ('v').
+      for (const record of leases) {
+        chunk.add(this.layout.leaseKey(record.id).subarray(prefixLength), encodeLeaseRecord(record));
+        entryCount++;
+        if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
+          yield chunk.finish();
+          chunk = new SnapshotEntriesWriter();
+        }
+      }
+      const ranges = this.testBugs.dedupForgetsOnSnapshot ? [this.layout.allVersionsRange()] : [dedupRange, this.layout.allVersionsRange()];
       for (const range of ranges) {
         for await (const [storageKey, record] of this.engine.iterate(range)) {
           // An import replaced the state under us (this node was sent a newer snapshot); the receiver retries.

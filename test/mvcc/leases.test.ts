@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import { encodeCommand, decodeCommand } from '../../src/mvcc/command-codec.js';
+import type { Command } from '../../src/mvcc/commands.js';
 import { leaseKeysMax } from '../../src/mvcc/lease-table.js';
 import { decodeSnapshotChunk } from '../../src/mvcc/snapshot-format.js';
 import { eventOf } from '../../src/watch/watcher.js';
@@ -121,8 +122,9 @@ describe.each(engineKinds)('leases on $name', (kind) => {
   it('a lease holds at most leaseKeysMax keys', async () => {
     const partition = await Partition.create(kind);
     const lease = await grant(partition);
-    const writes = Array.from({ length: 100 }, (_, index) => index);
-    for (let batch = 0; batch * 100 < leaseKeysMax; batch++) {
+    const writes = Array.from({ length: 128 }, (_, index) => index);
+    expect(leaseKeysMax % 128).toBe(0);
+    for (let batch = 0; batch * 128 < leaseKeysMax; batch++) {
       await partition.applyOk({ type: 'batch', writes: writes.map((index) => ({ type: 'put', key: `svc/k${batch}-${index}`, value: text('v'), lease })) });
     }
     const over = await partition.put('svc/one-more', 'v', { lease });
@@ -151,6 +153,34 @@ describe.each(engineKinds)('leases on $name', (kind) => {
     expect(fromTarget.revision).toBe(fromSource.revision);
     expect(await target.value('svc/a')).toBeUndefined();
     expect(await target.value('svc/b')).toBe('2');
+  });
+
+  it('an export holds the leases as of its header, whatever applies meanwhile; the receiver replays the rest alike', async () => {
+    const source = await Partition.create(kind);
+    const kept = await grant(source);
+    await source.put('svc/a', '1', { lease: kept });
+    const doomed = await grant(source);
+    await source.put('svc/b', '2', { lease: doomed });
+    const exporting = source.store.exportSnapshot()[Symbol.asyncIterator]();
+    const chunks: Uint8Array[] = [(await exporting.next()).value as Uint8Array];
+    const headerIndex = source.index;
+    // Entries after the header: a grant, a put attaching to it, a revocation.
+    const after: Command[] = [
+      { type: 'leaseGrant', key: 'svc/x', ttlMs: 1_000 },
+      { type: 'put', key: 'svc/c', value: text('3'), lease: headerIndex + 1 },
+      { type: 'leaseRevoke', lease: doomed, expired: true },
+    ];
+    const fromSource = [];
+    for (const command of after) fromSource.push(await source.applyOk(command));
+    for (let next = await exporting.next(); next.done !== true; next = await exporting.next()) chunks.push(next.value);
+    const target = await Partition.create(kind, { partitionId: 9 });
+    await target.store.importSnapshot(chunks);
+    target.index = headerIndex;
+    expect(target.store.allLeases().map((lease) => lease.id)).toEqual([kept, doomed]);
+    for (const [index, command] of after.entries()) expect((await target.applyOk(command)).revision).toBe(fromSource[index]!.revision);
+    expect(target.store.allLeases()).toEqual(source.store.allLeases());
+    expect(await target.value('svc/b')).toBeUndefined();
+    expect(await target.value('svc/c')).toBe('3');
   });
 
   it('a format 3 snapshot (no leases) still installs, with no leases; a malformed lease entry is refused', async () => {
