@@ -60,6 +60,10 @@ export const atollErrorCodes = [
    * ('already-replica', 'not-replica', 'in-progress', 'too-few-voters').
    */
   'MOVE_REFUSED',
+  /** The lease named does not exist: never granted, revoked, expired, or another tenant's. */
+  'LEASE_NOT_FOUND',
+  /** A key was attached to a lease of another partition: a lease holds keys of its own partition only. */
+  'LEASE_WRONG_PARTITION',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -75,7 +79,8 @@ export type GrpcStatusName =
   | 'ABORTED'
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'NOT_FOUND';
 
 /**
  * One gRPC status per code, so a client can branch on the status alone. The choices follow the
@@ -118,6 +123,8 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   WATCH_OVERFLOW: 'RESOURCE_EXHAUSTED',
   CLUSTER_MISMATCH: 'FAILED_PRECONDITION',
   MOVE_REFUSED: 'FAILED_PRECONDITION',
+  LEASE_NOT_FOUND: 'NOT_FOUND',
+  LEASE_WRONG_PARTITION: 'INVALID_ARGUMENT',
 });
 
 export class AtollError extends Error {

@@ -12,6 +12,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { addAuthCommands } from './auth.js';
+import { addLeaseCommands } from './lease.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
@@ -201,9 +202,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     )
     .addOption(new Option('--if-value <value>', 'only if the key holds exactly VALUE').conflicts(conflictsWithOthers('ifValue')))
     .addOption(new Option('--if-value-file <path>', 'only if the key holds exactly the bytes of FILE (- for stdin)').conflicts(conflictsWithOthers('ifValueFile')))
+    .option('--lease <id>', 'attach the key to lease ID (atoll lease grant): it is deleted when the lease ends')
     .action(
       act((key, valueArgument, options) => async (client, print, globals) => {
-        const flags = options as { file?: string; ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string; ifValueFile?: string };
+        const flags = options as { file?: string; ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string; ifValueFile?: string; lease?: string };
         if ((valueArgument === undefined) === (flags.file === undefined)) {
           throw new AtollError('INVALID_ARGUMENT', 'give the value as VALUE, as - (stdin) or with --file PATH: exactly one');
         }
@@ -217,6 +219,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           ...(flags.ifPresent === true && { ifPresent: true }),
           ...(flags.ifRevision !== undefined && { ifModRevision: flags.ifRevision }),
           ...(ifValue !== undefined && { ifValue }),
+          ...(flags.lease !== undefined && { lease: flags.lease }),
         };
         const result = await client.put(key as string, value, putOptions);
         if (globals.json === true) print(json({ applied: result.applied, revision: result.revision }));
@@ -451,6 +454,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     );
 
   addAuthCommands(program, act, out);
+  addLeaseCommands(program, act);
 
   const cluster = program.command('cluster').description('inspect and steer the cluster');
   cluster

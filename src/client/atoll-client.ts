@@ -28,7 +28,8 @@ import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, LeaseRequest, LeaseResponse, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
+import { Lease } from './lease.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
 import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
@@ -135,6 +136,16 @@ export interface PutOptions extends WriteCallOptions {
   readonly ifValue?: ValueInput;
   /** Report the version this write replaced in `previous`. */
   readonly returnPrevious?: boolean;
+  /**
+   * Attach the key to a lease (client.lease()): it is deleted when the lease is revoked or lost.
+   * A lease id string ("<partition>.<n>", from the Lease RPC or `atoll lease grant`) also works.
+   */
+  readonly lease?: Lease | string;
+}
+
+export interface RegisterOptions extends CallOptions {
+  /** The registration's lease TTL (default 10 s): the entry vanishes this long after the process dies. */
+  readonly ttlMs?: number;
 }
 
 export interface DeleteOptions extends WriteCallOptions {
@@ -278,6 +289,8 @@ export class AtollClient {
   private lastRefreshMs = -Infinity;
   private rotation = 0;
   private closed = false;
+  /** Leases made by lease() and register(): their keepalives stop when the client closes. */
+  private readonly leases = new Set<Lease>();
 
   constructor(options: AtollClientOptions) {
     const endpoints = options.endpoints.map((endpoint) => endpoint.trim()).filter((endpoint) => endpoint !== '');
@@ -328,7 +341,8 @@ export class AtollClient {
       ...(options.returnPrevious === true && { returnPrevious: true }),
       ...(options.requestId !== undefined && { requestId: options.requestId }),
     }));
-    const response = await this.runKey('put', request, options);
+    const lease = options.lease === undefined ? undefined : typeof options.lease === 'string' ? options.lease : await options.lease.idFor(request.key);
+    const response = await this.runKey('put', lease === undefined ? request : { ...request, lease }, options);
     const result = { applied: response.applied, revision: response.revision };
     return response.previous === undefined ? result : { ...result, previous: keyEntryOf(response.previous) };
   }
@@ -358,6 +372,43 @@ export class AtollClient {
   async exists(key: string, options: ReadOptions = {}): Promise<ExistsResult> {
     const request = checked(() => ({ key: checkKey(key), ...consistencyOf(options) }));
     return this.runKey('exists', request, options);
+  }
+
+  /**
+   * A lease of `ttlMs`: keys put with `{ lease }` are deleted together when it is revoked or lost.
+   * It keeps itself alive in the background (every ttl/3) and reports loss through onLost
+   * (src/client/lease.ts). Server leases are granted lazily, one per bucket it is used under.
+   */
+  async lease(ttlMs: number): Promise<Lease> {
+    const checkedTtl = checked(() => checkTtlMs(ttlMs));
+    const lease = new Lease({ call: (request, options) => this.leaseCall(request, options) }, checkedTtl);
+    this.leases.add(lease);
+    return lease;
+  }
+
+  /**
+   * Service registration in one line: puts `value` under `key` with a lease of its own, kept alive
+   * until the returned lease is revoked or this process dies (then the key vanishes within ttlMs).
+   */
+  async register(key: string, value: ValueInput, options: RegisterOptions = {}): Promise<Lease> {
+    const { ttlMs, ...callOptions } = options;
+    const lease = await this.lease(ttlMs ?? 10_000);
+    try {
+      // The lease alone ends the entry: the key itself gets no TTL.
+      await this.put(key, value, { ...callOptions, lease });
+    } catch (error) {
+      await lease.revoke().catch(() => undefined);
+      throw error;
+    }
+    return lease;
+  }
+
+  /** One lease call (KV.Lease): a grant goes to its key's partition, the others to the id's. */
+  leaseCall(request: LeaseRequest, options: CallOptions = {}): Promise<LeaseResponse> {
+    const idPartition = request.lease === undefined ? undefined : Number(/^(\d{1,10})\./.exec(request.lease)?.[1] ?? Number.NaN);
+    const key = request.key ?? '';
+    const route: Route = (map) => (request.action === 'grant' ? map.partitionOfKey(key) : Number.isSafeInteger(idPartition) ? idPartition : undefined);
+    return this.run({ kind: 'lease', request }, route, options);
   }
 
   /** Sets a present key to expire `ttlMs` from now; `extended` is false when it is absent. */
@@ -635,6 +686,8 @@ export class AtollClient {
   /** Closes every connection; outstanding calls fail with UNAVAILABLE. The client is unusable after. */
   close(): void {
     this.closed = true;
+    for (const lease of this.leases) lease.close();
+    this.leases.clear();
     for (const connection of this.connections.values()) connection.close();
     this.connections.clear();
   }

@@ -14,6 +14,7 @@ export {
   type IncrementOptions,
   type PrefixOptions,
   type PutOptions,
+  type RegisterOptions,
   type WriteCallOptions,
   type ReadOptions,
   type ScanOptions,
@@ -23,6 +24,7 @@ export {
 export type { WatchEvent } from '../node/api.js';
 export type { CallOptions } from './call-options.js';
 export { newRequestId } from './request-id.js';
+export { Lease, type LeaseTransport } from './lease.js';
 export { AtollClientError, isAtollClientError, type AtollClientErrorOptions, type LeaderHint } from './client-error.js';
 export type { ValueInput } from './client-input.js';
 export type {

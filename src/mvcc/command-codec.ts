@@ -6,8 +6,9 @@
  *   command   = formatVersion uint8 (1), op
  *   op        = tag uint8, body
  *     put       1  flags uint16, key, value bytes, [ttlMs u64], [ifModRevision u64], [ifValue bytes]
+ *                  [lease u64]
  *                  flags: 1 ttlMs, 2 keepTtl, 4 ifAbsent, 8 ifPresent, 16 ifModRevision,
- *                         32 ifValue, 64 returnPrevious
+ *                         32 ifValue, 64 returnPrevious, 128 lease
  *     delete    2  flags uint8, key, [ifModRevision u64], [ifValue bytes]
  *                  flags: 1 ifModRevision, 2 ifValue, 4 returnPrevious
  *     increment 3  flags uint8 (1 ttlMs), key, delta int64, [ttlMs u64]
@@ -19,6 +20,8 @@
  *                  [note bytes], [snapshotTimeMs u64]
  *     compact   7  belowRevision u64
  *     expire    8  count uint32, count × key
+ *     leaseGrant  9  key, ttlMs u64
+ *     leaseRevoke 10 lease u64, expired uint8 (0 or 1)
  *
  * encodeCommand runs validateCommand first, so nothing malformed is ever encoded into the log.
  * decodeCommand checks structure only (it throws INVALID_ARGUMENT for malformed bytes); limits
@@ -32,10 +35,10 @@ import { validateCommand } from './validate-command.js';
 
 const formatVersion = 1;
 
-const tags = { put: 1, delete: 2, increment: 3, extend: 4, batch: 5, txn: 6, compact: 7, expire: 8 } as const;
+const tags = { put: 1, delete: 2, increment: 3, extend: 4, batch: 5, txn: 6, compact: 7, expire: 8, leaseGrant: 9, leaseRevoke: 10 } as const;
 const txnFlags = { note: 1, snapshotTimeMs: 2 };
 
-const putFlags = { ttlMs: 1, keepTtl: 2, ifAbsent: 4, ifPresent: 8, ifModRevision: 16, ifValue: 32, returnPrevious: 64 };
+const putFlags = { ttlMs: 1, keepTtl: 2, ifAbsent: 4, ifPresent: 8, ifModRevision: 16, ifValue: 32, returnPrevious: 64, lease: 128 };
 const deleteFlags = { ifModRevision: 1, ifValue: 2, returnPrevious: 4 };
 const incrementFlags = { ttlMs: 1 };
 const isolations: readonly TxnIsolation[] = ['snapshot', 'serializable'];
@@ -88,6 +91,14 @@ function writeCommand(writer: ByteWriter, command: Command): void {
       writer.uint8(tags.expire).uint32(command.keys.length);
       for (const key of command.keys) writeText(writer, key);
       return;
+    case 'leaseGrant':
+      writer.uint8(tags.leaseGrant);
+      writeText(writer, command.key);
+      writer.uint64(command.ttlMs);
+      return;
+    case 'leaseRevoke':
+      writer.uint8(tags.leaseRevoke).uint64(command.lease).uint8(command.expired ? 1 : 0);
+      return;
     default:
       writeWrite(writer, command);
   }
@@ -109,12 +120,14 @@ function writeWrite(writer: ByteWriter, op: WriteOp): void {
       if (op.ifModRevision !== undefined) flags |= putFlags.ifModRevision;
       if (op.ifValue !== undefined) flags |= putFlags.ifValue;
       if (op.returnPrevious === true) flags |= putFlags.returnPrevious;
+      if (op.lease !== undefined) flags |= putFlags.lease;
       writer.uint8(tags.put).uint16(flags);
       writeText(writer, op.key);
       writer.bytes(op.value);
       if (op.ttlMs !== undefined) writer.uint64(op.ttlMs);
       if (op.ifModRevision !== undefined) writer.uint64(op.ifModRevision);
       if (op.ifValue !== undefined) writer.bytes(op.ifValue);
+      if (op.lease !== undefined) writer.uint64(op.lease);
       return;
     }
     case 'delete': {
@@ -167,6 +180,16 @@ function readCommand(reader: ByteReader): Command {
       return { type: 'compact', belowRevision: reader.uint64() };
     case tags.expire:
       return { type: 'expire', keys: readTexts(reader) };
+    case tags.leaseGrant: {
+      const key = reader.text();
+      return { type: 'leaseGrant', key, ttlMs: reader.uint64() };
+    }
+    case tags.leaseRevoke: {
+      const lease = reader.uint64();
+      const expired = reader.uint8();
+      if (expired > 1) throw reader.malformed('a lease revocation is expired (1) or not (0)');
+      return { type: 'leaseRevoke', lease, expired: expired === 1 };
+    }
     default:
       return readWriteBody(reader, tag);
   }
@@ -202,6 +225,7 @@ function readWriteBody(reader: ByteReader, tag: number): WriteOp {
       const ttlMs = flags & putFlags.ttlMs ? reader.uint64() : undefined;
       const ifModRevision = flags & putFlags.ifModRevision ? reader.uint64() : undefined;
       const ifValue = flags & putFlags.ifValue ? reader.bytes() : undefined;
+      const lease = flags & putFlags.lease ? reader.uint64() : undefined;
       return {
         type: 'put',
         key,
@@ -213,6 +237,7 @@ function readWriteBody(reader: ByteReader, tag: number): WriteOp {
         ...(ifModRevision !== undefined && { ifModRevision }),
         ...(ifValue !== undefined && { ifValue }),
         ...(flags & putFlags.returnPrevious && { returnPrevious: true }),
+        ...(lease !== undefined && { lease }),
       };
     }
     case tags.delete: {

@@ -26,6 +26,13 @@ export interface PutOp {
   readonly ifValue?: Uint8Array;
   /** Report the live version this write replaced. */
   readonly returnPrevious?: boolean;
+  /**
+   * Attach the key to this lease of the partition (its local id, lease-table.ts): the key is
+   * deleted when the lease is revoked or expires. A put without it detaches the key from any
+   * lease; increment and extend keep the attachment; a delete or an expiry ends it.
+   * LEASE_NOT_FOUND when the lease does not exist or belongs to another tenant.
+   */
+  readonly lease?: number;
 }
 
 /** Delete `key`: a tombstone version at the new revision. Deleting an absent key writes nothing. */
@@ -120,7 +127,29 @@ export interface CompactCommand {
   readonly belowRevision: number;
 }
 
-export type Command = WriteOp | BatchCommand | TxnCommand | CompactCommand | ExpireCommand;
+/**
+ * Grant a lease in this partition. Its id is the entry's log index. `key` (an internal key of
+ * the partition) names the tenant the lease belongs to; nothing is written under it.
+ */
+export interface LeaseGrantCommand {
+  readonly type: 'leaseGrant';
+  readonly key: string;
+  readonly ttlMs: number;
+}
+
+/**
+ * End a lease: every key attached to it whose newest version is a value gets a tombstone (reason
+ * "lease"), all at one new revision, and the lease is removed. The leader proposes it for a lease
+ * whose keepalives stopped (`expired`) or when a client revokes it. LEASE_NOT_FOUND for an
+ * unknown lease (changes nothing).
+ */
+export interface LeaseRevokeCommand {
+  readonly type: 'leaseRevoke';
+  readonly lease: number;
+  readonly expired: boolean;
+}
+
+export type Command = WriteOp | BatchCommand | TxnCommand | CompactCommand | ExpireCommand | LeaseGrantCommand | LeaseRevokeCommand;
 export type CommandType = Command['type'];
 
 export interface ApplyContext {
@@ -205,4 +234,6 @@ export interface ApplyResult {
   readonly writes: WriteResult[];
   /** A transaction's note (TxnCommand.note), also when answered from the dedup record. */
   readonly note?: Uint8Array;
+  /** For leaseGrant: the new lease's local id (the entry's index). */
+  readonly leaseId?: number;
 }

@@ -17,6 +17,7 @@
  *                                        order is apply order and the oldest entry comes first.
  *   P 'r' utf8(requestId)      uint64BE  the index of the request id's queue entry (the lookup)
  *   P 'v' escapeOrdered(utf8(key)) uint64BE(revision)   one version of one key (version-record.ts)
+ *   P 'l' uint64BE(id)                   one lease: its tenant, TTL and keys (lease-table.ts)
  *
  * The request id is the last field of its key, so it needs no escaping: P 'r' + id bytes names
  * exactly one id. A record pointing below the dedup floor is evicted; the queue entry and record
@@ -44,6 +45,7 @@ const metaTag = asciiBytes('m');
 const dedupQueueTag = asciiBytes('q');
 const dedupRecordTag = asciiBytes('r');
 const versionTag = asciiBytes('v');
+const leaseTag = asciiBytes('l');
 const revisionBytes = 8;
 const indexBytes = 8;
 
@@ -69,6 +71,8 @@ export class MvccKeyLayout {
   readonly dedupQueuePrefix: Uint8Array;
   /** The prefix of every dedup record. */
   readonly dedupRecordPrefix: Uint8Array;
+  /** The prefix of every lease record. */
+  readonly leasePrefix: Uint8Array;
 
   constructor(readonly partitionPrefix: Uint8Array) {
     assert(partitionPrefix.length > 0, 'an MVCC partition needs a non-empty key prefix');
@@ -82,6 +86,7 @@ export class MvccKeyLayout {
     this.versionPrefix = concatBytes(partitionPrefix, versionTag);
     this.dedupQueuePrefix = concatBytes(partitionPrefix, dedupQueueTag);
     this.dedupRecordPrefix = concatBytes(partitionPrefix, dedupRecordTag);
+    this.leasePrefix = concatBytes(partitionPrefix, leaseTag);
   }
 
   private metaKey(name: string): Uint8Array {
@@ -105,7 +110,25 @@ export class MvccKeyLayout {
 
   /** Every data key (versions, dedup queue, dedup records), in key order: all but the meta records. */
   dataRanges(): KeyRange[] {
-    return [this.dedupQueueRange(0), this.allDedupRecordsRange(), this.allVersionsRange()];
+    return [this.allLeasesRange(), this.dedupQueueRange(0), this.allDedupRecordsRange(), this.allVersionsRange()];
+  }
+
+  // Leases
+
+  leaseKey(id: number): Uint8Array {
+    return concatBytes(this.leasePrefix, encodeUint64BE(id));
+  }
+
+  allLeasesRange(): KeyRange {
+    return rangeOfPrefix(this.leasePrefix);
+  }
+
+  /** The id of a lease key (also one from a peer's snapshot), or undefined when it is not one. */
+  parseLeaseKey(storageKey: Uint8Array): number | undefined {
+    if (!startsWithBytes(storageKey, this.leasePrefix) || storageKey.length !== this.leasePrefix.length + indexBytes) return undefined;
+    const view = new DataView(storageKey.buffer, storageKey.byteOffset, storageKey.byteLength);
+    const id = view.getBigUint64(this.leasePrefix.length, false);
+    return id >= 1n && id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : undefined;
   }
 
   // Deduplication

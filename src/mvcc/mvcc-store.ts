@@ -50,6 +50,8 @@ import type {
   Command,
   CompactCommand,
   ExpireCommand,
+  LeaseGrantCommand,
+  LeaseRevokeCommand,
   KeyVersion,
   TxnCommand,
   WriteOp,
@@ -59,6 +61,7 @@ import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup
 import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
 import { ExpiryIndex } from './expiry-index.js';
 import { MvccKeyLayout } from './key-layout.js';
+import { decodeLeaseRecord, encodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
 import { planWrite, type WritePlan } from './plan-write.js';
 import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
 import {
@@ -70,7 +73,7 @@ import {
 } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
 import type { VersionCache } from './version-cache.js';
-import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, isWellFormedVersionRecord, tombstone, type StoredVersion } from './version-record.js';
+import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, isWellFormedVersionRecord, leaseTombstone, tombstone, type StoredVersion } from './version-record.js';
 
 export interface MvccStoreOptions {
   readonly engine: StorageEngine;
@@ -253,6 +256,10 @@ interface Outcome {
   readonly usage?: ReadonlyMap<string, TenantUsageCount>;
   /** The versions the entry stores, in order (for the version cache). */
   readonly stored?: ReadonlyArray<{ readonly key: string; readonly stored: StoredVersion }>;
+  /** How the entry changes the lease table (its storage writes are in `operations`). */
+  readonly leaseChange?: LeaseChange;
+  /** For leaseGrant: the new lease's id. */
+  readonly leaseId?: number;
 }
 
 /**
@@ -417,6 +424,8 @@ export class MvccStore {
    * commit and rebuilt by rebuildKeyState, so the leader finds expired keys without a scan.
    */
   private expiry = new ExpiryIndex();
+  /** The partition's leases (lease-table.ts): kept by commit, reloaded by rebuildKeyState. */
+  private leases = new LeaseTable();
   private readonly keyIndexEnabled: boolean;
   private commitListener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined;
 
@@ -523,6 +532,7 @@ export class MvccStore {
     flush();
     this.usage = usage;
     this.expiry = expiry;
+    this.leases = await LeaseTable.load(this.engine, this.layout);
     this.storageCompactionPendingValue = removable;
     if (this.keyIndexEnabled) {
       this.newestRevisionOf = newest;
@@ -568,6 +578,16 @@ export class MvccStore {
     assertNowMs(nowMs);
     if (this.needsSnapshotValue) return [];
     return this.expiry.expiredKeys(nowMs, max);
+  }
+
+  /** A lease of the partition by local id, or undefined (never granted, revoked or expired). */
+  lease(id: number): LeaseRecord | undefined {
+    return this.leases.get(id);
+  }
+
+  /** Every lease of the partition, in grant order (the leader's lease keeper walks them). */
+  allLeases(): LeaseRecord[] {
+    return this.leases.all();
   }
 
   status(): MvccStatus {
@@ -639,7 +659,7 @@ export class MvccStore {
         return this.resultOf(context.index, failed);
       }
     }
-    const decided = await this.decide(command, context.nowMs);
+    const decided = await this.decide(command, context.nowMs, context.index);
     // A transaction that lost a conflict changed nothing and is not recorded, so a retry with the
     // same id (a script re-run at a newer snapshot) can still commit exactly once.
     const record = request.kind === 'deduplicated' && decided.error?.code !== 'TXN_CONFLICT';
@@ -662,6 +682,7 @@ export class MvccStore {
       writes: outcome.writes,
       ...(outcome.error !== undefined && { error: outcome.error }),
       ...(outcome.note !== undefined && { note: outcome.note }),
+      ...(outcome.leaseId !== undefined && { leaseId: outcome.leaseId }),
     };
   }
 
@@ -767,11 +788,13 @@ export class MvccStore {
     this.exclusive = true;
   }
 
-  private async decide(command: Command, nowMs: number): Promise<Outcome> {
+  private async decide(command: Command, nowMs: number, index: number): Promise<Outcome> {
     try {
       validateCommand(command, this.limits);
       if (command.type === 'compact') return this.decideCompact(command);
       if (command.type === 'expire') return await this.decideExpire(command, nowMs);
+      if (command.type === 'leaseGrant') return this.decideLeaseGrant(command, index);
+      if (command.type === 'leaseRevoke') return await this.decideLeaseRevoke(command);
       this.checkOwnership(command);
       if (command.type !== 'txn') return await this.decideWrites(command, nowMs);
       await this.checkTxn(command, nowMs);
@@ -829,8 +852,13 @@ export class MvccStore {
 
   private async decideWrites(command: WriteOp | BatchCommand | TxnCommand, nowMs: number): Promise<Outcome> {
     const ops = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
+    // A put naming a lease needs the lease, of the key's own tenant (else the lease is not found).
+    for (const op of ops) {
+      if (op.type !== 'put' || op.lease === undefined) continue;
+      if (this.leases.get(op.lease)?.tenant !== tenantOfInternalKey(op.key)) throw leaseNotFound(op.lease);
+    }
     const newRevision = this.revisionValue + 1;
-    const plans = [];
+    const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const op of ops) {
       const found = await this.findVersion(op.key, this.revisionValue);
@@ -842,7 +870,51 @@ export class MvccStore {
     if (plans.some((plan) => !plan.result.conditionHeld)) {
       return { applied: false, writes: writes.map(withoutCurrent), operations: [] };
     }
-    return this.outcomeOfPlans(plans, stored, newRevision);
+    // Lease attachments: a put attaches its key to its lease (or detaches it, without one), a
+    // delete detaches it; increment and extend keep it.
+    const moves = ops.flatMap((op, index) =>
+      plans[index]?.store === undefined || op.type === 'increment' || op.type === 'extend' ? [] : [{ key: op.key, lease: op.type === 'put' ? op.lease : undefined }],
+    );
+    return this.withLeaseMoves(this.outcomeOfPlans(plans, stored, newRevision), moves);
+  }
+
+  /** The outcome with the lease table change its key moves make (RESOURCE_EXHAUSTED past a lease's bound). */
+  private withLeaseMoves(outcome: Outcome, moves: ReadonlyArray<{ readonly key: string; readonly lease: number | undefined }>): Outcome {
+    const leaseChange = this.leases.planMoves(this.layout, moves);
+    if (leaseChange === undefined) return outcome;
+    return { ...outcome, operations: [...outcome.operations, ...leaseChange.operations], leaseChange };
+  }
+
+  /** Grants a lease whose id is the entry's index; it writes no version and creates no revision. */
+  private decideLeaseGrant(command: LeaseGrantCommand, index: number): Outcome {
+    this.checkOwnsKey(command.key);
+    const leaseChange = this.leases.planGrant(this.layout, index, tenantOfInternalKey(command.key), command.ttlMs);
+    return { applied: true, writes: [], operations: leaseChange.operations, leaseChange, leaseId: index };
+  }
+
+  /**
+   * Ends a lease: a tombstone (reason "lease") for each attached key whose newest version is a
+   * value (live or expired but not yet removed), all at one new revision, and the lease record
+   * removed, in this one entry. At most leaseKeysMax keys, one lookup each.
+   */
+  private async decideLeaseRevoke(command: LeaseRevokeCommand): Promise<Outcome> {
+    const record = this.leases.get(command.lease);
+    if (record === undefined) throw leaseNotFound(command.lease);
+    const newRevision = this.revisionValue + 1;
+    const plans: WritePlan[] = [];
+    const stored: (FoundVersion | undefined)[] = [];
+    for (const key of [...record.keys].sort()) {
+      const found = await this.findVersion(key, this.revisionValue);
+      stored.push(found);
+      plans.push(
+        found?.stored.kind === 'value'
+          ? { result: { type: 'delete', key, conditionHeld: true, deleted: true }, store: leaseTombstone }
+          : { result: { type: 'delete', key, conditionHeld: false, deleted: false } },
+      );
+    }
+    const outcome = this.outcomeOfPlans(plans, stored, newRevision);
+    const leaseChange = this.leases.planRevoke(this.layout, command.lease);
+    return { ...outcome, operations: [...outcome.operations, ...leaseChange.operations], leaseChange };
   }
 
   /**
@@ -867,7 +939,9 @@ export class MvccStore {
           : { result: { type: 'delete', key, conditionHeld: false, deleted: false } },
       );
     }
-    return this.outcomeOfPlans(plans, stored, newRevision);
+    // An expired key leaves its lease.
+    const moves = plans.flatMap((plan) => (plan.store === undefined ? [] : [{ key: plan.result.key, lease: undefined }]));
+    return this.withLeaseMoves(this.outcomeOfPlans(plans, stored, newRevision), moves);
   }
 
   /** The outcome of planned writes whose conditions were checked: their versions, usage and cache updates. */
@@ -1051,6 +1125,7 @@ export class MvccStore {
     this.appliedIndexValue = index;
     this.appliedTimeValue = timeMs;
     if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
+    if (outcome.leaseChange !== undefined) this.leases.apply(outcome.leaseChange);
     if (outcome.newRevision !== undefined) {
       this.revisionValue = outcome.newRevision;
       // Same synchronous step as the revision move: the key index and cache invariants.
@@ -1489,6 +1564,10 @@ export class MvccStore {
       appliedTimeMs: this.appliedTimeValue,
     };
     const dedupRange = this.dedup.exportRange(header.appliedIndex);
+    // The leases as of the header's index: the table's records are immutable (a change replaces
+    // them), so this list stays that state while applies go on. Reading the stored records later
+    // could show a grant or revocation past the index, which the receiver then replays again.
+    const leases = this.leases.all();
     const epoch = this.epoch;
     this.exportsInFlight++;
     try {
@@ -1496,7 +1575,15 @@ export class MvccStore {
       let chunk = new SnapshotEntriesWriter();
       let entryCount = 0;
       const prefixLength = this.layout.partitionPrefix.length;
-      // Key order: the dedup queue ('q') comes before the versions ('v').
+      // Key order: the leases ('l', in id order), the dedup queue ('q'), then the versions ('v').
+      for (const record of leases) {
+        chunk.add(this.layout.leaseKey(record.id).subarray(prefixLength), encodeLeaseRecord(record));
+        entryCount++;
+        if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
+          yield chunk.finish();
+          chunk = new SnapshotEntriesWriter();
+        }
+      }
       const ranges = this.testBugs.dedupForgetsOnSnapshot ? [this.layout.allVersionsRange()] : [dedupRange, this.layout.allVersionsRange()];
       for (const range of ranges) {
         for await (const [storageKey, record] of this.engine.iterate(range)) {
@@ -1549,6 +1636,7 @@ export class MvccStore {
     this.keyIndexComplete = false;
     this.newestRevisionOf = new Map();
     this.expiry.clear();
+    this.leases.clear();
     try {
       await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: mark }], { sync: true });
       await this.clearPartition();
@@ -1603,6 +1691,7 @@ export class MvccStore {
       this.compactedRevisionValue = 0;
       this.appliedTimeValue = 0;
       this.expiry.clear();
+      this.leases.clear();
       this.interruptedImportIndexValue = undefined;
       await this.rebuildKeyState();
       this.needsSnapshotValue = false;
@@ -1688,6 +1777,11 @@ export class MvccStore {
         operations.push({ type: 'put', key, value: record });
         continue;
       }
+      // Lease records exist from format version 4 on.
+      if (chunk.formatVersion >= 4 && this.isImportableLease(key, record)) {
+        operations.push({ type: 'put', key, value: record });
+        continue;
+      }
       // Dedup entries exist from format version 2 on.
       const dedupOperations = chunk.formatVersion >= 2 ? this.importableDedupEntry(key, record, header, plan.imported) : undefined;
       if (dedupOperations === undefined) throw malformedSnapshot('an entry is neither a valid version nor a valid dedup entry');
@@ -1704,6 +1798,17 @@ export class MvccStore {
     if (plan.trailerEntryCount !== plan.entryCount) throw malformedSnapshot(`the trailer counts ${plan.trailerEntryCount} entries, got ${plan.entryCount}`);
     // Every imported entry is live: the exporter sent none below its floor.
     return { header, dedupState: { floorIndex: 0, count: plan.imported.indexes.size } };
+  }
+
+  private isImportableLease(key: Uint8Array, record: Uint8Array): boolean {
+    const id = this.layout.parseLeaseKey(key);
+    if (id === undefined) return false;
+    try {
+      decodeLeaseRecord(id, record);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private isImportableVersion(key: Uint8Array, record: Uint8Array, maxRevision: number): boolean {

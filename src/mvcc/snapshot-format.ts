@@ -26,13 +26,16 @@
  * - 3 (written since the replicated partition clock): the header also carries the partition's
  *   applied time (MvccStore.appliedTimeMs), so the clock survives a snapshot install. A version 1
  *   or 2 header has none: the importer starts the clock at 0 (the next entry sets it).
+ * - 4 (written since leases): entries also carry the lease records ('l' keys, lease-table.ts),
+ *   in key order, so first. The chunk layout is unchanged; a version 1 to 3 snapshot has no
+ *   leases and is still accepted (the partition then has none).
  */
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 
 /** The version this code writes. */
-export const snapshotFormatVersion = 3;
+export const snapshotFormatVersion = 4;
 /** The versions this code reads. */
-const readableFormatVersions: readonly number[] = [1, 2, 3];
+const readableFormatVersions: readonly number[] = [1, 2, 3, 4];
 const formatVersion = snapshotFormatVersion;
 const kinds = { header: 1, entries: 2, trailer: 3 } as const;
 

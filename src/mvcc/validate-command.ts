@@ -99,6 +99,7 @@ function validatePut(op: Record<string, unknown>, limits: Limits): void {
   if (op.ttlMs !== undefined && op.keepTtl === true) throw invalid('a put takes ttlMs or keepTtl, not both');
   if (op.ifModRevision !== undefined) validateRevisionNumber(op.ifModRevision, 'ifModRevision');
   if (op.ifValue !== undefined) validateValue(op.ifValue, 'ifValue', limits);
+  if (op.lease !== undefined) validateLeaseId(op.lease);
   const otherConditions = op.ifPresent === true || op.ifModRevision !== undefined || op.ifValue !== undefined;
   if (op.ifAbsent === true && otherConditions) {
     throw invalid('ifAbsent cannot be combined with ifPresent, ifModRevision or ifValue (use ifModRevision: 0 for "absent")');
@@ -135,6 +136,11 @@ function validateList(values: unknown, name: string, maxCount: number): asserts 
   if (values.length > maxCount) {
     throw new AtollError('RESOURCE_EXHAUSTED', `a transaction declares at most ${maxCount} ${name}, got ${values.length}`);
   }
+}
+
+/** A lease's local id (the index of its grant entry): a positive safe integer. */
+export function validateLeaseId(lease: unknown): asserts lease is number {
+  if (typeof lease !== 'number' || !Number.isSafeInteger(lease) || lease < 1) throw invalid('a lease id must be a positive integer', { lease });
 }
 
 /** A request id is at most this many UTF-8 bytes: enough for a UUID or a client id and a counter. */
@@ -204,6 +210,14 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
       }
       return;
     }
+    case 'leaseGrant':
+      validateKey(command.key);
+      validateTtl(command.ttlMs, limits);
+      return;
+    case 'leaseRevoke':
+      validateLeaseId(command.lease);
+      validateOptionalFlag(command.expired, 'expired');
+      return;
     default:
       validateWriteOp(command, limits);
   }

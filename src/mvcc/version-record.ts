@@ -4,7 +4,8 @@
  *
  *   value version:  0x01, flags (bit 0: has expiry), createRevision uint64, version uint64,
  *                   [expiresAtMs uint64 when flagged], value bytes (the rest of the record)
- *   tombstone:      0x02, [0x01 when the key expired: written by an `expire` command]
+ *   tombstone:      0x02, [0x01 when the key expired: written by an `expire` command,
+ *                          0x02 when its lease ended: written by a `leaseRevoke` command]
  */
 import assert from 'node:assert/strict';
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
@@ -25,16 +26,23 @@ export interface StoredTombstone {
   readonly kind: 'tombstone';
   /** Set on the tombstone an `expire` command writes (watchers report the delete as expired). */
   readonly expired?: true;
+  /** Set on the tombstones a `leaseRevoke` command writes (watchers report the delete as "lease"). */
+  readonly lease?: true;
 }
 
 export type StoredVersion = StoredValue | StoredTombstone;
 
 export const tombstone: StoredTombstone = Object.freeze({ kind: 'tombstone' });
 export const expiredTombstone: StoredTombstone = Object.freeze({ kind: 'tombstone', expired: true });
+export const leaseTombstone: StoredTombstone = Object.freeze({ kind: 'tombstone', lease: true });
 const expiredReason = 0x01;
+const leaseReason = 0x02;
 
 export function encodeVersionRecord(stored: StoredVersion): Uint8Array {
-  if (stored.kind === 'tombstone') return stored.expired === true ? Uint8Array.of(tombstoneTag, expiredReason) : Uint8Array.of(tombstoneTag);
+  if (stored.kind === 'tombstone') {
+    if (stored.lease === true) return Uint8Array.of(tombstoneTag, leaseReason);
+    return stored.expired === true ? Uint8Array.of(tombstoneTag, expiredReason) : Uint8Array.of(tombstoneTag);
+  }
   assert(stored.createRevision >= 1 && stored.version >= 1, 'a stored value has positive revisions');
   const writer = new ByteWriter(26 + stored.value.length);
   writer.uint8(valueTag).uint8(stored.expiresAtMs === undefined ? 0 : hasExpiryFlag);
@@ -52,9 +60,10 @@ export function decodeVersionRecord(record: Uint8Array): StoredVersion {
   const tag = reader.uint8();
   if (tag === tombstoneTag) {
     if (reader.done) return tombstone;
-    assert.equal(reader.uint8(), expiredReason, 'unknown tombstone reason');
+    const reason = reader.uint8();
+    assert(reason === expiredReason || reason === leaseReason, 'unknown tombstone reason');
     assert(reader.done, 'tombstone record has trailing bytes');
-    return expiredTombstone;
+    return reason === leaseReason ? leaseTombstone : expiredTombstone;
   }
   assert.equal(tag, valueTag, 'unknown version record tag');
   const flags = reader.uint8();

@@ -70,6 +70,8 @@ export interface PutRequest {
   readonly returnPrevious?: boolean;
   /** Idempotency key: a retry with the same id returns the first attempt's result (exactly-once). */
   readonly requestId?: string;
+  /** Attach the key to this lease ("<partition>.<n>", from a lease grant). */
+  readonly lease?: string;
 }
 
 export interface PutResponse {
@@ -115,6 +117,30 @@ export interface ExistsRequest {
 
 export interface ExistsResponse {
   readonly exists: boolean;
+  readonly revision: number;
+}
+
+export type LeaseAction = 'grant' | 'keepAlive' | 'revoke' | 'info';
+
+/** A lease call (KV.Lease): one of four actions on a lease of one partition. */
+export interface LeaseRequest {
+  readonly action: LeaseAction;
+  /** grant: a key or bucket naming the lease's partition. */
+  readonly key?: string;
+  /** grant: the TTL in milliseconds. */
+  readonly ttlMs?: number;
+  /** keepAlive, revoke, info: the lease id, "<partition>.<n>". */
+  readonly lease?: string;
+}
+
+export interface LeaseResponse {
+  readonly lease: string;
+  readonly ttlMs: number;
+  /** grant, keepAlive, info: milliseconds until the leader ends the lease unless kept alive. */
+  readonly ttlLeftMs: number;
+  /** info: the attached keys (internal form inside the node; the caller's own outside). */
+  readonly keys: string[];
+  /** revoke: the revision of the deletes. */
   readonly revision: number;
 }
 
@@ -324,6 +350,8 @@ export interface NodeApi {
   increment(request: IncrementRequest, context: CallContext): Promise<IncrementResponse>;
   exists(request: ExistsRequest, context: CallContext): Promise<ExistsResponse>;
   extend(request: ExtendRequest, context: CallContext): Promise<ExtendResponse>;
+  /** A lease call (KV.Lease). Optional: a node without it (a test fake) refuses the RPC with INVALID_ARGUMENT. */
+  lease?(request: LeaseRequest, context: CallContext): Promise<LeaseResponse>;
   getByPrefix(request: GetByPrefixRequest, context: CallContext): Promise<GetByPrefixResponse>;
   beginTransaction(request: BeginTransactionRequest, context: CallContext): Promise<BeginTransactionResponse>;
   commit(request: CommitRequest, context: CallContext): Promise<CommitResponse>;

@@ -21,6 +21,7 @@ import { Admission } from './admission.js';
 import type * as api from './api.js';
 import type { Quota, SystemStore, TenantUsage, TokenRecord } from './auth.js';
 import { KvExecutor } from './kv-executor.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
 import { noMetrics, type NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
@@ -58,6 +59,7 @@ export class AtollNode implements api.NodeApi {
   private readonly router: Router;
   private readonly executor: KvExecutor;
   private readonly maintenance: Maintenance;
+  private readonly leases: LeaseKeeper;
   private readonly watches: WatchService;
   private readonly reports: NodeReports;
   /** Leader changes this node's replicas saw, for the status page (leader-changes.ts). */
@@ -131,6 +133,7 @@ export class AtollNode implements api.NodeApi {
       txnKeys,
       clock,
       timers,
+      leases: (this.leases = new LeaseKeeper({ partitions: config.partitions, limits, driver, clock, timers, logger })),
     });
     this.executor = executor;
     this.router = new Router({
@@ -186,6 +189,7 @@ export class AtollNode implements api.NodeApi {
     await node.openReplicas();
     node.driver.start(node.maintenance.start());
     node.moves.start();
+    node.leases.start();
     return node;
   }
 
@@ -235,6 +239,10 @@ export class AtollNode implements api.NodeApi {
 
   extend(request: api.ExtendRequest, context: api.CallContext): Promise<api.ExtendResponse> {
     return this.serve('extend', request, context);
+  }
+
+  lease(request: api.LeaseRequest, context: api.CallContext): Promise<api.LeaseResponse> {
+    return this.serve('lease', request, context);
   }
 
   getByPrefix(request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
@@ -393,6 +401,7 @@ export class AtollNode implements api.NodeApi {
     this.watches.close();
     this.maintenance.stop();
     this.moves.stop();
+    this.leases.stop();
     await this.driver.close();
   }
 

@@ -5,9 +5,20 @@
 import { AtollError } from '../errors.js';
 import type { Command, WriteOp } from '../mvcc/index.js';
 import type { PutRequest } from './api.js';
+import { parseLeaseId } from './lease-id.js';
 
-/** The MVCC write of a put request, with only the options it sets. */
-export function writeOpOfPut(r: PutRequest): WriteOp {
+/**
+ * The MVCC write of a put request, with only the options it sets. A lease must be of the
+ * partition the put runs on (`partition`), else LEASE_WRONG_PARTITION.
+ */
+export function writeOpOfPut(r: PutRequest, partition = 0, partitions = 1): WriteOp {
+  const lease = r.lease === undefined ? undefined : parseLeaseId(r.lease, partitions);
+  if (lease !== undefined && lease.partition !== partition) {
+    throw new AtollError('LEASE_WRONG_PARTITION', `lease ${r.lease} lives in partition ${lease.partition}; this key is in partition ${partition}: grant a lease for the key's bucket`, {
+      lease: r.lease,
+      partition,
+    });
+  }
   return {
     type: 'put',
     key: r.key,
@@ -19,11 +30,13 @@ export function writeOpOfPut(r: PutRequest): WriteOp {
     ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
     ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
     ...(r.returnPrevious ? { returnPrevious: true } : {}),
+    ...(lease !== undefined ? { lease: lease.local } : {}),
   };
 }
 
 /** Whether a command writes a value (put, increment) rather than only deleting or changing expiry. */
 export function commandGrows(command: Command): boolean {
+  if (command.type === 'leaseGrant' || command.type === 'leaseRevoke') return false;
   const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : command.type === 'compact' || command.type === 'expire' ? [] : [command];
   return writes.some((write) => write.type === 'put' || write.type === 'increment');
 }

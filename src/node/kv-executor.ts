@@ -20,6 +20,7 @@ import { DeadlineWheel } from './deadline-wheel.js';
 import type * as api from './api.js';
 import type { NodeTestBugs } from './node-config.js';
 import type { NodeAccess } from './node-access.js';
+import type { LeaseKeeper } from './lease-keeper.js';
 import type { KvOperation, KvResult } from './operations.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers } from './ports.js';
@@ -48,6 +49,7 @@ export interface KvExecutorOptions {
   readonly txnKeys: TxnHandleKeys;
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
+  readonly leases: LeaseKeeper;
 }
 
 export class KvExecutor {
@@ -96,7 +98,7 @@ export class KvExecutor {
         return { kind: 'getByPrefix', response: await this.prefixPage(replica, operation.request, context) };
       case 'put': {
         const r = operation.request;
-        const result = await this.propose(replica, writeOpOfPut(r), context, r.requestId);
+        const result = await this.propose(replica, writeOpOfPut(r, replica.id, this.options.partitions), context, r.requestId);
         const previous = result.writes[0]?.previous;
         return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecordOf(previous) } : {}) } };
       }
@@ -127,6 +129,10 @@ export class KvExecutor {
       }
       case 'beginTransaction':
         return { kind: 'beginTransaction', response: await this.beginAt(replica, operation.request, context) };
+      case 'lease': {
+        const tools = { propose: (command: Command) => this.propose(replica, command, context), readBarrier: () => this.readBarrier(replica, context) };
+        return { kind: 'lease', response: await this.options.leases.serve(replica, operation.request, context, tools) };
+      }
       case 'commit': {
         const r = operation.request;
         const scope = this.txnScope(r.transaction, tenant);

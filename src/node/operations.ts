@@ -24,6 +24,8 @@ import type {
   GetResponse,
   IncrementRequest,
   IncrementResponse,
+  LeaseRequest,
+  LeaseResponse,
   PutRequest,
   PutResponse,
 } from './api.js';
@@ -40,6 +42,7 @@ export interface KvTypes {
   beginTransaction: { request: BeginTransactionRequest; response: BeginTransactionResponse };
   commit: { request: CommitRequest; response: CommitResponse };
   executeScript: { request: ExecuteScriptRequest; response: ExecuteScriptResponse };
+  lease: { request: LeaseRequest; response: LeaseResponse };
 }
 
 export type KvKind = keyof KvTypes;
@@ -61,10 +64,11 @@ export const kvKinds: readonly KvKind[] = Object.freeze([
   'beginTransaction',
   'commit',
   'executeScript',
+  'lease',
 ]);
 
 /** Operations that change state: a client must not blindly retry one whose outcome is unknown. */
-const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend', 'commit', 'executeScript']);
+const writeKinds: ReadonlySet<KvKind> = new Set(['put', 'delete', 'increment', 'extend', 'commit', 'executeScript', 'lease']);
 
 export function isWriteKind(kind: KvKind): boolean {
   return writeKinds.has(kind);

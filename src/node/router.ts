@@ -20,6 +20,7 @@ import type { NodeTestBugs } from './node-config.js';
 import type { KvExecutor } from './kv-executor.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from './operations.js';
+import { parseLeaseId } from './lease-id.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
 import type { NodeClock, NodeTimers } from './ports.js';
@@ -91,6 +92,8 @@ export class Router {
         return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
       case 'executeScript':
         return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)), partitions, bucketHash);
+      case 'lease':
+        return operation.request.action === 'grant' ? this.partitionOfKey(operation.request.key ?? '') : parseLeaseId(operation.request.lease, partitions).partition;
       default:
         return this.partitionOfKey(operation.request.key);
     }
@@ -174,6 +177,9 @@ export class Router {
         return true;
       case 'executeScript':
         return false;
+      case 'lease':
+        // A keepalive or an info changes nothing in the log: any leader change qualifies.
+        return operation.request.action === 'keepAlive' || operation.request.action === 'info' || error.details?.['neverSent'] === true;
       case 'commit':
         if (this.options.testBugs?.tornTransactions === true) return false;
         return error.details?.['neverSent'] === true;

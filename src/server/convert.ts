@@ -27,6 +27,9 @@ import type {
   ExistsResponse,
   ExtendRequest,
   ExtendResponse,
+  LeaseAction,
+  LeaseRequest,
+  LeaseResponse,
   GetByPrefixRequest,
   GetByPrefixResponse,
   GetRequest,
@@ -61,6 +64,8 @@ import type {
   ExistsResponseMessage,
   ExtendRequestMessage,
   ExtendResponseMessage,
+  LeaseRequestMessage,
+  LeaseResponseMessage,
   GetByPrefixRequestMessage,
   GetByPrefixResponseMessage,
   GetRequestMessage,
@@ -238,6 +243,7 @@ export function encodePutRequest(request: PutRequest): PutRequestMessage {
   if (request.ifModRevision !== undefined) message.ifModRevision = formatWireInt64(request.ifModRevision);
   if (request.ifValue !== undefined) message.ifValue = request.ifValue;
   if (request.requestId !== undefined) message.requestId = request.requestId;
+  if (request.lease !== undefined) message.lease = request.lease;
   return message;
 }
 
@@ -258,6 +264,8 @@ export function decodePutRequest(value: unknown): PutRequest {
   if (decodeBoolean(message.returnPrevious, 'return_previous')) request.returnPrevious = true;
   const requestId = decodeRequestId(message.requestId);
   if (requestId !== undefined) request.requestId = requestId;
+  const lease = decodeText(message.lease, 'lease');
+  if (lease !== '') request.lease = lease;
   return request;
 }
 
@@ -762,5 +770,59 @@ export function decodeBackupPageResponse(value: unknown): BackupPageResponse {
       };
     }),
     nextPageToken: decodeText(message.nextPageToken, 'next_page_token'),
+  };
+}
+
+// -------------------------------------------------------------------------------------------------
+// Lease
+
+const leaseActions: Readonly<Record<LeaseAction, LeaseRequestMessage['action']>> = {
+  grant: 'LEASE_GRANT',
+  keepAlive: 'LEASE_KEEP_ALIVE',
+  revoke: 'LEASE_REVOKE',
+  info: 'LEASE_INFO',
+};
+
+export function encodeLeaseRequest(request: LeaseRequest): LeaseRequestMessage {
+  return {
+    action: leaseActions[request.action],
+    key: request.key ?? '',
+    ttlMs: formatWireInt64(request.ttlMs ?? 0),
+    lease: request.lease ?? '',
+  };
+}
+
+export function decodeLeaseRequest(value: unknown): LeaseRequest {
+  const message = decodeMessage<LeaseRequestMessage>(value, 'LeaseRequest');
+  const action = (Object.keys(leaseActions) as LeaseAction[]).find((name) => leaseActions[name] === message.action || message.action === Object.keys(leaseActions).indexOf(name) + 1);
+  if (action === undefined) throw new AtollError('INVALID_ARGUMENT', 'a lease call needs action: LEASE_GRANT, LEASE_KEEP_ALIVE, LEASE_REVOKE or LEASE_INFO');
+  if (action === 'grant') {
+    const ttlMs = decodeCount(message.ttlMs, 'ttl_ms');
+    if (ttlMs < 1) throw new AtollError('INVALID_ARGUMENT', 'a lease grant needs ttl_ms: the lease TTL in milliseconds, at least 1', { ttlMs });
+    return { action, key: decodeKey(message.key), ttlMs };
+  }
+  const lease = decodeText(message.lease, 'lease');
+  if (lease === '') throw new AtollError('INVALID_ARGUMENT', 'this lease call needs lease: the id a grant returned');
+  return { action, lease };
+}
+
+export function encodeLeaseResponse(response: LeaseResponse): LeaseResponseMessage {
+  return {
+    lease: response.lease,
+    ttlMs: formatWireInt64(response.ttlMs),
+    ttlLeftMs: formatWireInt64(response.ttlLeftMs),
+    keys: response.keys,
+    revision: formatWireInt64(response.revision),
+  };
+}
+
+export function decodeLeaseResponse(value: unknown): LeaseResponse {
+  const message = decodeMessage<LeaseResponseMessage>(value, 'LeaseResponse');
+  return {
+    lease: decodeText(message.lease, 'lease'),
+    ttlMs: decodeCount(message.ttlMs, 'ttl_ms'),
+    ttlLeftMs: decodeCount(message.ttlLeftMs, 'ttl_left_ms'),
+    keys: decodeRepeated(message.keys, 'keys', (item) => decodeText(item, 'keys')),
+    revision: decodeCount(message.revision, 'revision'),
   };
 }

@@ -58,6 +58,7 @@ const statusOfName: Readonly<Record<GrpcStatusName, grpc.status>> = Object.freez
   UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
   PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
   INTERNAL: grpc.status.INTERNAL,
+  NOT_FOUND: grpc.status.NOT_FOUND,
 });
 
 /** The numeric gRPC status an AtollError travels as. */

@@ -101,6 +101,17 @@ export const kvCodecs: { readonly [K in KvKind]: KvCodec<K> } = Object.freeze({
     decodeResponse: convert.decodeExecuteScriptResponse,
     run: (api, request, context) => api.executeScript(request, context),
   },
+  lease: {
+    method: 'Lease',
+    encodeRequest: convert.encodeLeaseRequest,
+    decodeRequest: convert.decodeLeaseRequest,
+    encodeResponse: convert.encodeLeaseResponse,
+    decodeResponse: convert.decodeLeaseResponse,
+    run: (api, request, context) => {
+      if (api.lease === undefined) return Promise.reject(new AtollError('INVALID_ARGUMENT', 'this node does not serve leases'));
+      return api.lease(request, context);
+    },
+  },
 });
 
 /**

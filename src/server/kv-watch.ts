@@ -62,7 +62,7 @@ export function encodeWatchResponse(message: WatchMessage): WatchResponseMessage
       createRevision: formatWireInt64(event.createRevision),
       version: formatWireInt64(event.version),
       expiresAtMs: formatWireInt64(event.expiresAtMs),
-      reason: event.reason === 'expired' ? 'EXPIRED' : event.reason === 'deleted' ? 'DELETED' : 'DELETE_REASON_UNSPECIFIED',
+      reason: event.reason === 'expired' ? 'EXPIRED' : event.reason === 'lease' ? 'LEASE' : event.reason === 'deleted' ? 'DELETED' : 'DELETE_REASON_UNSPECIFIED',
     })),
   };
 }
@@ -77,7 +77,7 @@ function decodeEvent(event: WatchEvent__Output): WatchEvent {
     createRevision: parseWireCount(event.createRevision ?? 0, 'createRevision'),
     version: parseWireCount(event.version ?? 0, 'version'),
     expiresAtMs: parseWireCount(event.expiresAtMs ?? 0, 'expiresAtMs'),
-    reason: type === 'put' ? '' : event.reason === 'EXPIRED' ? 'expired' : 'deleted',
+    reason: type === 'put' ? '' : event.reason === 'EXPIRED' ? 'expired' : event.reason === 'LEASE' ? 'lease' : 'deleted',
   };
 }
 

@@ -28,6 +28,8 @@ import type { ExecuteScriptResponse } from './generated/atoll/v1/ExecuteScriptRe
 import type { ExistsRequest } from './generated/atoll/v1/ExistsRequest.js';
 import type { ExistsResponse } from './generated/atoll/v1/ExistsResponse.js';
 import type { ExtendRequest } from './generated/atoll/v1/ExtendRequest.js';
+import type { LeaseRequest } from './generated/atoll/v1/LeaseRequest.js';
+import type { LeaseResponse } from './generated/atoll/v1/LeaseResponse.js';
 import type { ExtendResponse } from './generated/atoll/v1/ExtendResponse.js';
 import type { ForwardRequest } from './generated/atoll/v1/ForwardRequest.js';
 import type { ForwardResponse } from './generated/atoll/v1/ForwardResponse.js';
@@ -69,6 +71,8 @@ export type IncrementResponseMessage = IncrementResponse;
 export type ExistsRequestMessage = ExistsRequest;
 export type ExistsResponseMessage = ExistsResponse;
 export type ExtendRequestMessage = ExtendRequest;
+export type LeaseRequestMessage = LeaseRequest;
+export type LeaseResponseMessage = LeaseResponse;
 export type ExtendResponseMessage = ExtendResponse;
 export type GetByPrefixRequestMessage = GetByPrefixRequest;
 export type GetByPrefixResponseMessage = GetByPrefixResponse;
@@ -106,6 +110,7 @@ export interface KvRequestMessages {
   beginTransaction: BeginTransactionRequestMessage;
   commit: CommitRequestMessage;
   executeScript: ExecuteScriptRequestMessage;
+  lease: LeaseRequestMessage;
 }
 
 /** Response message types by oneof case name (StreamResponse and ForwardResponse). */
@@ -120,4 +125,5 @@ export interface KvResponseMessages {
   beginTransaction: BeginTransactionResponseMessage;
   commit: CommitResponseMessage;
   executeScript: ExecuteScriptResponseMessage;
+  lease: LeaseResponseMessage;
 }

@@ -99,6 +99,12 @@ export function mapOperation(tenant: string, operation: KvOperation): KvOperatio
         },
       };
     }
+    case 'lease':
+      // A grant's key names the lease's partition and tenant; other calls name the lease, whose
+      // tenant the leader checks against the caller's.
+      return operation.request.action === 'grant'
+        ? { kind: 'lease', request: { ...operation.request, key: mapKey(tenant, operation.request.key ?? '') } }
+        : operation;
     case 'executeScript': {
       // The script's keys are mapped where it runs; its bucket routes it, so it is checked here.
       const { bucket } = operation.request;
@@ -123,6 +129,8 @@ export function unmapResult(tenant: string, result: KvResult): KvResult {
       };
     case 'beginTransaction':
       return { kind: 'beginTransaction', response: { ...result.response, bucket: toUserKey(tenant, result.response.bucket) } };
+    case 'lease':
+      return { kind: 'lease', response: { ...result.response, keys: result.response.keys.map((key) => toUserKey(tenant, key)) } };
     default:
       return result;
   }

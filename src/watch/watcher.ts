@@ -41,8 +41,8 @@ export interface WatchEvent {
   readonly version: number;
   /** A put's expiry (Unix ms), 0 when none or for deletes. */
   readonly expiresAtMs: number;
-  /** Why a key went away: 'deleted' (a delete or transaction) or 'expired' (its TTL passed); '' for puts. */
-  readonly reason: '' | 'deleted' | 'expired';
+  /** Why a key went away: 'deleted' (a delete or transaction), 'expired' (its TTL passed) or 'lease' (its lease ended); '' for puts. */
+  readonly reason: '' | 'deleted' | 'expired' | 'lease';
 }
 
 export interface WatchMessage {
@@ -95,10 +95,10 @@ function matches(target: WatchTarget, key: string): boolean {
 
 const noBytes = new Uint8Array(0);
 
-function eventOf(change: StoredChangeAt, keysOnly: boolean, userKey: (key: string) => string): WatchEvent {
+export function eventOf(change: StoredChangeAt, keysOnly: boolean, userKey: (key: string) => string): WatchEvent {
   const key = userKey(change.key);
   if (change.stored.kind === 'tombstone') {
-    return { type: 'delete', key, revision: change.revision, value: noBytes, createRevision: 0, version: 0, expiresAtMs: 0, reason: change.stored.expired === true ? 'expired' : 'deleted' };
+    return { type: 'delete', key, revision: change.revision, value: noBytes, createRevision: 0, version: 0, expiresAtMs: 0, reason: change.stored.lease === true ? 'lease' : change.stored.expired === true ? 'expired' : 'deleted' };
   }
   const { createRevision, version, expiresAtMs, value } = change.stored;
   return { type: 'put', key, revision: change.revision, value: keysOnly ? noBytes : value, createRevision, version, expiresAtMs: expiresAtMs ?? 0, reason: '' };

@@ -87,6 +87,7 @@ class KeyModel {
       return { applied: true, revision: this.revision, duplicate: false };
     }
     if (command.type === 'expire') throw new Error('the model does not generate expire commands (see partition-clock.test.ts)');
+    if (command.type === 'leaseGrant' || command.type === 'leaseRevoke') throw new Error('the model does not generate lease commands (see leases.test.ts)');
     const ops = command.type === 'batch' ? command.writes : command.type === 'txn' ? command.writes : [command];
     if (new Set(ops.map((op) => op.key)).size !== ops.length) return { applied: false, errorCode: 'INVALID_ARGUMENT', revision: this.revision, duplicate: false };
     const newRevision = this.revision + 1;

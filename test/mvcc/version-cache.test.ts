@@ -344,6 +344,7 @@ async function openPair(
 function describeCommand(command: Command): string {
   if (command.type === 'compact') return `compact below ${command.belowRevision}`;
   if (command.type === 'expire') return `expire ${command.keys.map((key) => JSON.stringify(key)).join(', ')}`;
+  if (command.type === 'leaseGrant' || command.type === 'leaseRevoke') return command.type;
   const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
   return `${command.type} ${writes.map((write) => `${write.type} ${JSON.stringify(write.key)}`).join(', ')}`;
 }

@@ -47,6 +47,7 @@ describe('protos', () => {
       'Increment',
       'Exists',
       'Extend',
+      'Lease',
       'GetByPrefix',
       'BeginTransaction',
       'Commit',

@@ -150,7 +150,8 @@ export class FakeNode implements NodeApi {
 
   async put(request: PutRequest, context: CallContext): Promise<PutResponse> {
     await this.enter('put', request, context);
-    const { revision, applied, write } = await this.apply({ type: 'put', ...request });
+    const { lease: _lease, ...plain } = request;
+    const { revision, applied, write } = await this.apply({ type: 'put', ...plain });
     const previous = write?.previous;
     return previous === undefined || previous === null ? { applied, revision } : { applied, revision, previous: keyRecordOf(previous) };
   }

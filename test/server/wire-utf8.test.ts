@@ -102,6 +102,7 @@ const keyLikeFields = new Set([
   'atoll.v1.IncrementRequest.key',
   'atoll.v1.ExistsRequest.key',
   'atoll.v1.ExtendRequest.key',
+  'atoll.v1.LeaseRequest.key',
   'atoll.v1.GetByPrefixRequest.prefix',
   'atoll.v1.BeginTransactionRequest.key',
   'atoll.v1.TxnWrite.key',
@@ -254,8 +255,8 @@ describe('the request deserializers', () => {
         expect(wireProblemOf(decoded), `${serviceName}.${methodName}`).toMatchObject({ reason: 'malformed' });
       }
     }
-    // KV 12 (with Watch), Cluster 4 (with BackupPage, MoveReplica), Auth 6, Peer 3 (with PrepareReplica).
-    expect(methods).toBe(12 + 4 + 6 + 3);
+    // KV 13 (with Watch and Lease), Cluster 4 (with BackupPage, MoveReplica), Auth 6, Peer 3 (with PrepareReplica).
+    expect(methods).toBe(13 + 4 + 6 + 3);
   });
 
   it('still decodes a message with invalid UTF-8, so a Stream request can be answered by its id', () => {

@@ -21,6 +21,8 @@ import type { IncrementRequest as _atoll_v1_IncrementRequest, IncrementRequest__
 import type { IncrementResponse as _atoll_v1_IncrementResponse, IncrementResponse__Output as _atoll_v1_IncrementResponse__Output } from './atoll/v1/IncrementResponse.js';
 import type { KVClient as _atoll_v1_KVClient, KVDefinition as _atoll_v1_KVDefinition } from './atoll/v1/KV.js';
 import type { KeyRecord as _atoll_v1_KeyRecord, KeyRecord__Output as _atoll_v1_KeyRecord__Output } from './atoll/v1/KeyRecord.js';
+import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from './atoll/v1/LeaseRequest.js';
+import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from './atoll/v1/LeaseResponse.js';
 import type { PutRequest as _atoll_v1_PutRequest, PutRequest__Output as _atoll_v1_PutRequest__Output } from './atoll/v1/PutRequest.js';
 import type { PutResponse as _atoll_v1_PutResponse, PutResponse__Output as _atoll_v1_PutResponse__Output } from './atoll/v1/PutResponse.js';
 import type { StreamCancel as _atoll_v1_StreamCancel, StreamCancel__Output as _atoll_v1_StreamCancel__Output } from './atoll/v1/StreamCancel.js';
@@ -62,6 +64,9 @@ export interface ProtoGrpcType {
       Isolation: EnumTypeDefinition
       KV: SubtypeConstructor<typeof grpc.Client, _atoll_v1_KVClient> & { service: _atoll_v1_KVDefinition }
       KeyRecord: MessageTypeDefinition<_atoll_v1_KeyRecord, _atoll_v1_KeyRecord__Output>
+      LeaseAction: EnumTypeDefinition
+      LeaseRequest: MessageTypeDefinition<_atoll_v1_LeaseRequest, _atoll_v1_LeaseRequest__Output>
+      LeaseResponse: MessageTypeDefinition<_atoll_v1_LeaseResponse, _atoll_v1_LeaseResponse__Output>
       PutRequest: MessageTypeDefinition<_atoll_v1_PutRequest, _atoll_v1_PutRequest__Output>
       PutResponse: MessageTypeDefinition<_atoll_v1_PutResponse, _atoll_v1_PutResponse__Output>
       StreamCancel: MessageTypeDefinition<_atoll_v1_StreamCancel, _atoll_v1_StreamCancel__Output>

@@ -13,6 +13,10 @@ export const DeleteReason = {
    * Its TTL passed: the partition's leader removed it through the log.
    */
   EXPIRED: 'EXPIRED',
+  /**
+   * Its lease was revoked or expired: the lease's partition deleted all its keys in one entry.
+   */
+  LEASE: 'LEASE',
 } as const;
 
 /**
@@ -31,6 +35,11 @@ export type DeleteReason =
    */
   | 'EXPIRED'
   | 2
+  /**
+   * Its lease was revoked or expired: the lease's partition deleted all its keys in one entry.
+   */
+  | 'LEASE'
+  | 3
 
 /**
  * Why a key went away (delete events only).

@@ -10,6 +10,7 @@ import type { GetByPrefixRequest as _atoll_v1_GetByPrefixRequest, GetByPrefixReq
 import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, BeginTransactionRequest__Output as _atoll_v1_BeginTransactionRequest__Output } from '../../atoll/v1/BeginTransactionRequest.js';
 import type { CommitRequest as _atoll_v1_CommitRequest, CommitRequest__Output as _atoll_v1_CommitRequest__Output } from '../../atoll/v1/CommitRequest.js';
 import type { ExecuteScriptRequest as _atoll_v1_ExecuteScriptRequest, ExecuteScriptRequest__Output as _atoll_v1_ExecuteScriptRequest__Output } from '../../atoll/v1/ExecuteScriptRequest.js';
+import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from '../../atoll/v1/LeaseRequest.js';
 
 /**
  * Internal. A client request forwarded to the partition's leader.
@@ -34,7 +35,8 @@ export interface ForwardRequest {
   'beginTransaction'?: (_atoll_v1_BeginTransactionRequest | null);
   'commit'?: (_atoll_v1_CommitRequest | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptRequest | null);
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+  'lease'?: (_atoll_v1_LeaseRequest | null);
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease";
 }
 
 /**
@@ -60,5 +62,6 @@ export interface ForwardRequest__Output {
   'beginTransaction'?: (_atoll_v1_BeginTransactionRequest__Output | null);
   'commit'?: (_atoll_v1_CommitRequest__Output | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptRequest__Output | null);
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+  'lease'?: (_atoll_v1_LeaseRequest__Output | null);
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease";
 }

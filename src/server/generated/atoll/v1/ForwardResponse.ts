@@ -10,6 +10,7 @@ import type { GetByPrefixResponse as _atoll_v1_GetByPrefixResponse, GetByPrefixR
 import type { BeginTransactionResponse as _atoll_v1_BeginTransactionResponse, BeginTransactionResponse__Output as _atoll_v1_BeginTransactionResponse__Output } from '../../atoll/v1/BeginTransactionResponse.js';
 import type { CommitResponse as _atoll_v1_CommitResponse, CommitResponse__Output as _atoll_v1_CommitResponse__Output } from '../../atoll/v1/CommitResponse.js';
 import type { ExecuteScriptResponse as _atoll_v1_ExecuteScriptResponse, ExecuteScriptResponse__Output as _atoll_v1_ExecuteScriptResponse__Output } from '../../atoll/v1/ExecuteScriptResponse.js';
+import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from '../../atoll/v1/LeaseResponse.js';
 
 /**
  * Internal. The leader's answer to a forwarded request; failures travel as gRPC statuses.
@@ -25,7 +26,8 @@ export interface ForwardResponse {
   'beginTransaction'?: (_atoll_v1_BeginTransactionResponse | null);
   'commit'?: (_atoll_v1_CommitResponse | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptResponse | null);
-  'response'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+  'lease'?: (_atoll_v1_LeaseResponse | null);
+  'response'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease";
 }
 
 /**
@@ -42,5 +44,6 @@ export interface ForwardResponse__Output {
   'beginTransaction'?: (_atoll_v1_BeginTransactionResponse__Output | null);
   'commit'?: (_atoll_v1_CommitResponse__Output | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptResponse__Output | null);
-  'response'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript";
+  'lease'?: (_atoll_v1_LeaseResponse__Output | null);
+  'response'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease";
 }

@@ -20,6 +20,8 @@ import type { GetRequest as _atoll_v1_GetRequest, GetRequest__Output as _atoll_v
 import type { GetResponse as _atoll_v1_GetResponse, GetResponse__Output as _atoll_v1_GetResponse__Output } from '../../atoll/v1/GetResponse.js';
 import type { IncrementRequest as _atoll_v1_IncrementRequest, IncrementRequest__Output as _atoll_v1_IncrementRequest__Output } from '../../atoll/v1/IncrementRequest.js';
 import type { IncrementResponse as _atoll_v1_IncrementResponse, IncrementResponse__Output as _atoll_v1_IncrementResponse__Output } from '../../atoll/v1/IncrementResponse.js';
+import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from '../../atoll/v1/LeaseRequest.js';
+import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from '../../atoll/v1/LeaseResponse.js';
 import type { PutRequest as _atoll_v1_PutRequest, PutRequest__Output as _atoll_v1_PutRequest__Output } from '../../atoll/v1/PutRequest.js';
 import type { PutResponse as _atoll_v1_PutResponse, PutResponse__Output as _atoll_v1_PutResponse__Output } from '../../atoll/v1/PutResponse.js';
 import type { StreamRequest as _atoll_v1_StreamRequest, StreamRequest__Output as _atoll_v1_StreamRequest__Output } from '../../atoll/v1/StreamRequest.js';
@@ -172,6 +174,23 @@ export interface KVClient extends grpc.Client {
   increment(argument: _atoll_v1_IncrementRequest, callback: grpc.requestCallback<_atoll_v1_IncrementResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * Grants, keeps alive, revokes or describes a lease (LeaseRequest.action). Served by the lease's
+   * partition leader; keys attached to a lease are deleted together when it ends.
+   */
+  Lease(argument: _atoll_v1_LeaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  Lease(argument: _atoll_v1_LeaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  Lease(argument: _atoll_v1_LeaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  Lease(argument: _atoll_v1_LeaseRequest, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Grants, keeps alive, revokes or describes a lease (LeaseRequest.action). Served by the lease's
+   * partition leader; keys attached to a lease are deleted together when it ends.
+   */
+  lease(argument: _atoll_v1_LeaseRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  lease(argument: _atoll_v1_LeaseRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  lease(argument: _atoll_v1_LeaseRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  lease(argument: _atoll_v1_LeaseRequest, callback: grpc.requestCallback<_atoll_v1_LeaseResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
    * Writes one key, optionally with a TTL and a condition.
    */
   Put(argument: _atoll_v1_PutRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_PutResponse__Output>): grpc.ClientUnaryCall;
@@ -265,6 +284,12 @@ export interface KVHandlers extends grpc.UntypedServiceImplementation {
   Increment: grpc.handleUnaryCall<_atoll_v1_IncrementRequest__Output, _atoll_v1_IncrementResponse>;
   
   /**
+   * Grants, keeps alive, revokes or describes a lease (LeaseRequest.action). Served by the lease's
+   * partition leader; keys attached to a lease are deleted together when it ends.
+   */
+  Lease: grpc.handleUnaryCall<_atoll_v1_LeaseRequest__Output, _atoll_v1_LeaseResponse>;
+  
+  /**
    * Writes one key, optionally with a TTL and a condition.
    */
   Put: grpc.handleUnaryCall<_atoll_v1_PutRequest__Output, _atoll_v1_PutResponse>;
@@ -293,6 +318,7 @@ export interface KVDefinition extends grpc.ServiceDefinition {
   Get: MethodDefinition<_atoll_v1_GetRequest, _atoll_v1_GetResponse, _atoll_v1_GetRequest__Output, _atoll_v1_GetResponse__Output>
   GetByPrefix: MethodDefinition<_atoll_v1_GetByPrefixRequest, _atoll_v1_GetByPrefixResponse, _atoll_v1_GetByPrefixRequest__Output, _atoll_v1_GetByPrefixResponse__Output>
   Increment: MethodDefinition<_atoll_v1_IncrementRequest, _atoll_v1_IncrementResponse, _atoll_v1_IncrementRequest__Output, _atoll_v1_IncrementResponse__Output>
+  Lease: MethodDefinition<_atoll_v1_LeaseRequest, _atoll_v1_LeaseResponse, _atoll_v1_LeaseRequest__Output, _atoll_v1_LeaseResponse__Output>
   Put: MethodDefinition<_atoll_v1_PutRequest, _atoll_v1_PutResponse, _atoll_v1_PutRequest__Output, _atoll_v1_PutResponse__Output>
   Stream: MethodDefinition<_atoll_v1_StreamRequest, _atoll_v1_StreamResponse, _atoll_v1_StreamRequest__Output, _atoll_v1_StreamResponse__Output>
   Watch: MethodDefinition<_atoll_v1_WatchRequest, _atoll_v1_WatchResponse, _atoll_v1_WatchRequest__Output, _atoll_v1_WatchResponse__Output>

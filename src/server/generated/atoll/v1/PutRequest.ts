@@ -47,10 +47,18 @@ export interface PutRequest {
    * (FAILED_PRECONDITION), never applied twice; a plain id then applies again (docs/api.md).
    */
   'requestId'?: (string);
+  /**
+   * Attach the key to this lease (the id LeaseResponse.lease returned): the key is deleted when
+   * the lease is revoked or expires. The key must be in the lease's partition (else
+   * INVALID_ARGUMENT, LEASE_WRONG_PARTITION); an unknown or ended lease is NOT_FOUND
+   * (LEASE_NOT_FOUND). A put without a lease detaches the key from any lease.
+   */
+  'lease'?: (string);
   '_ttlMs'?: "ttlMs";
   '_ifModRevision'?: "ifModRevision";
   '_ifValue'?: "ifValue";
   '_requestId'?: "requestId";
+  '_lease'?: "lease";
 }
 
 export interface PutRequest__Output {
@@ -98,8 +106,16 @@ export interface PutRequest__Output {
    * (FAILED_PRECONDITION), never applied twice; a plain id then applies again (docs/api.md).
    */
   'requestId'?: (string);
+  /**
+   * Attach the key to this lease (the id LeaseResponse.lease returned): the key is deleted when
+   * the lease is revoked or expires. The key must be in the lease's partition (else
+   * INVALID_ARGUMENT, LEASE_WRONG_PARTITION); an unknown or ended lease is NOT_FOUND
+   * (LEASE_NOT_FOUND). A put without a lease detaches the key from any lease.
+   */
+  'lease'?: (string);
   '_ttlMs'?: "ttlMs";
   '_ifModRevision'?: "ifModRevision";
   '_ifValue'?: "ifValue";
   '_requestId'?: "requestId";
+  '_lease'?: "lease";
 }

@@ -11,6 +11,7 @@ import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, Begi
 import type { CommitRequest as _atoll_v1_CommitRequest, CommitRequest__Output as _atoll_v1_CommitRequest__Output } from '../../atoll/v1/CommitRequest.js';
 import type { ExecuteScriptRequest as _atoll_v1_ExecuteScriptRequest, ExecuteScriptRequest__Output as _atoll_v1_ExecuteScriptRequest__Output } from '../../atoll/v1/ExecuteScriptRequest.js';
 import type { StreamCancel as _atoll_v1_StreamCancel, StreamCancel__Output as _atoll_v1_StreamCancel__Output } from '../../atoll/v1/StreamCancel.js';
+import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from '../../atoll/v1/LeaseRequest.js';
 import type { WatchRequest as _atoll_v1_WatchRequest, WatchRequest__Output as _atoll_v1_WatchRequest__Output } from '../../atoll/v1/WatchRequest.js';
 import type { Long } from '@grpc/proto-loader';
 
@@ -41,6 +42,7 @@ export interface StreamRequest {
    * Cancel the outstanding request with this id.
    */
   'cancel'?: (_atoll_v1_StreamCancel | null);
+  'lease'?: (_atoll_v1_LeaseRequest | null);
   /**
    * Open a watch (as KV.Watch) on this stream: its messages come back as StreamResponse.watch
    * frames with this id until the client cancels it (StreamCancel with the same id), the stream
@@ -51,7 +53,7 @@ export interface StreamRequest {
   /**
    * The operation.
    */
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"watch";
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"watch"|"lease";
 }
 
 /**
@@ -81,6 +83,7 @@ export interface StreamRequest__Output {
    * Cancel the outstanding request with this id.
    */
   'cancel'?: (_atoll_v1_StreamCancel__Output | null);
+  'lease'?: (_atoll_v1_LeaseRequest__Output | null);
   /**
    * Open a watch (as KV.Watch) on this stream: its messages come back as StreamResponse.watch
    * frames with this id until the client cancels it (StreamCancel with the same id), the stream
@@ -91,5 +94,5 @@ export interface StreamRequest__Output {
   /**
    * The operation.
    */
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"watch";
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"cancel"|"watch"|"lease";
 }

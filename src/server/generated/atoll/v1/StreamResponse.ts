@@ -11,6 +11,7 @@ import type { BeginTransactionResponse as _atoll_v1_BeginTransactionResponse, Be
 import type { CommitResponse as _atoll_v1_CommitResponse, CommitResponse__Output as _atoll_v1_CommitResponse__Output } from '../../atoll/v1/CommitResponse.js';
 import type { ExecuteScriptResponse as _atoll_v1_ExecuteScriptResponse, ExecuteScriptResponse__Output as _atoll_v1_ExecuteScriptResponse__Output } from '../../atoll/v1/ExecuteScriptResponse.js';
 import type { StreamError as _atoll_v1_StreamError, StreamError__Output as _atoll_v1_StreamError__Output } from '../../atoll/v1/StreamError.js';
+import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from '../../atoll/v1/LeaseResponse.js';
 import type { WatchResponse as _atoll_v1_WatchResponse, WatchResponse__Output as _atoll_v1_WatchResponse__Output } from '../../atoll/v1/WatchResponse.js';
 import type { Long } from '@grpc/proto-loader';
 
@@ -33,6 +34,7 @@ export interface StreamResponse {
   'commit'?: (_atoll_v1_CommitResponse | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptResponse | null);
   'error'?: (_atoll_v1_StreamError | null);
+  'lease'?: (_atoll_v1_LeaseResponse | null);
   /**
    * One message of the watch this id opened (a request's watch case); many per id.
    */
@@ -40,7 +42,7 @@ export interface StreamResponse {
   /**
    * The answer, of the same kind as the request, or an error.
    */
-  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error"|"watch";
+  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error"|"watch"|"lease";
 }
 
 /**
@@ -62,6 +64,7 @@ export interface StreamResponse__Output {
   'commit'?: (_atoll_v1_CommitResponse__Output | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptResponse__Output | null);
   'error'?: (_atoll_v1_StreamError__Output | null);
+  'lease'?: (_atoll_v1_LeaseResponse__Output | null);
   /**
    * One message of the watch this id opened (a request's watch case); many per id.
    */
@@ -69,5 +72,5 @@ export interface StreamResponse__Output {
   /**
    * The answer, of the same kind as the request, or an error.
    */
-  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error"|"watch";
+  'result'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"error"|"watch"|"lease";
 }

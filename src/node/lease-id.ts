@@ -1,0 +1,28 @@
+/**
+ * Lease ids as clients see them: "<partition>.<n>", where n is the lease's local id in its
+ * partition (the log index of its grant entry, mvcc/lease-table.ts). The partition in the id
+ * routes every call on the lease, and tells a put whether its key may attach to it.
+ */
+import { AtollError } from '../errors.js';
+
+export interface LeaseId {
+  readonly partition: number;
+  readonly local: number;
+}
+
+const leaseIdPattern = /^(\d{1,10})\.(\d{1,16})$/;
+
+export function formatLeaseId(partition: number, local: number): string {
+  return `${partition}.${local}`;
+}
+
+/** Parses a client's lease id; INVALID_ARGUMENT for anything that is not one of `partitions`. */
+export function parseLeaseId(text: string | undefined, partitions: number): LeaseId {
+  const match = typeof text === 'string' ? leaseIdPattern.exec(text) : null;
+  const partition = match ? Number(match[1]) : Number.NaN;
+  const local = match ? Number(match[2]) : Number.NaN;
+  if (!Number.isSafeInteger(partition) || partition >= partitions || !Number.isSafeInteger(local) || local < 1) {
+    throw new AtollError('INVALID_ARGUMENT', 'a lease id is "<partition>.<n>", as a lease grant returned it', { lease: String(text).slice(0, 64) });
+  }
+  return { partition, local };
+}
