@@ -206,7 +206,8 @@ export class Router {
       operation.request.transaction === undefined &&
       (operation.request.consistency === 'stale' || this.options.testBugs?.readsWithoutQuorum === true);
     // A learner (a move's new replica, maybe still empty) serves no reads of its own.
-    const localVoter = local !== undefined && isRead && local.raw.status().confState.voters.includes(this.options.id);
+    const servesLocally = staleRead || (isRead && operation.request.transaction !== undefined);
+    const localVoter = local !== undefined && servesLocally && local.raw.status().confState.voters.includes(this.options.id);
     if (local && localVoter && staleRead) return this.executeLocal(local, operation, context);
     // A read inside a transaction reads immutable versions at or below its snapshot revision, so
     // any replica that has applied that revision answers it exactly, without a leader round.
