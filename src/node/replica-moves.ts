@@ -60,6 +60,8 @@ export class ReplicaMoves {
   private readonly active = new Map<number, { from: number; to: number }>();
   private readonly preparing = new Map<number, Promise<void>>();
   private readonly deleting = new Set<number>();
+  /** Replicas opened empty for a move that have not yet seen this node in their configuration. */
+  private readonly notYetMember = new Set<number>();
   private sweepTimer: TimerHandle | undefined;
   private strandedTimer: TimerHandle | undefined;
   private checkingStranded = false;
@@ -95,7 +97,9 @@ export class ReplicaMoves {
       const replica = await store.open(partition, true);
       if (replica === undefined) throw new AtollError('INTERNAL', `partition ${partition}: could not open an empty replica`);
       await this.inLoop(() => {
-        if (!driver.groups.has(partition)) driver.groups.set(partition, replica);
+        if (driver.groups.has(partition)) return;
+        driver.groups.set(partition, replica);
+        this.notYetMember.add(partition);
       }, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
       logger.info({ partition }, 'opened an empty replica for a move; the leader sends a snapshot');
     })();
@@ -236,7 +240,11 @@ export class ReplicaMoves {
     for (const [partition, replica] of driver.groups) {
       const { confState } = replica.raw.status();
       const members = [...confState.voters, ...confState.learners];
+      if (members.includes(id)) this.notYetMember.delete(partition);
       if (members.length === 0 || members.includes(id) || replica.exporting || replica.compactingStorage) continue;
+      // A new replica may first install a snapshot older than its own addition (one the leader
+      // held for another follower); the log that follows adds it. It is not "moved away".
+      if (this.notYetMember.has(partition)) continue;
       logger.info({ partition, voters: confState.voters }, 'this node left the partition: deleting its replica');
       this.leave(partition, replica);
     }
