@@ -92,6 +92,7 @@ export class AtollNode implements api.NodeApi {
       id,
       knownNodes: config.peers,
       tickMs: config.tickMs,
+      electionTicks: config.electionTicks,
       engine,
       transport: environment.transport,
       peerSecret: peerSecrets[0] as string,

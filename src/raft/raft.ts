@@ -1058,6 +1058,29 @@ export class Raft {
     }
   }
 
+  /**
+   * `count` ticks of a quiesced node at once, exactly as `count` calls of tick() would leave it (a
+   * host that parks quiet groups settles their ticks lazily): a quiet follower's tick only counts
+   * (tickElection returns at once), and a quiet leader's only counts and clears recentActive at
+   * each election timeout (no CheckQuorum, no heartbeat, no transfer: quiescing requires none to
+   * be pending, and transferLeadership wakes the group). The tick counter must still move: it is
+   * the leader's lease clock (leaseValid), and a clock that stood still would stretch the lease.
+   */
+  skipQuiescedTicks(count: number): void {
+    assert.ok(this.quiesced && Number.isSafeInteger(count) && count >= 0, `skipQuiescedTicks(${count}) on a node that is not quiesced`);
+    assert.ok(this.leadTransferee === NONE, 'a quiesced node has no transfer pending');
+    this.ticks += count;
+    this.startupQuietTicks = Math.max(0, this.startupQuietTicks - count);
+    if (this.role !== 'leader') return;
+    this.heartbeatElapsed += count;
+    this.idleTicks += count;
+    const elapsed = this.electionElapsed + count;
+    if (elapsed >= this.config.electionTicks) {
+      for (const [id, progress] of this.progress) progress.recentActive = id === this.id;
+    }
+    this.electionElapsed = elapsed % this.config.electionTicks;
+  }
+
   /** The transport could not reach `peer`. A follower that lost its leader starts counting again. */
   reportUnreachable(peer: NodeId): void {
     if (this.role === 'leader') {

@@ -128,7 +128,8 @@ export class SimNetwork {
   }
 
   send(from: Endpoint, to: number, messages: GroupMessage[]): void {
-    if (!from.host.alive || from.closed || messages.length === 0 || to === from.host.node) return;
+    // An empty batch is a frame too: the node heartbeat (src/node/liveness.ts).
+    if (!from.host.alive || from.closed || to === from.host.node) return;
     const frame = encodeRaftFrame(messages);
     const key = `${from.host.node}>${to}`;
     const epoch = this.epochs.get(key) ?? 0;
