@@ -689,6 +689,11 @@ export class Raft {
       // No chunk confirmed for a whole heartbeat round: it was probably lost, so send it again.
       if (progress.snapshotAcked === progress.snapshotAckedAtHeartbeat) this.sendSnapshotChunk(message.from, progress);
       progress.snapshotAckedAtHeartbeat = progress.snapshotAcked;
+    } else if (progress.state === 'probe' && progress.match === this.log.lastIndex() && progress.commit === this.log.committed) {
+      // A probed follower (e.g. reported unreachable) that answers and holds everything is back:
+      // replicate again. Nothing is in flight (next = match + 1), and only a replicating follower
+      // lets its group quiesce, so without this an idle group would heartbeat until the next write.
+      progress.becomeReplicate();
     } else if (progress.match < this.log.lastIndex() || progress.commit < this.log.committed) {
       // Appends or their answers may have been lost: with a full window nothing would ever be resent.
       // Freeing one slot sends an append that the follower either accepts or rejects, either way

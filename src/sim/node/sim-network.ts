@@ -55,6 +55,8 @@ export class SimNetwork {
   private readonly inflight = new Set<InflightCall>();
   faults: NetworkFaults = calmNetwork;
   framesSent = 0;
+  /** Raft messages in the frames sent (an empty frame, a node heartbeat, carries none). */
+  messagesSent = 0;
   framesDropped = 0;
 
   constructor(
@@ -131,6 +133,7 @@ export class SimNetwork {
     // An empty batch is a frame too: the node heartbeat (src/node/liveness.ts).
     if (!from.host.alive || from.closed || to === from.host.node) return;
     const frame = encodeRaftFrame(messages);
+    this.messagesSent += messages.length;
     const key = `${from.host.node}>${to}`;
     const epoch = this.epochs.get(key) ?? 0;
     const copies = this.rng.chance(this.faults.duplicateRate) ? 2 : 1;
