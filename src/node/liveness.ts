@@ -1,7 +1,8 @@
 /**
- * Node-level liveness, one signal per peer instead of one per group: every node tick, this node
- * sends each peer it sent nothing to since the last tick a node heartbeat (an empty Raft frame,
- * raft-wire.ts), and notes every frame a peer sends. A peer silent for a whole election timeout
+ * Node-level liveness, one signal per peer instead of one per group: this node sends each peer it
+ * sent nothing to for a third of an election timeout a node heartbeat (an empty Raft frame,
+ * raft-wire.ts; so a silent peer misses at least two before it is reported), and notes every frame
+ * a peer sends. A peer silent for a whole election timeout
  * (in this node's ticks) is reported once, so the driver wakes the quiesced groups it leads: they
  * run their election timers again and campaign. Awake groups keep their own Raft heartbeats; this
  * only covers the groups that stopped them (quiescence).
@@ -13,7 +14,9 @@
 export class PeerLiveness {
   /** The node tick at which each peer was last heard (any frame). */
   private readonly lastHeard = new Map<number, number>();
-  private readonly sentSinceTick = new Set<number>();
+  /** The node tick at which a frame last went to each peer. */
+  private readonly lastSent = new Map<number, number>();
+  private readonly heartbeatEveryTicks: number;
   /** Peers reported silent and not heard since (each silence is reported once). */
   private readonly silent = new Set<number>();
   /** Node heartbeats sent (tests, metrics). */
@@ -25,6 +28,7 @@ export class PeerLiveness {
     private readonly silenceTicks: number,
   ) {
     for (const peer of peers) this.lastHeard.set(peer, 0);
+    this.heartbeatEveryTicks = Math.max(1, Math.floor(silenceTicks / 3));
   }
 
   heard(peer: number, nowTick: number): void {
@@ -33,8 +37,8 @@ export class PeerLiveness {
     this.silent.delete(peer);
   }
 
-  sent(peer: number): void {
-    this.sentSinceTick.add(peer);
+  sent(peer: number, nowTick: number): void {
+    this.lastSent.set(peer, nowTick);
   }
 
   /**
@@ -44,8 +48,9 @@ export class PeerLiveness {
   onTick(nowTick: number, heartbeat: (peer: number) => void): number[] {
     const fellSilent: number[] = [];
     for (const peer of this.peers) {
-      if (!this.sentSinceTick.has(peer)) {
+      if (nowTick - (this.lastSent.get(peer) ?? 0) >= this.heartbeatEveryTicks) {
         heartbeat(peer);
+        this.lastSent.set(peer, nowTick);
         this.heartbeatsSent++;
       }
       if (!this.silent.has(peer) && nowTick - (this.lastHeard.get(peer) ?? 0) >= this.silenceTicks) {
@@ -53,7 +58,6 @@ export class PeerLiveness {
         fellSilent.push(peer);
       }
     }
-    this.sentSinceTick.clear();
     return fellSilent;
   }
 }

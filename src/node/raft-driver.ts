@@ -11,7 +11,7 @@
  * has entries, a snapshot or a new term or vote), sends one frame per peer (leaders' appends
  * before the write, everything else after), applies, and advances. Nothing touches a RawNode
  * between ready() and advance(). A node tick ticks only the awake groups (quiesced ones are
- * parked) and sends each peer at most one node heartbeat (liveness.ts).
+ * parked); node heartbeats to peers keep quiesced groups' liveness (liveness.ts).
  */
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
@@ -297,7 +297,7 @@ export class RaftDriver<G extends DrivenGroup> {
       }
     }
     for (const [peer, messages] of outgoing) {
-      this.liveness.sent(peer);
+      this.liveness.sent(peer, this.activity.ticks);
       this.transport.send(peer, messages);
     }
   }
