@@ -83,12 +83,12 @@ export class GroupActivity implements TickSource {
     this.ticksSinceSweep += due;
     if (this.ticksSinceSweep >= SWEEP_EVERY_TICKS) {
       this.ticksSinceSweep = 0;
-      for (const id of groups.keys()) this.dirty.add(id);
+      for (const [id, group] of groups) {
+        // The parking invariant (see the top of this file): a group left unticked is quiesced, so
+        // it misses no tick that could start an election or a CheckQuorum round.
+        assert.ok(this.awake.has(id) || group.raw.quiesced, `group ${id} is parked (unticked) but not quiesced`);
+        this.dirty.add(id);
+      }
     }
-  }
-
-  /** Checks the parking invariant for one group (tests, and the driver in debug paths). */
-  assertParkedQuiesced(id: number, raw: RawNode): void {
-    assert.ok(this.awake.has(id) || raw.quiesced, `group ${id} is parked (unticked) but not quiesced`);
   }
 }
