@@ -98,6 +98,7 @@ export class AtollNode implements api.NodeApi {
       id,
       knownNodes: config.peers,
       tickMs: config.tickMs,
+      electionTicks: config.electionTicks,
       engine,
       transport: environment.transport,
       peerSecret: peerSecrets[0] as string,
@@ -197,7 +198,7 @@ export class AtollNode implements api.NodeApi {
   private async openReplicas(): Promise<void> {
     const { config } = this;
     const replicas = await this.replicaStore.openAll((partition) => replicasOf(partition, this.nodeIds, config.replicationFactor));
-    for (const replica of replicas) this.driver.groups.set(replica.id, replica);
+    for (const replica of replicas) this.driver.addGroup(replica);
     this.logger.info({ partitions: config.partitions, hosted: this.driver.groups.size }, 'partitions opened');
   }
 

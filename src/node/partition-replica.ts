@@ -215,6 +215,8 @@ export class PartitionReplica {
 
   enqueueRead(waiter: ReadWaiter): void {
     this.readsWaitingForRound.push(waiter);
+    // The loop visits only groups with work (group-activity.ts): this is work outside Raft.
+    this.raw.notifyHost();
   }
 
   /** Starts a ReadIndex round for every read that arrived since the previous one started. */

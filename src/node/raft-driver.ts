@@ -6,10 +6,12 @@
  * through the ports of src/node/ports.ts.
  *
  * The loop owns the RawNodes: timers, incoming frames and client requests only queue tasks; an
- * iteration runs the tasks, then handles every group's Ready with ONE write (synced when any group
+ * iteration runs the tasks, then handles the Readys of the groups with work (group-activity.ts:
+ * the ones touched since their last visit, never all groups) with ONE write (synced when any group
  * has entries, a snapshot or a new term or vote), sends one frame per peer (leaders' appends
  * before the write, everything else after), applies, and advances. Nothing touches a RawNode
- * between ready() and advance().
+ * between ready() and advance(). A node tick ticks only the awake groups (quiesced ones are
+ * parked); node heartbeats to peers keep quiesced groups' liveness (liveness.ts).
  */
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
@@ -17,7 +19,11 @@ import { RaftError } from '../raft/errors.js';
 import type { Ready, RawNode } from '../raft/rawnode.js';
 import type { Message, Snapshot } from '../raft/types.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { GroupActivity } from './group-activity.js';
+import { startGroupJobs, type GroupJobsHost } from './group-jobs.js';
+import { PeerLiveness } from './liveness.js';
 import { refusalOf } from './peer-message-check.js';
+import { PeerRefusals } from './peer-refusals.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { NodeClock, NodeTimers, NodeTransport, TimerHandle, TransportFactory } from './ports.js';
 import type { GroupMessage } from './raft-wire.js';
@@ -56,6 +62,8 @@ export interface RaftDriverOptions {
   /** Every node's id and address: a peer message naming a stranger is refused. */
   readonly knownNodes: ReadonlyMap<number, string>;
   readonly tickMs: number;
+  /** Ticks of silence after which a peer's quiesced groups wake (default 10: the election timeout). */
+  readonly electionTicks?: number;
   readonly engine: StorageEngine;
   readonly transport: TransportFactory;
   readonly peerSecret: string;
@@ -109,15 +117,19 @@ export class RaftDriver<G extends DrivenGroup> {
   private lastTickAtMs: number;
   private closedFlag = false;
   private fatal: Error | undefined;
-  /** Peer messages dropped since the last report (sender not a member, malformed content). */
-  private refusedPeerMessages = 0;
-  private refusedPeerMessagesTotal = 0;
-  private refusedPeerMessagesReportedAtMs = 0;
+  /** Peer messages dropped (sender not a member, malformed content). */
+  private readonly refusals: PeerRefusals;
   private readonly metrics: NodeMetrics;
   /** The leader each group last reported in a Ready's soft state (metrics: leader changes). */
   private readonly knownLeaders = new Map<number, number>();
+  /** Which groups have work and which tick (see group-activity.ts for the invariants). */
+  readonly activity = new GroupActivity();
+  readonly liveness: PeerLiveness;
+  private readonly jobsHost: GroupJobsHost;
   /** Snapshot imports running beside the loop (snapshot-imports.ts). */
   private readonly imports: SnapshotImports<G>;
+  /** Set by start(): groups added later are attached to `activity` as they come. */
+  private started = false;
 
   constructor(private readonly options: RaftDriverOptions) {
     this.metrics = options.metrics ?? noMetrics;
@@ -128,7 +140,12 @@ export class RaftDriver<G extends DrivenGroup> {
       closing: () => this.closedFlag,
       fail: (error) => this.stopOnFatal(error),
     });
+    this.refusals = new PeerRefusals(options.clock, options.logger);
     this.lastTickAtMs = options.clock.monotonicMs();
+    const peers = [...options.knownNodes.keys()].filter((peer) => peer !== options.id);
+    this.liveness = new PeerLiveness(peers, options.electionTicks ?? 10);
+    const { logger, clock } = options;
+    this.jobsHost = { logger, clock, metrics: this.metrics, isClosed: () => this.closedFlag, addLogOps: (ops) => this.pendingLogOps.push(...ops), enqueue: (task) => this.enqueue(task), revisit: (group) => this.revisit(group) };
     this.transport = options.transport(
       {
         onMessages: (from, messages) => this.enqueue(() => this.stepMessages(from, messages)),
@@ -149,7 +166,7 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /** Peer messages dropped since the node started (tests). */
   get refusedPeerMessageCount(): number {
-    return this.refusedPeerMessagesTotal;
+    return this.refusals.total;
   }
 
   /** Tasks waiting for the next loop iteration (metrics). */
@@ -159,8 +176,27 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /** Starts ticking; `firstTask` runs in the first iteration (preferred leaders campaign there). */
   start(firstTask: Task): void {
+    this.started = true;
+    for (const [id, group] of this.groups) this.activity.attach(id, group.raw);
     this.tickTimer = this.options.timers.every(this.options.tickMs, () => this.enqueue(() => this.catchUpTicks()));
     this.enqueue(firstTask);
+  }
+
+  /**
+   * Adds a group while the node runs (a replica a move opened, replica-moves.ts): from now on the
+   * loop visits and ticks it like the others. Before start(), start() attaches it.
+   */
+  addGroup(group: G): void {
+    this.groups.set(group.id, group);
+    if (this.started) {
+      this.activity.attach(group.id, group.raw);
+      this.scheduleLoop();
+    }
+  }
+
+  /** Removes a group (a replica moved away): the loop no longer visits, ticks or steps it. */
+  removeGroup(id: number): void {
+    this.groups.delete(id);
   }
 
   /**
@@ -195,7 +231,7 @@ export class RaftDriver<G extends DrivenGroup> {
     } finally {
       this.loopRunning = false;
     }
-    if (this.tasks.length > 0 && !this.closedFlag) this.scheduleLoop();
+    if ((this.tasks.length > 0 || this.activity.hasDirty) && !this.closedFlag) this.scheduleLoop();
   }
 
   /**
@@ -225,20 +261,26 @@ export class RaftDriver<G extends DrivenGroup> {
         logger.warn({ err: error }, 'loop task failed with an expected error; skipped');
       }
     }
-    for (const group of this.groups.values()) if (group.installing !== true) group.startReadRound();
-
+    // Only the groups touched since their last visit (group-activity.ts); one with work left after
+    // this iteration is touched again below.
     // Imports that finished beside the loop rejoin here: their Ready is staged (its entries and
-    // hard state; the snapshot is already on disk), sent, applied and advanced like any other.
+    // hard state; the snapshot is already on disk), sent, applied and advanced like any other. A
+    // group still installing is not visited (snapshot-imports.ts); it is touched when it is done.
+    const visited: G[] = [];
     const ready = this.imports.takeFinished();
-    for (const group of this.groups.values()) {
-      if (group.installing === true || !group.raw.hasReady()) continue;
+    for (const id of this.activity.takeDirty()) {
+      const group = this.groups.get(id);
+      if (group === undefined || group.installing === true) continue;
+      visited.push(group);
+      group.startReadRound();
+      if (!group.raw.hasReady()) continue;
       const r = group.raw.ready();
       if (this.imports.claim(group, r)) continue;
       ready.push({ group, ready: r });
     }
     if (ready.length === 0 && this.pendingLogOps.length === 0) {
       this.imports.startClaimed();
-      this.maybeBuildSnapshots();
+      this.startJobs(visited);
       if (tasks.length > 0) this.metrics.loopIteration((clock.monotonicMs() - iterationStartedMs) / 1000, tasks.length);
       return tasks.length > 0 || this.pendingLogOps.length > 0;
     }
@@ -276,14 +318,20 @@ export class RaftDriver<G extends DrivenGroup> {
     await Promise.all(ready.map(({ group, ready: r }) => group.apply(r)));
     for (const { group, ready: r } of ready) {
       group.raw.advance(r);
-      // The import's Ready is advanced: the group is back under the loop's normal care.
-      if (group.installing === true) group.installing = false;
+      if (group.installing === true) {
+        // The import's Ready is advanced: the group is back under the loop's normal care, awake
+        // and visited (its inbound messages were dropped meanwhile; its leader resends).
+        group.installing = false;
+        this.activity.touch(group.id);
+      }
       if (r.softState) {
         logger.debug({ partition: group.id, role: r.softState.role, lead: r.softState.lead }, 'raft role changed');
         this.noteSoftState(group.id, r.softState.role, r.softState.lead);
       }
+      // More committed entries than one Ready carries, or work queued while it was out: next iteration.
+      if (group.raw.hasReady()) this.activity.visit(group.id);
     }
-    this.maybeBuildSnapshots();
+    this.startJobs(visited);
     this.metrics.loopIteration((clock.monotonicMs() - iterationStartedMs) / 1000, tasks.length);
     return true;
   }
@@ -310,68 +358,21 @@ export class RaftDriver<G extends DrivenGroup> {
         list.push({ group: group.id, message });
       }
     }
-    for (const [peer, messages] of outgoing) this.transport.send(peer, messages);
-  }
-
-  /**
-   * Starts the snapshot exports that are due. Each runs beside the loop (the group keeps ticking,
-   * replicating and applying); when it finishes, a loop task adopts it, and its log records go
-   * into the next iteration's synced write.
-   */
-  private maybeBuildSnapshots(): void {
-    const { logger } = this.options;
-    this.maybeCompactStorage();
-    for (const group of this.groups.values()) {
-      if (group.installing === true) continue;
-      if (group.needsCompaction()) this.pendingLogOps.push(...group.compactLog());
-      if (group.exporting || !group.needsSnapshotBuild()) continue;
-      group.exporting = true;
-      const exportStartedMs = this.options.clock.monotonicMs();
-      void group
-        .exportSnapshot()
-        .then((snapshot) => {
-          if (snapshot === undefined) return;
-          this.metrics.snapshot('exported', (this.options.clock.monotonicMs() - exportStartedMs) / 1000);
-          logger.info({ partition: group.id, index: snapshot.meta.index, bytes: snapshot.data.length }, 'exported a snapshot for a follower');
-          this.enqueue(() => this.pendingLogOps.push(...group.adoptSnapshot(snapshot)));
-        })
-        .catch((error: unknown) => {
-          // An import from the leader replaced the state under the export: the next one will do.
-          if (error instanceof AtollError && error.code === 'UNAVAILABLE') logger.debug({ err: error, partition: group.id }, 'snapshot export overtaken');
-          else logger.error({ err: error, partition: group.id }, 'snapshot failed');
-        })
-        .finally(() => {
-          group.exporting = false;
-          this.scheduleLoop();
-        });
+    for (const [peer, messages] of outgoing) {
+      this.liveness.sent(peer, this.activity.ticks);
+      this.transport.send(peer, messages);
     }
   }
 
-  /**
-   * Starts the due physical compaction steps, one per group, each beside the loop (the group keeps
-   * running and applying meanwhile). Each step is bounded (MvccStore.compactStorageStep), and the
-   * next one starts at the end of a later iteration, so the loop is never held by a whole pass.
-   */
-  private maybeCompactStorage(): void {
-    const { logger } = this.options;
-    for (const group of this.groups.values()) {
-      if (group.compactStorageStep === undefined || group.installing === true || group.compactingStorage === true || group.needsStorageCompaction?.() !== true) continue;
-      group.compactingStorage = true;
-      let more = false;
-      void group
-        .compactStorageStep()
-        .then((again) => {
-          more = again;
-        })
-        .catch((error: unknown) => {
-          if (this.closedFlag) logger.debug({ err: error, partition: group.id }, 'storage compaction step stopped by shutdown');
-          else logger.error({ err: error, partition: group.id }, 'storage compaction step failed');
-        })
-        .finally(() => {
-          group.compactingStorage = false;
-          if (more) this.scheduleLoop();
-        });
-    }
+  /** Marks a group for the next iteration and makes sure one runs. */
+  private revisit(group: number): void {
+    this.activity.visit(group);
+    this.scheduleLoop();
+  }
+
+  /** Starts the visited groups' log compaction, snapshot exports and storage compaction steps (group-jobs.ts). */
+  private startJobs(visited: readonly G[]): void {
+    for (const group of visited) if (group.installing !== true) startGroupJobs(group, this.jobsHost);
   }
 
   private catchUpTicks(): void {
@@ -383,7 +384,14 @@ export class RaftDriver<G extends DrivenGroup> {
     if (due <= 0) return;
     this.lastTickAtMs += due * tickMs;
     if (now - this.lastTickAtMs > tickMs * MAX_CATCH_UP_TICKS) this.lastTickAtMs = now;
-    for (let i = 0; i < due; i++) for (const group of this.groups.values()) if (group.installing !== true) group.raw.tick();
+    // Awake groups only; quiesced ones are parked and settle their ticks when next used.
+    this.activity.tick(due, this.groups);
+    const silent = this.liveness.onTick(this.activity.ticks, (peer) => this.transport.send(peer, []));
+    // A quiesced follower runs no election timer: when its leader's node falls silent, it must.
+    for (const peer of silent) {
+      this.options.logger.debug({ peer }, 'no frame from peer for an election timeout; waking the groups it leads');
+      this.reportUnreachable(peer);
+    }
   }
 
   /**
@@ -393,37 +401,28 @@ export class RaftDriver<G extends DrivenGroup> {
    * cannot stop this node with a forged message.
    */
   private stepMessages(from: number, messages: GroupMessage[]): void {
+    // Any frame from a known peer, an empty one (a node heartbeat) included, says its node is alive.
+    this.liveness.heard(from, this.activity.ticks);
     for (const { group: id, message } of messages) {
       this.metrics.raftMessages('received', message.type, 1);
       const group = this.groups.get(id);
       if (!group || message.to !== this.options.id || message.from !== from) {
-        this.refusePeerMessage(from, id, 'not addressed to this node');
+        this.refusals.note(from, id, 'not addressed to this node');
         continue;
       }
       if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true) {
-        this.refusePeerMessage(from, id, 'sender is not a member of the group');
+        this.refusals.note(from, id, 'sender is not a member of the group');
         continue;
       }
       const refusal = refusalOf(message, { knownNodes: this.options.knownNodes, lastIndex: group.raw.lastIndex() });
       if (refusal !== undefined) {
-        this.refusePeerMessage(from, id, refusal);
+        this.refusals.note(from, id, refusal);
         continue;
       }
       // Dropped while its snapshot imports (snapshot-imports.ts); the leader resends what matters.
       if (group.installing === true) continue;
       group.raw.step(message as Message);
     }
-  }
-
-  /** Counts a dropped peer message; one debug line per second at most says how many and the last reason. */
-  private refusePeerMessage(from: number, group: number, reason: string): void {
-    this.refusedPeerMessages++;
-    this.refusedPeerMessagesTotal++;
-    const nowMs = this.options.clock.monotonicMs();
-    if (nowMs - this.refusedPeerMessagesReportedAtMs < 1_000) return;
-    this.options.logger.debug({ from, partition: group, reason, dropped: this.refusedPeerMessages }, 'dropped peer raft messages');
-    this.refusedPeerMessagesReportedAtMs = nowMs;
-    this.refusedPeerMessages = 0;
   }
 
   /** Tells every group that `peer` cannot be reached (call from a loop task). */

@@ -3,7 +3,8 @@
  * groups (partitions), so the node loop sends one frame per peer per iteration. Decoding checks
  * every field; a malformed frame is an operating error (a bad peer), never a crash.
  *
- * Frame: version u8 | count u32 | count x (group u32 | message)
+ * Frame: version u8 | count u32 | count x (group u32 | message). A frame of no messages is the
+ * node heartbeat (liveness.ts): it only says the sending node is alive.
  * Message: type u8 | from u32 | to u32 | term u64 | presence u16 | present fields in bit order.
  */
 import { AtollError } from '../errors.js';

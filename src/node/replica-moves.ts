@@ -98,7 +98,7 @@ export class ReplicaMoves {
       if (replica === undefined) throw new AtollError('INTERNAL', `partition ${partition}: could not open an empty replica`);
       await this.inLoop(() => {
         if (driver.groups.has(partition)) return;
-        driver.groups.set(partition, replica);
+        driver.addGroup(replica);
         this.notYetMember.add(partition);
       }, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
       logger.info({ partition }, 'opened an empty replica for a move; the leader sends a snapshot');
@@ -254,7 +254,7 @@ export class ReplicaMoves {
   private leave(partition: number, replica: PartitionReplica): void {
     const { driver } = this.options;
     if (this.deleting.has(partition) || driver.groups.get(partition) !== replica) return;
-    driver.groups.delete(partition);
+    driver.removeGroup(partition);
     replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
     this.deleting.add(partition);
     void this.deleteReplica(partition);

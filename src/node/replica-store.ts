@@ -52,7 +52,9 @@ export class ReplicaStore {
     this.settings = {
       electionTicks: config.electionTicks,
       heartbeatTicks: 1,
-      quiesceAfterTicks: config.electionTicks * 3,
+      // Quiesce as soon as a group is idle and its followers know the commit (two ticks): with many
+      // partitions each sees a write only now and then, and an awake group heartbeats every tick.
+      quiesceAfterTicks: 2,
       snapshotEveryEntries: config.snapshotEveryEntries,
       logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
     };

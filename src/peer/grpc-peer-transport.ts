@@ -107,10 +107,13 @@ export class PeerTransport implements NodeTransport {
     return peer === this.selfId || (this.links.get(peer)?.reachable ?? false);
   }
 
-  /** Sends messages for many groups to `peer`, in as few frames as fit. Never throws: Raft retries. */
+  /**
+   * Sends messages for many groups to `peer`, in as few frames as fit (none: an empty frame, the
+   * node heartbeat of src/node/liveness.ts). Never throws: Raft retries.
+   */
   send(peer: number, messages: GroupMessage[]): void {
     const link = this.links.get(peer);
-    if (!link || this.closed || messages.length === 0) return;
+    if (!link || this.closed) return;
     const frame = encodeRaftFrame(messages);
     if (frame.length > MAX_FRAME_BYTES && messages.length > 1) {
       // A frame must fit in one gRPC message: split the batch rather than break the stream.

@@ -689,6 +689,11 @@ export class Raft {
       // No chunk confirmed for a whole heartbeat round: it was probably lost, so send it again.
       if (progress.snapshotAcked === progress.snapshotAckedAtHeartbeat) this.sendSnapshotChunk(message.from, progress);
       progress.snapshotAckedAtHeartbeat = progress.snapshotAcked;
+    } else if (progress.state === 'probe' && progress.match === this.log.lastIndex() && progress.commit === this.log.committed) {
+      // A probed follower (e.g. reported unreachable) that answers and holds everything is back:
+      // replicate again. Nothing is in flight (next = match + 1), and only a replicating follower
+      // lets its group quiesce, so without this an idle group would heartbeat until the next write.
+      progress.becomeReplicate();
     } else if (progress.match < this.log.lastIndex() || progress.commit < this.log.committed) {
       // Appends or their answers may have been lost: with a full window nothing would ever be resent.
       // Freeing one slot sends an append that the follower either accepts or rejects, either way
@@ -1056,6 +1061,29 @@ export class Raft {
       for (const progress of this.progress.values()) progress.recentActive = true;
       this.bcastHeartbeat();
     }
+  }
+
+  /**
+   * `count` ticks of a quiesced node at once, exactly as `count` calls of tick() would leave it (a
+   * host that parks quiet groups settles their ticks lazily): a quiet follower's tick only counts
+   * (tickElection returns at once), and a quiet leader's only counts and clears recentActive at
+   * each election timeout (no CheckQuorum, no heartbeat, no transfer: quiescing requires none to
+   * be pending, and transferLeadership wakes the group). The tick counter must still move: it is
+   * the leader's lease clock (leaseValid), and a clock that stood still would stretch the lease.
+   */
+  skipQuiescedTicks(count: number): void {
+    assert.ok(this.quiesced && Number.isSafeInteger(count) && count >= 0, `skipQuiescedTicks(${count}) on a node that is not quiesced`);
+    assert.ok(this.leadTransferee === NONE, 'a quiesced node has no transfer pending');
+    this.ticks += count;
+    this.startupQuietTicks = Math.max(0, this.startupQuietTicks - count);
+    if (this.role !== 'leader') return;
+    this.heartbeatElapsed += count;
+    this.idleTicks += count;
+    const elapsed = this.electionElapsed + count;
+    if (elapsed >= this.config.electionTicks) {
+      for (const [id, progress] of this.progress) progress.recentActive = id === this.id;
+    }
+    this.electionElapsed = elapsed % this.config.electionTicks;
   }
 
   /** The transport could not reach `peer`. A follower that lost its leader starts counting again. */

@@ -59,12 +59,26 @@ export interface RaftStatus {
   readonly progress: ReadonlyMap<NodeId, { match: number; next: number; state: string }>;
 }
 
+/**
+ * A host's shared tick counter (the multi-Raft driver's): a RawNode attached to one is ticked by
+ * catching up to it, so the host may leave a quiesced group unticked for any time and settle its
+ * ticks in one step when the group is next used.
+ */
+export interface TickSource {
+  readonly ticks: number;
+}
+
 /** The public face of one Raft group (the etcd-io/raft RawNode pattern): tick, step, propose, ready, advance. */
 export class RawNode {
   private readonly raft: Raft;
   private previousSoft: SoftState;
   private previousHard: HardState;
   private outstanding: Ready | undefined = undefined;
+  private tickSource: TickSource | undefined = undefined;
+  /** The source's tick count this node has been ticked to. Invariant: <= tickSource.ticks. */
+  private tickedTo = 0;
+  /** Told after every call that may give this group work (a Ready, a tick that matters). */
+  private onActivity: (() => void) | undefined = undefined;
 
   constructor(config: RaftConfig) {
     this.raft = new Raft(config);
@@ -76,38 +90,120 @@ export class RawNode {
     return this.raft.id;
   }
 
-  /** Advances logical time by one tick (heartbeat and election timers). */
+  /**
+   * Attaches the host's tick counter and activity listener (the multi-Raft driver does, once, before
+   * the first tick). From then on tick() catches up to `source` rather than adding one tick, and
+   * `onActivity` runs after every call that may give the group work.
+   */
+  attachHost(source: TickSource, onActivity: () => void): void {
+    this.tickSource = source;
+    this.tickedTo = source.ticks;
+    this.onActivity = onActivity;
+  }
+
+  /** Whether the group is quiesced here (a quiet leader, or a follower told to stop its election timer). */
+  get quiesced(): boolean {
+    return this.raft.quiesced;
+  }
+
+  /** The leader this node knows (0: none). */
+  get lead(): NodeId {
+    return this.raft.lead;
+  }
+
+  get role(): Role {
+    return this.raft.role;
+  }
+
+  /**
+   * Without a tick source, one tick. With one, the ticks owed since the last call: run one by one
+   * while the group is awake, and settled at once (Raft.skipQuiescedTicks) once it is quiesced.
+   */
   tick(): void {
-    this.raft.tick();
+    if (this.tickSource === undefined) this.raft.tick();
+    else this.settleTicks();
+    this.onActivity?.();
+  }
+
+  /**
+   * Brings a parked group's clock up to the host's before anything reads or changes its state: a
+   * group the host stopped ticking is quiesced (the host parks only those, and any wake goes
+   * through a call that settles first), so the owed ticks move only counters.
+   */
+  private settleTicks(): void {
+    const source = this.tickSource;
+    if (source === undefined) return;
+    let owed = source.ticks - this.tickedTo;
+    if (owed <= 0) return;
+    this.tickedTo = source.ticks;
+    // Awake: real ticks (the host ticks awake groups every tick, so this owes few). A real tick may
+    // quiesce the group; the rest is then settled in one step.
+    while (owed > 0 && !this.raft.quiesced) {
+      this.raft.tick();
+      owed--;
+    }
+    if (owed > 0) this.raft.skipQuiescedTicks(owed);
+  }
+
+  /** Tells the host this group has work outside Raft (e.g. reads waiting for a round). */
+  notifyHost(): void {
+    this.onActivity?.();
   }
 
   /** Feeds a message received from a peer. */
   step(message: Message): void {
-    this.raft.step(message);
+    this.settleTicks();
+    try {
+      this.raft.step(message);
+    } finally {
+      this.onActivity?.();
+    }
   }
 
   /** Proposes data for the log. Leader only; throws RaftError PROPOSAL_DROPPED otherwise. */
   propose(data: Uint8Array): { index: number; term: number } {
-    return this.raft.propose(data, EntryType.Normal);
+    this.settleTicks();
+    try {
+      return this.raft.propose(data, EntryType.Normal);
+    } finally {
+      this.onActivity?.();
+    }
   }
 
   /** Proposes a single-server membership change; one may be pending at a time. */
   proposeConfChange(change: ConfChange): { index: number; term: number } {
-    return this.raft.propose(encodeConfChange(change), EntryType.ConfChange);
+    this.settleTicks();
+    try {
+      return this.raft.propose(encodeConfChange(change), EntryType.ConfChange);
+    } finally {
+      this.onActivity?.();
+    }
   }
 
   /** Requests a linearizable read; the answer arrives in Ready.readStates with this context. */
   readIndex(context: string): void {
-    this.raft.readIndex(context);
+    this.settleTicks();
+    try {
+      this.raft.readIndex(context);
+    } finally {
+      this.onActivity?.();
+    }
   }
 
   transferLeadership(target: NodeId): void {
-    this.raft.transferLeadership(target);
+    this.settleTicks();
+    try {
+      this.raft.transferLeadership(target);
+    } finally {
+      this.onActivity?.();
+    }
   }
 
   /** Starts an election now (pre-vote first when enabled). */
   campaign(): void {
+    this.settleTicks();
     this.raft.hup(false);
+    this.onActivity?.();
   }
 
   /** Whether `peer` is a voter or learner of this group now (the host drops messages from others). */
@@ -121,7 +217,9 @@ export class RawNode {
   }
 
   reportUnreachable(peer: NodeId): void {
+    this.settleTicks();
     this.raft.reportUnreachable(peer);
+    this.onActivity?.();
   }
 
   hasReady(): boolean {
@@ -175,6 +273,9 @@ export class RawNode {
   }
 
   status(): RaftStatus {
+    // The lease (leaseValid) is measured in ticks: a parked group's owed ticks count first (only
+    // counters move, so status() stays free of Raft side effects).
+    if (this.raft.quiesced) this.settleTicks();
     const raft = this.raft;
     const progress = new Map<NodeId, { match: number; next: number; state: string }>();
     if (raft.role === 'leader') {

@@ -61,6 +61,11 @@ class FakeGroup implements DrivenGroup {
       lastIndex: () => 10,
       status: () => ({ lead: 1, role: 'follower' }),
       reportUnreachable: () => undefined,
+      // The driver's activity tracking (group-activity.ts): this fake never quiesces; the test's
+      // Readys are found because start() marks the group for a visit and the driver revisits a
+      // group that still has a Ready after advance.
+      attachHost: () => undefined,
+      quiesced: false,
     } as unknown as RawNode;
   }
 
@@ -136,6 +141,7 @@ describe('snapshot imports beside the loop', () => {
     });
     const group = new FakeGroup(engine);
     driver.groups.set(0, group);
+    driver.start(() => undefined);
 
     // Iteration 1: a plain Ready; at its end the group's log compaction is queued for the next
     // write. Iteration 2 (at once): the snapshot Ready. The queued compaction record is written

@@ -55,6 +55,8 @@ export class SimNetwork {
   private readonly inflight = new Set<InflightCall>();
   faults: NetworkFaults = calmNetwork;
   framesSent = 0;
+  /** Raft messages in the frames sent (an empty frame, a node heartbeat, carries none). */
+  messagesSent = 0;
   framesDropped = 0;
 
   constructor(
@@ -128,8 +130,10 @@ export class SimNetwork {
   }
 
   send(from: Endpoint, to: number, messages: GroupMessage[]): void {
-    if (!from.host.alive || from.closed || messages.length === 0 || to === from.host.node) return;
+    // An empty batch is a frame too: the node heartbeat (src/node/liveness.ts).
+    if (!from.host.alive || from.closed || to === from.host.node) return;
     const frame = encodeRaftFrame(messages);
+    this.messagesSent += messages.length;
     const key = `${from.host.node}>${to}`;
     const epoch = this.epochs.get(key) ?? 0;
     const copies = this.rng.chance(this.faults.duplicateRate) ? 2 : 1;
