@@ -13,91 +13,24 @@
  * between ready() and advance(). A node tick ticks only the awake groups (quiesced ones are
  * parked); node heartbeats to peers keep quiesced groups' liveness (liveness.ts).
  */
-import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
-import { RaftError } from '../raft/errors.js';
-import type { Ready, RawNode } from '../raft/rawnode.js';
-import type { Message, Snapshot } from '../raft/types.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import type { Ready } from '../raft/rawnode.js';
+import type { Message } from '../raft/types.js';
+import type { WriteOperation } from '../storage/storage-engine.js';
 import { GroupActivity } from './group-activity.js';
 import { startGroupJobs, type GroupJobsHost } from './group-jobs.js';
 import { PeerLiveness } from './liveness.js';
 import { refusalOf } from './peer-message-check.js';
 import { PeerRefusals } from './peer-refusals.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
-import type { NodeClock, NodeTimers, NodeTransport, TimerHandle, TransportFactory } from './ports.js';
+import type { NodeTransport, TimerHandle } from './ports.js';
 import type { GroupMessage } from './raft-wire.js';
-import { SnapshotImports, type ImportingGroup } from './snapshot-imports.js';
+import { SnapshotImports } from './snapshot-imports.js';
+import { isExpectedTaskError, sendableBeforeSync, writeBytes, type DrivenGroup, type RaftDriverOptions } from './driven-group.js';
 
-/** What the driver needs of one Raft group (PartitionReplica is one). */
-export interface DrivenGroup extends ImportingGroup {
-  readonly id: number;
-  readonly raw: RawNode;
-  /** True while exportSnapshot runs (one export per group at a time). */
-  exporting: boolean;
-  startReadRound(): void;
-  stage(ready: Ready): Promise<{ ops: WriteOperation[]; mustSync: boolean }>;
-  apply(ready: Ready): Promise<void>;
-  needsCompaction(): boolean;
-  compactLog(): WriteOperation[];
-  needsSnapshotBuild(): boolean;
-  exportSnapshot(): Promise<Snapshot | undefined>;
-  adoptSnapshot(snapshot: Snapshot): WriteOperation[];
-  /** True while a storage compaction step runs beside the loop (one per group at a time). */
-  compactingStorage?: boolean;
-  /** Whether a physical compaction step is due (state-machine history below its floor). */
-  needsStorageCompaction?(): boolean;
-  /** One bounded physical compaction step; resolves true when another may follow at once. */
-  compactStorageStep?(): Promise<boolean>;
-  failAll(error: AtollError): void;
-  /**
-   * True while the group has no configuration at all: an empty replica a move opened, waiting for
-   * its leader's first snapshot (replica-moves.ts). It takes messages from any known node.
-   */
-  awaitingFirstSnapshot?(): boolean;
-}
-
-export interface RaftDriverOptions {
-  readonly id: number;
-  /** Every node's id and address: a peer message naming a stranger is refused. */
-  readonly knownNodes: ReadonlyMap<number, string>;
-  readonly tickMs: number;
-  /** Ticks of silence after which a peer's quiesced groups wake (default 10: the election timeout). */
-  readonly electionTicks?: number;
-  readonly engine: StorageEngine;
-  readonly transport: TransportFactory;
-  readonly peerSecret: string;
-  /** The cluster id peers are told (cluster-descriptor.ts). */
-  readonly clusterId?: string;
-  readonly clock: NodeClock;
-  readonly timers: NodeTimers;
-  readonly logger: Logger;
-  /** Called once when the loop fails (a failed synced write, a broken invariant): the node must stop. */
-  readonly onFatal: (error: Error) => void;
-  /** Negative control (NodeTestBugs.followerAckBeforeSync): every message goes before the synced write. */
-  readonly followerAckBeforeSync?: boolean;
-  /** Loop, storage write, Raft message, snapshot and leadership events (default: none). */
-  readonly metrics?: NodeMetrics;
-}
+export { isExpectedTaskError, type DrivenGroup, type RaftDriverOptions };
 
 type Task = () => void;
-
-/**
- * The errors a loop task may throw by design, which are logged and skipped: a RaftError (the Raft
- * core's typed outcomes, src/raft/errors.ts: a proposal, transfer or read refused here, an index
- * compacted or not yet in the log) and an AtollError (the node's operating errors, with a stable
- * code). Anything else, above all a `node:assert` AssertionError from the Raft core's safety checks
- * in step() or tick(), means the node's state broke an invariant: the node stops, as it does on a
- * failed synced write, rather than go on from a state it cannot trust.
- */
-export function isExpectedTaskError(error: unknown): boolean {
-  return error instanceof RaftError || error instanceof AtollError;
-}
-
-/** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */
-function sendableBeforeSync(message: Message): boolean {
-  return message.type === 'app' || message.type === 'heartbeat';
-}
 
 const MAX_CATCH_UP_TICKS = 50;
 /** A storage write the loop waits on for longer than this is logged at warn level. */
@@ -447,11 +380,4 @@ export class RaftDriver<G extends DrivenGroup> {
     this.transport.close();
     await this.options.engine.close();
   }
-}
-
-/** Key and value bytes of a storage write (deletes count their key). */
-function writeBytes(ops: readonly WriteOperation[]): number {
-  let bytes = 0;
-  for (const op of ops) bytes += op.key.length + (op.type === 'put' ? op.value.length : 0);
-  return bytes;
 }

@@ -264,8 +264,9 @@ describe('hostile tenants on a cluster with authentication', () => {
     }
     // Forged: globex's own handle with a field changed (MAC kept), or acme's relabelled as globex's.
     const forgeries = [
-      alteredHandle(handle, (json) => (json['r'] = Math.max(0, Number(json['r']) - 1))),
-      alteredHandle(handle, (json) => (json['p'] = acmeUsersPartition)),
+      // Each forgery must really change its field (a no-op "forgery" keeps a valid MAC).
+      alteredHandle(handle, (json) => (json['r'] = Number(json['r']) === 0 ? 1 : Number(json['r']) - 1)),
+      alteredHandle(handle, (json) => (json['p'] = Number(json['p']) === acmeUsersPartition ? (acmeUsersPartition + 1) % PARTITIONS : acmeUsersPartition)),
       alteredHandle(handle, (json) => (json['b'] = '\u0000globex\u0000other')),
       alteredHandle(handle, (json) => (json['t'] = Date.now() + 3_600_000)),
       alteredHandle(handle, (json) => (json['i'] = json['i'] === 'z' ? 's' : 'z')),
