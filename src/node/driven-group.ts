@@ -8,32 +8,24 @@ import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { RaftError } from '../raft/errors.js';
 import type { Ready, RawNode } from '../raft/rawnode.js';
-import type { Message, Snapshot } from '../raft/types.js';
+import type { Message } from '../raft/types.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type { NodeMetrics } from './metrics.js';
 import type { NodeClock, NodeTimers, TransportFactory } from './ports.js';
+import type { JobGroup } from './group-jobs.js';
 import type { ImportingGroup } from './snapshot-imports.js';
 
-/** What the driver needs of one Raft group (PartitionReplica is one). */
-export interface DrivenGroup extends ImportingGroup {
+/**
+ * What the driver needs of one Raft group (PartitionReplica is one): the jobs beside the loop
+ * (group-jobs.ts: log compaction, snapshot exports, storage compaction steps) and snapshot imports
+ * (snapshot-imports.ts) each name their part.
+ */
+export interface DrivenGroup extends ImportingGroup, JobGroup {
   readonly id: number;
   readonly raw: RawNode;
-  /** True while exportSnapshot runs (one export per group at a time). */
-  exporting: boolean;
   startReadRound(): void;
   stage(ready: Ready): Promise<{ ops: WriteOperation[]; mustSync: boolean }>;
   apply(ready: Ready): Promise<void>;
-  needsCompaction(): boolean;
-  compactLog(): WriteOperation[];
-  needsSnapshotBuild(): boolean;
-  exportSnapshot(): Promise<Snapshot | undefined>;
-  adoptSnapshot(snapshot: Snapshot): WriteOperation[];
-  /** True while a storage compaction step runs beside the loop (one per group at a time). */
-  compactingStorage?: boolean;
-  /** Whether a physical compaction step is due (state-machine history below its floor). */
-  needsStorageCompaction?(): boolean;
-  /** One bounded physical compaction step; resolves true when another may follow at once. */
-  compactStorageStep?(): Promise<boolean>;
   failAll(error: AtollError): void;
   /**
    * True while the group has no configuration at all: an empty replica a move opened, waiting for

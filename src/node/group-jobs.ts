@@ -13,14 +13,18 @@ import type { Snapshot } from '../raft/types.js';
 /** What the jobs need of a group (raft-driver.ts's DrivenGroup has it all). */
 export interface JobGroup {
   readonly id: number;
+  /** True while exportSnapshot runs (one export per group at a time). */
   exporting: boolean;
   needsCompaction(): boolean;
   compactLog(): WriteOperation[];
   needsSnapshotBuild(): boolean;
   exportSnapshot(): Promise<Snapshot | undefined>;
   adoptSnapshot(snapshot: Snapshot): WriteOperation[];
+  /** True while a storage compaction step runs beside the loop (one per group at a time). */
   compactingStorage?: boolean;
+  /** Whether a physical compaction step is due (state-machine history below its floor). */
   needsStorageCompaction?(): boolean;
+  /** One bounded physical compaction step; resolves true when another may follow at once. */
   compactStorageStep?(): Promise<boolean>;
 }
 
