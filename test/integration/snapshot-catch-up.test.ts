@@ -26,8 +26,13 @@ describe('snapshot catch-up', () => {
   it('a follower that missed more than the retained log installs a snapshot and serves every write', async () => {
     const client = cluster.client();
     const partition = partitionOfBucket(BUCKET, PARTITIONS);
-    const info = await client.clusterInfo();
-    const leader = info.partitions.find((p) => p.id === partition)?.leader ?? 0;
+    // The cluster was ready (every node knew every leader), but a leadership can move right after
+    // (the leader balancer hands partitions to their preferred leaders): ask until one is known.
+    let leader = 0;
+    for (let attempt = 0; attempt < 100 && leader === 0; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      leader = Number((await client.clusterInfo()).partitions.find((p) => p.id === partition)?.leader ?? 0);
+    }
     expect(leader).toBeGreaterThan(0);
     const follower = [...cluster.addresses.keys()].find((id) => id !== leader) as number;
     await cluster.kill(follower);
