@@ -330,7 +330,7 @@ export class KvExecutor {
     return this.options.admission.run(replica.id, context, () => this.withDeadline(
       () => new Promise<void>((resolve, reject) => {
         this.options.driver.enqueue(() => {
-          if (replica.raw.status().role !== 'leader') {
+          if (replica.raw.role !== 'leader') {
             reject(replica.notLeaderError());
             return;
           }

@@ -102,7 +102,7 @@ export class Router {
   /** The node believed to lead `partition`, or 0. */
   leaderOf(partition: number): number {
     const replica = this.options.driver.groups.get(partition);
-    if (replica) return replica.raw.status().lead;
+    if (replica) return replica.raw.lead;
     const guess = this.remoteLeaders.get(partition) ?? this.remoteReplicas.get(partition)?.[0] ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
     // A replica moved away from this node: the seed may still name it; ask another replica.
     if (guess !== this.options.id) return guess;
@@ -207,7 +207,7 @@ export class Router {
       (operation.request.consistency === 'stale' || this.options.testBugs?.readsWithoutQuorum === true);
     // A learner (a move's new replica, maybe still empty) serves no reads of its own.
     const servesLocally = staleRead || (isRead && operation.request.transaction !== undefined);
-    const localVoter = local !== undefined && servesLocally && local.raw.status().confState.voters.includes(this.options.id);
+    const localVoter = local !== undefined && servesLocally && local.raw.isVoter(this.options.id);
     if (local && localVoter && staleRead) return this.executeLocal(local, operation, context);
     // A read inside a transaction reads immutable versions at or below its snapshot revision, so
     // any replica that has applied that revision answers it exactly, without a leader round.
@@ -260,7 +260,7 @@ export class Router {
     const giveUpAt = Math.min(context.deadlineMs - 50, clock.wallMs() + tickMs * electionTicks * 3);
     while (clock.wallMs() < giveUpAt) {
       if (context.signal?.aborted) break;
-      const lead = replica.raw.status().lead;
+      const lead = replica.raw.lead;
       if (lead !== 0) return lead;
       await new Promise<void>((resolve) => this.options.timers.after(LEADER_WAIT_POLL_MS, resolve));
     }

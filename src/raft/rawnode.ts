@@ -106,6 +106,11 @@ export class RawNode {
     return this.raft.quiesced;
   }
 
+  /** Whether `peer` is a voter of this group now (cheap: no status() object per call). */
+  isVoter(peer: NodeId): boolean {
+    return this.raft.voters.has(peer);
+  }
+
   /** The leader this node knows (0: none). */
   get lead(): NodeId {
     return this.raft.lead;
