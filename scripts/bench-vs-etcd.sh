@@ -9,8 +9,13 @@
 # `atoll bench --system etcd` against etcd (the same workload code and parameters in the same kind
 # of Node.js process, etcd through the etcd3 npm client) alternately, A B A B, and prints one table
 # per workload with both systems and the ratio Atoll/etcd, then one line per workload and
-# concurrency: `ratio put c=64 atoll/etcd=2.31`. Everything it started is stopped on exit, on
-# failure and on Ctrl-C.
+# concurrency: `ratio put c=64 atoll/etcd=2.31`. Both systems' server processes are sampled, so
+# every row has the servers' CPU per operation (`server ms/op`, etcd's members included).
+# Then the per-partition sweep (issue 18): the same put workload on fresh three-node Atoll
+# clusters of 1, 64 and 1,024 partitions (`--sweep`), round by round, and one table with puts/s,
+# the ratio to one partition and the server CPU per put, then one line per partition count:
+# `sweep put c=64 partitions=64 ops/s=1573 vs-1-partition=0.77 server-ms/op=1.10`.
+# Everything it started is stopped on exit, on failure and on Ctrl-C.
 #
 # Options (defaults in brackets):
 #   --workloads LIST     put,get,stale-get,incr (also mixed, prefix, txn)  [put,get,stale-get,incr]
@@ -22,6 +27,10 @@
 #   --rounds N           A B pairs per workload and concurrency              [2]
 #   --results DIR        where the JSON results, tables and SVG go           [a new /tmp/atoll-vs-etcd-* dir]
 #   --cpu-prof DIR       run the Atoll servers under `node --cpu-prof`, profiles into DIR
+#   --sweep LIST         partition counts of the per-partition sweep; '' skips it [1,64,1024]
+#   --sweep-concurrency N   the sweep's puts in flight                         [64]
+#   --sweep-keys N       keys preloaded into each sweep cluster              [10000]
+#   --sweep-only         only the sweep (no etcd, no side-by-side runs)
 # Environment: BENCH_ATOLL_PORT (27011: nodes at 27011-27013), BENCH_ETCD_PORT (23791: clients at
 # 23791-23793, peers at 23801-23803).
 set -euo pipefail
@@ -36,6 +45,10 @@ value_size=128
 rounds=2
 results=""
 cpu_prof=""
+sweep="1,64,1024"
+sweep_concurrency=64
+sweep_keys=10000
+sweep_only=0
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
@@ -53,6 +66,10 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="$2"; shift 2 ;;
     --results) results="$2"; shift 2 ;;
     --cpu-prof) cpu_prof="$2"; shift 2 ;;
+    --sweep) sweep="$2"; shift 2 ;;
+    --sweep-concurrency) sweep_concurrency="$2"; shift 2 ;;
+    --sweep-keys) sweep_keys="$2"; shift 2 ;;
+    --sweep-only) sweep_only=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "bench-vs-etcd: unknown option $1" >&2; usage 2 ;;
   esac
@@ -143,56 +160,6 @@ run_bench() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# ----------------------------------------------------------------------------- etcd cluster
-etcd_endpoints=""
-etcd_cluster=""
-for i in 1 2 3; do
-  etcd_cluster+="${etcd_cluster:+,}e$i=http://127.0.0.1:$((etcd_base_port + 9 + i))"
-  etcd_endpoints+="${etcd_endpoints:+,}127.0.0.1:$((etcd_base_port + i - 1))"
-done
-etcd_pids=()
-for i in 1 2 3; do
-  client_port=$((etcd_base_port + i - 1))
-  peer_port=$((etcd_base_port + 9 + i))
-  for port in $client_port $peer_port; do port_in_use "$port" && { say "port $port is in use (set BENCH_ETCD_PORT)"; exit 2; }; done
-  etcd --name "e$i" --data-dir "$work/etcd/e$i" \
-    --listen-client-urls "http://127.0.0.1:$client_port" --advertise-client-urls "http://127.0.0.1:$client_port" \
-    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
-    --initial-cluster "$etcd_cluster" --initial-cluster-token atoll-bench --initial-cluster-state new \
-    >"$work/etcd-e$i.log" 2>&1 &
-  started_pids+=($!)
-  etcd_pids+=($!)
-done
-say "etcd: 3 members starting (clients $etcd_endpoints, pids ${etcd_pids[*]})"
-
-# ----------------------------------------------------------------------------- Atoll cluster
-atoll_endpoints=""
-atoll_peers=""
-for i in 1 2 3; do
-  port=$((atoll_base_port + i - 1))
-  port_in_use "$port" && { say "port $port is in use (set BENCH_ATOLL_PORT)"; exit 2; }
-  atoll_peers+="${atoll_peers:+,}$i=127.0.0.1:$port"
-  atoll_endpoints+="${atoll_endpoints:+,}127.0.0.1:$port"
-done
-node_flags=()
-if [[ -n "$cpu_prof" ]]; then mkdir -p "$cpu_prof"; node_flags=(--cpu-prof --cpu-prof-dir "$cpu_prof"); fi
-atoll_pids=()
-# The nodes prove a shared peer secret to each other (docs/security.md, "Peers"): node 1 creates
-# the file at its first start, the others are started once it exists.
-mkdir -p "$work/atoll"
-peer_secret_file="$work/atoll/peer-secret"
-for i in 1 2 3; do
-  ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/server/main.js" \
-    --id "$i" --peers "$atoll_peers" --data-dir "$work/atoll/node$i" --peer-secret-file "$peer_secret_file" >"$work/atoll-node$i.log" 2>&1 &
-  started_pids+=($!)
-  atoll_pids+=($!)
-  if [[ $i == 1 ]]; then
-    for _ in $(seq 1 100); do [[ -s $peer_secret_file ]] && break; sleep 0.1; done
-    [[ -s $peer_secret_file ]] || { say "atoll node 1 did not create $peer_secret_file; its log:"; tail -n 20 "$work/atoll-node1.log" >&2 || true; exit 1; }
-  fi
-done
-say "atoll: 3 nodes starting (clients $atoll_endpoints, pids ${atoll_pids[*]})"
-
 wait_ready() { # name, seconds, command...: polls the command; fails fast when a server died
   local name="$1" seconds="$2"
   shift 2
@@ -210,6 +177,80 @@ wait_ready() { # name, seconds, command...: polls the command; fails fast when a
   done
   say "$name ready"
 }
+
+# ----------------------------------------------------------------------------- etcd cluster
+etcd_endpoints=""
+etcd_pids=()
+start_etcd() {
+  local etcd_cluster="" i client_port peer_port port
+  for i in 1 2 3; do
+    etcd_cluster+="${etcd_cluster:+,}e$i=http://127.0.0.1:$((etcd_base_port + 9 + i))"
+    etcd_endpoints+="${etcd_endpoints:+,}127.0.0.1:$((etcd_base_port + i - 1))"
+  done
+  for i in 1 2 3; do
+    client_port=$((etcd_base_port + i - 1))
+    peer_port=$((etcd_base_port + 9 + i))
+    for port in $client_port $peer_port; do port_in_use "$port" && { say "port $port is in use (set BENCH_ETCD_PORT)"; exit 2; }; done
+    etcd --name "e$i" --data-dir "$work/etcd/e$i" \
+      --listen-client-urls "http://127.0.0.1:$client_port" --advertise-client-urls "http://127.0.0.1:$client_port" \
+      --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+      --initial-cluster "$etcd_cluster" --initial-cluster-token atoll-bench --initial-cluster-state new \
+      >"$work/etcd-e$i.log" 2>&1 &
+    started_pids+=($!)
+    etcd_pids+=($!)
+  done
+  say "etcd: 3 members starting (clients $etcd_endpoints, pids ${etcd_pids[*]})"
+}
+
+# ----------------------------------------------------------------------------- Atoll cluster
+atoll_endpoints=""
+atoll_pids=()
+node_flags=()
+if [[ -n "$cpu_prof" ]]; then mkdir -p "$cpu_prof"; node_flags=(--cpu-prof --cpu-prof-dir "$cpu_prof"); fi
+# start_atoll DIR PARTITIONS: a fresh three-node cluster in DIR (default settings, fsync on).
+start_atoll() {
+  local dir="$1" partitions="$2" atoll_peers="" i port
+  atoll_endpoints=""
+  atoll_pids=()
+  for i in 1 2 3; do
+    port=$((atoll_base_port + i - 1))
+    port_in_use "$port" && { say "port $port is in use (set BENCH_ATOLL_PORT)"; exit 2; }
+    atoll_peers+="${atoll_peers:+,}$i=127.0.0.1:$port"
+    atoll_endpoints+="${atoll_endpoints:+,}127.0.0.1:$port"
+  done
+  # The nodes prove a shared peer secret to each other (docs/security.md, "Peers"): node 1 creates
+  # the file at its first start, the others are started once it exists.
+  mkdir -p "$dir"
+  local peer_secret_file="$dir/peer-secret"
+  for i in 1 2 3; do
+    ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/server/main.js" \
+      --id "$i" --peers "$atoll_peers" --partitions "$partitions" --data-dir "$dir/node$i" --peer-secret-file "$peer_secret_file" >"$work/atoll-node$i.log" 2>&1 &
+    started_pids+=($!)
+    atoll_pids+=($!)
+    if [[ $i == 1 ]]; then
+      for _ in $(seq 1 100); do [[ -s $peer_secret_file ]] && break; sleep 0.1; done
+      [[ -s $peer_secret_file ]] || { say "atoll node 1 did not create $peer_secret_file; its log:"; tail -n 20 "$work/atoll-node1.log" >&2 || true; exit 1; }
+    fi
+  done
+  say "atoll: 3 nodes, $partitions partitions, starting (clients $atoll_endpoints, pids ${atoll_pids[*]})"
+}
+# stop_atoll: stops the cluster start_atoll started (SIGTERM, then SIGKILL after 10 s) and forgets it.
+stop_atoll() {
+  local pid remaining=() alive
+  [[ ${#atoll_pids[@]} -gt 0 ]] || return 0
+  kill -TERM "${atoll_pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    alive=0
+    for pid in "${atoll_pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [[ $alive -eq 0 ]] && break
+    sleep 0.1
+  done
+  kill -KILL "${atoll_pids[@]}" 2>/dev/null || true
+  for pid in "${atoll_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${started_pids[@]}"; do [[ " ${atoll_pids[*]} " == *" $pid "* ]] || remaining+=("$pid"); done
+  started_pids=("${remaining[@]}")
+  atoll_pids=()
+}
 atoll_ready() { # every node answers and knows a leader for every partition
   local endpoint
   for endpoint in ${atoll_endpoints//,/ }; do
@@ -218,8 +259,6 @@ atoll_ready() { # every node answers and knows a leader for every partition
       || return 1
   done
 }
-wait_ready "etcd" 60 etcdctl --endpoints "$etcd_endpoints" endpoint health
-wait_ready "atoll" 90 atoll_ready
 
 endpoints_of() { [[ $1 == atoll ]] && echo "$atoll_endpoints" || echo "$etcd_endpoints"; }
 pids_of() { local IFS=,; [[ $1 == atoll ]] && echo "${atoll_pids[*]}" || echo "${etcd_pids[*]}"; }
@@ -234,45 +273,113 @@ etcd_fsyncs() { # WAL fsyncs so far, summed over the members (from their Prometh
 
 common=(--keys "$keys" --value-size "$value_size" --timeout 10000)
 
-# ----------------------------------------------------------------------------- preload
-for system in atoll etcd; do
-  say "$system: preloading $keys keys of $value_size bytes"
-  run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" \
-    --workloads "$workloads" --concurrency 1 --ops 1 --warmup 0 >"$results/preload-$system.txt"
-done
+if [[ $sweep_only -eq 0 ]]; then
+  start_etcd
+  start_atoll "$work/atoll" 64
+  wait_ready "etcd" 60 etcdctl --endpoints "$etcd_endpoints" endpoint health
+  wait_ready "atoll" 90 atoll_ready
 
-# ----------------------------------------------------------------------------- A B A B
-IFS=, read -r -a workload_list <<<"$workloads"
-IFS=, read -r -a concurrency_list <<<"$concurrency"
-total_runs=$(( ${#workload_list[@]} * ${#concurrency_list[@]} * rounds * 2 ))
-run=0
-for workload in "${workload_list[@]}"; do
-  for c in "${concurrency_list[@]}"; do
-    for round in $(seq 1 "$rounds"); do
-      for system in atoll etcd; do
-        run=$((run + 1))
-        say "[$run/$total_runs] $system $workload c=$c round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-        out="$results/runs/$workload-c$c-r$round-$system.json"
-        if [[ $system == etcd ]]; then
-          fsyncs_before=$(etcd_fsyncs)
-          started_at=$(date +%s.%N)
-        fi
-        if ! run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" --no-preload \
-          --workloads "$workload" --concurrency "$c" --duration "$duration" --warmup "$warmup" \
-          --sample-pids "$(pids_of "$system")" --json >"$out"; then
-          say "$system $workload c=$c round $round failed (see above); going on"
-          failed_runs=$((failed_runs + 1))
-        fi
-        if [[ $system == etcd ]]; then
-          rate=$(awk -v n="$(( $(etcd_fsyncs) - fsyncs_before ))" -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", n / (b - a) }')
-          say "etcd WAL fsyncs ≈ $rate/s over the 3 members (warm-up included)"
-        fi
+  # --------------------------------------------------------------------------- preload
+  for system in atoll etcd; do
+    say "$system: preloading $keys keys of $value_size bytes"
+    run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" \
+      --workloads "$workloads" --concurrency 1 --ops 1 --warmup 0 >"$results/preload-$system.txt"
+  done
+
+  # --------------------------------------------------------------------------- A B A B
+  IFS=, read -r -a workload_list <<<"$workloads"
+  IFS=, read -r -a concurrency_list <<<"$concurrency"
+  total_runs=$(( ${#workload_list[@]} * ${#concurrency_list[@]} * rounds * 2 ))
+  run=0
+  for workload in "${workload_list[@]}"; do
+    for c in "${concurrency_list[@]}"; do
+      for round in $(seq 1 "$rounds"); do
+        for system in atoll etcd; do
+          run=$((run + 1))
+          say "[$run/$total_runs] $system $workload c=$c round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+          out="$results/runs/$workload-c$c-r$round-$system.json"
+          if [[ $system == etcd ]]; then
+            fsyncs_before=$(etcd_fsyncs)
+            started_at=$(date +%s.%N)
+          fi
+          if ! run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" --no-preload \
+            --workloads "$workload" --concurrency "$c" --duration "$duration" --warmup "$warmup" \
+            --sample-pids "$(pids_of "$system")" --json >"$out"; then
+            say "$system $workload c=$c round $round failed (see above); going on"
+            failed_runs=$((failed_runs + 1))
+          fi
+          if [[ $system == etcd ]]; then
+            rate=$(awk -v n="$(( $(etcd_fsyncs) - fsyncs_before ))" -v a="$started_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", n / (b - a) }')
+            say "etcd WAL fsyncs ≈ $rate/s over the 3 members (warm-up included)"
+          fi
+        done
       done
     done
   done
-done
 
-# ----------------------------------------------------------------------------- results
-say "results in $results"
-node "$root/dist/src/bench/compare-cli.js" "$results/runs" --markdown "$results/comparison.md" --out "$results/latency.svg"
+  # --------------------------------------------------------------------------- results
+  say "results in $results"
+  node "$root/dist/src/bench/compare-cli.js" "$results/runs" --markdown "$results/comparison.md" --out "$results/latency.svg"
+  stop_atoll
+fi
+
+# ----------------------------------------------------------------------------- per-partition sweep
+# The same put workload on fresh clusters of each partition count (issue 18: no per-partition
+# tax), round by round so that the machine's drift spreads over every count alike.
+if [[ -n $sweep ]]; then
+  IFS=, read -r -a sweep_list <<<"$sweep"
+  mkdir -p "$results/sweep"
+  for round in $(seq 1 "$rounds"); do
+    for partitions in "${sweep_list[@]}"; do
+      start_atoll "$work/sweep-p$partitions-r$round" "$partitions"
+      wait_ready "atoll ($partitions partitions)" 300 atoll_ready
+      say "sweep: put c=$sweep_concurrency on $partitions partitions, round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+      if ! run_bench --endpoints "$atoll_endpoints" --keys "$sweep_keys" --value-size "$value_size" --timeout 10000 \
+        --workloads put --concurrency "$sweep_concurrency" --duration "$duration" --warmup "$warmup" \
+        --sample-pids "$(pids_of atoll)" --json >"$results/sweep/p$partitions-r$round.json"; then
+        say "sweep on $partitions partitions, round $round failed (see above); going on"
+        failed_runs=$((failed_runs + 1))
+      fi
+      stop_atoll
+      rm -rf "$work/sweep-p$partitions-r$round"
+    done
+  done
+  # Rounds merged as the comparison merges them: operations and seconds summed, CPU weighted by time.
+  node - "$results/sweep" "$sweep" "$sweep_concurrency" "$results/sweep.md" <<'NODE'
+const fs = require('node:fs');
+const [dir, list, concurrency, markdown] = process.argv.slice(2);
+const rows = [];
+for (const partitions of list.split(',')) {
+  let operations = 0, seconds = 0, cpuSeconds = 0, load = 0, runs = 0;
+  for (const file of fs.readdirSync(dir).filter((f) => f.startsWith(`p${partitions}-r`))) {
+    let report;
+    try { report = JSON.parse(fs.readFileSync(`${dir}/${file}`, 'utf8')); } catch { continue; }
+    for (const run of report.runs ?? []) {
+      operations += run.operations;
+      seconds += run.elapsedSeconds;
+      cpuSeconds += (Object.values(run.serverCpuPercent ?? {}).reduce((a, b) => a + b, 0) / 100) * run.elapsedSeconds;
+      load += run.loadAverage1m;
+      runs++;
+    }
+  }
+  if (runs === 0) { rows.push({ partitions, missing: true }); continue; }
+  rows.push({ partitions, opsPerSecond: operations / seconds, msPerOp: operations > 0 ? (cpuSeconds * 1000) / operations : NaN, load: load / runs, runs });
+}
+const base = rows.find((row) => !row.missing && row.opsPerSecond > 0)?.opsPerSecond;
+const lines = [
+  `| partitions | puts/s (c=${concurrency}) | vs ${rows[0]?.partitions ?? 1} partition(s) | server ms/op | load | runs |`,
+  '| ---: | ---: | ---: | ---: | ---: | ---: |',
+];
+const summary = [];
+for (const row of rows) {
+  if (row.missing) { lines.push(`| ${row.partitions} | failed | | | | 0 |`); continue; }
+  const ratio = base ? row.opsPerSecond / base : NaN;
+  lines.push(`| ${row.partitions} | ${Math.round(row.opsPerSecond).toLocaleString('en-US')} | ${ratio.toFixed(2)} | ${row.msPerOp.toFixed(2)} | ${row.load.toFixed(1)} | ${row.runs} |`);
+  summary.push(`sweep put c=${concurrency} partitions=${row.partitions} ops/s=${Math.round(row.opsPerSecond)} vs-${rows[0].partitions}-partition=${ratio.toFixed(2)} server-ms/op=${row.msPerOp.toFixed(2)}`);
+}
+const text = `### Per-partition sweep (put, c=${concurrency}, fresh three-node Atoll clusters)\n\n${lines.join('\n')}\n`;
+fs.writeFileSync(markdown, text);
+process.stdout.write(`\n${text}\n${summary.join('\n')}\n`);
+NODE
+fi
 if [[ $failed_runs -gt 0 ]]; then say "$failed_runs runs failed"; exit 1; fi

@@ -64,6 +64,29 @@ export const atollErrorCodes = [
   'LEASE_NOT_FOUND',
   /** A key was attached to a lease of another partition: a lease holds keys of its own partition only. */
   'LEASE_WRONG_PARTITION',
+  /**
+   * A fenced write (if_fence) carried a fencing token older than the one the key was last
+   * written with: a newer lock holder has written it, so this (stale) holder's write is refused.
+   */
+  'FENCED',
+  /**
+   * A change to the cluster's members (add-node, remove-node, replace-node) was refused and
+   * changed nothing: details.reason says why ('duplicate-id', 'id-removed', 'address-in-use',
+   * 'unknown-id', 'too-few-members', 'bad-transition', 'conflict'); or a removed node called a
+   * peer ('removed').
+   */
+  'MEMBERSHIP_REFUSED',
+  /**
+   * The key's hash range moved to another partition (a split): nothing was applied. Retryable:
+   * refresh the partition table (ClusterInfo ranges; details.partitionId names the new owner when
+   * known) and send the request again.
+   */
+  'PARTITION_MOVED',
+  /**
+   * A partition split was refused and changed nothing: details.reason says why
+   * ('unknown-partition', 'bad-split-point' (a single bucket cannot split), 'bad-new-id', 'in-progress').
+   */
+  'SPLIT_REFUSED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -125,6 +148,10 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   MOVE_REFUSED: 'FAILED_PRECONDITION',
   LEASE_NOT_FOUND: 'NOT_FOUND',
   LEASE_WRONG_PARTITION: 'INVALID_ARGUMENT',
+  FENCED: 'FAILED_PRECONDITION',
+  MEMBERSHIP_REFUSED: 'FAILED_PRECONDITION',
+  PARTITION_MOVED: 'UNAVAILABLE',
+  SPLIT_REFUSED: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

@@ -1,6 +1,7 @@
 /**
  * `npm run chaos -- --nodes 5 --duration 600 --seed 42`: a fault-injection run against real
- * processes. `--seed` replays the same fault schedule; `--bug NAME` plants a server defect to see
+ * processes; `--membership` adds membership changes (a node joins and leaves, replicas move, a
+ * wiped node is replaced) to the faults. `--seed` replays the same fault schedule; `--bug NAME` plants a server defect to see
  * the checkers catch it. Exit code 0 when every checker is valid, 1 otherwise.
  */
 import { Command, InvalidArgumentError } from 'commander';
@@ -36,13 +37,14 @@ const program = new Command('chaos')
   .option('--seed <n>', 'fault schedule seed', positive('--seed'), Math.floor(Math.random() * 1_000_000) + 1)
   .option('--partitions <n>', 'partitions', positive('--partitions'), 8)
   .option('--faults <list>', `comma-separated: ${ALL_FAULTS.join(',')} (the -link faults use loopback TCP proxies instead of namespaces)`, DEFAULT_FAULTS.join(','))
-  .option('--bug <name>', 'plant a defect: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions | watch-skips-on-resume')
+  .option('--bug <name>', 'plant a defect: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions | watch-skips-on-resume | lock-skips-waiting')
+  .option('--membership', 'membership faults too: a node joins (empty, --join) and leaves, replicas move, a node whose data directory was wiped is replaced')
   .option('--out <dir>', 'directory for the history file')
   .option('--netns-prefix <prefix>', 'name prefix of the network namespaces; two runs at once need different ones', netnsPrefix, defaultChaosNetns.prefix)
   .option('--netns-subnet <n>', 'their subnet 10.203.N.0/24 (0-255)', subnetIndex, defaultChaosNetns.subnetIndex)
   .parse();
 
-const options = program.opts<{ nodes: number; duration: number; seed: number; partitions: number; faults: string; bug?: string; out?: string; netnsPrefix: string; netnsSubnet: number }>();
+const options = program.opts<{ nodes: number; duration: number; seed: number; partitions: number; faults: string; bug?: string; membership?: boolean; out?: string; netnsPrefix: string; netnsSubnet: number }>();
 const faults = options.faults.split(',').map((f) => f.trim()) as FaultKind[];
 for (const fault of faults) if (!ALL_FAULTS.includes(fault)) program.error(`error: unknown fault ${fault}`);
 
@@ -53,6 +55,7 @@ const result = await runChaos({
   partitions: options.partitions,
   faults,
   ...(options.bug ? { testBug: options.bug } : {}),
+  ...(options.membership === true ? { membership: true } : {}),
   ...(options.out ? { historyDir: options.out } : {}),
   netns: { prefix: options.netnsPrefix, subnetIndex: options.netnsSubnet },
 });

@@ -4,7 +4,7 @@
  * fault-injection harness.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -47,15 +47,26 @@ const serverMain = join(packageRoot(), 'dist/src/server/main.js');
  * from that range, and a node dialling a peer that is not up yet can be given the very same port
  * as its own source port, taking it before the peer binds it.
  */
-async function freePort(): Promise<number> {
+/**
+ * Ports this process handed out. A probe only shows that nothing listens yet, so without this a
+ * cluster whose nodes have not bound their ports could be given one of them twice (CI: two nodes'
+ * addresses equal, every node refused the member table and exited; Prometheus saw no target up).
+ */
+const handedOut = new Set<number>();
+
+export async function freePort(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue;
     const ok = await new Promise<boolean>((resolvePort) => {
       const server = createServer();
       server.once('error', () => resolvePort(false));
       server.listen(port, '127.0.0.1', () => server.close(() => resolvePort(true)));
     });
-    if (ok) return port;
+    if (ok) {
+      handedOut.add(port);
+      return port;
+    }
   }
   throw new Error('no free port found');
 }
@@ -140,8 +151,9 @@ export class LocalCluster {
   /** --dial for node `id`: its peers through the proxies, when there are proxies. */
   private dialFlag(id: number): string[] {
     if (this.linkProxies.size === 0) return [];
-    const dial = [...this.addresses.keys()].filter((peer) => peer !== id).map((peer) => `${peer}=127.0.0.1:${this.linkProxy(id, peer)?.port}`);
-    return ['--dial', dial.join(',')];
+    // Nodes that joined later have no proxies: they are dialled directly.
+    const dial = [...this.addresses.keys()].filter((peer) => peer !== id && this.linkProxy(id, peer) !== undefined).map((peer) => `${peer}=127.0.0.1:${this.linkProxy(id, peer)?.port}`);
+    return dial.length === 0 ? [] : ['--dial', dial.join(',')];
   }
 
   /** The TLS flags of node `id`: its certificates, the peer port addresses and the CAs. */
@@ -184,14 +196,85 @@ export class LocalCluster {
     return line;
   }
 
+  /** Nodes started with --join (startJoiner): restarted with --join too. */
+  private readonly joiners = new Set<number>();
+  /** Nodes removed for good (retire): never started again, no longer in addresses. */
+  private readonly retired = new Set<number>();
+  /** The founding nodes' member flags as they were created with (freezeFoundingFlags). */
+  private founding: { peers: string; peerAddresses: string; adminAddresses: string } | undefined;
+
+  /**
+   * From now on the founding nodes restart with the --peers, --peer-addresses and --admin-addresses
+   * they were created with, whatever joins or leaves: a node that has not yet applied a member
+   * table change checks --peers against its recorded members (cluster-descriptor.ts).
+   */
+  freezeFoundingFlags(): void {
+    this.founding ??= {
+      peers: this.peersFlag(),
+      peerAddresses: [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(','),
+      adminAddresses: [...this.adminAddresses].map(([peer, address]) => `${peer}=${address}`).join(','),
+    };
+  }
+
+  /**
+   * Starts node `id` empty with --join (its peers: the other nodes' peer ports), as an operator
+   * starts a node before `atoll cluster add-node`; in its own namespace when the topology has one
+   * for it. Returns its client and peer addresses (ChangeMember add needs them).
+   */
+  async startJoiner(id: number): Promise<{ address: string; peerAddress: string }> {
+    if (this.addresses.has(id) || this.retired.has(id)) throw new Error(`node ${id} exists or existed already`);
+    this.freezeFoundingFlags();
+    const ip = this.options.topology?.nodes.find((node) => node.id === id)?.ip;
+    const address = ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`;
+    const peerAddress = ip ? `${ip}:7101` : `127.0.0.1:${await freePort()}`;
+    this.joiners.add(id);
+    this.addresses.set(id, address);
+    this.peerAddresses.set(id, peerAddress);
+    this.startNode(id);
+    return { address, peerAddress };
+  }
+
+  /**
+   * Stops node `id` for good (kill -9; it was removed, or its disk is gone): it leaves addresses,
+   * so nothing restarts it. `wipe` deletes its data directory, as a lost disk.
+   */
+  async retire(id: number, wipe: boolean): Promise<void> {
+    this.retired.add(id);
+    await this.kill(id);
+    this.addresses.delete(id);
+    this.peerAddresses.delete(id);
+    this.adminAddresses.delete(id);
+    if (wipe) rmSync(join(this.dataRoot, `node${id}`), { recursive: true, force: true });
+  }
+
+  isRetired(id: number): boolean {
+    return this.retired.has(id);
+  }
+
+  private joinerArgv(id: number): string[] {
+    const join_ = [...this.peerAddresses].filter(([peer]) => peer !== id).map(([, address]) => address).join(',');
+    return [
+      ...['--id', String(id), '--listen', this.addresses.get(id) as string, '--peer-listen', this.peerAddresses.get(id) as string, '--admin-listen', 'none'],
+      ...['--join', join_, '--peer-secret-file', this.peerSecretFile, '--data-dir', join(this.dataRoot, `node${id}`)],
+    ];
+  }
+
   startNode(id: number): void {
+    if (this.retired.has(id)) return;
+    const founding = this.founding;
+    const members = this.joiners.has(id)
+      ? this.joinerArgv(id)
+      : [
+          ...['--id', String(id), '--peers', founding?.peers ?? this.peersFlag(), '--data-dir', join(this.dataRoot, `node${id}`)],
+          ...['--peer-addresses', founding?.peerAddresses ?? [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(','), '--peer-secret-file', this.peerSecretFile],
+          ...['--admin-listen', this.adminAddresses.get(id) as string, '--admin-addresses', founding?.adminAddresses ?? [...this.adminAddresses].map(([peer, address]) => `${peer}=${address}`).join(',')],
+          ...['--partitions', String(this.options.partitions)],
+        ];
     const argv = [
       process.execPath,
       serverMain,
-      ...['--id', String(id), '--peers', this.peersFlag(), '--data-dir', join(this.dataRoot, `node${id}`)],
-      ...['--peer-addresses', [...this.peerAddresses].map(([peer, address]) => `${peer}=${address}`).join(','), '--peer-secret-file', this.peerSecretFile],
-      ...['--admin-listen', this.adminAddresses.get(id) as string, '--admin-addresses', [...this.adminAddresses].map(([peer, address]) => `${peer}=${address}`).join(',')],
-      ...['--partitions', String(this.options.partitions), '--tick-ms', String(this.options.tickMs)],
+      ...members,
+      ...['--tick-ms', String(this.options.tickMs)],
       ...['--snapshot-every', String(this.options.snapshotEvery), '--retention-revisions', String(this.options.retentionRevisions)],
       ...['--max-value-bytes', String(this.options.maxValueBytes)],
       ...this.dialFlag(id),
@@ -202,7 +285,8 @@ export class LocalCluster {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
-        ATOLL_LOG_LEVEL: this.options.logLevel,
+        // ATOLL_CHAOS_LOG_LEVEL (with ATOLL_CHAOS_LOG_DIR) raises the nodes' level to debug a run.
+        ATOLL_LOG_LEVEL: process.env['ATOLL_CHAOS_LOG_LEVEL'] ?? this.options.logLevel,
         ATOLL_LOG_FORMAT: 'json',
         // A planted defect is a deliberate choice of the caller (a negative control).
         ...(this.options.extraArgs.includes('--unsafe-test-bug') ? { ATOLL_ALLOW_TEST_BUGS: '1' } : {}),
@@ -212,12 +296,15 @@ export class LocalCluster {
     const child = topology ? topology.exec(id, argv, spawnOptions) : spawn(argv[0] as string, argv.slice(1), spawnOptions);
     const log: string[] = [];
     this.logs.set(id, log);
+    const logDir = process.env['ATOLL_CHAOS_LOG_DIR'];
     const keep = (chunk: Buffer): void => {
       const text = chunk.toString();
       // A node reports a bug it survived (an unhandled rejection): the run must still fail.
       if (text.includes('unhandled promise rejection')) this.bugReports.push({ id, line: text.slice(0, 2_000) });
       log.push(text);
       if (log.length > 200) log.shift();
+      // Every line of every node, for a debugging run (the in-memory log keeps only the last 200 chunks).
+      if (logDir !== undefined) appendFileSync(join(logDir, `node-${id}.log`), text);
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
@@ -290,19 +377,23 @@ export class LocalCluster {
   /** Waits until every running node reports a leader for every partition. */
   async waitReady(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    // What the last round found wrong, node by node (an error from an earlier round is not kept:
+    // it would hide why the last rounds were not ready).
     let lastError = '';
     while (Date.now() < deadline) {
-      let ready = true;
+      const problems: string[] = [];
       for (const id of this.processes.keys()) {
         try {
           const info = await this.clusterInfoOf(id);
-          if (Number(info.nodeId) !== id || !info.partitions.every((p) => Number(p.leader) !== 0)) ready = false;
+          const leaderless = info.partitions.filter((p) => Number(p.leader) === 0).map((p) => p.id);
+          if (Number(info.nodeId) !== id) problems.push(`node ${id}: answered as node ${info.nodeId}`);
+          else if (leaderless.length > 0) problems.push(`node ${id}: no leader known for partitions ${leaderless.slice(0, 8).join(',')}`);
         } catch (error) {
-          lastError = error instanceof Error ? error.message : String(error);
-          ready = false;
+          problems.push(`node ${id}: ${error instanceof Error ? error.message : String(error)}`);
         }
       }
-      if (ready) return;
+      if (problems.length === 0) return;
+      lastError = problems.join('; ');
       await new Promise((r) => setTimeout(r, 100));
     }
     const logs = [...this.logs.keys()].map((id) => `--- node ${id} (${this.addresses.get(id)})\n${this.logOf(id)}`).join('\n');

@@ -1,8 +1,9 @@
 /**
  * One fault-injection run: start a real cluster, drive the workloads (registers, sets, counters and
  * a bank of transactions) through the client library while the nemesis kills, pauses and restarts
- * nodes and watchers follow the register and set buckets (watch-workload.ts), heal, read
- * everything back, check the history and what the watchers saw, and report. The last line is
+ * nodes and watchers follow the register and set buckets (watch-workload.ts) and lock workers take
+ * a lock with fencing tokens (lock-workload.ts), heal, read everything back, check the history,
+ * what the watchers saw and the lock's grants and fenced writes, and report. The last line is
  * `chaos: valid` or `chaos: INVALID (...)`, logged after the namespaces are removed (an INVALID
  * run says how to replay it on the line before).
  */
@@ -13,10 +14,13 @@ import { performance } from 'node:perf_hooks';
 import { AtollClient } from '../client/index.js';
 import { checkHistory, type CheckReport } from './check-history.js';
 import { LocalCluster } from './local-cluster.js';
+import { MembershipNemesis } from './membership-nemesis.js';
 import { LINK_FAULTS, NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
 import { cleanupStale, createTopology, detectNetns, ensureIptables, type Topology } from './netns.js';
 import { partitionOfBucket } from '../keys/partition-table.js';
 import { WATCH_SKIP_BUG, WatchWorkload } from './watch-workload.js';
+import { LOCK_SKIP_BUG, LockWorkload } from './lock-workload.js';
+import type { Verdict } from './checkers/verdict.js';
 import { bankTotal, bankWorkload, counterWorkload, finalReads, makeBank, openBank, Recorder, registerWorkload, setWorkload } from './workloads.js';
 
 export interface ChaosOptions {
@@ -27,10 +31,16 @@ export interface ChaosOptions {
   readonly faults: readonly FaultKind[];
   /**
    * A planted defect (negative control): reads-without-quorum | ack-before-commit | no-dedup |
-   * torn-transactions (in the servers), or watch-skips-on-resume (in the watchers' client).
+   * torn-transactions (in the servers), watch-skips-on-resume (in the watchers' client) or
+   * lock-skips-waiting (in the lock workers' client).
    */
   readonly testBug?: string;
   readonly historyDir?: string;
+  /**
+   * Membership faults (membership-nemesis.ts): a node joins and leaves, replicas move, a node whose
+   * data directory was wiped is replaced, all while the fault nemesis runs.
+   */
+  readonly membership?: boolean;
   /** Per-attempt timeout of counter increments: short ones force retries of writes that did apply. */
   readonly counterTimeoutMs?: number;
   readonly log?: (line: string) => void;
@@ -56,6 +66,8 @@ export interface ChaosResult {
   /** Whether the network faults (namespaces) were available, and if not, why. */
   readonly networkFaults: boolean;
   readonly networkFaultsSkipped?: string;
+  /** What the membership nemesis did (with options.membership). */
+  readonly membershipSteps?: readonly string[];
 }
 
 const REGISTER_KEYS = ['ra/x', 'rb/x', 'rc/x', 'rd/x'];
@@ -69,7 +81,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const historyDir = options.historyDir ?? join(tmpdir(), 'atoll-chaos');
   mkdirSync(historyDir, { recursive: true });
   const historyPath = join(historyDir, `history-seed${options.seed}-${Date.now()}.jsonl`);
-  log(`chaos: seed ${options.seed}, ${options.nodes} nodes, ${options.durationSec}s, faults ${options.faults.join(',')}${options.testBug ? `, PLANTED BUG ${options.testBug}` : ''}`);
+  log(`chaos: seed ${options.seed}, ${options.nodes} nodes, ${options.durationSec}s, faults ${options.faults.join(',')}${options.membership === true ? ', membership changes' : ''}${options.testBug ? `, PLANTED BUG ${options.testBug}` : ''}`);
   log(`chaos: history ${historyPath}`);
 
   let networkFaultsSkipped: string | undefined;
@@ -100,7 +112,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     partitions: options.partitions,
     tickMs: 50,
     snapshotEvery: 500,
-    ...(options.testBug && options.testBug !== WATCH_SKIP_BUG ? { extraArgs: ['--unsafe-test-bug', options.testBug] } : {}),
+    ...(options.testBug && options.testBug !== WATCH_SKIP_BUG && options.testBug !== LOCK_SKIP_BUG ? { extraArgs: ['--unsafe-test-bug', options.testBug] } : {}),
   });
   const recorder = new Recorder(historyPath);
   const client = new AtollClient({ endpoints: cluster.endpoints, defaultTimeoutMs: 2_000 });
@@ -114,6 +126,8 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     log,
     ...(topology ? { topology } : {}),
   });
+  const membership = options.membership === true ? new MembershipNemesis(cluster, { seed: options.seed, log }) : undefined;
+  let membershipProblems: string[] = [];
   const progress = setInterval(() => {
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);
     log(`chaos: ${elapsed}s ok=${recorder.counts.ok} fail=${recorder.counts.fail} info=${recorder.counts.info} faults=${nemesis.faults.length}`);
@@ -121,6 +135,8 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   progress.unref();
   let watches: WatchWorkload | undefined;
   let watchResult: Awaited<ReturnType<WatchWorkload['finish']>> | undefined;
+  let locks: LockWorkload | undefined;
+  let lockResult: Awaited<ReturnType<LockWorkload['finish']>> | undefined;
   try {
     // Before any fault: the accounts exist once, so every snapshot must show the whole total.
     await openBank(client, BANK, 5_000);
@@ -128,6 +144,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     watches = await WatchWorkload.start({ endpoints: cluster.endpoints, buckets: watchedBuckets(options.partitions), skipOnResume: options.testBug === WATCH_SKIP_BUG, waitMs: 15_000 });
     const context = { client, recorder, untilMs, seed: options.seed, opTimeoutMs: 1_500 };
     const probes = probeRecoveries(client, nemesis, options.partitions, untilMs);
+    locks = LockWorkload.start({ endpoints: cluster.endpoints, workers: 3, seed: options.seed, untilMs, grantWithoutWaiting: options.testBug === LOCK_SKIP_BUG });
     await Promise.all([
       registerWorkload(context, 4, REGISTER_KEYS),
       setWorkload(context, 4, SET_BUCKETS),
@@ -135,23 +152,27 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
       bankWorkload(context, 4, BANK),
       nemesis.run(untilMs),
       probes,
+      membership?.run(untilMs),
     ]);
     clearInterval(progress);
     log('chaos: faults stopped; healing and reading everything back');
     await nemesis.healAll();
     await cluster.waitReady(60_000);
+    if (membership !== undefined) membershipProblems = await membership.check();
     await finalReads({ client, recorder, seed: options.seed, opTimeoutMs: 3_000 }, { registerKeys: REGISTER_KEYS, setBuckets: SET_BUCKETS, counterKey: COUNTER_KEY, bank: BANK });
     watchResult = await watches.finish(client, recorder.events);
+    lockResult = await locks.finish();
   } finally {
     clearInterval(progress);
     if (watchResult === undefined) watches?.close();
+    if (lockResult === undefined) locks?.close();
     client.close();
     await recorder.close();
     await cluster.stop();
   }
 
   for (const crash of cluster.crashes) log(`chaos: node ${crash.id} CRASHED (exit ${crash.signal ?? crash.code}):\n${crash.log}`);
-  const report = withWatchVerdict(checkHistory(recorder.events, { bank: { total: bankTotal(BANK), accounts: BANK.accounts } }), watchResult);
+  const report = withVerdict('lock', lockResult, withWatchVerdict(checkHistory(recorder.events, { bank: { total: bankTotal(BANK), accounts: BANK.accounts } }), watchResult));
   const faults: Record<string, number> = {};
   for (const fault of nemesis.faults) faults[fault.kind] = (faults[fault.kind] ?? 0) + 1;
   const recoveries = nemesis.leaderKills.filter((kill) => kill.recoveredAtMs !== undefined).map((kill) => (kill.recoveredAtMs as number) - kill.atMs);
@@ -175,7 +196,9 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     ...report.problems,
     ...cluster.crashes.map((crash) => `node ${crash.id} crashed (exit ${crash.signal ?? crash.code})`),
     ...cluster.bugReports.map((bug) => `node ${bug.id} logged an unhandled rejection`),
+    ...membershipProblems,
   ];
+  if (membership !== undefined) log(`chaos: membership: ${membership.moves} replica moves; ${membershipProblems.length === 0 ? 'valid' : `INVALID: ${membershipProblems.join('; ')}`}`);
   // runChaos logs the summary once everything is cleaned up.
   const summary = problems.length === 0 ? 'chaos: valid' : `chaos: INVALID (${problems.join('; ')})`;
   return {
@@ -189,6 +212,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     summary,
     networkFaults: topology !== undefined,
     ...(networkFaultsSkipped !== undefined ? { networkFaultsSkipped } : {}),
+    ...(membership !== undefined ? { membershipSteps: membership.steps } : {}),
   };
 }
 
@@ -213,11 +237,16 @@ function watchedBuckets(partitions: number): string[] {
 
 /** Adds the watchers' verdict to the history's report: one more required checker, 'watch'. */
 function withWatchVerdict(report: CheckReport, watch: Awaited<ReturnType<WatchWorkload['finish']>> | undefined): CheckReport {
-  const verdict = watch?.verdict ?? { valid: 'unknown' as const, reason: 'the watchers were not checked' };
+  return withVerdict('watch', watch, report);
+}
+
+/** Adds a workload's own verdict (watch, lock) to the report: one more required checker; unchecked is 'unknown'. */
+function withVerdict(name: string, result: { readonly verdict: Verdict; readonly lines: readonly string[] } | undefined, report: CheckReport): CheckReport {
+  const verdict = result?.verdict ?? { valid: 'unknown' as const, reason: `the ${name} workload was not checked` };
   const text = verdict.valid === true ? 'valid' : verdict.valid === false ? verdict.explanation.split('\n', 1)[0]! : verdict.reason;
-  const lines = [...report.lines, ...(watch?.lines ?? []), `watch: ${verdict.valid === true ? 'valid' : verdict.valid === false ? `INVALID: ${text}` : `unknown: ${text}`}`];
-  const problems = verdict.valid === true ? report.problems : [...report.problems, `watch: ${text}`];
-  return { valid: problems.length === 0, lines, problems, verdicts: { ...report.verdicts, watch: verdict } };
+  const lines = [...report.lines, ...(result?.lines ?? []), `${name}: ${verdict.valid === true ? 'valid' : verdict.valid === false ? `INVALID: ${text}` : `unknown: ${text}`}`];
+  const problems = verdict.valid === true ? report.problems : [...report.problems, `${name}: ${text}`];
+  return { valid: problems.length === 0, lines, problems, verdicts: { ...report.verdicts, [name]: verdict } };
 }
 
 /**
@@ -258,8 +287,9 @@ async function maybeTopology(options: ChaosOptions, log: (line: string) => void)
   }
   const { prefix, subnetIndex } = options.netns ?? defaultChaosNetns;
   await cleanupStale(prefix);
-  // A subnet of its own, so a concurrent netns test (subnet 0) cannot collide with it.
-  return createTopology({ prefix, nodeCount: options.nodes, subnetIndex });
+  // A subnet of its own, so a concurrent netns test (subnet 0) cannot collide with it. Membership
+  // changes start two more nodes (one joins and leaves, one replaces a lost one): namespaces for them too.
+  return createTopology({ prefix, nodeCount: options.nodes + (options.membership === true ? 2 : 0), subnetIndex });
 }
 
 function percentile(values: number[], q: number): number {

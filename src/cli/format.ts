@@ -71,7 +71,17 @@ export function clusterStatusJson(info: ClusterInfo): Record<string, unknown> {
   return {
     clusterId: info.clusterId ?? '',
     hashFunction: info.hashFunction,
-    nodes: info.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, ...(adminUrlOf(node.adminAddress) !== '' && { admin: adminUrlOf(node.adminAddress) }) })),
+    nodes: info.nodes.map((node) => ({
+      id: node.id,
+      address: node.address,
+      reachable: node.reachable,
+      ...(adminUrlOf(node.adminAddress) !== '' && { admin: adminUrlOf(node.adminAddress) }),
+      ...(node.state !== undefined && { state: node.state }),
+      ...(node.zone !== undefined && { zone: node.zone }),
+      replicas: info.partitions.filter((partition) => partition.replicas.includes(node.id)).length,
+      leads: info.partitions.filter((partition) => partition.leader === node.id).length,
+    })),
+    movesInProgress: info.partitions.filter((partition) => partition.replicas.length > info.replicationFactor).map((partition) => partition.id),
     partitions: info.partitions.map((partition) => ({
       id: partition.id,
       range: { start: partition.rangeStart, end: partition.rangeEnd },
@@ -88,7 +98,8 @@ export function clusterStatusText(info: ClusterInfo): string {
   const nodeRows = info.nodes.map((node) => {
     const led = info.partitions.filter((partition) => partition.leader === node.id).map((partition) => String(partition.id));
     const held = info.partitions.filter((partition) => partition.replicas.includes(node.id)).length;
-    return [String(node.id), node.address, adminUrlOf(node.adminAddress) || '-', node.reachable ? 'yes' : 'no', String(held), String(led.length), led.join(',') || '-'];
+    const state = (node.state ?? 'active') + (node.zone !== undefined ? ` (zone ${node.zone})` : '');
+    return [String(node.id), node.address, state, adminUrlOf(node.adminAddress) || '-', node.reachable ? 'yes' : 'no', String(held), String(led.length), led.join(',') || '-'];
   });
   const partitionRows = info.partitions.map((partition) => [
     String(partition.id),
@@ -100,9 +111,10 @@ export function clusterStatusText(info: ClusterInfo): string {
   ]);
   return [
     `cluster ${info.clusterId || '(no id: a server older than cluster descriptors)'}, hash ${info.hashFunction}`,
-    `answered by node ${info.nodeId}: ${info.partitionCount} partitions, replication factor ${info.replicationFactor}`,
+    `answered by node ${info.nodeId}: ${Math.max(info.partitionCount, info.partitions.length)} partitions, replication factor ${info.replicationFactor}, member table version ${info.memberTableVersion ?? 0}`,
+    `moves in progress: ${info.partitions.filter((partition) => partition.replicas.length > info.replicationFactor).map((partition) => `partition ${partition.id}`).join(', ') || 'none'}`,
     '',
-    table(['node', 'address', 'admin', 'reachable', 'replicas', 'leads', 'partitions led'], nodeRows),
+    table(['node', 'address', 'state', 'admin', 'reachable', 'replicas', 'leads', 'partitions led'], nodeRows),
     '',
     table(['partition', 'hash range', 'leader', 'replicas', 'term'], partitionRows),
   ].join('\n');

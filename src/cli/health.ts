@@ -12,6 +12,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Command } from 'commander';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { NodeConnection } from '../client/node-connection.js';
+import type { ClusterInfoResponse } from '../node/api.js';
 import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../server/tls-credentials.js';
 import { clientTlsOf, type TlsFlags } from './tls-flags.js';
 
@@ -61,13 +62,22 @@ async function servingStatus(address: string, deadlineMs: number, tls: TlsClient
   }
 }
 
+/**
+ * The partitions a ClusterInfo answer names without a leader: every partition of its range table,
+ * those a split created (ids past the founding count) included, and a founding id it does not list
+ * at all; [0] for an answer with no partitions.
+ */
+export function leaderlessPartitions(info: Pick<ClusterInfoResponse, 'partitionCount' | 'partitions'>): number[] {
+  if (info.partitionCount === 0 || info.partitions.length === 0) return [0];
+  const leaders = new Map(info.partitions.map((partition) => [partition.id, partition.leader]));
+  const ids = new Set([...leaders.keys(), ...Array.from({ length: info.partitionCount }, (_, id) => id)]);
+  return [...ids].sort((a, b) => a - b).filter((id) => (leaders.get(id) ?? 0) === 0);
+}
+
 async function partitionsWithoutLeader(address: string, deadlineMs: number, tls: TlsClientOptions | undefined): Promise<number[]> {
   const connection = new NodeConnection(address, { pipelining: false, maxStreamInFlight: 1, tls });
   try {
-    const info = await connection.clusterInfo(deadlineMs, undefined);
-    if (info.partitionCount === 0) return [0];
-    const leaders = new Map(info.partitions.map((partition) => [partition.id, partition.leader]));
-    return Array.from({ length: info.partitionCount }, (_, id) => id).filter((id) => (leaders.get(id) ?? 0) === 0);
+    return leaderlessPartitions(await connection.clusterInfo(deadlineMs, undefined));
   } finally {
     connection.close();
   }

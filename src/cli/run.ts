@@ -13,10 +13,12 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { addAuthCommands } from './auth.js';
 import { addLeaseCommands } from './lease.js';
+import { addLockCommand } from './lock.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { AtollClient, type AtollClientOptions, type PutOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
+import { addMembershipCommands, rebalancerText } from './membership.js';
 import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger, valueJson } from './format.js';
 import { InputReader, isText, writeValueFile, type InputLimit, type StdinSource } from './value-input.js';
 import { addTlsOptions, clientTlsOf, type TlsFlags } from './tls-flags.js';
@@ -203,9 +205,10 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .addOption(new Option('--if-value <value>', 'only if the key holds exactly VALUE').conflicts(conflictsWithOthers('ifValue')))
     .addOption(new Option('--if-value-file <path>', 'only if the key holds exactly the bytes of FILE (- for stdin)').conflicts(conflictsWithOthers('ifValueFile')))
     .option('--lease <id>', 'attach the key to lease ID (atoll lease grant): it is deleted when the lease ends')
+    .option('--if-fence <token>', "a fenced write: refused (FENCED) when a newer lock holder's token already wrote the key", parseCount('--if-fence', 1))
     .action(
       act((key, valueArgument, options) => async (client, print, globals) => {
-        const flags = options as { file?: string; ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string; ifValueFile?: string; lease?: string };
+        const flags = options as { file?: string; ttl?: number; keepTtl?: boolean; ifAbsent?: boolean; ifPresent?: boolean; ifRevision?: number; ifValue?: string; ifValueFile?: string; lease?: string; ifFence?: number };
         if ((valueArgument === undefined) === (flags.file === undefined)) {
           throw new AtollError('INVALID_ARGUMENT', 'give the value as VALUE, as - (stdin) or with --file PATH: exactly one');
         }
@@ -220,6 +223,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
           ...(flags.ifRevision !== undefined && { ifModRevision: flags.ifRevision }),
           ...(ifValue !== undefined && { ifValue }),
           ...(flags.lease !== undefined && { lease: flags.lease }),
+          ...(flags.ifFence !== undefined && { ifFence: flags.ifFence }),
         };
         const result = await client.put(key as string, value, putOptions);
         if (globals.json === true) print(json({ applied: result.applied, revision: result.revision }));
@@ -455,6 +459,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   addAuthCommands(program, act, out);
   addLeaseCommands(program, act);
+  addLockCommand(program, act);
 
   const cluster = program.command('cluster').description('inspect and steer the cluster');
   cluster
@@ -463,7 +468,9 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     .action(
       act(() => async (client, print, globals) => {
         const info = await client.clusterInfo();
-        print(globals.json === true ? json(clusterStatusJson(info)) : clusterStatusText(info));
+        // The rebalancer's state needs the cluster admin (and a server that has one): left out otherwise.
+        const rebalancer = await client.rebalance({ action: 'status' }, { timeoutMs: 2_000 }).catch(() => undefined);
+        print(globals.json === true ? json({ ...clusterStatusJson(info), ...(rebalancer !== undefined && { rebalancer }) }) : clusterStatusText(info) + rebalancerText(rebalancer));
         return exitCodes.ok;
       }),
     );
@@ -494,6 +501,21 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
         return exitCodes.ok;
       }),
     );
+
+  cluster
+    .command('split')
+    .description("split PARTITION's hash range in two partitions on the same replicas, at a bucket boundary its leader picks (cluster admin)")
+    .argument('<partition>', 'partition id', parseCount('PARTITION', 0))
+    .action(
+      act((partition) => async (client, print, globals) => {
+        const result = await client.splitPartition(partition as number, { timeoutMs: globals.timeout ?? MOVE_TIMEOUT_MS });
+        const text = `partition ${result.partition} split at hash ${result.mid}: partition ${result.partition} keeps [${result.start}, ${result.mid}), new partition ${result.newPartition} owns [${result.mid}, ${result.end})`;
+        print(globals.json === true ? json(result) : text);
+        return exitCodes.ok;
+      }),
+    );
+
+  addMembershipCommands(cluster, act as Parameters<typeof addMembershipCommands>[1]);
 
   addBackupCommands(program, act, { ...io, defaultEndpoints });
   addHealthCommand(program, { ...io, setExitCode: (code) => (exitCode = code) });

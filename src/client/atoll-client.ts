@@ -30,6 +30,7 @@ import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
 import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, LeaseRequest, LeaseResponse, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
 import { Lease } from './lease.js';
+import { acquireLock, type HeldLock, type LockOptions } from './lock.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
 import type { TxnRecord } from '../txn/txn-view.js';
 import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
@@ -67,6 +68,8 @@ import { backoffDelayMs, retryActionOf } from './retry-policy.js';
 import { Transaction, type TransactionTransport } from './transaction.js';
 import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
 import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
+import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
+import type { SplitPartitionResult } from '../node/split-admin.js';
 
 /** The subset of a logger the client uses; a pino logger fits. */
 export interface ClientLogger {
@@ -136,6 +139,11 @@ export interface PutOptions extends WriteCallOptions {
   readonly ifValue?: ValueInput;
   /** Report the version this write replaced in `previous`. */
   readonly returnPrevious?: boolean;
+  /**
+   * A fenced write: the caller's fencing token (a held lock's fencingToken). Fails with FENCED,
+   * changing nothing, when a higher token already wrote the live key (a newer lock holder).
+   */
+  readonly ifFence?: number;
   /**
    * Attach the key to a lease (client.lease()): it is deleted when the lease is revoked or lost.
    * A lease id string ("<partition>.<n>", from the Lease RPC or `atoll lease grant`) also works.
@@ -339,6 +347,7 @@ export class AtollClient {
       ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
       ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue', this.maxValueBytes) }),
       ...(options.returnPrevious === true && { returnPrevious: true }),
+      ...(options.ifFence !== undefined && { ifFence: options.ifFence }),
       ...(options.requestId !== undefined && { requestId: options.requestId }),
     }));
     const lease = options.lease === undefined ? undefined : typeof options.lease === 'string' ? options.lease : await options.lease.idFor(request.key);
@@ -401,6 +410,15 @@ export class AtollClient {
       throw error;
     }
     return lease;
+  }
+
+  /**
+   * Takes the lock `name` (src/client/lock.ts): resolves when it is held, with its fencingToken
+   * (pass it as ifFence to the writes the lock guards), `lost` and `unlock()`. Waiters are served
+   * in arrival order; a dead holder's lock passes on within ttlMs (default 10 s).
+   */
+  lock(name: string, options: LockOptions = {}): Promise<HeldLock> {
+    return acquireLock(this, name, options);
   }
 
   /** One lease call (KV.Lease): a grant goes to its key's partition, the others to the id's. */
@@ -647,7 +665,11 @@ export class AtollClient {
       (connection, deadlineMs, signal) => connection.clusterInfo(deadlineMs, signal),
     );
     const map = new ClusterMap(info);
-    if (map.usable) this.map = map;
+    if (map.usable) {
+      // As a refresh does: members that joined since are the cluster's addresses too (bounded: one per node).
+      for (const nodeAddress of map.addresses()) this.clusterAddresses.add(nodeAddress);
+      this.map = map;
+    }
     return info;
   }
 
@@ -669,6 +691,34 @@ export class AtollClient {
     return this.withRetries({ write: true, route: () => request.partition, options }, (connection, deadlineMs, signal) =>
       connection.moveReplica(request, deadlineMs, signal),
     );
+  }
+
+  /**
+   * Splits a partition's hash range in two (cluster admin; `atoll cluster split`): sent to the
+   * partition's leader. Not retried after it was sent (a second split would split again).
+   */
+  async splitPartition(partition: number, options: CallOptions = {}): Promise<SplitPartitionResult> {
+    const checkedPartition = checked(() => {
+      if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0xffff_fffe) throw new AtollError('INVALID_ARGUMENT', 'partition must be a partition id');
+      return partition;
+    });
+    return this.withRetries({ write: true, route: () => checkedPartition, options }, (connection, deadlineMs, signal) => connection.splitPartition(checkedPartition, deadlineMs, signal));
+  }
+
+  /**
+   * Changes the cluster's member table (cluster admin; `atoll cluster add-node`, `remove-node`):
+   * any node runs it. Every action is idempotent, so a retry after an unknown outcome is safe.
+   */
+  async changeMember(request: ChangeMemberRequest, options: CallOptions = {}): Promise<ChangeMemberResponse> {
+    return this.withRetries({ write: false, route: () => undefined, options }, (connection, deadlineMs, signal) => connection.changeMember(request, deadlineMs, signal));
+  }
+
+  /**
+   * Pauses or resumes the rebalancer (a replicated flag), or reports it: state, moves assigned
+   * (cluster admin; `atoll cluster rebalance`). Any node answers; pause and resume are idempotent.
+   */
+  async rebalance(request: RebalanceRequest, options: CallOptions = {}): Promise<RebalanceResponse> {
+    return this.withRetries({ write: false, route: () => undefined, options }, (connection, deadlineMs, signal) => connection.rebalance(request, deadlineMs, signal));
   }
 
   /**

@@ -1,13 +1,14 @@
 /**
- * The client's picture of the cluster, from ClusterInfo: how many partitions there are and which
- * bucket hash the cluster names (so the client computes a key's partition itself), each
+ * The client's picture of the cluster, from ClusterInfo: the partition table (each partition's
+ * hash range; splits make it more than P equal ranges) and which bucket hash the cluster names
+ * (so the client computes a key's partition itself), each
  * partition's leader, and each node's address. Leader hints from NOT_LEADER errors patch it
  * between refreshes.
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
 import { isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { partitionOfBucket } from '../keys/partition-table.js';
+import { partitionOfBucket, RangeTable } from '../keys/partition-table.js';
 import type { ClusterInfoResponse } from '../node/api.js';
 import type { LeaderHint } from '../server/grpc-errors.js';
 import { clientErrorOf } from './client-error.js';
@@ -20,8 +21,13 @@ export class ClusterMap {
    */
   readonly hash: BucketHashName | undefined;
   private readonly addressById = new Map<number, string>();
-  /** Leader node id by partition id; 0 when unknown. */
-  private readonly leaders: number[];
+  /** Leader node id by partition id; 0 when unknown. Its keys are the partitions ClusterInfo listed. */
+  private readonly leaders = new Map<number, number>();
+  /**
+   * The ranges ClusterInfo listed, when they form a valid table (RangeTable.of); else undefined
+   * and keys route by the equal-table formula (a node still starting may list none).
+   */
+  private readonly table: RangeTable | undefined;
 
   constructor(readonly info: ClusterInfoResponse) {
     this.partitionCount = info.partitionCount;
@@ -30,10 +36,14 @@ export class ClusterMap {
     const named = info.hashFunction === '' ? legacyBucketHash : info.hashFunction;
     this.hash = isBucketHashName(named) ? named : undefined;
     for (const node of info.nodes) if (node.address !== '') this.addressById.set(node.id, node.address);
-    this.leaders = new Array<number>(info.partitionCount).fill(0);
-    for (const partition of info.partitions) {
-      if (partition.id < info.partitionCount) this.leaders[partition.id] = partition.leader;
+    for (const partition of info.partitions) this.leaders.set(partition.id, partition.leader);
+    let table: RangeTable | undefined;
+    try {
+      table = RangeTable.of(info.partitions.map((partition) => ({ id: partition.id, start: partition.rangeStart, end: partition.rangeEnd })));
+    } catch {
+      table = undefined;
     }
+    this.table = table;
   }
 
   /** Whether the answer is usable for routing (a node still starting may report no partitions). */
@@ -51,7 +61,7 @@ export class ClusterMap {
         false,
       );
     }
-    return partitionOfBucket(bucket, this.partitionCount, this.hash);
+    return this.table !== undefined ? this.table.partitionOfBucket(bucket, this.hash) : partitionOfBucket(bucket, this.partitionCount, this.hash);
   }
 
   /** The partition of a key: its bucket's, by the cluster's hash. */
@@ -61,7 +71,7 @@ export class ClusterMap {
 
   /** The leader's address for a partition, or undefined when no leader (or its address) is known. */
   leaderAddressOf(partition: number): string | undefined {
-    const leader = this.leaders[partition] ?? 0;
+    const leader = this.leaders.get(partition) ?? 0;
     return leader === 0 ? undefined : this.addressById.get(leader);
   }
 
@@ -72,9 +82,9 @@ export class ClusterMap {
    * not go there). A node the map does not know is ignored; the refresh will name it.
    */
   learnLeader(partition: number, hint: LeaderHint): void {
-    if (partition < 0 || partition >= this.partitionCount) return;
+    if (!this.leaders.has(partition) && (partition < 0 || partition >= this.partitionCount)) return;
     if (!this.addressById.has(hint.nodeId)) return;
-    this.leaders[partition] = hint.nodeId;
+    this.leaders.set(partition, hint.nodeId);
   }
 
   /** The address ClusterInfo advertised for a node, if any. */
@@ -84,7 +94,7 @@ export class ClusterMap {
 
   /** Forgets a partition's leader (it failed), so requests go to any node until a refresh. */
   forgetLeader(partition: number): void {
-    if (partition >= 0 && partition < this.partitionCount) this.leaders[partition] = 0;
+    if (this.leaders.has(partition)) this.leaders.set(partition, 0);
   }
 
   addresses(): string[] {

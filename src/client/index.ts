@@ -25,6 +25,7 @@ export type { WatchEvent } from '../node/api.js';
 export type { CallOptions } from './call-options.js';
 export { newRequestId } from './request-id.js';
 export { Lease, type LeaseTransport } from './lease.js';
+export { acquireLock, defaultLockBucket, defaultLockTtlMs, type HeldLock, type LockClient, type LockOptions } from './lock.js';
 export { AtollClientError, isAtollClientError, type AtollClientErrorOptions, type LeaderHint } from './client-error.js';
 export type { ValueInput } from './client-input.js';
 export type {

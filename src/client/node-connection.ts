@@ -15,6 +15,10 @@ import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition } 
 import type { KvRequestMessages } from '../server/wire-types.js';
 import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../server/tls-credentials.js';
 import { StreamMultiplexer } from './stream-multiplexer.js';
+import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
+import { decodeChangeMemberResponse, decodeRebalanceResponse, encodeChangeMemberRequest, encodeRebalanceRequest } from '../server/move-codec.js';
+import { decodeSplitPartitionResponse, encodeSplitPartitionRequest } from '../server/split-codec.js';
+import type { SplitPartitionResult } from '../node/split-admin.js';
 
 /** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
 const clientChannelOptions: grpc.ChannelOptions = Object.freeze({
@@ -90,6 +94,18 @@ export class NodeConnection {
 
   async moveReplica(request: MoveReplicaRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<MoveReplicaResponse> {
     return decodeMoveReplicaResponse(await this.unary(clusterServiceDefinition, 'MoveReplica', encodeMoveReplicaRequest(request), deadlineMs, signal));
+  }
+
+  async splitPartition(partition: number, deadlineMs: number, signal: AbortSignal | undefined): Promise<SplitPartitionResult> {
+    return decodeSplitPartitionResponse(await this.unary(clusterServiceDefinition, 'SplitPartition', encodeSplitPartitionRequest({ partition }), deadlineMs, signal));
+  }
+
+  async changeMember(request: ChangeMemberRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<ChangeMemberResponse> {
+    return decodeChangeMemberResponse(await this.unary(clusterServiceDefinition, 'ChangeMember', encodeChangeMemberRequest(request), deadlineMs, signal));
+  }
+
+  async rebalance(request: RebalanceRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<RebalanceResponse> {
+    return decodeRebalanceResponse(await this.unary(clusterServiceDefinition, 'Rebalance', encodeRebalanceRequest(request), deadlineMs, signal));
   }
 
   async backupPage(request: BackupPageRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<BackupPageResponse> {

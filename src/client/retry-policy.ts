@@ -41,6 +41,9 @@ export function retryActionOf(error: AtollError, write: boolean): RetryAction {
       if (write && !neverSent) return noRetry;
       return { retry: true, nodeUnreachable };
     }
+    case 'PARTITION_MOVED':
+      // A split moved the key's range before anything applied: refresh the table and go again.
+      return { retry: true, nodeUnreachable: false };
     case 'OVERLOADED':
       // The node refused it before queueing anything (src/node/admission.ts): safe to repeat,
       // writes included, after the usual back-off.

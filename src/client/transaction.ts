@@ -27,6 +27,7 @@ import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js
 import { sleep, type CallOptions } from './call-options.js';
 import { afterUnknownSend, clientErrorOf, isAtollClientError } from './client-error.js';
 import { checkDelta, checkRevision, checkTtlMs, valueBytes, type ValueInput } from './client-input.js';
+import type { Lease } from './lease.js';
 import { getResultOf, keyEntryOf, type GetResult, type KeyEntry } from './results.js';
 import { newRequestId } from './request-id.js';
 import { backoffDelayMs } from './retry-policy.js';
@@ -51,6 +52,15 @@ export interface TxnPutOptions {
   readonly ifPresent?: boolean;
   readonly ifModRevision?: number;
   readonly ifValue?: ValueInput;
+  /**
+   * Attach the key to a lease: a lease id ("<partition>.<n>") of the transaction's partition, or
+   * a client lease (its server lease for this transaction's bucket is granted before the put is
+   * buffered). A bad lease fails the commit (LEASE_NOT_FOUND, LEASE_WRONG_PARTITION), which then
+   * changes nothing.
+   */
+  readonly lease?: Lease | string;
+  /** A fenced put (a lock's fencingToken): a newer token on the key fails the commit with FENCED. */
+  readonly ifFence?: number;
 }
 
 export interface TxnDeleteOptions {
@@ -149,16 +159,19 @@ export class Transaction {
 
   /** Buffers a put; resolves false (and buffers nothing) when a condition does not hold in the view. */
   put(key: string, value: ValueInput, options: TxnPutOptions = {}): Promise<boolean> {
-    return this.whileOpen(() =>
-      this.view.put(key, valueBytes(value, 'value', this.maxValueBytes), {
+    return this.whileOpen(async () => {
+      const lease = options.lease === undefined || typeof options.lease === 'string' ? options.lease : await options.lease.idFor(key);
+      return this.view.put(key, valueBytes(value, 'value', this.maxValueBytes), {
         ...(options.ttlMs !== undefined && { ttlMs: checkTtlMs(options.ttlMs) }),
         ...(options.keepTtl === true && { keepTtl: true }),
         ...(options.ifAbsent === true && { ifAbsent: true }),
         ...(options.ifPresent === true && { ifPresent: true }),
         ...(options.ifModRevision !== undefined && { ifModRevision: checkRevision(options.ifModRevision, 'ifModRevision') }),
         ...(options.ifValue !== undefined && { ifValue: valueBytes(options.ifValue, 'ifValue', this.maxValueBytes) }),
-      }),
-    );
+        ...(lease !== undefined && { lease }),
+        ...(options.ifFence !== undefined && { ifFence: options.ifFence }),
+      });
+    });
   }
 
   /** Buffers a delete; resolves false when the key is absent in the view or a condition does not hold. */
@@ -203,6 +216,7 @@ export class Transaction {
             value: op.value,
             ...(op.ttlMs !== undefined && { ttlMs: op.ttlMs }),
             ...(op.keepTtl === true && { keepTtl: true }),
+            ...this.view.leaseAndFence(op.key),
           };
         }),
         readKeys: this.view.readKeys,

@@ -69,9 +69,12 @@ export class LoadTracker {
 
   /** Records one request for `partition` at `nowMs`: by key, or (key undefined) in the rate only. */
   record(partition: number, key: string | undefined, nowMs: number): void {
-    assert(Number.isSafeInteger(partition) && partition >= 0 && partition < this.options.maxPartitions, `no partition ${partition}`);
+    // Partition ids are uint32 (a split's new partition has its first hash as id, src/node/split-entry.ts).
+    assert(Number.isSafeInteger(partition) && partition >= 0 && partition <= 0xffff_ffff, `no partition ${partition}`);
     let tracker = this.partitions.get(partition);
     if (tracker === undefined) {
+      // Invariant: at most maxPartitions trackers (splits add partitions past the initial count).
+      if (this.partitions.size >= this.options.maxPartitions && partition >= this.options.maxPartitions) return;
       tracker = new DecayingTopK({ capacity: this.options.capacity, halfLifeMs: this.options.halfLifeMs });
       this.partitions.set(partition, tracker);
     }

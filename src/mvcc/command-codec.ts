@@ -6,9 +6,9 @@
  *   command   = formatVersion uint8 (1), op
  *   op        = tag uint8, body
  *     put       1  flags uint16, key, value bytes, [ttlMs u64], [ifModRevision u64], [ifValue bytes]
- *                  [lease u64]
+ *                  [lease u64], [ifFence u64]
  *                  flags: 1 ttlMs, 2 keepTtl, 4 ifAbsent, 8 ifPresent, 16 ifModRevision,
- *                         32 ifValue, 64 returnPrevious, 128 lease
+ *                         32 ifValue, 64 returnPrevious, 128 lease, 256 ifFence
  *     delete    2  flags uint8, key, [ifModRevision u64], [ifValue bytes]
  *                  flags: 1 ifModRevision, 2 ifValue, 4 returnPrevious
  *     increment 3  flags uint8 (1 ttlMs), key, delta int64, [ttlMs u64]
@@ -38,7 +38,7 @@ const formatVersion = 1;
 const tags = { put: 1, delete: 2, increment: 3, extend: 4, batch: 5, txn: 6, compact: 7, expire: 8, leaseGrant: 9, leaseRevoke: 10 } as const;
 const txnFlags = { note: 1, snapshotTimeMs: 2 };
 
-const putFlags = { ttlMs: 1, keepTtl: 2, ifAbsent: 4, ifPresent: 8, ifModRevision: 16, ifValue: 32, returnPrevious: 64, lease: 128 };
+const putFlags = { ttlMs: 1, keepTtl: 2, ifAbsent: 4, ifPresent: 8, ifModRevision: 16, ifValue: 32, returnPrevious: 64, lease: 128, ifFence: 256 };
 const deleteFlags = { ifModRevision: 1, ifValue: 2, returnPrevious: 4 };
 const incrementFlags = { ttlMs: 1 };
 const isolations: readonly TxnIsolation[] = ['snapshot', 'serializable'];
@@ -121,6 +121,7 @@ function writeWrite(writer: ByteWriter, op: WriteOp): void {
       if (op.ifValue !== undefined) flags |= putFlags.ifValue;
       if (op.returnPrevious === true) flags |= putFlags.returnPrevious;
       if (op.lease !== undefined) flags |= putFlags.lease;
+      if (op.ifFence !== undefined) flags |= putFlags.ifFence;
       writer.uint8(tags.put).uint16(flags);
       writeText(writer, op.key);
       writer.bytes(op.value);
@@ -128,6 +129,7 @@ function writeWrite(writer: ByteWriter, op: WriteOp): void {
       if (op.ifModRevision !== undefined) writer.uint64(op.ifModRevision);
       if (op.ifValue !== undefined) writer.bytes(op.ifValue);
       if (op.lease !== undefined) writer.uint64(op.lease);
+      if (op.ifFence !== undefined) writer.uint64(op.ifFence);
       return;
     }
     case 'delete': {
@@ -226,6 +228,7 @@ function readWriteBody(reader: ByteReader, tag: number): WriteOp {
       const ifModRevision = flags & putFlags.ifModRevision ? reader.uint64() : undefined;
       const ifValue = flags & putFlags.ifValue ? reader.bytes() : undefined;
       const lease = flags & putFlags.lease ? reader.uint64() : undefined;
+      const ifFence = flags & putFlags.ifFence ? reader.uint64() : undefined;
       return {
         type: 'put',
         key,
@@ -238,6 +241,7 @@ function readWriteBody(reader: ByteReader, tag: number): WriteOp {
         ...(ifValue !== undefined && { ifValue }),
         ...(flags & putFlags.returnPrevious && { returnPrevious: true }),
         ...(lease !== undefined && { lease }),
+        ...(ifFence !== undefined && { ifFence }),
       };
     }
     case tags.delete: {

@@ -33,6 +33,12 @@ export interface PutOp {
    * LEASE_NOT_FOUND when the lease does not exist or belongs to another tenant.
    */
   readonly lease?: number;
+  /**
+   * A fencing token (a lock's token: the revision that granted it). The put fails with FENCED
+   * and changes nothing when the live key was written with a higher token (KeyVersion.fence);
+   * otherwise the key keeps max(its fence, ifFence) as its fence (fence.ts).
+   */
+  readonly ifFence?: number;
 }
 
 /** Delete `key`: a tombstone version at the new revision. Deleting an absent key writes nothing. */
@@ -184,6 +190,8 @@ export interface KeyVersion {
   readonly version: number;
   /** When the key stops being visible; absent when it never expires. */
   readonly expiresAtMs?: number;
+  /** The highest fencing token a fenced put wrote the live key with (fence.ts); absent: none. */
+  readonly fence?: number;
 }
 
 /** What one write of a command did. */

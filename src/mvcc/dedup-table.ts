@@ -80,6 +80,13 @@ export interface FoundResult {
 
 /** How many live queue indexes one read fetches ahead for evictions. */
 const readAheadIndexes = 256;
+/**
+ * The read-ahead never holds more heads than this. It used to take every new entry while it held
+ * the whole live queue, which from an empty table is always, so it grew to the window (100,000
+ * heads of about 40 bytes per partition: 256 MB per node at 64 partitions). Past the cap it is
+ * refilled from storage, readAheadIndexes at a time, as a table that starts full always was.
+ */
+export const dedupReadAheadMax = 2 * readAheadIndexes;
 
 /** A live queue entry as the read-ahead keeps it: enough to move the floor and the mark past it. */
 interface LiveHead {
@@ -95,7 +102,7 @@ export class DedupTable {
    * Read-ahead of the live queue, so a full window does not cost an iterator per apply.
    * Invariant: `oldestLive` is a prefix of the live queue's entries (those at or above the floor),
    * ascending by index, each with its stored createdBeforeMs. Only this table's own plans keep it
-   * (see adopt); any other state empties it.
+   * (see adopt); any other state empties it. Bounded: oldestLive.length <= dedupReadAheadMax.
    */
   private oldestLive: LiveHead[] = [];
   /** The state the last planRecord planned, and how that plan changes `oldestLive` once adopted. */
@@ -152,6 +159,16 @@ export class DedupTable {
   }
 
   /** The createdBeforeMs of the next entry recorded (its DedupEntry field). */
+  /** Heads held in memory by the read-ahead (tests and metrics). */
+  get readAheadLength(): number {
+    return this.oldestLive.length;
+  }
+
+  /** Estimated heap bytes of the in-memory shortcuts: 48 per read-ahead head, 8 per evicted index. */
+  get memoryBytes(): number {
+    return 48 * this.oldestLive.length + 8 * this.evictedToRemove.length;
+  }
+
   get newestCreatedMs(): number {
     return this.state.newestCreatedMs;
   }
@@ -165,6 +182,7 @@ export class DedupTable {
     if (planned !== undefined && planned.state === state) {
       for (const head of this.oldestLive.splice(0, planned.evictions)) this.evictedToRemove.push(head.index);
       if (planned.appended !== undefined) this.oldestLive.push(planned.appended);
+      assert(this.oldestLive.length <= dedupReadAheadMax, 'the dedup read-ahead outgrew its bound');
     } else {
       this.oldestLive = [];
       this.belowFloorExact = false;
@@ -230,7 +248,9 @@ export class DedupTable {
     operations.push(...this.metaOperations(state));
     // The new entry extends the read-ahead only when that holds the whole live queue.
     const wholeQueue = this.oldestLive.length === this.state.count;
-    this.planned = { state, evictions: Math.min(evictions, this.oldestLive.length), appended: wholeQueue ? appended : undefined };
+    const evicted = Math.min(evictions, this.oldestLive.length);
+    const extend = wholeQueue && this.oldestLive.length - evicted < dedupReadAheadMax;
+    this.planned = { state, evictions: evicted, appended: extend ? appended : undefined };
     return { operations, state };
   }
 

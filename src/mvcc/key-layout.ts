@@ -3,14 +3,18 @@
  * partition's prefix P (storage/keyspace.ts: 0x03 + uint32BE(partitionId) in a node's LevelDB):
  *
  *   P 'm' <name>                                   meta records (ASCII names):
- *       'applied-index'       uint64BE   the last Raft index applied
- *       'revision'            uint64BE   the partition's current revision
+ *       'applied'             the last Raft index applied, the partition clock at it and the
+ *                             current revision, in one record (applied-record.ts)
+ *       'applied-index'       uint64BE   before 'applied' (read when it is absent, then deleted)
+ *       'revision'            uint64BE   before 'applied' (the same)
  *       'compacted-revision'  uint64BE   the compaction floor: reads below it fail
  *       'import-in-progress'  empty      present while a snapshot import is unfinished
  *       'dedup-floor'         uint64BE   queue entries below this index are evicted (absent: 0)
  *       'dedup-count'         uint64BE   live queue entries, those at or above the floor (absent: 0)
- *       'applied-time'        uint64BE   the partition's replicated clock: the time of the last
- *                                        applied entry, never decreasing (absent: 0)
+ *       'applied-time'        uint64BE   before 'applied' (the same): the partition's replicated
+ *                                        clock, the time of the last applied entry (absent: 0)
+ *       'range'               uint64BE(start) uint64BE(end)   the hash range the partition owns,
+ *                                        written by a split (absent: its place in the equal table)
  *   P 'q' uint64BE(index)                one deduplicated result, recorded by the entry at `index`,
  *                                        with its request id (dedup-record.ts); written once, never
  *                                        changed, deleted only after eviction. Big-endian, so key
@@ -65,6 +69,10 @@ export class MvccKeyLayout {
   readonly dedupFloorKey: Uint8Array;
   readonly dedupCountKey: Uint8Array;
   readonly appliedTimeKey: Uint8Array;
+  /** Applied index, applied time and revision in one record (applied-record.ts). */
+  readonly appliedKey: Uint8Array;
+  /** The partition's hash range, once a split made it data (split-plan.ts). */
+  readonly rangeKey: Uint8Array;
   /** The prefix of every version key. */
   readonly versionPrefix: Uint8Array;
   /** The prefix of every dedup queue entry. */
@@ -83,6 +91,8 @@ export class MvccKeyLayout {
     this.dedupFloorKey = this.metaKey('dedup-floor');
     this.dedupCountKey = this.metaKey('dedup-count');
     this.appliedTimeKey = this.metaKey('applied-time');
+    this.appliedKey = this.metaKey('applied');
+    this.rangeKey = this.metaKey('range');
     this.versionPrefix = concatBytes(partitionPrefix, versionTag);
     this.dedupQueuePrefix = concatBytes(partitionPrefix, dedupQueueTag);
     this.dedupRecordPrefix = concatBytes(partitionPrefix, dedupRecordTag);
@@ -105,7 +115,7 @@ export class MvccKeyLayout {
 
   /** The meta records; clearing a partition deletes them, except the import mark. */
   metaKeys(): Uint8Array[] {
-    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey, this.appliedTimeKey];
+    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey, this.appliedTimeKey, this.appliedKey, this.rangeKey];
   }
 
   /** Every data key (versions, dedup queue, dedup records), in key order: all but the meta records. */

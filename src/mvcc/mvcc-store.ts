@@ -35,8 +35,9 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BucketHashName } from '../keys/bucket-hash.js';
-import { partitionOfBucket, validatePartitionCount } from '../keys/partition-table.js';
+import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
+import { equalRangeOf, partitionOfBucket, validatePartitionCount } from '../keys/partition-table.js';
+import { keyInHashRange, planSplitMove } from './split-plan.js';
 import { tenantOfInternalKey } from '../keys/tenant-keys.js';
 import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
@@ -59,6 +60,7 @@ import type {
 } from './commands.js';
 import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup-record.js';
 import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
+import { decodeAppliedRecord, encodeAppliedRecord } from './applied-record.js';
 import { ExpiryIndex } from './expiry-index.js';
 import { MvccKeyLayout } from './key-layout.js';
 import { decodeLeaseRecord, encodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
@@ -68,11 +70,13 @@ import {
   decodeSnapshotChunk,
   encodeSnapshotHeader,
   encodeSnapshotTrailer,
+  snapshotVersionOf,
   SnapshotEntriesWriter,
   type SnapshotHeader,
 } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
 import type { VersionCache } from './version-cache.js';
+import { KeyIndex } from './key-index.js';
 import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, isWellFormedVersionRecord, leaseTombstone, tombstone, type StoredVersion } from './version-record.js';
 
 export interface MvccStoreOptions {
@@ -106,6 +110,8 @@ export interface MvccStoreOptions {
   readonly dedupDisabled?: boolean;
   /** TEST ONLY (a negative control): exported snapshots carry no dedup records. */
   readonly dedupForgetsOnSnapshot?: boolean;
+  /** TEST ONLY (a negative control): applySplit copies the moved keys into the target but leaves them in the source too. */
+  readonly splitKeepsMovedKeys?: boolean;
   /** TEST ONLY (a negative control): a SERIALIZABLE commit does not validate its read prefixes. */
   readonly serializableSkipsPrefixValidation?: boolean;
   /**
@@ -120,6 +126,11 @@ export interface MvccStoreOptions {
    * reference the indexed stores must agree with.
    */
   readonly keyIndex?: boolean;
+  /**
+   * The key index's budget (key-index.ts; default unbounded): a store whose index would grow past
+   * it drops the index and reads storage instead, until its next open or snapshot import.
+   */
+  readonly keyIndexMaxBytes?: number;
 }
 
 export { defaultDedupWindow };
@@ -337,9 +348,9 @@ function assertNowMs(nowMs: number): void {
 /** The live version a stored version shows a reader at nowMs, or undefined when it shows none. */
 function liveVersion(key: string, found: FoundVersion | undefined, nowMs: number): KeyVersion | undefined {
   if (found === undefined || found.stored.kind !== 'value') return undefined;
-  const { createRevision, version, value, expiresAtMs } = found.stored;
+  const { createRevision, version, value, expiresAtMs, fence } = found.stored;
   if (expiresAtMs !== undefined && expiresAtMs <= nowMs) return undefined;
-  const base = { key, value, createRevision, modRevision: found.revision, version };
+  const base = { key, value, createRevision, modRevision: found.revision, version, ...(fence !== undefined && { fence }) };
   return expiresAtMs === undefined ? base : { ...base, expiresAtMs };
 }
 
@@ -366,7 +377,7 @@ export class MvccStore {
   private readonly dedup: DedupTable;
   private readonly dedupDisabled: boolean;
   /** Negative controls' defects (MvccStoreOptions); both false in a real node. */
-  private readonly testBugs: { readonly dedupForgetsOnSnapshot: boolean; readonly skipPrefixValidation: boolean };
+  private readonly testBugs: { readonly dedupForgetsOnSnapshot: boolean; readonly skipPrefixValidation: boolean; readonly splitKeepsMovedKeys: boolean };
   /**
    * A recorded result must fit, with a full chunk, in one message, as a snapshot carries it.
    * Invariant (from assertLimits): at least one maximal key and value, so a plain write fits.
@@ -417,7 +428,7 @@ export class MvccStore {
    * - An import empties it and marks it incomplete; rebuildKeyState (at open and at the end of an
    *   import) rebuilds it from a scan of every stored version and marks it complete.
    */
-  private newestRevisionOf = new Map<string, number>();
+  private newestRevisionOf: KeyIndex;
   private keyIndexComplete = false;
   /**
    * The expiry of every key whose newest version is a value with one (expiry-index.ts), kept by
@@ -428,6 +439,17 @@ export class MvccStore {
   private leases = new LeaseTable();
   private readonly keyIndexEnabled: boolean;
   private commitListener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined;
+  /**
+   * True while the separate applied-index, applied-time and revision records of the format before
+   * applied-record.ts may be stored: the next apply batch deletes them beside the 'applied' record.
+   */
+  private legacyAppliedRecords = false;
+  /**
+   * The hash range this partition owns once a split made it data (the 'range' meta record, written
+   * by applySplit and by a snapshot import that carries one), else undefined: the partition then
+   * owns its place in the equal table (options.partition). Invariant: it mirrors the stored record.
+   */
+  private ownedRange: { readonly start: number; readonly end: number } | undefined;
 
   private constructor(
     private readonly engine: StorageEngine,
@@ -443,15 +465,17 @@ export class MvccStore {
     this.partition = options.partition;
     this.dedup = new DedupTable(engine, layout, options.dedupWindow ?? defaultDedupWindow, dedupState);
     this.dedupDisabled = options.dedupDisabled ?? false;
-    this.testBugs = { dedupForgetsOnSnapshot: options.dedupForgetsOnSnapshot === true, skipPrefixValidation: options.serializableSkipsPrefixValidation === true };
+    this.testBugs = { dedupForgetsOnSnapshot: options.dedupForgetsOnSnapshot === true, skipPrefixValidation: options.serializableSkipsPrefixValidation === true, splitKeepsMovedKeys: options.splitKeepsMovedKeys === true };
     this.cache = options.versionCache?.cache;
     this.cacheStoreId = options.versionCache?.storeId ?? 0;
     this.keyIndexEnabled = options.keyIndex ?? true;
+    this.newestRevisionOf = new KeyIndex(options.keyIndexMaxBytes);
     this.maxDedupEntryBytes = this.limits.maxMessageBytes - this.limits.snapshotChunkBytes - this.limits.messageOverheadBytes;
     assert(this.maxDedupEntryBytes >= this.limits.maxKeyBytes + this.limits.maxValueBytes, 'a recorded write must fit a snapshot message');
     if (this.partition !== undefined) {
       validatePartitionCount(this.partition.count);
-      assert(Number.isInteger(this.partition.id) && this.partition.id >= 0 && this.partition.id < this.partition.count);
+      // A partition made by a split has an id past the equal table's; its range is its record.
+      assert(Number.isInteger(this.partition.id) && this.partition.id >= 0);
     }
     this.appliedIndexValue = status.appliedIndex;
     this.revisionValue = status.revision;
@@ -467,9 +491,17 @@ export class MvccStore {
       const bytes = await options.engine.get(key);
       return bytes === undefined ? 0 : decodeUint64BE(bytes);
     };
+    // One 'applied' record (applied-record.ts); a data directory from before it has three.
+    const appliedBytes = await options.engine.get(layout.appliedKey);
+    const legacy = appliedBytes === undefined ? await Promise.all([layout.appliedIndexKey, layout.revisionKey, layout.appliedTimeKey].map((key) => options.engine.get(key))) : [];
+    const legacyNumber = (bytes: Uint8Array | undefined): number => (bytes === undefined ? 0 : decodeUint64BE(bytes));
+    const applied =
+      appliedBytes !== undefined
+        ? decodeAppliedRecord(appliedBytes)
+        : { appliedIndex: legacyNumber(legacy[0]), revision: legacyNumber(legacy[1]), appliedTimeMs: legacyNumber(legacy[2]) };
     let status: MvccStatus = {
-      appliedIndex: await readNumber(layout.appliedIndexKey),
-      revision: await readNumber(layout.revisionKey),
+      appliedIndex: applied.appliedIndex,
+      revision: applied.revision,
       compactedRevision: await readNumber(layout.compactedRevisionKey),
       needsSnapshot: false,
     };
@@ -478,7 +510,14 @@ export class MvccStore {
     assert(status.compactedRevision <= status.revision, 'stored compaction floor is above the revision');
     const dedupState = await DedupTable.loadState(options.engine, layout);
     assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
-    const store = new MvccStore(options.engine, layout, options, status, dedupState, await readNumber(layout.appliedTimeKey));
+    const store = new MvccStore(options.engine, layout, options, status, dedupState, applied.appliedTimeMs);
+    const rangeBytes = await options.engine.get(layout.rangeKey);
+    if (rangeBytes !== undefined) store.ownedRange = decodeOwnedRange(rangeBytes);
+    // Only a split or an import makes a partition past the equal table; it has its range record.
+    if (options.partition !== undefined && rangeBytes === undefined && !status.needsSnapshot && status.appliedIndex > 0) {
+      assert(options.partition.id < options.partition.count, 'a partition made by a split has its range record');
+    }
+    store.legacyAppliedRecords = legacy.some((bytes) => bytes !== undefined);
     if (mark !== undefined && mark.length === 8) store.interruptedImportIndexValue = decodeUint64BE(mark);
     if (!status.needsSnapshot) await store.rebuildKeyState();
     return store;
@@ -496,7 +535,9 @@ export class MvccStore {
   private async rebuildKeyState(): Promise<void> {
     this.keyIndexComplete = false;
     const usage = new Map<string, TenantUsageCount>();
-    const newest = new Map<string, number>();
+    const newest = new KeyIndex(this.newestRevisionOf.maxBytes);
+    // False once a key did not fit the budget: the store then runs without an index.
+    let indexFits = this.keyIndexEnabled;
     const expiry = new ExpiryIndex();
     // Per key: its newest version so far, and the bytes of the older ones (its history so far).
     let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number; atFloor: number; atFloorTombstone: boolean } | undefined;
@@ -507,7 +548,10 @@ export class MvccStore {
       if (group === undefined) return;
       if (group.atFloor > 1 || group.atFloorTombstone) removable = true;
       const key = decodeUtf8(group.userKey);
-      if (this.keyIndexEnabled) newest.set(key, group.revision);
+      if (indexFits && !newest.set(key, group.revision)) {
+        indexFits = false;
+        newest.clear();
+      }
       if (group.last.kind === 'value') expiry.set(key, group.last.expiresAtMs);
       const tenant = tenantOfInternalKey(key);
       const lastBytes = versionBytes(group.userKey.length, group.last);
@@ -534,10 +578,8 @@ export class MvccStore {
     this.expiry = expiry;
     this.leases = await LeaseTable.load(this.engine, this.layout);
     this.storageCompactionPendingValue = removable;
-    if (this.keyIndexEnabled) {
-      this.newestRevisionOf = newest;
-      this.keyIndexComplete = true;
-    }
+    this.newestRevisionOf = newest;
+    this.keyIndexComplete = indexFits;
   }
 
   get appliedIndex(): number {
@@ -597,6 +639,17 @@ export class MvccStore {
       compactedRevision: this.compactedRevisionValue,
       needsSnapshot: this.needsSnapshotValue,
     };
+  }
+
+  /** The key index's size and estimated bytes (key-index.ts), and whether the store uses it. */
+  keyIndexStatus(): { keys: number; bytes: number; maxBytes: number; complete: boolean } {
+    const index = this.newestRevisionOf;
+    return { keys: index.size, bytes: index.bytes, maxBytes: index.maxBytes, complete: this.keyIndexComplete };
+  }
+
+  /** The dedup table's in-memory read-ahead and eviction list, estimated bytes (dedup-table.ts). */
+  dedupMemory(): { bytes: number; readAheadHeads: number } {
+    return { bytes: this.dedup.memoryBytes, readAheadHeads: this.dedup.readAheadLength };
   }
 
   dedupStatus(): DedupStatus {
@@ -822,6 +875,16 @@ export class MvccStore {
 
   private checkOwnsKey(key: string): void {
     if (this.partition === undefined) return;
+    if (this.ownedRange !== undefined) {
+      // Ranges are data: a key outside this partition's range went to another partition by a split.
+      if (keyInHashRange(key, this.ownedRange, this.partition.hash ?? defaultBucketHash)) return;
+      throw new AtollError('PARTITION_MOVED', `key is outside partition ${this.partition.id}'s range (moved by a split): refresh the partition table`, {
+        key,
+        servedPartitionId: this.partition.id,
+        // The first hash of the next partition: a router that did not know that start learns it.
+        rangeEnd: this.ownedRange.end,
+      });
+    }
     const owner = partitionOfBucket(bucketOf(key), this.partition.count, this.partition.hash);
     if (owner !== this.partition.id) {
       throw new AtollError('WRONG_PARTITION', `key belongs to partition ${owner}, not ${this.partition.id}`, {
@@ -1111,17 +1174,19 @@ export class MvccStore {
     // The partition clock never moves backwards (apply takes the max with the previous time).
     assert(Number.isSafeInteger(timeMs) && timeMs >= this.appliedTimeValue, 'the partition clock never moves backwards');
     const operations = [...(dedupPlan?.operations ?? []), ...outcome.operations];
-    operations.push({ type: 'put', key: this.layout.appliedIndexKey, value: encodeUint64BE(index) });
-    operations.push({ type: 'put', key: this.layout.appliedTimeKey, value: encodeUint64BE(timeMs) });
-    if (outcome.newRevision !== undefined) {
-      assert.equal(outcome.newRevision, this.revisionValue + 1, 'an entry creates at most one revision');
-      operations.push({ type: 'put', key: this.layout.revisionKey, value: encodeUint64BE(outcome.newRevision) });
-    }
+    if (outcome.newRevision !== undefined) assert.equal(outcome.newRevision, this.revisionValue + 1, 'an entry creates at most one revision');
+    // Applied index, time and revision in one record (applied-record.ts): one operation, not three.
+    const appliedRecord = { appliedIndex: index, appliedTimeMs: timeMs, revision: outcome.newRevision ?? this.revisionValue };
+    operations.push({ type: 'put', key: this.layout.appliedKey, value: encodeAppliedRecord(appliedRecord) });
+    // The separate records of the old format (or of a snapshot import) go in the same batch.
+    const dropsLegacy = this.legacyAppliedRecords;
+    if (dropsLegacy) for (const key of [this.layout.appliedIndexKey, this.layout.appliedTimeKey, this.layout.revisionKey]) operations.push({ type: 'del', key });
     if (outcome.newCompactedRevision !== undefined) {
       assert(outcome.newCompactedRevision <= this.revisionValue, 'the compaction floor cannot pass the revision');
       operations.push({ type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(outcome.newCompactedRevision) });
     }
     await this.engine.write(operations, { sync: this.syncApply });
+    if (dropsLegacy) this.legacyAppliedRecords = false;
     this.appliedIndexValue = index;
     this.appliedTimeValue = timeMs;
     if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
@@ -1129,7 +1194,15 @@ export class MvccStore {
     if (outcome.newRevision !== undefined) {
       this.revisionValue = outcome.newRevision;
       // Same synchronous step as the revision move: the key index and cache invariants.
-      if (this.keyIndexComplete) for (const { key } of outcome.stored ?? []) this.newestRevisionOf.set(key, outcome.newRevision);
+      if (this.keyIndexComplete) {
+        for (const { key } of outcome.stored ?? []) {
+          if (this.newestRevisionOf.set(key, outcome.newRevision)) continue;
+          // Over its byte budget: drop the whole index (lookups read storage; same answers).
+          this.keyIndexComplete = false;
+          this.newestRevisionOf.clear();
+          break;
+        }
+      }
       for (const { key, stored } of outcome.stored ?? []) this.expiry.set(key, stored.kind === 'value' ? stored.expiresAtMs : undefined);
       if (this.cache !== undefined) {
         for (const { key, stored } of outcome.stored ?? []) {
@@ -1562,7 +1635,10 @@ export class MvccStore {
       revision: this.revisionValue,
       compactedRevision: this.compactedRevisionValue,
       appliedTimeMs: this.appliedTimeValue,
+      // A partition whose range is data (a split) sends it, so the receiver owns the same range.
+      ...(this.ownedRange !== undefined && { range: this.ownedRange }),
     };
+    const version = snapshotVersionOf(header);
     const dedupRange = this.dedup.exportRange(header.appliedIndex);
     // The leases as of the header's index: the table's records are immutable (a change replaces
     // them), so this list stays that state while applies go on. Reading the stored records later
@@ -1572,7 +1648,7 @@ export class MvccStore {
     this.exportsInFlight++;
     try {
       yield encodeSnapshotHeader(header);
-      let chunk = new SnapshotEntriesWriter();
+      let chunk = new SnapshotEntriesWriter(version);
       let entryCount = 0;
       const prefixLength = this.layout.partitionPrefix.length;
       // Key order: the leases ('l', in id order), the dedup queue ('q'), then the versions ('v').
@@ -1581,7 +1657,7 @@ export class MvccStore {
         entryCount++;
         if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
           yield chunk.finish();
-          chunk = new SnapshotEntriesWriter();
+          chunk = new SnapshotEntriesWriter(version);
         }
       }
       const ranges = this.testBugs.dedupForgetsOnSnapshot ? [this.layout.allVersionsRange()] : [dedupRange, this.layout.allVersionsRange()];
@@ -1594,12 +1670,12 @@ export class MvccStore {
           entryCount++;
           if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
             yield chunk.finish();
-            chunk = new SnapshotEntriesWriter();
+            chunk = new SnapshotEntriesWriter(version);
           }
         }
       }
       if (chunk.count > 0) yield chunk.finish();
-      yield encodeSnapshotTrailer(entryCount);
+      yield encodeSnapshotTrailer(entryCount, version);
     } finally {
       this.exportsInFlight--;
     }
@@ -1634,7 +1710,7 @@ export class MvccStore {
     this.needsSnapshotValue = true;
     this.cache?.clear(this.cacheStoreId);
     this.keyIndexComplete = false;
-    this.newestRevisionOf = new Map();
+    this.newestRevisionOf = new KeyIndex(this.newestRevisionOf.maxBytes);
     this.expiry.clear();
     this.leases.clear();
     try {
@@ -1647,6 +1723,8 @@ export class MvccStore {
           { type: 'put', key: this.layout.revisionKey, value: encodeUint64BE(header.revision) },
           { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
           { type: 'put', key: this.layout.appliedTimeKey, value: encodeUint64BE(header.appliedTimeMs ?? 0) },
+          // clearPartition deleted the range record: a snapshot without a range means the equal one.
+          ...(header.range !== undefined ? [{ type: 'put' as const, key: this.layout.rangeKey, value: encodeOwnedRange(header.range) }] : []),
           ...this.dedup.metaOperations(dedupState),
           { type: 'del', key: this.layout.importInProgressKey },
           // The caller's records (the Raft log's record of the snapshot) land with the import's end.
@@ -1659,6 +1737,7 @@ export class MvccStore {
       this.compactedRevisionValue = header.compactedRevision;
       // The snapshot replaces the state, its clock included: the exporter's time at its index.
       this.appliedTimeValue = header.appliedTimeMs ?? 0;
+      this.ownedRange = header.range;
       // The expiry mark and newest creation time come from the imported queue entries.
       this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
       await this.rebuildKeyState();
@@ -1690,6 +1769,7 @@ export class MvccStore {
       this.revisionValue = 0;
       this.compactedRevisionValue = 0;
       this.appliedTimeValue = 0;
+      this.ownedRange = undefined;
       this.expiry.clear();
       this.leases.clear();
       this.interruptedImportIndexValue = undefined;
@@ -1702,9 +1782,123 @@ export class MvccStore {
     }
   }
 
+  /**
+   * Up to `max` names of stored keys (live or deleted, in no particular order), from the in-memory
+   * key index: what a leader picks a split point from. Empty without the key index.
+   */
+  storedKeyNames(max: number): string[] {
+    const names: string[] = [];
+    if (!this.keyIndexComplete) return names;
+    for (const key of this.newestRevisionOf.keys()) {
+      if (names.length >= max) break;
+      names.push(key);
+    }
+    return names;
+  }
+
+  /**
+   * The hash range this partition owns: its range record once a split made it data, else its
+   * place in the equal table; undefined for a store without options.partition.
+   */
+  get hashRange(): { readonly start: number; readonly end: number } | undefined {
+    if (this.ownedRange !== undefined) return this.ownedRange;
+    if (this.partition === undefined || this.partition.id >= this.partition.count) return undefined;
+    const { start, end } = equalRangeOf(this.partition.id, this.partition.count);
+    return { start, end };
+  }
+
+  /**
+   * Applies a split entry at `context.index` (issue 19): the keys of [mid, end) of this partition's
+   * range move to `target`, a new, empty partition in the same engine, which starts at the same
+   * index, time and revision with range [mid, end) (split-plan.ts says what moves and what is
+   * copied). This partition keeps [start, mid) and from then on refuses the rest with
+   * PARTITION_MOVED. Everything lands in ONE synced batch with `alsoWrite` (the new group's initial
+   * Raft state): a crash leaves the whole split or none of it, and the entry is applied again.
+   * The outcome depends only on the entry and the replicated state, so every replica agrees. A
+   * refused split (SPLIT_REFUSED: mid not strictly inside the range, or a leased key would move)
+   * changes nothing but the applied index, and is returned as `refused`; so does a refusal the
+   * caller decided from replicated state (`target` is then absent).
+   */
+  async applySplit(
+    target: MvccStore | undefined,
+    context: { readonly index: number; readonly nowMs: number; readonly mid: number; readonly refusal?: AtollError },
+    alsoWrite: readonly WriteOperation[] = [],
+  ): Promise<{ readonly refused?: AtollError; readonly movedKeys: number; readonly movedVersions: number }> {
+    assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
+    assertNowMs(context.nowMs);
+    assert(!this.needsSnapshotValue && target?.needsSnapshotValue !== true, 'split on a partition whose snapshot import did not finish');
+    assert(target === undefined ? context.refusal !== undefined : target !== this && target.engine === this.engine, 'a split moves keys within one engine');
+    const range = this.hashRange;
+    assert(range !== undefined && (target === undefined || target.partition !== undefined), 'a split needs partitioned stores');
+    if (context.index <= this.appliedIndexValue) return { movedKeys: 0, movedVersions: 0 };
+    // The target is new: nothing applied, nothing stored (asserted, not refused: the node made it).
+    assert.equal(target?.appliedIndexValue ?? 0, 0, 'a split target starts empty');
+    assert.equal(target?.revisionValue ?? 0, 0, 'a split target starts empty');
+    const hash = this.partition?.hash ?? defaultBucketHash;
+    const moved = { start: context.mid, end: range.end };
+    const nowMs = Math.max(context.nowMs, this.appliedTimeValue);
+    this.importing = true;
+    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
+    this.enterExclusive();
+    target?.enterExclusive();
+    try {
+      let refusal: AtollError | undefined = context.refusal;
+      if (refusal !== undefined || target === undefined) {
+        // Decided by the caller from replicated state.
+      } else if (!Number.isInteger(context.mid) || context.mid <= range.start || context.mid >= range.end) {
+        refusal = new AtollError('SPLIT_REFUSED', `split point ${context.mid} is not strictly inside [${range.start}, ${range.end})`, { reason: 'bad-split-point' });
+      } else if (this.leases.all().some((lease) => [...lease.keys].some((key) => keyInHashRange(key, moved, hash)))) {
+        refusal = new AtollError('SPLIT_REFUSED', 'a key attached to a lease would move: revoke the lease or wait for it to expire', { reason: 'leased-keys' });
+      }
+      if (refusal !== undefined || target === undefined) {
+        refusal ??= new AtollError('SPLIT_REFUSED', 'no target', { reason: 'no-target' });
+        await this.commit(failedOutcome(refusal), context.index, nowMs);
+        return { refused: refusal, movedKeys: 0, movedVersions: 0 };
+      }
+      const plan = await planSplitMove(this.engine, this.layout, target.layout, moved, hash);
+      const kept = { start: range.start, end: context.mid };
+      const appliedHere = encodeAppliedRecord({ appliedIndex: context.index, appliedTimeMs: nowMs, revision: this.revisionValue });
+      const operations: WriteOperation[] = [
+        ...(this.testBugs.splitKeepsMovedKeys === true ? plan.operations.filter((op) => op.type !== 'del') : plan.operations),
+        { type: 'put', key: this.layout.appliedKey, value: appliedHere },
+        { type: 'put', key: this.layout.rangeKey, value: encodeOwnedRange(kept) },
+        { type: 'put', key: target.layout.appliedKey, value: appliedHere },
+        { type: 'put', key: target.layout.compactedRevisionKey, value: encodeUint64BE(this.compactedRevisionValue) },
+        { type: 'put', key: target.layout.rangeKey, value: encodeOwnedRange(moved) },
+        ...alsoWrite,
+      ];
+      if (this.legacyAppliedRecords) for (const key of [this.layout.appliedIndexKey, this.layout.appliedTimeKey, this.layout.revisionKey]) operations.push({ type: 'del', key });
+      await this.engine.write(operations, { sync: true });
+      // The in-memory state follows the batch: both sides rebuild theirs from what is stored.
+      this.legacyAppliedRecords = false;
+      this.appliedIndexValue = context.index;
+      this.appliedTimeValue = nowMs;
+      this.ownedRange = kept;
+      target.appliedIndexValue = context.index;
+      target.appliedTimeValue = nowMs;
+      target.revisionValue = this.revisionValue;
+      target.compactedRevisionValue = this.compactedRevisionValue;
+      target.ownedRange = moved;
+      target.dedup.adopt(await DedupTable.loadState(this.engine, target.layout));
+      this.epoch++;
+      target.epoch++;
+      this.cache?.clear(this.cacheStoreId);
+      target.cache?.clear(target.cacheStoreId);
+      await this.rebuildKeyState();
+      await target.rebuildKeyState();
+      return { movedKeys: plan.movedKeys, movedVersions: plan.movedVersions };
+    } finally {
+      this.exclusive = false;
+      if (target !== undefined) target.exclusive = false;
+      this.importing = false;
+    }
+  }
+
   /** Deletes every key of the partition except the import mark. */
   private async clearPartition(): Promise<void> {
     await this.engine.write(this.layout.metaKeys().map((key) => ({ type: 'del' as const, key })));
+    // An import writes the separate applied records: the next apply batch replaces them.
+    this.legacyAppliedRecords = true;
     this.dedup.adopt(emptyDedupState);
     for (const range of this.layout.dataRanges()) await this.deleteRange(range);
   }
@@ -1732,6 +1926,15 @@ export class MvccStore {
    */
   checkSnapshot(chunks: readonly Uint8Array[]): void {
     this.checkedSnapshotHeader(chunks);
+  }
+
+  /**
+   * checkSnapshot one chunk at a time, in order (a transfer checks each chunk as it arrives):
+   * add() throws INVALID_ARGUMENT as soon as a chunk is malformed, finish() when the whole is.
+   */
+  snapshotCheck(): { add(chunk: Uint8Array): void; finish(): SnapshotHeader } {
+    const plan = newSnapshotPlan();
+    return { add: (bytes) => void this.planSnapshotChunk(plan, bytes), finish: () => this.finishSnapshotPlan(plan).header };
   }
 
   private checkedSnapshotHeader(chunks: readonly Uint8Array[]): SnapshotHeader {
@@ -1914,4 +2117,16 @@ function withoutCurrent(result: WriteResult): WriteResult {
   if (result.current === undefined && result.counter === undefined && result.deleted !== true) return result;
   const { current: _current, counter: _counter, ...rest } = result;
   return { ...rest, ...(result.type === 'delete' && { deleted: false }) };
+}
+
+/** The 'range' meta record: uint64BE(start) uint64BE(end). */
+function encodeOwnedRange(range: { readonly start: number; readonly end: number }): Uint8Array {
+  return concatBytes(encodeUint64BE(range.start), encodeUint64BE(range.end));
+}
+
+function decodeOwnedRange(bytes: Uint8Array): { start: number; end: number } {
+  assert.equal(bytes.length, 16, 'corrupt partition range record');
+  const range = { start: decodeUint64BE(bytes, 0), end: decodeUint64BE(bytes, 8) };
+  assert(range.start < range.end && range.end <= 2 ** 32, 'corrupt partition range record');
+  return range;
 }

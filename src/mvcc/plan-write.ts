@@ -14,6 +14,7 @@ import type { KeyVersion, WriteOp, WriteResult } from './commands.js';
 import { formatInt64, isInt64, parseCanonicalInt64 } from './int64-text.js';
 import { tombstone, type StoredVersion } from './version-record.js';
 import { equalBytes } from '../storage/bytes.js';
+import { fenceAfterPut } from './fence.js';
 
 export interface WritePlan {
   /** The outcome to report, without `current` when nothing is written. */
@@ -41,19 +42,24 @@ function storedValue(
   newRevision: number,
   value: Uint8Array,
   expiresAtMs: number | undefined,
+  fence: number | undefined = live?.fence,
 ): StoredVersion {
   const { createRevision, version } = nextVersion(live, newRevision);
-  return expiresAtMs === undefined
-    ? { kind: 'value', createRevision, version, value }
-    : { kind: 'value', createRevision, version, value, expiresAtMs };
+  const base: StoredVersion =
+    expiresAtMs === undefined
+      ? { kind: 'value', createRevision, version, value }
+      : { kind: 'value', createRevision, version, value, expiresAtMs };
+  return fence === undefined ? base : { ...base, fence };
 }
 
 function currentOf(key: string, newRevision: number, stored: StoredVersion): KeyVersion | undefined {
   if (stored.kind !== 'value') return undefined;
-  const { createRevision, version, value, expiresAtMs } = stored;
-  return expiresAtMs === undefined
-    ? { key, value, createRevision, modRevision: newRevision, version }
-    : { key, value, createRevision, modRevision: newRevision, version, expiresAtMs };
+  const { createRevision, version, value, expiresAtMs, fence } = stored;
+  const base: KeyVersion =
+    expiresAtMs === undefined
+      ? { key, value, createRevision, modRevision: newRevision, version }
+      : { key, value, createRevision, modRevision: newRevision, version, expiresAtMs };
+  return fence === undefined ? base : { ...base, fence };
 }
 
 /** The modRevision conditions compare against: 0 for an absent key. */
@@ -81,8 +87,10 @@ export function planWrite({ op, live, newRevision, nowMs }: PlanInput): WritePla
         !(op.ifPresent === true && live === undefined);
       const previous = op.returnPrevious === true ? { previous: live ?? null } : {};
       if (!conditionHeld) return { result: { ...base, conditionHeld, ...previous } };
+      // Checked after the other conditions: a put whose condition failed reports that, not FENCED.
+      const fence = fenceAfterPut(op.key, op.ifFence, live);
       const expiresAtMs = op.ttlMs !== undefined ? nowMs + op.ttlMs : op.keepTtl === true ? live?.expiresAtMs : undefined;
-      const store = storedValue(live, newRevision, op.value, expiresAtMs);
+      const store = storedValue(live, newRevision, op.value, expiresAtMs, fence);
       return { result: { ...base, conditionHeld, current: currentOf(op.key, newRevision, store)!, ...previous }, store };
     }
     case 'delete': {

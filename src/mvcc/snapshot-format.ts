@@ -29,13 +29,19 @@
  * - 4 (written since leases): entries also carry the lease records ('l' keys, lease-table.ts),
  *   in key order, so first. The chunk layout is unchanged; a version 1 to 3 snapshot has no
  *   leases and is still accepted (the partition then has none).
+ * - 5 (written only by a partition whose range is data, i.e. after a split; issue 19): the
+ *   header also carries the partition's hash range, start u64 and end u64, after the applied
+ *   time, so a replica that installs the snapshot owns the same range. A partition that never
+ *   split still writes version 4 (older nodes keep reading its snapshots).
  */
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 
 /** The version this code writes. */
 export const snapshotFormatVersion = 4;
+/** The version a partition whose range is data writes (its header carries the range). */
+export const rangeSnapshotFormatVersion = 5;
 /** The versions this code reads. */
-const readableFormatVersions: readonly number[] = [1, 2, 3, 4];
+const readableFormatVersions: readonly number[] = [1, 2, 3, 4, 5];
 const formatVersion = snapshotFormatVersion;
 const kinds = { header: 1, entries: 2, trailer: 3 } as const;
 
@@ -48,6 +54,8 @@ export interface SnapshotHeader {
    * applied, never lower than any before it. Absent (read as 0) in format versions 1 and 2.
    */
   readonly appliedTimeMs?: number;
+  /** The partition's hash range [start, end) (format version 5 on; absent: its equal-table range). */
+  readonly range?: { readonly start: number; readonly end: number };
 }
 
 export type SnapshotChunk = { readonly formatVersion: number } & (
@@ -56,25 +64,33 @@ export type SnapshotChunk = { readonly formatVersion: number } & (
   | { readonly kind: 'trailer'; readonly entryCount: number }
 );
 
+/** The format version of every chunk of a snapshot with this header. */
+export function snapshotVersionOf(header: SnapshotHeader): number {
+  return header.range === undefined ? formatVersion : rangeSnapshotFormatVersion;
+}
+
 export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
-  return new ByteWriter(32)
-    .uint8(formatVersion)
+  const writer = new ByteWriter(48)
+    .uint8(snapshotVersionOf(header))
     .uint8(kinds.header)
     .uint64(header.appliedIndex)
     .uint64(header.revision)
     .uint64(header.compactedRevision)
-    .uint64(header.appliedTimeMs ?? 0)
-    .finish();
+    .uint64(header.appliedTimeMs ?? 0);
+  if (header.range !== undefined) writer.uint64(header.range.start).uint64(header.range.end);
+  return writer.finish();
 }
 
-export function encodeSnapshotTrailer(entryCount: number): Uint8Array {
-  return new ByteWriter(16).uint8(formatVersion).uint8(kinds.trailer).uint64(entryCount).finish();
+export function encodeSnapshotTrailer(entryCount: number, version: number = formatVersion): Uint8Array {
+  return new ByteWriter(16).uint8(version).uint8(kinds.trailer).uint64(entryCount).finish();
 }
 
 /** Accumulates entries into one chunk; the caller cuts it when byteLength reaches its bound. */
 export class SnapshotEntriesWriter {
   private readonly entries: Array<[Uint8Array, Uint8Array]> = [];
   private bytes = 0;
+
+  constructor(private readonly version: number = formatVersion) {}
 
   get count(): number {
     return this.entries.length;
@@ -90,7 +106,7 @@ export class SnapshotEntriesWriter {
   }
 
   finish(): Uint8Array {
-    const writer = new ByteWriter(this.bytes + 8).uint8(formatVersion).uint8(kinds.entries).uint32(this.entries.length);
+    const writer = new ByteWriter(this.bytes + 8).uint8(this.version).uint8(kinds.entries).uint32(this.entries.length);
     for (const [key, value] of this.entries) writer.bytes(key).bytes(value);
     return writer.finish();
   }
@@ -113,6 +129,7 @@ export function decodeSnapshotChunk(chunk: Uint8Array): SnapshotChunk {
           revision: reader.uint64(),
           compactedRevision: reader.uint64(),
           ...(version >= 3 && { appliedTimeMs: reader.uint64() }),
+          ...(version >= 5 && { range: readRange(reader) }),
         },
       };
       break;
@@ -138,4 +155,11 @@ export function readSnapshotHeader(firstChunk: Uint8Array): SnapshotHeader {
   const decoded = decodeSnapshotChunk(firstChunk);
   if (decoded.kind !== 'header') throw new ByteReader(firstChunk, 'snapshot').malformed('the first chunk is not a header');
   return decoded.header;
+}
+
+function readRange(reader: ByteReader): { start: number; end: number } {
+  const start = reader.uint64();
+  const end = reader.uint64();
+  if (!(start < end && end <= 2 ** 32)) throw reader.malformed(`bad partition range [${start}, ${end})`);
+  return { start, end };
 }

@@ -100,6 +100,7 @@ function validatePut(op: Record<string, unknown>, limits: Limits): void {
   if (op.ifModRevision !== undefined) validateRevisionNumber(op.ifModRevision, 'ifModRevision');
   if (op.ifValue !== undefined) validateValue(op.ifValue, 'ifValue', limits);
   if (op.lease !== undefined) validateLeaseId(op.lease);
+  if (op.ifFence !== undefined) validateFence(op.ifFence);
   const otherConditions = op.ifPresent === true || op.ifModRevision !== undefined || op.ifValue !== undefined;
   if (op.ifAbsent === true && otherConditions) {
     throw invalid('ifAbsent cannot be combined with ifPresent, ifModRevision or ifValue (use ifModRevision: 0 for "absent")');
@@ -136,6 +137,11 @@ function validateList(values: unknown, name: string, maxCount: number): asserts 
   if (values.length > maxCount) {
     throw new AtollError('RESOURCE_EXHAUSTED', `a transaction declares at most ${maxCount} ${name}, got ${values.length}`);
   }
+}
+
+/** A fencing token (a lock's granting revision): a positive safe integer. */
+export function validateFence(fence: unknown): asserts fence is number {
+  if (typeof fence !== 'number' || !Number.isSafeInteger(fence) || fence < 1) throw invalid('a fencing token must be a positive integer (the lock\'s token)', { ifFence: fence });
 }
 
 /** A lease's local id (the index of its grant entry): a positive safe integer. */

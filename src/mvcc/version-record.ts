@@ -2,8 +2,9 @@
  * The stored form of one version of one key (the value of a version key, see key-layout.ts).
  * The version's modRevision is not stored here: it is the revision in the version key.
  *
- *   value version:  0x01, flags (bit 0: has expiry), createRevision uint64, version uint64,
- *                   [expiresAtMs uint64 when flagged], value bytes (the rest of the record)
+ *   value version:  0x01, flags (bit 0: has expiry, bit 1: has fence), createRevision uint64,
+ *                   version uint64, [expiresAtMs uint64 when flagged], [fence uint64 when
+ *                   flagged], value bytes (the rest of the record)
  *   tombstone:      0x02, [0x01 when the key expired: written by an `expire` command,
  *                          0x02 when its lease ended: written by a `leaseRevoke` command]
  */
@@ -13,12 +14,18 @@ import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 const valueTag = 0x01;
 const tombstoneTag = 0x02;
 const hasExpiryFlag = 0x01;
+const hasFenceFlag = 0x02;
 
 export interface StoredValue {
   readonly kind: 'value';
   readonly createRevision: number;
   readonly version: number;
   readonly expiresAtMs?: number;
+  /**
+   * The highest fencing token a fenced put (PutOp.ifFence) wrote this key with while it stayed
+   * live (fence.ts); absent when no fenced write touched it since it was created.
+   */
+  readonly fence?: number;
   readonly value: Uint8Array;
 }
 
@@ -44,10 +51,12 @@ export function encodeVersionRecord(stored: StoredVersion): Uint8Array {
     return stored.expired === true ? Uint8Array.of(tombstoneTag, expiredReason) : Uint8Array.of(tombstoneTag);
   }
   assert(stored.createRevision >= 1 && stored.version >= 1, 'a stored value has positive revisions');
-  const writer = new ByteWriter(26 + stored.value.length);
-  writer.uint8(valueTag).uint8(stored.expiresAtMs === undefined ? 0 : hasExpiryFlag);
+  const writer = new ByteWriter(34 + stored.value.length);
+  const flags = (stored.expiresAtMs === undefined ? 0 : hasExpiryFlag) | (stored.fence === undefined ? 0 : hasFenceFlag);
+  writer.uint8(valueTag).uint8(flags);
   writer.uint64(stored.createRevision).uint64(stored.version);
   if (stored.expiresAtMs !== undefined) writer.uint64(stored.expiresAtMs);
+  if (stored.fence !== undefined) writer.uint64(stored.fence);
   return writer.raw(stored.value).finish();
 }
 
@@ -67,14 +76,17 @@ export function decodeVersionRecord(record: Uint8Array): StoredVersion {
   }
   assert.equal(tag, valueTag, 'unknown version record tag');
   const flags = reader.uint8();
-  assert((flags & ~hasExpiryFlag) === 0, 'unknown version record flags');
+  assert((flags & ~(hasExpiryFlag | hasFenceFlag)) === 0, 'unknown version record flags');
   const createRevision = reader.uint64();
   const version = reader.uint64();
   const expiresAtMs = (flags & hasExpiryFlag) !== 0 ? reader.uint64() : undefined;
+  const fence = (flags & hasFenceFlag) !== 0 ? reader.uint64() : undefined;
   const value = reader.raw(reader.remaining);
-  return expiresAtMs === undefined
-    ? { kind: 'value', createRevision, version, value }
-    : { kind: 'value', createRevision, version, expiresAtMs, value };
+  const base: StoredValue =
+    expiresAtMs === undefined
+      ? { kind: 'value', createRevision, version, value }
+      : { kind: 'value', createRevision, version, expiresAtMs, value };
+  return fence === undefined ? base : { ...base, fence };
 }
 
 /** Like decodeVersionRecord, but reports malformed input as false instead of asserting. */

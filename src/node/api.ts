@@ -72,6 +72,8 @@ export interface PutRequest {
   readonly requestId?: string;
   /** Attach the key to this lease ("<partition>.<n>", from a lease grant). */
   readonly lease?: string;
+  /** A fenced write: refused with FENCED when a higher fencing token wrote the live key (mvcc/fence.ts). */
+  readonly ifFence?: number;
 }
 
 export interface PutResponse {
@@ -203,6 +205,10 @@ export interface TxnWrite {
   readonly value?: Uint8Array;
   readonly ttlMs?: number;
   readonly keepTtl?: boolean;
+  /** Attach the put key to this lease ("<partition>.<n>") of the transaction's partition. */
+  readonly lease?: string;
+  /** A fenced put (PutRequest.ifFence). */
+  readonly ifFence?: number;
 }
 
 export interface CommitRequest {
@@ -247,6 +253,12 @@ export interface NodeInfo {
   readonly reachable: boolean;
   /** The node's admin HTTP address (metrics, /livez, /readyz), host:port; '' or absent when unknown. */
   readonly adminAddress?: string;
+  /** Its state in the member table ('joining' | 'active' | 'leaving'); absent from older servers. */
+  readonly state?: string;
+  /** Its --zone label; absent when none. */
+  readonly zone?: string;
+  /** Its peer port, host:port; absent when not known. */
+  readonly peerAddress?: string;
 }
 
 export interface PartitionInfo {
@@ -280,6 +292,8 @@ export interface ClusterInfoResponse {
   readonly hashFunction: string;
   /** The cluster's id (src/node/cluster-descriptor.ts); '' from servers that have none. */
   readonly clusterId?: string;
+  /** The member table version the answering node follows (0 or absent: the founding members). */
+  readonly memberTableVersion?: number;
   readonly nodes: readonly NodeInfo[];
   readonly partitions: readonly PartitionInfo[];
 }
@@ -294,6 +308,40 @@ export interface MoveReplicaRequest {
   readonly partition: number;
   readonly fromNode: number;
   readonly toNode: number;
+}
+
+/** One change of the member table (Cluster.ChangeMember; membership-admin.ts). */
+export interface ChangeMemberRequest {
+  readonly action: 'add' | 'activate' | 'leave' | 'remove';
+  readonly id: number;
+  /** add: the node's client address, host:port. */
+  readonly address?: string;
+  /** add: its peer port (default: the client port + 100). */
+  readonly peerAddress?: string;
+  readonly zone?: string;
+}
+
+export interface ChangeMemberResponse {
+  readonly version: number;
+  /** Every member that is not removed. */
+  readonly members: readonly NodeInfo[];
+}
+
+/** Cluster.Rebalance: pause or resume the rebalancer (a replicated flag), or report it (cluster admin). */
+export interface RebalanceRequest {
+  readonly action: 'pause' | 'resume' | 'status';
+}
+
+export interface RebalanceResponse {
+  /** 'paused', 'running' (moves assigned) or 'idle'. */
+  readonly state: string;
+  readonly paused: boolean;
+  /** The rebalance record's version. */
+  readonly version: number;
+  /** The replica moves assigned and not yet seen finished. */
+  readonly moves: ReadonlyArray<{ readonly partition: number; readonly fromNode: number; readonly toNode: number }>;
+  /** The leader planned for each partition that has one (frozen while paused). */
+  readonly plannedLeaders: ReadonlyArray<{ readonly partition: number; readonly node: number }>;
 }
 
 export interface MoveReplicaResponse {
@@ -364,4 +412,8 @@ export interface NodeApi {
   backupPage?(request: BackupPageRequest, context: CallContext): Promise<BackupPageResponse>;
   /** Moves a replica (Cluster.MoveReplica). Optional: a node without it refuses the RPC with INVALID_ARGUMENT. */
   moveReplica?(request: MoveReplicaRequest, context: CallContext): Promise<MoveReplicaResponse>;
+  /** Changes the member table (cluster admin). */
+  changeMember?(request: ChangeMemberRequest, context: CallContext): Promise<ChangeMemberResponse>;
+  /** Pauses, resumes or reports the rebalancer (Cluster.Rebalance; cluster admin). */
+  rebalance?(request: RebalanceRequest, context: CallContext): Promise<RebalanceResponse>;
 }

@@ -23,6 +23,10 @@ import type { Quota, SystemStore, TenantUsage, TokenRecord } from './auth.js';
 import { KvExecutor } from './kv-executor.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { Maintenance } from './maintenance.js';
+import { transferLeader } from './leader-transfer.js';
+import { Membership } from './membership.js';
+import { MembershipAdmin } from './membership-admin.js';
+import { memoryView } from './memory-view.js';
 import { noMetrics, type NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
@@ -32,7 +36,10 @@ import { newPeerSecret } from './peer-secret.js';
 import { replicasOf } from './placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
 import { RaftDriver } from './raft-driver.js';
+import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
 import { ReplicaMoves } from './replica-moves.js';
+import { Rebalancer } from './rebalancer.js';
+import { SplitAdmin, type SplitPartitionResult } from './split-admin.js';
 import { ReplicaStore } from './replica-store.js';
 import { NodeReports } from './node-reports.js';
 import { LeaderChangeLog, type LeaderChange } from './leader-changes.js';
@@ -66,6 +73,12 @@ export class AtollNode implements api.NodeApi {
   private readonly leaderChanges: LeaderChangeLog;
   private readonly replicaStore: ReplicaStore;
   private readonly moves: ReplicaMoves;
+  private readonly splits: SplitAdmin;
+  /** The replicated member table, followed (membership.ts) and changed (membership-admin.ts). */
+  private readonly membership: Membership;
+  private readonly memberAdmin: MembershipAdmin;
+  /** Evens replicas and leaders across the members (rebalancer.ts); maintenance follows its leaders. */
+  private readonly rebalancer: Rebalancer;
 
   private constructor(
     readonly config: AtollNodeConfig,
@@ -108,6 +121,7 @@ export class AtollNode implements api.NodeApi {
       logger,
       metrics: this.leaderChanges.tapping(environment.metrics ?? noMetrics),
       followerAckBeforeSync: config.testBugs?.followerAckBeforeSync === true,
+      maxSnapshotChunkBytes: maxSnapshotChunkBytes(limits),
       onFatal: (error) => {
         if (environment.onFatal !== undefined) environment.onFatal(error);
         else process.exitCode = 1;
@@ -156,17 +170,42 @@ export class AtollNode implements api.NodeApi {
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
-    this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges });
+    this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config) });
     const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
-    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction });
+    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica) });
     const { partitions, replicationFactor } = config;
     const notLeader = this.router.notLeader.bind(this.router);
     const replicaStore = this.replicaStore;
-    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: config.peers, driver, store: replicaStore, engine, clock, timers, logger, notLeader });
+    // config.peers is this node's own Map (open copies it): the member table grows and shrinks it.
+    const peers = config.peers as Map<number, string>;
+    const router = this.router;
+    const route = router.route.bind(router);
+    const partitionOfKey = router.partitionOfKey.bind(router);
+    // Removed: the node closes what it still hosts (strays; replica-moves.ts closeAll), then stops.
+    const onRemoved = (): void => {
+      this.moves.closeAll();
+      environment.onRemoved?.();
+    };
+    this.membership = new Membership({ id, descriptor, peers, driver, engine, clock, timers, logger, route, partitionOfKey, onRemoved, ...(config.zone !== undefined && { zone: config.zone }) });
+    const { membership, access } = this;
+    this.memberAdmin = new MembershipAdmin({
+      id,
+      replicationFactor,
+      membership,
+      principalOf: access.principalOf.bind(access),
+      isReachable: (node) => driver.transport.isReachable(node),
+      partitionsNaming: (node) => this.rebalancer.partitionsNaming(node),
+      ...(config.adminAddresses !== undefined && { adminAddresses: config.adminAddresses }),
+    });
+    const refreshMembers = async (): Promise<void> => void (await membership.refresh());
+    const memberState = (node: number): string | undefined => membership.current().members.find((member) => member.id === node)?.state;
+    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
+    const rebalancer = (this.rebalancer = new Rebalancer({ id, partitions, replicationFactor, ...config.rebalance, membership, driver, moves: this.moves, load: this.load, route, partitionOfKey, clock, timers, logger }));
+    this.splits = new SplitAdmin({ driver, initialPartitions: partitions, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
     this.maintenance = new Maintenance({
       id,
-      nodeIds: this.nodeIds,
-      replicationFactor: config.replicationFactor,
+      preferredLeader: (partition) => rebalancer.preferredLeader(partition),
+      transferTarget: (partition) => rebalancer.transferTarget(partition),
       retentionRevisions: config.retentionRevisions,
       limits,
       driver,
@@ -186,10 +225,12 @@ export class AtollNode implements api.NodeApi {
     const engine = environment.engine ?? new WriteBehindEngine(await (await import('../storage/level-engine.js')).LevelEngine.open(config.dataDir));
     // Settled before any replica opens: it decides the routing hash, and refuses another cluster's data.
     const descriptor = await openClusterDescriptor(engine, config, environment.engine === undefined);
-    const node = new AtollNode(config, engine, environment, descriptor);
+    const node = new AtollNode({ ...config, peers: new Map(config.peers) }, engine, environment, descriptor);
     await node.openReplicas();
     node.driver.start(node.maintenance.start());
     node.moves.start();
+    node.membership.start();
+    node.rebalancer.start();
     node.leases.start();
     return node;
   }
@@ -197,7 +238,9 @@ export class AtollNode implements api.NodeApi {
   /** Opens the replicas on disk (at a new cluster's first start, the seeded ones: replica-store.ts). */
   private async openReplicas(): Promise<void> {
     const { config } = this;
-    const replicas = await this.replicaStore.openAll((partition) => replicasOf(partition, this.nodeIds, config.replicationFactor));
+    // A node that joined a running cluster founds no group: replicas are moved onto it.
+    const joined = this.descriptor.origin === 'joined';
+    const replicas = await this.replicaStore.openAll((partition) => (joined ? [] : replicasOf(partition, this.nodeIds, config.replicationFactor)));
     for (const replica of replicas) this.driver.addGroup(replica);
     this.logger.info({ partitions: config.partitions, hosted: this.driver.groups.size }, 'partitions opened');
   }
@@ -309,36 +352,46 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ cluster API
 
-  clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
-    return this.reports.clusterInfo(context);
+  async clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
+    return this.memberAdmin.decorate(await this.reports.clusterInfo(context));
+  }
+
+  /** Changes the member table (Cluster.ChangeMember; cluster admin). */
+  changeMember(request: api.ChangeMemberRequest, context: api.CallContext): Promise<api.ChangeMemberResponse> {
+    return this.memberAdmin.change(request, context);
+  }
+
+  /** Pauses, resumes or reports the rebalancer (Cluster.Rebalance; cluster admin). */
+  async rebalance(request: api.RebalanceRequest, context: api.CallContext): Promise<api.RebalanceResponse> {
+    requireClusterAdmin(await this.access.principalOf(context), 'pausing or resuming the rebalancer');
+    return this.rebalancer.request(request.action);
+  }
+
+  /** Whether this node learned that it was removed from the cluster (the server then exits with code 4). */
+  get removedFromCluster(): boolean {
+    return this.membership.removed;
+  }
+
+  /** Whether node `id` was removed from the cluster (the peer port refuses its calls). */
+  memberRemoved(id: number): boolean {
+    return this.membership.isRemoved(id);
   }
 
   async transferLeader(request: api.TransferLeaderRequest, context: api.CallContext): Promise<void> {
     requireClusterAdmin(await this.access.principalOf(context), 'moving leadership');
-    const replica = this.driver.groups.get(request.partition);
-    if (!replica) throw new AtollError('INVALID_ARGUMENT', `partition ${request.partition} has no replica on node ${this.id}`);
-    if (!this.config.peers.has(request.targetNode)) throw new AtollError('INVALID_ARGUMENT', `no node ${request.targetNode}`);
-    await new Promise<void>((resolve, reject) => {
-      this.driver.enqueue(() => {
-        const status = replica.raw.status();
-        if (status.role !== 'leader') {
-          reject(this.router.notLeader(request.partition, status.lead, 'only the leader can transfer leadership'));
-          return;
-        }
-        try {
-          if (request.targetNode !== this.id) replica.raw.transferLeadership(request.targetNode);
-          resolve();
-        } catch (error) {
-          reject(new AtollError('INVALID_ARGUMENT', error instanceof Error ? error.message : String(error)));
-        }
-      });
-    });
+    await transferLeader({ id: this.id, driver: this.driver, peers: this.config.peers, notLeader: this.router.notLeader.bind(this.router) }, request);
   }
 
   /** Moves one replica of a partition to another node, run at its leader (replica-moves.ts). */
   async moveReplica(request: api.MoveReplicaRequest, context: api.CallContext): Promise<api.MoveReplicaResponse> {
     requireClusterAdmin(await this.access.principalOf(context), 'moving a replica');
     return this.moves.move(request, context);
+  }
+
+  /** Splits a partition's hash range in two, run at its leader (split-admin.ts; cluster admin only). */
+  async splitPartition(request: { readonly partition: number }, context: api.CallContext): Promise<SplitPartitionResult> {
+    requireClusterAdmin(await this.access.principalOf(context), 'splitting a partition');
+    return this.splits.split(request.partition, context.deadlineMs);
   }
 
   /** Opens an empty replica of `partition` here for a move (Peer.PrepareReplica: peers only). */
@@ -402,6 +455,8 @@ export class AtollNode implements api.NodeApi {
     this.watches.close();
     this.maintenance.stop();
     this.moves.stop();
+    this.membership.stop();
+    this.rebalancer.stop();
     this.leases.stop();
     await this.driver.close();
   }

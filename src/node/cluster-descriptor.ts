@@ -43,6 +43,7 @@ import { defaultBucketHash, isBucketHashName, legacyBucketHash, type BucketHashN
 import { partitionTable, type PartitionRange } from '../keys/partition-table.js';
 import { encodeUtf8, decodeUtf8 } from '../keys/utf8.js';
 import { compareBytes, concatBytes } from '../storage/bytes.js';
+import { checkTable, type MemberState, type MemberTable } from './membership-table.js';
 import { nodeKeyPrefix } from '../storage/keyspace.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type { AtollNodeConfig } from './node-config.js';
@@ -50,6 +51,8 @@ import { newPeerSecret } from './peer-secret.js';
 
 /** The metadata key a node sends its cluster id in, on every call to a peer. */
 export const clusterIdMetadataKey = 'atoll-cluster-id';
+/** The metadata key a node sends its own id in, on every call to a peer (a removed member is refused). */
+export const nodeIdMetadataKey = 'atoll-node-id';
 export const descriptorFormat = 'atoll-cluster-descriptor';
 export const descriptorVersion = 1;
 /** The record's key in the node's storage engine. */
@@ -65,6 +68,9 @@ export interface ClusterMember {
   readonly clientAddress: string;
   /** host:port of its peer port (--peer-addresses, default the client port + 100); '' when not known. */
   readonly peerAddress: string;
+  /** Its state in the member table (membership-table.ts); absent in a descriptor written before members could change: active. */
+  readonly state?: MemberState;
+  readonly zone?: string;
 }
 
 export interface ClusterDescriptor {
@@ -76,8 +82,16 @@ export interface ClusterDescriptor {
   readonly hashFunction: BucketHashName;
   readonly replicationFactor: number;
   readonly members: readonly ClusterMember[];
-  /** 'created' at a new cluster's first start; 'adopted' by a data directory older than descriptors. */
-  readonly origin: 'created' | 'adopted';
+  /**
+   * 'created' at a new cluster's first start; 'adopted' by a data directory older than descriptors;
+   * 'joined' by a node that joined a running cluster (--join).
+   */
+  readonly origin: 'created' | 'adopted' | 'joined';
+  /**
+   * The member table this node last applied (membership.ts), once members have changed: from then
+   * on the table, not --peers, decides the members, and `members` is the table's members.
+   */
+  readonly memberTable?: MemberTable;
   /** Digests of the peer secrets of the last start (see the file comment); empty when the node had none. */
   readonly secretDigests: readonly string[];
 }
@@ -162,7 +176,8 @@ function checkShape(d: ClusterDescriptor): void {
   if (typeof d !== 'object' || d === null) fail('not an object');
   if (typeof d.clusterId !== 'string' || !clusterIdPattern.test(d.clusterId)) fail('cluster id');
   if (!isBucketHashName(d.hashFunction)) fail(`unknown hash ${String(d.hashFunction)}`);
-  if (d.origin !== 'created' && d.origin !== 'adopted') fail('origin');
+  if (d.origin !== 'created' && d.origin !== 'adopted' && d.origin !== 'joined') fail('origin');
+  if (d.memberTable !== undefined) checkTable(d.memberTable);
   if (!Array.isArray(d.members) || d.members.length === 0) fail('members');
   let previous = 0;
   for (const member of d.members) {
@@ -194,6 +209,8 @@ function contradictions(recorded: ClusterDescriptor, config: AtollNodeConfig): s
   if (config.bucketHash !== undefined && config.bucketHash !== recorded.hashFunction) {
     return `--bucket-hash: ${where}, which routes by ${recorded.hashFunction}; --bucket-hash is ${config.bucketHash} (a cluster's hash never changes: it would move every key)`;
   }
+  // Once members changed (or the node joined), the replicated member table decides them, not --peers.
+  if (followsMemberTable(recorded)) return undefined;
   const given = membersOf(config);
   const recordedIds = recorded.members.map((member) => member.id).join(',');
   const givenIds = given.map((member) => member.id).join(',');
@@ -209,6 +226,26 @@ function contradictions(recorded: ClusterDescriptor, config: AtollNodeConfig): s
     }
   }
   return undefined;
+}
+
+/** Whether the members come from the member table (they changed, or this node joined) rather than --peers. */
+export function followsMemberTable(descriptor: ClusterDescriptor): boolean {
+  return descriptor.memberTable !== undefined || descriptor.origin === 'joined';
+}
+
+/** The descriptor with its members rewritten from an applied member table (membership.ts). */
+export function withMemberTable(descriptor: ClusterDescriptor, table: MemberTable): ClusterDescriptor {
+  const members: ClusterMember[] = table.members.map(({ id, clientAddress, peerAddress, state, zone }) => ({ id, clientAddress, peerAddress, state, zone }));
+  // A node that joined keeps its own entry until the table records it (the descriptor always names its node).
+  const own = descriptor.members.find((member) => member.id === descriptor.nodeId);
+  if (!members.some((member) => member.id === descriptor.nodeId) && own !== undefined) members.push(own);
+  members.sort((x, y) => x.id - y.id);
+  return { ...descriptor, members, memberTable: table };
+}
+
+/** Writes (synced) this node's descriptor record. */
+export async function writeDescriptor(engine: StorageEngine, descriptor: ClusterDescriptor): Promise<void> {
+  await engine.write([{ type: 'put', key: descriptorKey, value: encodeDescriptor(descriptor) }], { sync: true });
 }
 
 /** Whether the engine holds anything but the descriptor (a data directory from before descriptors). */
@@ -233,6 +270,9 @@ export async function settleClusterDescriptor(engine: StorageEngine, config: Ato
   const stored = await engine.get(descriptorKey);
   if (stored !== undefined) {
     const recorded = decodeDescriptor(stored);
+    if (config.joined !== undefined && config.joined.clusterId !== recorded.clusterId) {
+      throw mismatch(`--join: this data directory (${config.dataDir}) belongs to cluster ${recorded.clusterId}; the member --join reached is of cluster ${config.joined.clusterId}`, { clusterId: recorded.clusterId });
+    }
     const problem = contradictions(recorded, config);
     if (problem !== undefined) throw mismatch(problem, { clusterId: recorded.clusterId });
     const shares = recorded.secretDigests.length === 0 || digests.length === 0 || digests.some((digest) => recorded.secretDigests.includes(digest));
@@ -244,12 +284,35 @@ export async function settleClusterDescriptor(engine: StorageEngine, config: Ato
       );
     }
     // Member addresses learned since (a peer address given now, none before) and the current secrets.
-    const members = membersOf(config).map((member, i) => (member.peerAddress === '' ? (recorded.members[i] as ClusterMember) : member));
+    const members = followsMemberTable(recorded)
+      ? recorded.members
+      : membersOf(config).map((member, i) => (member.peerAddress === '' ? (recorded.members[i] as ClusterMember) : member));
     const refreshed: ClusterDescriptor = { ...recorded, members, secretDigests: digests.length > 0 ? digests : recorded.secretDigests };
     if (JSON.stringify(refreshed) !== JSON.stringify(recorded)) await engine.write([{ type: 'put', key: descriptorKey, value: encodeDescriptor(refreshed) }], { sync: true });
     return { descriptor: refreshed, event: 'found' };
   }
   const adopted = await holdsData(engine);
+  if (config.joined !== undefined) {
+    if (adopted) throw mismatch(`--join: this data directory (${config.dataDir}) holds data of an unknown cluster; a joining node starts with an empty one`);
+    const listedAs = config.joined.listedAs;
+    if (listedAs !== undefined && listedAs !== 'joining') {
+      // An empty data directory under the id of a member that holds replicas: its disk was lost.
+      throw mismatch(`--join: node ${config.id} is already a member (${listedAs}) but this data directory is empty; a node that lost its disk joins under a new id (atoll cluster replace-node)`);
+    }
+    const joined: ClusterDescriptor = {
+      clusterId: config.joined.clusterId,
+      nodeId: config.id,
+      partitionCount: config.joined.partitions,
+      partitions: partitionTable(config.joined.partitions),
+      hashFunction: config.joined.hashFunction,
+      replicationFactor: config.joined.replicationFactor,
+      members: config.joined.members.map(({ id, clientAddress, peerAddress, state, zone }) => ({ id, clientAddress, peerAddress, state, zone })),
+      origin: 'joined',
+      secretDigests: digests,
+    };
+    await writeDescriptor(engine, joined);
+    return { descriptor: joined, event: 'created' };
+  }
   if (adopted && config.bucketHash !== undefined && config.bucketHash !== legacyBucketHash) {
     throw mismatch(
       `--bucket-hash: this data directory (${config.dataDir}) holds data written before cluster descriptors existed, routed by ${legacyBucketHash}; --bucket-hash is ${config.bucketHash}`,

@@ -14,13 +14,14 @@ import type { NodeMetrics } from './metrics.js';
 import type { NodeClock, NodeTimers, TransportFactory } from './ports.js';
 import type { JobGroup } from './group-jobs.js';
 import type { ImportingGroup } from './snapshot-imports.js';
+import type { TransferGroup } from './snapshot-transfer.js';
 
 /**
  * What the driver needs of one Raft group (PartitionReplica is one): the jobs beside the loop
  * (group-jobs.ts: log compaction, snapshot exports, storage compaction steps) and snapshot imports
  * (snapshot-imports.ts) each name their part.
  */
-export interface DrivenGroup extends ImportingGroup, JobGroup {
+export interface DrivenGroup extends ImportingGroup, JobGroup, TransferGroup {
   readonly id: number;
   readonly raw: RawNode;
   startReadRound(): void;
@@ -67,6 +68,8 @@ export interface RaftDriverOptions {
   readonly followerAckBeforeSync?: boolean;
   /** Loop, storage write, Raft message, snapshot and leadership events (default: none). */
   readonly metrics?: NodeMetrics;
+  /** The largest snapshot chunk a follower takes (snapshot-transfer.ts; limits.ts: a chunk plus one entry). */
+  readonly maxSnapshotChunkBytes?: number;
 }
 
 /** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */

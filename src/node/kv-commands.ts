@@ -31,6 +31,7 @@ export function writeOpOfPut(r: PutRequest, partition = 0, partitions = 1): Writ
     ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
     ...(r.returnPrevious ? { returnPrevious: true } : {}),
     ...(lease !== undefined ? { lease: lease.local } : {}),
+    ...(r.ifFence !== undefined ? { ifFence: r.ifFence } : {}),
   };
 }
 

@@ -324,9 +324,9 @@ export class KvExecutor {
     return { revision, items, continueAfter: after };
   }
 
-  /** Linearizable reads: wait for a ReadIndex round that started after this call, then for apply. */
+  /** Linearizable reads: at once under the lease when applied, else through the loop (read-barrier.ts). */
   private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
-    if (this.options.testBugs?.readsWithoutQuorum) return Promise.resolve();
+    if (this.options.testBugs?.readsWithoutQuorum || replica.reads.leaseReadReady()) return Promise.resolve();
     return this.options.admission.run(replica.id, context, () => this.withDeadline(
       () => new Promise<void>((resolve, reject) => {
         this.options.driver.enqueue(() => {

@@ -23,12 +23,28 @@ export class PeerLiveness {
   heartbeatsSent = 0;
 
   constructor(
-    private readonly peers: readonly number[],
+    private readonly peers: number[],
     /** Ticks of silence after which a peer is reported (the election timeout). */
     private readonly silenceTicks: number,
   ) {
     for (const peer of peers) this.lastHeard.set(peer, 0);
     this.heartbeatEveryTicks = Math.max(1, Math.floor(silenceTicks / 3));
+  }
+
+  /** A member joined (membership.ts): it is heartbeated and watched from now on. */
+  addPeer(peer: number, nowTick: number): void {
+    if (this.lastHeard.has(peer)) return;
+    this.peers.push(peer);
+    this.lastHeard.set(peer, nowTick);
+  }
+
+  /** A member was removed: no more heartbeats to it, no silence reports about it. */
+  dropPeer(peer: number): void {
+    const at = this.peers.indexOf(peer);
+    if (at >= 0) this.peers.splice(at, 1);
+    this.lastHeard.delete(peer);
+    this.lastSent.delete(peer);
+    this.silent.delete(peer);
   }
 
   heard(peer: number, nowTick: number): void {

@@ -9,7 +9,6 @@ import type { Limits } from '../limits.js';
 import { encodeCommand } from '../mvcc/index.js';
 import type { NodeAccess } from './node-access.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
-import { preferredLeaderOf } from './placement.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { Router } from './router.js';
@@ -28,8 +27,13 @@ const EXPIRE_IN_FLIGHT_MS = 10_000;
 
 export interface MaintenanceOptions {
   readonly id: number;
-  readonly nodeIds: readonly number[];
-  readonly replicationFactor: number;
+  /**
+   * Each partition's preferred leader now, or undefined for none (rebalancer.ts: from the applied
+   * member table and the rebalancer's replicated plan, never the founding node list).
+   */
+  readonly preferredLeader: (partition: number) => number | undefined;
+  /** Where a leader hands a partition's leadership (the preferred leader by a fresh plan), or undefined. */
+  readonly transferTarget?: (partition: number) => number | undefined;
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly limits: Limits;
@@ -74,7 +78,7 @@ export class Maintenance {
     // Preferred leaders campaign at once, so a fresh cluster starts balanced.
     return () => {
       for (const [partition, replica] of driver.groups) {
-        if (this.preferredLeaderOf(partition) === this.options.id) replica.raw.campaign();
+        if (this.preferredLeaderOf(partition) === this.options.id && replica.raw.isVoter(this.options.id)) replica.raw.campaign();
       }
     };
   }
@@ -84,8 +88,8 @@ export class Maintenance {
     this.timers.length = 0;
   }
 
-  private preferredLeaderOf(partition: number): number {
-    return preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
+  private preferredLeaderOf(partition: number): number | undefined {
+    return this.options.preferredLeader(partition);
   }
 
   /** Moves leadership back to each partition's preferred leader when it is caught up and reachable. */
@@ -93,12 +97,15 @@ export class Maintenance {
     const { driver, id } = this.options;
     let transfers = 0;
     for (const [partition, replica] of driver.groups) {
+      // Cheap checks first (field reads): only a leader away from its preferred node needs status().
+      if (replica.raw.role !== 'leader') continue;
+      const preferred = (this.options.transferTarget ?? this.options.preferredLeader)(partition);
+      if (preferred === undefined || preferred === id || !replica.raw.isVoter(preferred) || !driver.transport.isReachable(preferred)) continue;
+      // Replicas move (replica-moves.ts): the preferred leader (rebalancer.ts) counts only while it is a voter.
+      // Invariant (test/node/idle-sweeps.test.ts): a pass over followers and leaders on their
+      // preferred node builds no status() (a progress Map and configuration arrays per call).
       const status = replica.raw.status();
       if (status.role !== 'leader' || status.leadTransferee !== 0) continue;
-      const preferred = this.preferredLeaderOf(partition);
-      if (preferred === id || !driver.transport.isReachable(preferred)) continue;
-      // Replicas move (replica-moves.ts): the seed's preferred leader counts only while it is a voter.
-      if (!status.confState.voters.includes(preferred)) continue;
       const progress = status.progress.get(preferred);
       if (!progress || progress.match < status.commit) continue;
       try {
@@ -125,7 +132,7 @@ export class Maintenance {
     const monotonicNow = clock.monotonicMs();
     for (const replica of driver.groups.values()) {
       if (proposed >= EXPIRE_ENTRIES_PER_ROUND) break;
-      if (replica.raw.status().role !== 'leader') continue;
+      if (replica.raw.role !== 'leader') continue;
       const inFlight = this.expiring.get(replica.id);
       if (inFlight !== undefined && monotonicNow - inFlight.sinceMs < EXPIRE_IN_FLIGHT_MS) continue;
       const nowMs = Math.max(clock.wallMs(), replica.mvcc.appliedTimeMs);
@@ -168,7 +175,7 @@ export class Maintenance {
   private compactHistory(): void {
     const { retentionRevisions: retention, driver, logger } = this.options;
     for (const replica of driver.groups.values()) {
-      if (replica.raw.status().role !== 'leader') continue;
+      if (replica.raw.role !== 'leader') continue;
       const { revision, compactedRevision } = replica.mvcc;
       // Wait for a tenth of the window to accumulate so compactions stay occasional.
       if (revision - compactedRevision <= retention + Math.ceil(retention / 10)) continue;

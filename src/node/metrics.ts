@@ -68,6 +68,8 @@ export interface NodeMetricsView {
   readonly nodeId: number;
   readonly tasksQueued: number;
   readonly partitions: readonly PartitionMetricsView[];
+  /** What the node's memory goes to, by consumer (memory-view.ts; absent where not wired). */
+  readonly memory?: ReadonlyArray<{ readonly consumer: string; readonly bytes: number; readonly limitBytes?: number }>;
   /** Peers this node hears from, by id (itself included). */
   readonly reachable: ReadonlyArray<{ readonly node: number; readonly reachable: boolean }>;
 }

@@ -26,7 +26,7 @@ export interface MoveInput {
   readonly replicationFactor: number;
 }
 
-export function refused(reason: 'already-replica' | 'not-replica' | 'in-progress' | 'too-few-voters', message: string): AtollError {
+export function refused(reason: 'already-replica' | 'not-replica' | 'in-progress' | 'too-few-voters' | 'target-leaving', message: string): AtollError {
   return new AtollError('MOVE_REFUSED', message, { reason });
 }
 

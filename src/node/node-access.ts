@@ -120,7 +120,7 @@ export class NodeAccess {
     this.lastUsagePublishMs = nowMs;
     const counts = this.requestCounts;
     for (const replica of this.options.driver.groups.values()) {
-      if (replica.raw.status().role !== 'leader') continue;
+      if (replica.raw.role !== 'leader') continue;
       const record: Record<string, { keys: number; bytes: number; historyBytes: number; rps: number }> = {};
       for (const [tenant, usage] of replica.mvcc.usageByTenant()) {
         if (tenant !== systemTenant) record[tenant] = { keys: usage.keys, bytes: usage.bytes, historyBytes: usage.historyBytes, rps: 0 };
@@ -169,7 +169,7 @@ export class NodeAccess {
     const { clock, logger, limits } = this.options;
     const nowMs = clock.monotonicMs();
     for (const replica of this.options.driver.groups.values()) {
-      if (replica.raw.status().role !== 'leader') continue;
+      if (replica.raw.role !== 'leader') continue;
       const { revision, compactedRevision } = replica.mvcc;
       if (revision <= compactedRevision) continue;
       if (nowMs - (this.quotaCompactedAtMs.get(replica.id) ?? -Infinity) < quotaCompactionIntervalMs) continue;

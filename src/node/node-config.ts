@@ -7,6 +7,19 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
+import type { MemberState } from './membership-table.js';
+
+/** The cluster a node started with --join learned from a member (src/peer/join.ts); recorded in its descriptor at its first start. */
+export interface JoinedCluster {
+  readonly clusterId: string;
+  readonly hashFunction: BucketHashName;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  /** The members as the member answered, and this node, joining. */
+  readonly members: ReadonlyArray<{ id: number; clientAddress: string; peerAddress: string; state: MemberState; zone: string }>;
+  /** This node's state as the member listed it, when it is listed ('joining' after add-node; 'active' for a node that joined before). */
+  readonly listedAs?: string;
+}
 
 export interface AtollNodeConfig {
   readonly id: number;
@@ -26,6 +39,12 @@ export interface AtollNodeConfig {
   /** Milliseconds per Raft tick. Election timeout is electionTicks of these. */
   readonly tickMs: number;
   readonly electionTicks: number;
+  /**
+   * How linearizable reads learn their index (--read-mode): 'lease' (default) serves them on the
+   * leader without a message while its lease holds, else a ReadIndex round; 'safe' always takes the
+   * round. See src/node/read-barrier.ts.
+   */
+  readonly readMode?: 'safe' | 'lease';
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly snapshotEveryEntries: number;
@@ -33,6 +52,10 @@ export interface AtollNodeConfig {
   readonly logEntriesKeptAfterSnapshot?: number;
   /** Memory for the newest versions of recently used keys, shared by every partition (default NODE_DEFAULTS.cacheBytes). */
   readonly cacheBytes?: number;
+  /** Memory for Raft log entries, all partitions together (default NODE_DEFAULTS.raftLogMemoryBytes; log-window.ts). */
+  readonly raftLogMemoryBytes?: number;
+  /** Memory for the key indexes, all partitions together (default NODE_DEFAULTS.keyIndexBytes; src/mvcc/key-index.ts). */
+  readonly keyIndexBytes?: number;
   /** Largest value a write may carry (default 1 MiB); must leave room in one gRPC message. */
   readonly maxValueBytes?: number;
   /** Tokens a tenant admin may create for its tenant (default limits.maxTokensPerTenant). */
@@ -58,6 +81,12 @@ export interface AtollNodeConfig {
    * random secret of this process, which only a one-node cluster can work with.
    */
   readonly peerSecrets?: readonly string[];
+  /** Set when the node joins a running cluster (--join): what it learned from a member. */
+  readonly joined?: JoinedCluster;
+  /** This node's --zone label: recorded in the member table at creation (placement spreads replicas over zones). */
+  readonly zone?: string;
+  /** The rebalancer's bounds (rebalancer.ts; default REBALANCE_DEFAULTS). */
+  readonly rebalance?: { readonly maxInFlight?: number; readonly pauseMs?: number };
   readonly logger: Logger;
 }
 
@@ -84,6 +113,12 @@ export interface NodeTestBugs {
   readonly serializableSkipsPrefixValidation?: boolean;
   /** Today's snapshot install, which a crash during or right after it leaves unable to restart (issue 16). */
   readonly nonAtomicSnapshotInstall?: boolean;
+  /** The leader lease lasts three election timeouts: no margin for the voters' refusal window or clock drift. */
+  readonly leaseIgnoresMargin?: boolean;
+  /** A replica move removes its source while the new learner is still catching up (before promoting it): the partition is left with RF - 1 voters. */
+  readonly moveRemovesSourceEarly?: boolean;
+  /** A split copies the moved keys into the new partition but keeps them in the source too. */
+  readonly splitKeepsMovedKeys?: boolean;
 }
 
 export const NODE_DEFAULTS = {
@@ -102,4 +137,21 @@ export const NODE_DEFAULTS = {
    * 5,498 with 128; at 100,000 keys the two measure the same; docs/performance.md).
    */
   cacheBytes: 128 * 1024 * 1024,
+  /**
+   * Raft log entries kept in memory, all partitions together: each partition keeps the newest
+   * raftLogMemoryBytes / partitions bytes of its log (src/node/log-window.ts), older entries are
+   * read from LevelDB when a lagging follower needs them. Before, every retained entry (up to
+   * 3,000 per partition) stayed in memory: about 80 MB per node at 64 partitions (docs/performance.md).
+   * 16 MiB is 256 KiB per partition at 64 partitions, about 700 entries of a 128-byte put: more than
+   * a follower or the apply lags in a healthy cluster.
+   */
+  raftLogMemoryBytes: 16 * 1024 * 1024,
+  /**
+   * The key indexes (every stored key's newest revision, src/mvcc/key-index.ts), all partitions
+   * together; each partition gets keyIndexBytes / partitions. About 150 bytes per key of 20
+   * characters: 64 MiB holds about 400,000 keys spread evenly. A partition whose index would
+   * outgrow its share drops it and reads LevelDB instead (an iterator per missed lookup) until its
+   * next start; raise it for more keys (--key-index-mb).
+   */
+  keyIndexBytes: 64 * 1024 * 1024,
 };

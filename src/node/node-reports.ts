@@ -5,7 +5,6 @@
  */
 import { AtollError, isAtollError } from '../errors.js';
 import type { LoadTracker } from '../hotkeys/index.js';
-import { partitionTable } from '../keys/partition-table.js';
 import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
 import type { Limits } from '../limits.js';
 import { requireRole } from '../tenancy/principal.js';
@@ -35,6 +34,8 @@ export interface NodeReportsDeps {
   readonly router: Router;
   readonly executor: KvExecutor;
   readonly leaderChanges: LeaderChangeLog;
+  /** The memory by consumer (memory-view.ts), for the scrape. */
+  readonly memory?: () => NodeMetricsView['memory'];
 }
 
 /** See the file comment. */
@@ -48,7 +49,8 @@ export class NodeReports {
       if (isAtollError(error, 'UNAUTHENTICATED')) return undefined;
       throw error;
     });
-    const table = partitionTable(this.deps.config.partitions);
+    // The equal table cut at every split start this node knows (range-routing.ts).
+    const table = this.deps.router.ranges.table();
     const load = this.deps.load.report(this.deps.clock.monotonicMs());
     const visibleLoad = (partition: number): ReturnType<typeof load.of> => {
       const of = load.of(partition);
@@ -63,16 +65,17 @@ export class NodeReports {
       return { ...of, topKeys: own.map((entry) => ({ ...entry, key: entry.key.slice(tag.length) })) };
     };
     const partitions: api.PartitionInfo[] = table.map((range) => {
+      // Field reads, no status() object: peers ask for this (stray-check.ts) on idle clusters too.
       const replica = this.deps.driver.groups.get(range.id);
-      const status = replica?.raw.status();
+      const raw = replica?.raw;
       return {
         id: range.id,
         rangeStart: range.start,
         rangeEnd: range.end,
         replicas: this.deps.router.replicasOf(range.id),
-        leader: status ? status.lead : (this.deps.router.remoteLeaderOf(range.id) ?? 0),
-        term: status?.term ?? 0,
-        commitIndex: status?.commit ?? 0,
+        leader: raw !== undefined ? raw.lead : (this.deps.router.remoteLeaderOf(range.id) ?? 0),
+        term: raw?.term ?? 0,
+        commitIndex: raw?.committedIndex ?? 0,
         appliedIndex: replica?.appliedIndex ?? 0,
         revision: replica?.mvcc.revision ?? 0,
         ...visibleLoad(range.id),
@@ -104,7 +107,9 @@ export class NodeReports {
     const principal = await this.deps.access.principalOf(context);
     requireRole(principal, 'admin', 'a backup');
     const { partitions } = this.deps.config;
-    if (!Number.isSafeInteger(request.partition) || request.partition < 0 || request.partition >= partitions) {
+    // A partition a split made (id past the equal table's) is valid once this node's table knows it.
+    const known = Number.isSafeInteger(request.partition) && request.partition >= partitions && this.deps.router.ranges.isKnown(request.partition);
+    if (!known && (!Number.isSafeInteger(request.partition) || request.partition < 0 || request.partition >= partitions)) {
       throw new AtollError('INVALID_ARGUMENT', `partition must be an integer in [0, ${partitions - 1}]`, { partition: request.partition });
     }
     const limit = request.limit === 0 ? this.deps.limits.defaultPageSize : Math.min(request.limit, this.deps.limits.maxPageSize);
@@ -176,6 +181,7 @@ export class NodeReports {
       nodeId: this.deps.id,
       tasksQueued: this.deps.driver.tasksQueued,
       partitions,
+      ...(this.deps.memory !== undefined && { memory: this.deps.memory() }),
       reachable: this.deps.nodeIds.map((node) => ({ node, reachable: node === this.deps.id || this.deps.driver.transport.isReachable(node) })),
     };
   }

@@ -1,16 +1,22 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
-import { readSnapshotHeader } from '../mvcc/snapshot-format.js';
-import { checkedSnapshotChunks, frameChunks, PayloadDigest, unframeChunks } from './snapshot-payload.js';
+import { HeldSnapshot } from './held-snapshot.js';
+import { decodeSnapshotTicket } from './snapshot-payload.js';
+import type { StagedSnapshot } from './snapshot-receiver.js';
+import type { ExportedSnapshot } from './snapshot-transfer.js';
 import { RaftError } from '../raft/errors.js';
 import { RawNode, type Ready } from '../raft/rawnode.js';
 import type { Rng } from '../raft/rng.js';
-import { EntryType, type Entry, type Snapshot, type SnapshotMeta } from '../raft/types.js';
+import { decodeConfChange, EntryType, type ConfState, type Entry, type Snapshot, type SnapshotMeta } from '../raft/types.js';
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
-import type { WriteOperation } from '../storage/storage-engine.js';
+import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type { PersistentLogStorage } from './raft-log-store.js';
+import { ReadBarrier, type LeaseClock, type ReadWaiter } from './read-barrier.js';
+import { confAfter } from './conf-after.js';
+import { isSplitEntry } from './split-entry.js';
 
 /** Raft settings the node uses for every partition group. */
 export interface GroupSettings {
@@ -35,6 +41,24 @@ export interface ReplicaOptions {
   readonly nonAtomicSnapshotInstall?: boolean;
   /** Test-only defect (NodeTestBugs.applyBeforeCommit): apply entries as soon as they are appended. */
   readonly applyBeforeCommit?: boolean;
+  /** Serve linearizable reads under the leader lease (read-barrier.ts); absent: ReadIndex rounds only. */
+  readonly lease?: LeaseClock;
+  /**
+   * Snapshots received from leaders, staged by the node (snapshot-receiver.ts): the Raft core
+   * accepts a snapshot only when its chunks are staged here, whole and checked.
+   */
+  readonly stagedSnapshots?: StagedSnapshots;
+  /** Where a leader spools the export it holds for followers (held-snapshot.ts): the node's engine. */
+  readonly spool?: { readonly engine: StorageEngine; readonly logger?: Logger };
+  /** Applies split entries (split-apply.ts); without it a split entry is a broken invariant. */
+  readonly splits?: { apply(source: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult> };
+}
+
+/** The receiver's part the replica uses (SnapshotReceiver). */
+export interface StagedSnapshots {
+  claim(group: number, index: number, snapTerm: number, ticket: NonNullable<ReturnType<typeof decodeSnapshotTicket>>): StagedSnapshot | undefined;
+  installed(group: number): void;
+  release(group: number): void;
 }
 
 /**
@@ -46,11 +70,6 @@ const MIN_ENTRIES_WHILE_SNAPSHOT_HELD = 10_000;
 interface ProposalWaiter {
   readonly term: number;
   resolve(result: ApplyResult): void;
-  reject(error: unknown): void;
-}
-
-interface ReadWaiter {
-  resolve(): void;
   reject(error: unknown): void;
 }
 
@@ -99,34 +118,16 @@ export async function discardInterruptedInstall(storage: PersistentLogStorage, m
 export class PartitionReplica {
   readonly raw: RawNode;
   private readonly proposals = new Map<number, ProposalWaiter>();
-  /** Reads that arrived since the last ReadIndex round started: they join the next round. */
-  private readsWaitingForRound: ReadWaiter[] = [];
-  private readonly readRounds = new Map<string, ReadWaiter[]>();
-  /** Reads whose index is known, waiting for the state machine to apply it. */
-  private readsWaitingForApply: Array<{ index: number; waiter: ReadWaiter }> = [];
-  private roundCounter = 0;
-  /**
-   * Snapshot data exported for a follower that needs it, kept until the followers have it. Only
-   * Raft's request for it (snapshotData) builds one: the log is compacted without exporting anything.
-   * Invariant: while it is held, the recorded snapshot point is its index and the log is not
-   * compacted (needsCompaction is false), so Raft's next request for a snapshot names exactly this
-   * data and one export serves a lagging follower however long it takes. It is released when every
-   * follower's match reaches its index and none is receiving a snapshot (acknowledged), when this
-   * replica stops leading, when no transfer used it for the idle time (releaseIdleSnapshot), or
-   * when the log grew past maxEntriesWhileSnapshotHeld behind it (memory bound); one per group.
-   */
-  private builtSnapshot: Snapshot | undefined;
-  /** When builtSnapshot was last handed out, built or seen in a transfer (options.nowMs). */
-  private builtSnapshotUsedAtMs = 0;
-  /** An export finished and waits for adoptSnapshot: the snapshot point must not move meanwhile. */
-  private exportAwaitingAdoption = false;
-  snapshotWanted = false;
+  /** Linearizable reads: the lease or ReadIndex rounds, then the wait for apply (read-barrier.ts). */
+  readonly reads: ReadBarrier;
+  /** The export held for lagging followers (held-snapshot.ts has its invariants). */
+  private readonly held: HeldSnapshot;
   /** True while exportSnapshot runs (one export per group at a time). */
   exporting = false;
   /** Snapshots this replica exported for followers (tests and metrics). */
-  snapshotsExported = 0;
-  private readonly nowMs: () => number;
-  private readonly maxEntriesWhileSnapshotHeld: number;
+  get snapshotsExported(): number {
+    return this.held.exportsCount;
+  }
   /** True while a physical compaction step runs beside the loop (one per group at a time). */
   compactingStorage = false;
   /**
@@ -137,9 +138,11 @@ export class PartitionReplica {
   installing = false;
   /** The snapshot beginSnapshotImport imported; stage() of its Ready then skips the install. */
   private importedSnapshot: Snapshot | undefined;
-  /** The last payload acceptSnapshot checked, and its chunks (views into it). */
-  private acceptedSnapshot: { readonly data: Uint8Array; readonly chunks: Uint8Array[] } | undefined;
+  /** The staged transfer acceptSnapshot claimed, for the install of that snapshot. */
+  private acceptedSnapshot: { readonly index: number; readonly staged: StagedSnapshot } | undefined;
   private appliedSinceSnapshot = 0;
+  /** The configuration as of the entry being applied (apply, applyEntry: split entries read it). */
+  private confAtEntry: ConfState | undefined;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
 
@@ -159,8 +162,6 @@ export class PartitionReplica {
     onSnapshotRefused: (reason: string) => void = () => undefined,
     private readonly options: ReplicaOptions = {},
   ) {
-    this.nowMs = options.nowMs ?? (() => performance.now());
-    this.maxEntriesWhileSnapshotHeld = Math.max(MIN_ENTRIES_WHILE_SNAPSHOT_HELD, 10 * settings.snapshotEveryEntries);
     if (options.nonAtomicSnapshotInstall !== true) assertStoreMatchesLog(id, mvcc, storage);
     this.appliedIndex = Math.max(mvcc.appliedIndex, storage.snapshotMeta().index);
     storage.raiseCommitTo(this.appliedIndex);
@@ -180,23 +181,28 @@ export class PartitionReplica {
       maxInflightBytes: 64 * 1024 * 1024,
       snapshotChunkBytes: 1024 * 1024,
       acceptSnapshot: (snapshot) => {
-        const checked = checkedSnapshotChunks(snapshot, mvcc);
-        if (typeof checked === 'string') onSnapshotRefused(checked);
-        // Kept for the install of exactly this payload, so it is not unframed and checked twice.
-        this.acceptedSnapshot = typeof checked === 'string' ? undefined : { data: snapshot.data, chunks: checked };
-        return typeof checked !== 'string';
+        // The data is a ticket; its chunks came beside Raft and were checked as they were staged
+        // (snapshot-receiver.ts). Accepted only when a complete staged transfer matches it.
+        const ticket = decodeSnapshotTicket(snapshot.data);
+        const staged = ticket && options.stagedSnapshots?.claim(id, snapshot.meta.index, snapshot.meta.term, ticket);
+        if (ticket === undefined) onSnapshotRefused('snapshot data is not a transfer ticket');
+        else if (staged === undefined) onSnapshotRefused('no complete staged transfer matches the snapshot');
+        if (this.acceptedSnapshot !== undefined && this.acceptedSnapshot.staged !== staged) this.releaseAccepted();
+        if (staged) this.acceptedSnapshot = { index: snapshot.meta.index, staged };
+        return staged !== undefined;
       },
     });
+    this.reads = new ReadBarrier(id, this.raw, options.lease, (cause) => this.notLeaderError(cause));
+    this.reads.release(this.appliedIndex);
+    const maxEntriesWhileHeld = Math.max(MIN_ENTRIES_WHILE_SNAPSHOT_HELD, 10 * settings.snapshotEveryEntries);
+    assert(options.spool !== undefined, 'a replica needs an engine to spool its exports in');
+    const { engine, logger } = options.spool;
+    this.held = new HeldSnapshot({ id, nodeId, raw: this.raw, mvcc, storage, nowMs: options.nowMs ?? (() => performance.now()), maxEntriesWhileHeld, engine, ...(logger && { logger }) });
   }
 
-  /** SnapshotSource for the log storage: the bytes of the snapshot the metadata describes. */
+  /** SnapshotSource for the log storage: the ticket of the held export (held-snapshot.ts). */
   snapshotData(meta: SnapshotMeta): Uint8Array {
-    if (this.builtSnapshot && this.builtSnapshot.meta.index === meta.index) {
-      this.builtSnapshotUsedAtMs = this.nowMs();
-      return this.builtSnapshot.data;
-    }
-    this.snapshotWanted = true;
-    throw new RaftError('SNAPSHOT_TEMPORARILY_UNAVAILABLE', `partition ${this.id}: snapshot being built`);
+    return this.held.data(meta);
   }
 
   // ------------------------------------------------------------ requests (called by the loop)
@@ -214,24 +220,13 @@ export class PartitionReplica {
   }
 
   enqueueRead(waiter: ReadWaiter): void {
-    this.readsWaitingForRound.push(waiter);
-    // The loop visits only groups with work (group-activity.ts): this is work outside Raft.
-    this.raw.notifyHost();
+    this.reads.enqueue(waiter);
   }
 
-  /** Starts a ReadIndex round for every read that arrived since the previous one started. */
+  /** Serves the reads that arrived since the previous call under the lease, or starts a ReadIndex round for them. */
   startReadRound(): void {
-    if (this.readsWaitingForRound.length === 0) return;
     assert.ok(!this.installing, `partition ${this.id}: no read round while a snapshot imports (its Ready is outstanding)`);
-    const waiters = this.readsWaitingForRound;
-    this.readsWaitingForRound = [];
-    const context = `${this.id}:${++this.roundCounter}`;
-    try {
-      this.raw.readIndex(context);
-      this.readRounds.set(context, waiters);
-    } catch (error) {
-      for (const waiter of waiters) waiter.reject(this.notLeaderError(error));
-    }
+    this.reads.startRound(this.appliedIndex);
   }
 
   // ------------------------------------------------------------ Ready handling
@@ -251,7 +246,8 @@ export class PartitionReplica {
     if (ready.snapshot && this.options.nonAtomicSnapshotInstall === true) {
       // The regression control: the store takes the snapshot (synced) before the loop's batch
       // records it in the log; a crash in between leaves the store ahead of the log.
-      await this.mvcc.importSnapshot(unframeChunks(ready.snapshot.data));
+      await this.mvcc.importSnapshot(this.takeAccepted(ready.snapshot.meta).chunks());
+      this.options.stagedSnapshots?.installed(this.id);
       this.appliedIndex = ready.snapshot.meta.index;
       ops.push(...this.storage.stageSnapshot(ready.snapshot.meta));
     } else if (ready.snapshot && this.importedSnapshot === ready.snapshot) {
@@ -260,11 +256,12 @@ export class PartitionReplica {
     } else if (ready.snapshot) {
       await this.installSnapshot(ready.snapshot, ready.hardState);
     } else {
-      // An accepted payload the core did not adopt (its log already covered it): release it.
-      this.acceptedSnapshot = undefined;
+      // An accepted transfer the core did not adopt (its log already covered it): release it.
+      this.releaseAccepted();
     }
     ops.push(...this.storage.stageEntries(ready.entries));
-    if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState));
+    // A commit index alone is not written at all (stageHardState's lazyCommit): one record fewer per group per iteration.
+    if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState, { lazyCommit: true }));
     return { ops, mustSync };
   }
 
@@ -303,18 +300,35 @@ export class PartitionReplica {
     const logOps = this.storage.stageSnapshot(meta);
     // A commit index beyond the snapshot would name entries that reach disk only in the loop's batch.
     if (hardState) logOps.push(...this.storage.stageHardState({ ...hardState, commit: Math.min(hardState.commit, meta.index) }));
-    // The payload acceptSnapshot checked (the same bytes: the Raft core adopted what it accepted)
-    // is not checked again as a whole; the import still checks each chunk as it writes it.
-    const accepted = this.acceptedSnapshot?.data === snapshot.data ? this.acceptedSnapshot : undefined;
-    this.acceptedSnapshot = undefined;
-    const chunks = accepted?.chunks ?? unframeChunks(snapshot.data);
-    await this.mvcc.importSnapshot(chunks, { alsoWrite: logOps, ...(accepted ? { checkedIndex: meta.index } : {}) });
+    // The staged transfer acceptSnapshot claimed (the Raft core adopts only what it accepted):
+    // read from disk one chunk at a time, checked again as it is written; its staged chunks are
+    // deleted in the import's final batch.
+    const staged = this.takeAccepted(meta);
+    await this.mvcc.importSnapshot(staged.chunks(), { alsoWrite: [...logOps, ...staged.deleteOps()], checkedIndex: meta.index });
+    this.options.stagedSnapshots?.installed(this.id);
     assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
     this.appliedIndex = meta.index;
   }
 
+  private takeAccepted(meta: SnapshotMeta): StagedSnapshot {
+    const accepted = this.acceptedSnapshot;
+    // Invariant: the core adopts a snapshot only right after acceptSnapshot claimed its transfer.
+    assert.ok(accepted !== undefined && accepted.index === meta.index, `partition ${this.id}: the snapshot to install is the staged one the core accepted`);
+    this.acceptedSnapshot = undefined;
+    return accepted.staged;
+  }
+
+  private releaseAccepted(): void {
+    if (this.acceptedSnapshot === undefined) return;
+    this.acceptedSnapshot = undefined;
+    this.options.stagedSnapshots?.release(this.id);
+  }
+
   /** Step 3: apply committed entries in order and answer the callers waiting on them. */
   async apply(ready: Ready): Promise<void> {
+    // Raft's configuration covers the previous Readies' conf changes (advance() applies this one's
+    // after the batch); applyEntry folds this Ready's in, entry by entry, for split entries.
+    this.confAtEntry = this.raw.status().confState;
     if (this.options.applyBeforeCommit === true) {
       // The defect: appended entries apply at once, contiguous with what is applied; committed
       // entries at or below the applied index are then skipped, even when the log replaced them.
@@ -323,18 +337,8 @@ export class PartitionReplica {
     } else {
       for (const entry of ready.committedEntries) await this.applyEntry(entry);
     }
-    for (const state of ready.readStates) {
-      const waiters = this.readRounds.get(state.context);
-      if (!waiters) continue;
-      this.readRounds.delete(state.context);
-      for (const waiter of waiters) this.readsWaitingForApply.push({ index: state.index, waiter });
-    }
-    for (const context of ready.droppedReads) {
-      const waiters = this.readRounds.get(context) ?? [];
-      this.readRounds.delete(context);
-      for (const waiter of waiters) waiter.reject(this.notLeaderError());
-    }
-    this.releaseReads();
+    this.reads.onReady(ready.readStates, ready.droppedReads);
+    this.reads.release(this.appliedIndex);
     if (ready.softState && ready.softState.role !== 'leader') this.failProposalsOnStepDown();
   }
 
@@ -343,26 +347,25 @@ export class PartitionReplica {
     if (waiter) this.proposals.delete(entry.index);
     this.appliedIndex = entry.index;
     if (entry.type !== EntryType.Normal || entry.data.length === 0) {
+      if (entry.type === EntryType.ConfChange && this.confAtEntry !== undefined) this.confAtEntry = confAfter(this.confAtEntry, decodeConfChange(entry.data));
       waiter?.reject(this.notLeaderError());
       return;
     }
+    if (isSplitEntry(entry.data)) {
+      assert.ok(this.options.splits !== undefined, `partition ${this.id}: a split entry on a replica that cannot split`);
+      return this.answer(waiter, entry, await this.options.splits.apply(this, entry, this.confAtEntry ?? this.raw.status().confState));
+    }
     const { nowMs, requestId, command } = decodeEntryPayload(entry.data);
     const result = await this.mvcc.apply(command, { index: entry.index, nowMs, ...(requestId !== undefined ? { requestId } : {}) });
+    this.answer(waiter, entry, result);
+  }
+
+  private answer(waiter: ProposalWaiter | undefined, entry: Entry, result: ApplyResult): void {
     this.appliedSinceSnapshot++;
     if (!waiter) return;
     // Another leader's entry took this index: ours was never committed, so it is safe to retry.
     if (waiter.term !== entry.term) waiter.reject(this.notLeaderError());
     else waiter.resolve(result);
-  }
-
-  private releaseReads(): void {
-    const applied = this.appliedIndex;
-    const still: typeof this.readsWaitingForApply = [];
-    for (const read of this.readsWaitingForApply) {
-      if (read.index <= applied) read.waiter.resolve();
-      else still.push(read);
-    }
-    this.readsWaitingForApply = still;
   }
 
   /**
@@ -378,7 +381,7 @@ export class PartitionReplica {
 
   /** Raft asked for snapshot data this replica does not hold (a follower needs it). */
   needsSnapshotBuild(): boolean {
-    return this.snapshotWanted;
+    return this.held.wanted;
   }
 
   /** Versions below the compaction floor await physical removal and no step runs now. */
@@ -398,33 +401,11 @@ export class PartitionReplica {
 
   /** Whether the log is due for compaction; the loop asks once per iteration. */
   needsCompaction(): boolean {
-    this.releaseDeliveredSnapshot();
-    // See builtSnapshot: the snapshot point stays put while an export is running, waiting for
+    this.held.releaseDelivered();
+    // See HeldSnapshot: the snapshot point stays put while an export is running, waiting for
     // adoption, or held for a follower.
-    if (this.exporting || this.exportAwaitingAdoption || this.builtSnapshot !== undefined) return false;
+    if (this.exporting || this.held.pinsSnapshotPoint) return false;
     return this.appliedSinceSnapshot >= this.settings.snapshotEveryEntries;
-  }
-
-  /** Releases held snapshot data the followers no longer need (see builtSnapshot); refreshes it while a transfer runs. */
-  private releaseDeliveredSnapshot(): void {
-    const held = this.builtSnapshot;
-    if (held === undefined) return;
-    const status = this.raw.status();
-    if (status.role !== 'leader') {
-      this.builtSnapshot = undefined;
-      return;
-    }
-    let acknowledged = true;
-    for (const [id, progress] of status.progress) {
-      if (id === this.nodeId) continue;
-      if (progress.state === 'snapshot') {
-        // A transfer is running (Raft's progress holds the data too): keep it for a resend.
-        this.builtSnapshotUsedAtMs = this.nowMs();
-        return;
-      }
-      if (progress.match < held.meta.index) acknowledged = false;
-    }
-    if (acknowledged || status.lastIndex - held.meta.index > this.maxEntriesWhileSnapshotHeld) this.builtSnapshot = undefined;
   }
 
   /**
@@ -442,19 +423,29 @@ export class PartitionReplica {
     const index = this.mvcc.appliedIndex;
     if (index <= this.storage.snapshotMeta().index) return [];
     // Data built for an older point would no longer match the metadata; a follower in the middle
-    // of receiving it keeps its own reference (Raft's progress holds the snapshot it sends).
-    this.builtSnapshot = undefined;
+    // of receiving it loses its transfer (its spool is deleted) and Raft asks again.
+    this.held.drop();
     return this.recordSnapshot({ index, term: this.storage.term(index), confState: this.raw.status().confState });
   }
 
-  /** Drops exported snapshot data no follower asked for within `idleMs` (memory is the cost). */
+  /** Drops exported snapshot data no follower asked for within `idleMs` (its spool is the cost). */
   releaseIdleSnapshot(nowMs: number, idleMs: number): void {
-    if (this.builtSnapshot && !this.snapshotWanted && nowMs - this.builtSnapshotUsedAtMs > idleMs) this.builtSnapshot = undefined;
+    this.held.releaseIdle(nowMs, idleMs);
+  }
+
+  /** The chunks of the held export for snapshot (index, snapTerm), for the sender (snapshot-transfer.ts). */
+  exportedSnapshot(index: number, snapTerm: number): ExportedSnapshot | undefined {
+    return this.held.exportedFor(index, snapTerm);
+  }
+
+  /** Checks a snapshot's chunks one at a time (the receiver, as they arrive). */
+  snapshotCheck(): { add(chunk: Uint8Array): void; finish(): { appliedIndex: number } } {
+    return this.mvcc.snapshotCheck();
   }
 
   /** Whether exported snapshot data is held (tests and metrics). */
   get holdsSnapshotData(): boolean {
-    return this.builtSnapshot !== undefined;
+    return this.held.holds;
   }
 
   /**
@@ -468,27 +459,8 @@ export class PartitionReplica {
    * result with adoptSnapshot, inside an iteration.
    */
   async exportSnapshot(): Promise<Snapshot | undefined> {
-    this.snapshotWanted = false;
     this.appliedSinceSnapshot = 0;
-    this.exportAwaitingAdoption = false;
-    const index = this.mvcc.appliedIndex;
-    if (index <= this.storage.snapshotMeta().index && this.builtSnapshot) return undefined;
-    const meta: SnapshotMeta = { index, term: this.storage.term(index), confState: this.raw.status().confState };
-    const iterator = this.mvcc.exportSnapshot()[Symbol.asyncIterator]();
-    const chunks: Uint8Array[] = [];
-    const digest = new PayloadDigest();
-    try {
-      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
-        chunks.push(next.value);
-        digest.add(next.value);
-      }
-    } finally {
-      await iterator.return?.();
-    }
-    assert.equal(readSnapshotHeader(chunks[0] as Uint8Array).appliedIndex, index, 'the export started at the applied index it was fixed at');
-    this.snapshotsExported++;
-    this.exportAwaitingAdoption = true;
-    return { meta, data: frameChunks(chunks, digest.digest()) };
+    return this.held.export();
   }
 
   /**
@@ -497,12 +469,7 @@ export class PartitionReplica {
    * next synced write. A snapshot overtaken meanwhile (one installed from the leader) is dropped.
    */
   adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
-    this.exportAwaitingAdoption = false;
-    const current = this.storage.snapshotMeta().index;
-    if (this.installing || snapshot.meta.index < current || (snapshot.meta.index === current && this.builtSnapshot)) return [];
-    this.builtSnapshot = snapshot;
-    this.builtSnapshotUsedAtMs = this.nowMs();
-    return this.recordSnapshot(snapshot.meta);
+    return this.held.adopt(snapshot, this.installing) ? this.recordSnapshot(snapshot.meta) : [];
   }
 
   private recordSnapshot(meta: SnapshotMeta): WriteOperation[] {
@@ -538,12 +505,7 @@ export class PartitionReplica {
   failAll(error: AtollError): void {
     for (const waiter of this.proposals.values()) waiter.reject(error);
     this.proposals.clear();
-    for (const waiters of this.readRounds.values()) for (const waiter of waiters) waiter.reject(error);
-    this.readRounds.clear();
-    for (const waiter of this.readsWaitingForRound) waiter.reject(error);
-    this.readsWaitingForRound = [];
-    for (const read of this.readsWaitingForApply) read.waiter.reject(error);
-    this.readsWaitingForApply = [];
+    this.reads.failAll(error);
   }
 }
 

@@ -50,6 +50,10 @@ export interface NodeTransport {
   clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse>;
   /** Asks a peer to open an empty replica of `partition` (a replica move's first step; replica-moves.ts). */
   prepareReplica?(peer: number, partition: number, deadlineMs: number): Promise<void>;
+  /** Dials a new member at its peer address (membership.ts); a peer with a link keeps it. */
+  addPeer?(peer: number, address: string): void;
+  /** Closes the link to a removed member and never dials it again. */
+  dropPeer?(peer: number): void;
   close(): void;
 }
 
@@ -74,6 +78,8 @@ export interface NodeEnvironment {
    * many nodes in one process records the failure instead).
    */
   readonly onFatal?: (error: Error) => void;
+  /** Called once when the node learns it was removed from the cluster (membership.ts); the server exits with code 4. */
+  readonly onRemoved?: () => void;
   /** Where the node reports its events (src/node/metrics.ts; default: nowhere). */
   readonly metrics?: NodeMetrics;
 }

@@ -20,12 +20,14 @@ import type { WriteOperation } from '../storage/storage-engine.js';
 import { GroupActivity } from './group-activity.js';
 import { startGroupJobs, type GroupJobsHost } from './group-jobs.js';
 import { PeerLiveness } from './liveness.js';
-import { refusalOf } from './peer-message-check.js';
+import { fromLeaderAtTerm, refusalOf } from './peer-message-check.js';
 import { PeerRefusals } from './peer-refusals.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { NodeTransport, TimerHandle } from './ports.js';
 import type { GroupMessage } from './raft-wire.js';
 import { SnapshotImports } from './snapshot-imports.js';
+import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
+import { SnapshotTransfers } from './snapshot-transfers.js';
 import { isExpectedTaskError, sendableBeforeSync, writeBytes, type DrivenGroup, type RaftDriverOptions } from './driven-group.js';
 
 export { isExpectedTaskError, type DrivenGroup, type RaftDriverOptions };
@@ -61,6 +63,8 @@ export class RaftDriver<G extends DrivenGroup> {
   private readonly jobsHost: GroupJobsHost;
   /** Snapshot imports running beside the loop (snapshot-imports.ts). */
   private readonly imports: SnapshotImports<G>;
+  /** Snapshot chunks streamed beside Raft, both ways (snapshot-transfer.ts). */
+  readonly transfers: SnapshotTransfers;
   /** Set by start(): groups added later are attached to `activity` as they come. */
   private started = false;
 
@@ -74,6 +78,7 @@ export class RaftDriver<G extends DrivenGroup> {
       fail: (error) => this.stopOnFatal(error),
     });
     this.refusals = new PeerRefusals(options.clock, options.logger);
+    this.transfers = new SnapshotTransfers({ ...options, maxChunkBytes: options.maxSnapshotChunkBytes ?? maxSnapshotChunkBytes(), group: (id) => this.groups.get(id), send: (peer, items) => this.transport.send(peer, items), refuse: (from, group, why) => this.refusals.note(from, group, why) });
     this.lastTickAtMs = options.clock.monotonicMs();
     const peers = [...options.knownNodes.keys()].filter((peer) => peer !== options.id);
     this.liveness = new PeerLiveness(peers, options.electionTicks ?? 10);
@@ -87,6 +92,18 @@ export class RaftDriver<G extends DrivenGroup> {
       options.peerSecret,
       options.clusterId,
     );
+  }
+
+  /** A member joined or left (membership.ts): the transport's links and the liveness follow. */
+  addPeer(peer: number, address: string): void {
+    if (peer === this.options.id) return;
+    this.transport.addPeer?.(peer, address);
+    this.liveness.addPeer(peer, this.activity.ticks);
+  }
+
+  dropPeer(peer: number): void {
+    this.transport.dropPeer?.(peer);
+    this.liveness.dropPeer(peer);
   }
 
   get closed(): boolean {
@@ -284,7 +301,7 @@ export class RaftDriver<G extends DrivenGroup> {
     for (const { group, ready: r } of ready) {
       for (const message of r.messages) {
         const beforeSync = this.options.followerAckBeforeSync === true || sendableBeforeSync(message);
-        if (beforeSync !== early) continue;
+        if (beforeSync !== early || !this.transfers.outgoing(group.id, message)) continue;
         this.metrics.raftMessages('sent', message.type, 1);
         let list = outgoing.get(message.to);
         if (!list) outgoing.set(message.to, (list = []));
@@ -316,9 +333,13 @@ export class RaftDriver<G extends DrivenGroup> {
     const due = Math.min(MAX_CATCH_UP_TICKS, Math.floor((now - this.lastTickAtMs) / tickMs));
     if (due <= 0) return;
     this.lastTickAtMs += due * tickMs;
-    if (now - this.lastTickAtMs > tickMs * MAX_CATCH_UP_TICKS) this.lastTickAtMs = now;
+    // Capped: the rest of a long stall is dropped, never owed. Invariant (the lease's voter side,
+    // read-barrier.ts): after a catch-up the tick clock lags the monotonic clock by less than one
+    // tick, and it never runs ahead of it.
+    if (now - this.lastTickAtMs >= tickMs) this.lastTickAtMs = now;
     // Awake groups only; quiesced ones are parked and settle their ticks when next used.
     this.activity.tick(due, this.groups);
+    this.transfers.tick();
     const silent = this.liveness.onTick(this.activity.ticks, (peer) => this.transport.send(peer, []));
     // A quiesced follower runs no election timer: when its leader's node falls silent, it must.
     for (const peer of silent) {
@@ -329,25 +350,32 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /**
    * Steps messages from peer `from` into their groups. A message is dropped, and counted, when its
-   * sender is not a member of the group (voter or learner), or when its content would break an
+   * sender is not a member of the group (voter or learner; fromLeaderAtTerm excepted), or when its content would break an
    * invariant the Raft core asserts (peer-message-check.ts): a peer that holds the secret still
    * cannot stop this node with a forged message.
    */
   private stepMessages(from: number, messages: GroupMessage[]): void {
+    // Ticks first: a heartbeat restarts a voter's election timer, and the ticks a stalled loop owes
+    // must not count as time after it (the lease's voter side, read-barrier.ts).
+    this.catchUpTicks();
     // Any frame from a known peer, an empty one (a node heartbeat) included, says its node is alive.
     this.liveness.heard(from, this.activity.ticks);
-    for (const { group: id, message } of messages) {
+    for (const { group: id, message, transfer } of messages) {
+      if (transfer !== undefined) {
+        this.transfers.onItem(from, id, transfer);
+        continue;
+      }
       this.metrics.raftMessages('received', message.type, 1);
       const group = this.groups.get(id);
       if (!group || message.to !== this.options.id || message.from !== from) {
         this.refusals.note(from, id, 'not addressed to this node');
         continue;
       }
-      if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true) {
+      if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true && !fromLeaderAtTerm(message, group.raw.status().term)) {
         this.refusals.note(from, id, 'sender is not a member of the group');
         continue;
       }
-      const refusal = refusalOf(message, { knownNodes: this.options.knownNodes, lastIndex: group.raw.lastIndex() });
+      const refusal = refusalOf(message, { lastIndex: group.raw.lastIndex() });
       if (refusal !== undefined) {
         this.refusals.note(from, id, refusal);
         continue;

@@ -24,15 +24,16 @@
  * - The snapshot DATA is not stored here: the state machine (MVCC in the same LevelDB) is the
  *   snapshot. snapshot() asks the host's SnapshotSource for the bytes.
  *
- * Memory: load() reads every retained entry into memory. The retained log is bounded by the host's
- * compaction policy (snapshot, then stageCompact), so the mirror is bounded too; knowing every
- * stored index is also what lets staging delete exactly the keys that exist, with plain `del`
- * operations in the same atomic batch (the engine's deleteRange is not atomic with writes).
+ * Memory: every retained entry's term is in memory, the entries themselves only for the newest
+ * `windowBytes` (log-window.ts; older ones are read back from the engine with a synchronous read).
+ * The retained log is bounded by the host's compaction policy (snapshot, then stageCompact);
+ * knowing every stored index is also what lets staging delete exactly the keys that exist, with
+ * plain `del` operations in the same atomic batch (the engine's deleteRange is not atomic with writes).
  */
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { RaftError } from '../raft/errors.js';
-import { limitBySize, type LogStorage } from '../raft/storage.js';
+import type { LogStorage } from '../raft/storage.js';
 import {
   EMPTY_HARD_STATE,
   hardStateEqual,
@@ -56,6 +57,12 @@ import {
   encodeTruncatedState,
   type TruncatedState,
 } from './raft-log-codec.js';
+import { LogWindow } from './log-window.js';
+
+export interface LogStorageOptions {
+  /** Bytes of entries kept in memory (log-window.ts); default unbounded. Needs engine.getSync. */
+  readonly windowBytes?: number;
+}
 
 /**
  * Where snapshot bytes come from. The host keeps the state machine's snapshot of `meta.index`
@@ -92,17 +99,29 @@ export class PersistentLogStorage implements LogStorage {
   // equal their terms are equal, otherwise snapshotMetaValue.term === term(snapshotMetaValue.index).
   private snapshotMetaValue: SnapshotMeta;
   private truncated: TruncatedState;
-  // Invariant: ents[i].index === truncated.index + 1 + i, and terms never decrease along the log.
-  private ents: Entry[];
+  // Invariant: the window holds the entries truncated.index + 1 .. lastIndex() (their terms never
+  // decrease along the log): the terms of all, the newest of them in memory (log-window.ts).
+  private ents: LogWindow;
 
-  private constructor(keys: RaftLogKeys, snapshotSource: SnapshotSource, records: LoadedRecords) {
+  private constructor(keys: RaftLogKeys, snapshotSource: SnapshotSource, records: LoadedRecords, engine: StorageEngine, options: LogStorageOptions) {
     this.groupId = keys.groupId;
     this.keys = keys;
     this.snapshotSource = snapshotSource;
     this.hardStateValue = records.hardState;
     this.snapshotMetaValue = records.snapshotMeta;
     this.truncated = records.truncated;
-    this.ents = records.entries;
+    const getSync = engine.getSync?.bind(engine);
+    const readEntry = (index: number): Entry | undefined => {
+      const value = getSync?.(keys.entry(index));
+      return value === undefined ? undefined : decodeEntry(value);
+    };
+    const windowBytes = getSync === undefined ? Number.POSITIVE_INFINITY : (options.windowBytes ?? Number.POSITIVE_INFINITY);
+    this.ents = new LogWindow(records.truncated.index + 1, records.entries, windowBytes, readEntry);
+  }
+
+  /** Bytes of entries held in memory (the window; metrics). */
+  get memoryBytes(): number {
+    return this.ents.memoryBytes;
   }
 
   /**
@@ -110,7 +129,7 @@ export class PersistentLogStorage implements LogStorage {
    * checks that they fit together. A group with no records loads as an empty log. Malformed or
    * inconsistent records throw AtollError('INTERNAL'): the node must not run on a damaged log.
    */
-  static async load(engine: StorageEngine, groupId: number, snapshotSource: SnapshotSource): Promise<PersistentLogStorage> {
+  static async load(engine: StorageEngine, groupId: number, snapshotSource: SnapshotSource, options: LogStorageOptions = {}): Promise<PersistentLogStorage> {
     const keys = new RaftLogKeys(groupId);
     const records: LoadedRecords = {
       hardState: EMPTY_HARD_STATE,
@@ -122,7 +141,7 @@ export class PersistentLogStorage implements LogStorage {
       readRecord(keys, key, value, records);
     }
     checkLoaded(groupId, records);
-    return new PersistentLogStorage(keys, snapshotSource, records);
+    return new PersistentLogStorage(keys, snapshotSource, records, engine, options);
   }
 
   // ---------------------------------------------------------------- LogStorage (read by the core)
@@ -138,7 +157,7 @@ export class PersistentLogStorage implements LogStorage {
       throw new RaftError('UNAVAILABLE', `entries up to ${hi - 1} requested, last is ${this.lastIndex()}`);
     }
     if (hi <= lo) return [];
-    return limitBySize(this.ents.slice(lo - offset - 1, hi - offset - 1), maxBytes);
+    return this.ents.slice(lo, hi, maxBytes);
   }
 
   term(index: number): number {
@@ -146,7 +165,7 @@ export class PersistentLogStorage implements LogStorage {
     if (index < offset) throw new RaftError('COMPACTED', `index ${index} is compacted`);
     if (index === offset) return this.truncated.term;
     if (index > this.lastIndex()) throw new RaftError('UNAVAILABLE', `index ${index} is not in the log`);
-    return (this.ents[index - offset - 1] as Entry).term;
+    return this.ents.termAt(index);
   }
 
   firstIndex(): number {
@@ -175,8 +194,8 @@ export class PersistentLogStorage implements LogStorage {
   }
 
   /**
-   * The commit index is written unsynced when it is all that changed (as etcd does: losing it
-   * loses nothing, the leader teaches it again), so after a crash the stored one may lag the state
+   * The commit index is not written when it is all that changed (stageHardState's lazyCommit;
+   * losing it loses nothing, the leader teaches it again), so the stored one may lag the state
    * machine's applied index. Every applied entry was committed, so on load the commit index is
    * raised to it (in memory; the next hard state write records it).
    */
@@ -188,8 +207,19 @@ export class PersistentLogStorage implements LogStorage {
 
   // ---------------------------------------------------------------- staging (host-side, no I/O)
 
-  /** Records the hard state (Raft Figure 2: currentTerm, votedFor, plus the commit index). */
-  stageHardState(hardState: HardState): WriteOperation[] {
+  /**
+   * Records the hard state (Raft Figure 2: currentTerm, votedFor, plus the commit index).
+   *
+   * With `lazyCommit`, a change of the commit index alone updates memory and writes nothing: the
+   * stored record then keeps an older commit index, which is safe because the commit index is not
+   * a promise (Raft Figure 2 calls it volatile state; etcd skips the sync for it). A node that lost
+   * it after a crash still has every committed entry it acknowledged in its log, load() hands the
+   * core the stored (lower) index, raiseCommitTo lifts it to the applied index, and the leader's
+   * next append or heartbeat teaches the rest. Term and vote are promises and are always written,
+   * with the current commit index beside them. The node loop passes it on every Ready: it saves one
+   * record per group per iteration under load (issue 18).
+   */
+  stageHardState(hardState: HardState, options: { lazyCommit?: boolean } = {}): WriteOperation[] {
     assertHardState(hardState);
     const previous = this.hardStateValue;
     if (hardStateEqual(previous, hardState)) return [];
@@ -201,6 +231,8 @@ export class PersistentLogStorage implements LogStorage {
     assert.ok(hardState.commit >= previous.commit, `commit went back from ${previous.commit} to ${hardState.commit}`);
     const stored: HardState = { term: hardState.term, vote: hardState.vote, commit: hardState.commit };
     this.hardStateValue = stored;
+    // Invariant (lazyCommit): the stored record's term and vote equal memory's; only its commit may lag.
+    if (options.lazyCommit === true && hardState.term === previous.term && hardState.vote === previous.vote) return [];
     return [{ type: 'put', key: this.keys.hardState, value: encodeHardState(stored) }];
   }
 
@@ -229,10 +261,9 @@ export class PersistentLogStorage implements LogStorage {
     for (const entry of usable) operations.push({ type: 'put', key: this.keys.entry(entry.index), value: encodeEntry(entry) });
     const newLast = start + usable.length - 1;
     for (let index = newLast + 1; index <= previousLast; index++) operations.push({ type: 'del', key: this.keys.entry(index) });
-    // In place: entries() hands out copies, so nobody else holds this array. Appending at the end
-    // (the common case) then costs only the new entries, not the retained log.
-    this.ents.length = start - offset - 1;
-    for (const entry of usable) this.ents.push(entry);
+    // In place: entries() hands out copies, so nobody else holds the window's array. Appending at
+    // the end (the common case) then costs only the new entries, not the retained log.
+    this.ents.append(start, usable);
     this.assertInvariants();
     return operations;
   }
@@ -246,7 +277,7 @@ export class PersistentLogStorage implements LogStorage {
     assertSnapshotMeta(meta);
     if (meta.index <= this.snapshotMetaValue.index) return [];
     const operations = this.deleteEntriesThrough(this.lastIndex());
-    this.ents = [];
+    this.ents.reset(meta.index + 1);
     this.truncated = { index: meta.index, term: meta.term };
     this.snapshotMetaValue = copySnapshotMeta(meta);
     operations.push(
@@ -280,7 +311,7 @@ export class PersistentLogStorage implements LogStorage {
     assert.ok(index <= this.snapshotMetaValue.index, `compact(${index}) beyond snapshot ${this.snapshotMetaValue.index}`);
     const term = this.term(index);
     const operations = this.deleteEntriesThrough(index);
-    this.ents = this.ents.slice(index - this.truncated.index);
+    this.ents.dropThrough(index);
     this.truncated = { index, term };
     operations.push({ type: 'put', key: this.keys.truncatedState, value: encodeTruncatedState(this.truncated) });
     this.assertInvariants();
@@ -318,7 +349,7 @@ export class PersistentLogStorage implements LogStorage {
     const { confState, index } = this.snapshotMetaValue;
     assert.ok(index >= 1, 'a group that never bootstrapped has no log to forget');
     const operations = this.deleteEntriesThrough(this.lastIndex());
-    this.ents = [];
+    this.ents.reset(2);
     this.truncated = { index: 1, term: 1 };
     this.snapshotMetaValue = copySnapshotMeta({ index: 1, term: 1, confState });
     this.hardStateValue = { term: this.hardStateValue.term, vote: this.hardStateValue.vote, commit: 1 };

@@ -6,6 +6,12 @@
  * Frame: version u8 | count u32 | count x (group u32 | message). A frame of no messages is the
  * node heartbeat (liveness.ts): it only says the sending node is alive.
  * Message: type u8 | from u32 | to u32 | term u64 | presence u16 | present fields in bit order.
+ * Snapshot transfer items (snapshot-transfer.ts) travel in the same frames, outside any Raft
+ * message, under their own type codes (TRANSFER_CHUNK, TRANSFER_ACK):
+ *   chunk: code u8 | from u32 | to u32 | term u64 | index u64 | snapTerm u64 | digest (32) |
+ *          seq u32 | last u8 | data (u32 length + bytes)
+ *   ack:   code u8 | from u32 | to u32 | term u64 | index u64 | snapTerm u64 | digest (32) |
+ *          next u32 | refused u8
  */
 import { AtollError } from '../errors.js';
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
@@ -47,17 +53,63 @@ const enum Field {
   Context = 1 << 13,
 }
 
-export interface GroupMessage {
+/** One item of a frame: a Raft message for a group, or a snapshot transfer item (below). */
+export type GroupMessage = RaftGroupMessage | TransferGroupMessage;
+
+export interface RaftGroupMessage {
   readonly group: number;
   readonly message: Message;
+  readonly transfer?: undefined;
 }
+
+export interface TransferGroupMessage {
+  readonly group: number;
+  readonly transfer: SnapshotTransferItem;
+  readonly message?: undefined;
+}
+
+/** What names one snapshot transfer: its leader and term, the snapshot, and its payload digest. */
+export interface TransferId {
+  readonly from: number;
+  readonly to: number;
+  /** The leader's term when it sent the item. */
+  readonly term: number;
+  /** The snapshot's index and term (its Raft metadata). */
+  readonly index: number;
+  readonly snapTerm: number;
+  /** SHA-256 of the payload (snapshot-payload.ts PayloadDigest), checked after the last chunk. */
+  readonly digest: Uint8Array;
+}
+
+/** One chunk of a snapshot's payload, leader to follower (one MVCC export chunk). */
+export interface SnapshotChunkItem extends TransferId {
+  readonly kind: 'chunk';
+  /** 0, 1, 2, ...: the chunk's place in the payload. */
+  readonly seq: number;
+  readonly last: boolean;
+  readonly data: Uint8Array;
+}
+
+/** The follower's answer: every chunk below `next` is written (or `refused`: start again at next). */
+export interface SnapshotAckItem extends TransferId {
+  readonly kind: 'ack';
+  readonly next: number;
+  readonly refused: boolean;
+}
+
+export type SnapshotTransferItem = SnapshotChunkItem | SnapshotAckItem;
+
+const TRANSFER_CHUNK = 0x40;
+const TRANSFER_ACK = 0x41;
+export const TRANSFER_DIGEST_BYTES = 32;
 
 export function encodeRaftFrame(messages: readonly GroupMessage[]): Uint8Array {
   const writer = new ByteWriter(64 + messages.length * 64);
   writer.uint8(FRAME_VERSION).uint32(messages.length);
-  for (const { group, message } of messages) {
-    writer.uint32(group);
-    writeMessage(writer, message);
+  for (const item of messages) {
+    writer.uint32(item.group);
+    if (item.transfer !== undefined) writeTransfer(writer, item.transfer);
+    else writeMessage(writer, item.message);
   }
   return writer.finish();
 }
@@ -70,7 +122,9 @@ export function decodeRaftFrame(bytes: Uint8Array): GroupMessage[] {
   const out: GroupMessage[] = [];
   for (let i = 0; i < count; i++) {
     const group = reader.uint32();
-    out.push({ group, message: readMessage(reader) });
+    const code = reader.uint8();
+    if (code === TRANSFER_CHUNK || code === TRANSFER_ACK) out.push({ group, transfer: readTransfer(reader, code) });
+    else out.push({ group, message: readMessage(reader, code) });
   }
   reader.finish();
   return out;
@@ -117,8 +171,7 @@ function writeMessage(writer: ByteWriter, m: Message): void {
   if (presence & Field.Context) writer.text(m.context as string);
 }
 
-function readMessage(reader: ByteReader): Message {
-  const code = reader.uint8();
+function readMessage(reader: ByteReader, code: number): Message {
   const type = MESSAGE_TYPES[code];
   if (type === undefined) throw new AtollError('INVALID_ARGUMENT', `unknown raft message type code ${code}`);
   const from = reader.uint32();
@@ -179,4 +232,30 @@ function readSnapshotMeta(reader: ByteReader): SnapshotMeta {
   const learners: number[] = [];
   for (let i = reader.uint32(); i > 0; i--) learners.push(reader.uint32());
   return { index, term, confState: { voters, learners } };
+}
+
+function writeTransfer(writer: ByteWriter, item: SnapshotTransferItem): void {
+  if (item.digest.length !== TRANSFER_DIGEST_BYTES) throw new AtollError('INTERNAL', 'a snapshot transfer digest must be 32 bytes');
+  writer.uint8(item.kind === 'chunk' ? TRANSFER_CHUNK : TRANSFER_ACK).uint32(item.from).uint32(item.to).uint64(item.term);
+  writer.uint64(item.index).uint64(item.snapTerm).raw(item.digest);
+  if (item.kind === 'chunk') writer.uint32(item.seq).uint8(item.last ? 1 : 0).bytes(item.data);
+  else writer.uint32(item.next).uint8(item.refused ? 1 : 0);
+}
+
+function readTransfer(reader: ByteReader, code: number): SnapshotTransferItem {
+  const from = reader.uint32();
+  const to = reader.uint32();
+  const term = reader.uint64();
+  const index = reader.uint64();
+  const snapTerm = reader.uint64();
+  // Copies (raw slices; the data below too), like entries: the frame may be a shared pool slab.
+  const digest = reader.raw(TRANSFER_DIGEST_BYTES);
+  const id = { from, to, term, index, snapTerm, digest };
+  if (code === TRANSFER_CHUNK) {
+    const seq = reader.uint32();
+    const last = reader.uint8() === 1;
+    return { kind: 'chunk', ...id, seq, last, data: new Uint8Array(reader.bytes()) };
+  }
+  const next = reader.uint32();
+  return { kind: 'ack', ...id, next, refused: reader.uint8() === 1 };
 }

@@ -23,10 +23,12 @@ import type { ConfChange } from '../raft/types.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type * as api from './api.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import type { NodeTestBugs } from './node-config.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { ReplicaStore } from './replica-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
+import { StrayCheck } from './stray-check.js';
 
 const POLL_MS = 25;
 /** While waiting for a learner, `to` is asked again to open its replica this often (it may have restarted). */
@@ -34,10 +36,12 @@ const REPREPARE_MS = 1_000;
 const PREPARE_TIMEOUT_MS = 2_000;
 /** Rounds of one move request (each round does one step or waits POLL_MS); the deadline bounds it too. */
 const MAX_ROUNDS = 100_000;
-/** How often replicas this node no longer belongs to are looked for. */
-const SWEEP_MS = 200;
-/** How often replicas without a leader ask their peers whether they were removed (checkStranded). */
-const STRANDED_CHECK_MS = 2_000;
+/**
+ * How often replicas this node no longer belongs to are looked for: a pass over every group (one
+ * Set lookup each), so its rate is the idle cost of many partitions (issue 18); a moved-away
+ * replica is deleted at most this long after it applied its removal.
+ */
+const SWEEP_MS = 1_000;
 
 export interface ReplicaMovesOptions {
   readonly id: number;
@@ -45,12 +49,21 @@ export interface ReplicaMovesOptions {
   readonly replicationFactor: number;
   readonly limits: Limits;
   readonly knownNodes: ReadonlyMap<number, string>;
+  /**
+   * Reads the member table again, linearizably (membership.ts): a move to a node that just joined
+   * may arrive before this node saw it, and a move checks its target's state from a fresh table.
+   */
+  readonly refreshMembers?: () => Promise<void>;
+  /** A node's state in the member table ('joining', 'active', 'leaving', 'removed'), undefined when unknown or not tracked. */
+  readonly memberState?: (node: number) => string | undefined;
   readonly driver: RaftDriver<PartitionReplica>;
   readonly store: ReplicaStore;
   readonly engine: StorageEngine;
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
   readonly logger: Logger;
+  /** Deliberate defects of the negative controls (only moveRemovesSourceEarly is read here). */
+  readonly testBugs?: NodeTestBugs;
   /** NOT_LEADER (or NO_LEADER) naming `leader` (router.ts). */
   readonly notLeader: (partition: number, leader: number, why: string) => AtollError;
 }
@@ -63,21 +76,22 @@ export class ReplicaMoves {
   /** Replicas opened empty for a move that have not yet seen this node in their configuration. */
   private readonly notYetMember = new Set<number>();
   private sweepTimer: TimerHandle | undefined;
-  private strandedTimer: TimerHandle | undefined;
-  private checkingStranded = false;
-  /** Partitions with no known leader at the previous stranded check. */
-  private leaderlessBefore = new Set<number>();
+  /** Finds replicas whose group removed this node while it could not hear (stray-check.ts). */
+  private readonly strays: StrayCheck;
 
-  constructor(private readonly options: ReplicaMovesOptions) {}
+  constructor(private readonly options: ReplicaMovesOptions) {
+    const { driver, id, knownNodes, clock, timers, logger } = options;
+    this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica) });
+  }
 
   start(): void {
     this.sweepTimer = this.options.timers.every(SWEEP_MS, () => this.options.driver.enqueue(() => this.sweep()));
-    this.strandedTimer = this.options.timers.every(STRANDED_CHECK_MS, () => void this.checkStranded());
+    this.strays.start();
   }
 
   stop(): void {
     this.sweepTimer?.cancel();
-    this.strandedTimer?.cancel();
+    this.strays.stop();
   }
 
   /** Partitions with a move coordinated here now (reports). */
@@ -116,6 +130,7 @@ export class ReplicaMoves {
     const { partitions, knownNodes } = this.options;
     const { partition, fromNode: from, toNode: to } = request;
     if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    if (!knownNodes.has(from) || !knownNodes.has(to)) await this.options.refreshMembers?.().catch(() => undefined);
     for (const node of [from, to]) if (!knownNodes.has(node)) throw new AtollError('INVALID_ARGUMENT', `no node ${node}`);
     if (from === to) throw new AtollError('INVALID_ARGUMENT', 'a move needs two different nodes');
     const running = this.active.get(partition);
@@ -143,6 +158,9 @@ export class ReplicaMoves {
           logger.info({ partition, from, to, voters: status.confState.voters }, 'replica move finished');
           return { voters: status.confState.voters };
         case 'addLearner':
+          // A linearizable read of the member table first: this node may follow it seconds late.
+          await this.options.refreshMembers?.().catch(() => undefined);
+          this.checkTarget(partition, to);
           if (replica.mvcc.appliedIndex === 0) {
             await this.advanceStateMachine(replica, deadlineMs);
             break;
@@ -152,7 +170,20 @@ export class ReplicaMoves {
           await this.proposeAndWait(replica, { type: 'addLearner', node: to }, deadlineMs);
           break;
         case 'promote':
+          if (this.options.testBugs?.moveRemovesSourceEarly === true && status.confState.voters.includes(from)) {
+            // Negative control (src/sim/node/negative-controls.ts): the source goes first.
+            await this.proposeAndWait(replica, { type: 'removeNode', node: from }, deadlineMs);
+            break;
+          }
           if (caughtUp(status.progress.get(to), status.lastIndex)) {
+            await this.options.refreshMembers?.().catch(() => undefined);
+            if (!this.targetMayHold(to)) {
+              // The target started leaving (or was removed) after the learner was added: take the
+              // learner back out, so the group returns to RF voters and no learner; the next round
+              // (addLearner) refuses.
+              await this.proposeAndWait(replica, { type: 'removeNode', node: to }, deadlineMs);
+              break;
+            }
             await this.proposeAndWait(replica, { type: 'addVoter', node: to }, deadlineMs);
           } else {
             if (clock.monotonicMs() - preparedAtMs >= REPREPARE_MS) {
@@ -176,6 +207,21 @@ export class ReplicaMoves {
       }
     }
     throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: the move did not finish in its bound of rounds; repeat it to go on`);
+  }
+
+  /**
+   * Invariant: a move only adds or promotes a replica on a node that may hold replicas (active or
+   * joining in the member table as this node knows it). A leaving node is emptied by remove-node
+   * and a removed one has shut down; ChangeMember(remove) refuses while any configuration names
+   * the node, and this stops a move that started before the node left.
+   */
+  private targetMayHold(to: number): boolean {
+    const state = this.options.memberState?.(to);
+    return state !== 'leaving' && state !== 'removed';
+  }
+
+  private checkTarget(partition: number, to: number): void {
+    if (!this.targetMayHold(to)) throw refused('target-leaving', `partition ${partition}: node ${to} is ${String(this.options.memberState?.(to))}; it takes no new replica`);
   }
 
   /**
@@ -238,9 +284,16 @@ export class ReplicaMoves {
   private sweep(): void {
     const { driver, id, logger } = this.options;
     for (const [partition, replica] of driver.groups) {
+      // The common case, a member, is one Set lookup (no status() object per group per sweep).
+      if (replica.raw.isMember(id)) {
+        this.notYetMember.delete(partition);
+        continue;
+      }
       const { confState } = replica.raw.status();
       const members = [...confState.voters, ...confState.learners];
-      if (members.includes(id)) this.notYetMember.delete(partition);
+      // A configuration this replica applied named it, even one the once-a-second sweep never saw
+      // (added and removed again between two sweeps): it is no longer new, so it moved away.
+      if (members.includes(id) || replica.raw.wasMember) this.notYetMember.delete(partition);
       if (members.length === 0 || members.includes(id) || replica.exporting || replica.compactingStorage) continue;
       // A new replica may first install a snapshot older than its own addition (one the leader
       // held for another follower); the log that follows adds it. It is not "moved away".
@@ -248,6 +301,26 @@ export class ReplicaMoves {
       logger.info({ partition, voters: confState.voters }, 'this node left the partition: deleting its replica');
       this.leave(partition, replica);
     }
+  }
+
+  /**
+   * This node was removed from the cluster (the member table says so): it closes every replica it
+   * still hosts, so it serves no partition's state while it shuts down. No configuration names it
+   * (ChangeMember(remove) refuses until none does), so what it hosts are strays: a move's source
+   * that never applied its removal. Their data stays on disk (the node's id is spent; an operator
+   * clears the directory); nothing here trusts the removal enough to delete.
+   */
+  closeAll(): void {
+    const { driver, logger } = this.options;
+    driver.enqueue(() => {
+      const closed = [...driver.groups.keys()];
+      for (const partition of closed) {
+        const replica = driver.groups.get(partition);
+        driver.removeGroup(partition);
+        replica?.failAll(this.options.notLeader(partition, 0, 'this node was removed from the cluster'));
+      }
+      if (closed.length > 0) logger.warn({ partitions: closed }, 'removed from the cluster: closed the replicas this node still hosted');
+    });
   }
 
   /** Takes a replica out of the driver (a loop task) and deletes its data. */
@@ -258,44 +331,6 @@ export class ReplicaMoves {
     replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
     this.deleting.add(partition);
     void this.deleteReplica(partition);
-  }
-
-  /**
-   * The source of a move learns its removal when the leader's next message carries the commit
-   * index; after it applied the removal the leader sends it nothing more, so if that message was
-   * lost, the source waits without a leader forever. A replica that has had no leader for two
-   * checks in a row asks its peers: when one of them leads the partition in a term at least this
-   * replica's and its configuration (applied, so committed) leaves this node out, it is deleted.
-   */
-  private async checkStranded(): Promise<void> {
-    const { driver, id, clock, logger } = this.options;
-    if (this.checkingStranded || driver.closed) return;
-    this.checkingStranded = true;
-    try {
-      const leaderless = new Map<number, number>();
-      for (const [partition, replica] of driver.groups) {
-        const status = replica.raw.status();
-        if (status.lead !== 0 || !status.confState.voters.includes(id)) continue;
-        if (this.leaderlessBefore.has(partition)) leaderless.set(partition, status.term);
-      }
-      this.leaderlessBefore = new Set([...driver.groups].filter(([, replica]) => replica.raw.status().lead === 0).map(([partition]) => partition));
-      if (leaderless.size === 0) return;
-      for (const [peer] of this.options.knownNodes) {
-        if (peer === id || leaderless.size === 0 || !driver.transport.isReachable(peer)) continue;
-        const info = await driver.transport.clusterInfo(peer, clock.wallMs() + PREPARE_TIMEOUT_MS).catch(() => undefined);
-        for (const partition of info?.partitions ?? []) {
-          const term = leaderless.get(partition.id);
-          if (term === undefined || partition.leader !== peer || partition.term < term || partition.replicas.includes(id)) continue;
-          leaderless.delete(partition.id);
-          const replica = driver.groups.get(partition.id);
-          if (replica === undefined) continue;
-          logger.info({ partition: partition.id, leader: peer, voters: partition.replicas }, 'the leader no longer counts this node among the replicas: deleting ours');
-          driver.enqueue(() => this.leave(partition.id, replica));
-        }
-      }
-    } finally {
-      this.checkingStranded = false;
-    }
   }
 
   private async deleteReplica(partition: number): Promise<void> {

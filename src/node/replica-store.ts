@@ -5,6 +5,7 @@
  * seeds (placement.ts). A replica a move adds starts empty (openEmpty) and fills from a snapshot; a
  * replica moved away is deleted whole (deleteOps): state machine, log and hard state together.
  */
+import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
@@ -15,10 +16,15 @@ import type { ConfState } from '../raft/types.js';
 import { concatBytes, prefixRange } from '../storage/bytes.js';
 import { nodeKeyPrefix, partitionKeyPrefix } from '../storage/keyspace.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import type { AtollNodeConfig } from './node-config.js';
-import { discardInterruptedInstall, PartitionReplica, type GroupSettings } from './partition-replica.js';
+import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
+import { discardInterruptedInstall, PartitionReplica, type GroupSettings, type StagedSnapshots } from './partition-replica.js';
+import { leaseDurationMs } from './read-barrier.js';
+import { deleteLeftoverSpools, spoolRange } from './snapshot-spool.js';
+import { stagedDeleteOps } from './snapshot-staging.js';
 import { RaftLogKeys } from './raft-log-codec.js';
 import { PersistentLogStorage } from './raft-log-store.js';
+import { SplitApplier } from './split-apply.js';
+import { splitGroupsOnDisk } from './split-groups.js';
 import type { NodeClock } from './ports.js';
 
 /**
@@ -42,22 +48,47 @@ export interface ReplicaStoreOptions {
   readonly logger: Logger;
   /** The cluster's bucket hash (its descriptor): MVCC checks each key's bucket belongs here by it. */
   readonly hashFunction: BucketHashName;
+  /** Snapshots staged by the node's receiver (snapshot-receiver.ts), for the replicas' installs. */
+  readonly stagedSnapshots?: StagedSnapshots;
+  /** Adds a group a split created to the node's loop (RaftDriver.addGroup); without it splits are refused... never proposed. */
+  readonly addGroup?: (replica: PartitionReplica) => void;
 }
 
 export class ReplicaStore {
   private readonly settings: GroupSettings;
+  /** The leader lease's length (read-barrier.ts), for --read-mode lease. */
+  private readonly leaseMs: number;
+
+  /** Applies split entries for every replica this store opens (split-apply.ts). */
+  private readonly splits: SplitApplier;
 
   constructor(private readonly options: ReplicaStoreOptions) {
     const { config } = options;
+    this.splits = new SplitApplier({
+      engine: options.engine,
+      initialPartitions: config.partitions,
+      logger: options.logger,
+      openStore: (id) => this.openStore(id),
+      openReplica: (id) => this.open(id, false),
+      addGroup: (replica) => {
+        assert.ok(options.addGroup !== undefined, 'a node that applies splits adds their groups');
+        options.addGroup(replica);
+      },
+    });
     this.settings = {
       electionTicks: config.electionTicks,
-      heartbeatTicks: 1,
+      // A heartbeat round every second tick (200 ms at the default tick), not every tick: an awake
+      // group's rounds were half the Raft messages of a put at 1,024 partitions (issue 18). Still
+      // five rounds per election timeout, and the lease (leaseDurationMs) outlasts two of them.
+      heartbeatTicks: 2,
       // Quiesce as soon as a group is idle and its followers know the commit (two ticks): with many
       // partitions each sees a write only now and then, and an awake group heartbeats every tick.
       quiesceAfterTicks: 2,
       snapshotEveryEntries: config.snapshotEveryEntries,
       logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
     };
+    // The negative control stretches the lease past the voters' refusal window (three election timeouts).
+    this.leaseMs = config.testBugs?.leaseIgnoresMargin === true ? 3 * config.electionTicks * config.tickMs : leaseDurationMs(config.electionTicks, config.tickMs);
   }
 
   /**
@@ -74,6 +105,11 @@ export class ReplicaStore {
       const replica = await this.open(partition, false);
       if (replica !== undefined) replicas.push(replica);
       else missing.push(partition);
+    }
+    // Partitions splits created (ids past the equal table's, split-entry.ts): found on disk.
+    for (const partition of await splitGroupsOnDisk(engine, config.partitions)) {
+      const replica = await this.open(partition, false);
+      if (replica !== undefined) replicas.push(replica);
     }
     const ops: WriteOperation[] = [];
     if (!seeded && replicas.length === 0) {
@@ -99,23 +135,20 @@ export class ReplicaStore {
   async open(partition: number, evenIfEmpty: boolean, bootstrap?: { founders: ConfState; ops: WriteOperation[] }): Promise<PartitionReplica | undefined> {
     const { engine, config, limits, versionCache, logger, clock, random } = this.options;
     let replica: PartitionReplica | undefined;
+    const windowBytes = Math.floor((config.raftLogMemoryBytes ?? NODE_DEFAULTS.raftLogMemoryBytes) / Math.max(1, config.partitions));
     const storage = await PersistentLogStorage.load(engine, partition, {
       snapshotData: (meta) => (replica as PartitionReplica).snapshotData(meta),
-    });
+    }, { windowBytes });
     if (!evenIfEmpty && storage.lastIndex() === 0 && storage.snapshotMeta().index === 0) return undefined;
-    versionCache.clear(partition);
-    const mvcc = await MvccStore.open({
-      engine,
-      prefix: partitionKeyPrefix('mvcc', partition),
-      partition: { id: partition, count: config.partitions, hash: this.options.hashFunction },
-      limits,
-      ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
-      ...(config.testBugs?.dedupForgetsOnSnapshot ? { dedupForgetsOnSnapshot: true } : {}),
-      ...(config.testBugs?.serializableSkipsPrefixValidation ? { serializableSkipsPrefixValidation: true } : {}),
-      versionCache: { cache: versionCache, storeId: partition },
-    });
+    const mvcc = await this.openStore(partition);
     const nonAtomicSnapshotInstall = config.testBugs?.nonAtomicSnapshotInstall === true;
     const interrupted = nonAtomicSnapshotInstall ? undefined : await discardInterruptedInstall(storage, mvcc);
+    // Chunks a crash left staged are of no use: the transfer starts again (snapshot-staging.ts).
+    const staged = await stagedDeleteOps(engine, partition);
+    if (staged.length > 0) await engine.write(staged);
+    // So are the chunks of an export a crash left spooled: the leader exports again when Raft asks.
+    const spooled = await deleteLeftoverSpools(engine, partition);
+    if (spooled > 0) logger.info({ partition, keys: spooled }, 'deleted a snapshot spool a crash left behind');
     if (interrupted !== undefined) {
       logger.warn({ partition, index: interrupted }, 'a crash interrupted a snapshot install: discarded it; the leader sends it again');
     }
@@ -129,9 +162,36 @@ export class ReplicaStore {
       this.settings,
       random.fork(),
       (reason) => logger.warn({ partition, reason }, 'refused a snapshot from the leader; the transfer restarts'),
-      { nowMs: () => clock.monotonicMs(), nonAtomicSnapshotInstall, applyBeforeCommit: config.testBugs?.applyBeforeCommit === true },
+      {
+        nowMs: () => clock.monotonicMs(),
+        nonAtomicSnapshotInstall,
+        applyBeforeCommit: config.testBugs?.applyBeforeCommit === true,
+        ...(config.readMode !== 'safe' ? { lease: { nowMs: () => clock.monotonicMs(), leaseMs: this.leaseMs } } : {}),
+        ...(this.options.stagedSnapshots && { stagedSnapshots: this.options.stagedSnapshots }),
+        spool: { engine, logger },
+        splits: this.splits,
+      },
     );
     return replica;
+  }
+
+  /** Opens `partition`'s MVCC store (clearing its entries in the node's version cache). */
+  private async openStore(partition: number): Promise<MvccStore> {
+    const { engine, config, limits, versionCache } = this.options;
+    versionCache.clear(partition);
+    return MvccStore.open({
+      engine,
+      prefix: partitionKeyPrefix('mvcc', partition),
+      partition: { id: partition, count: config.partitions, hash: this.options.hashFunction },
+      limits,
+      ...(config.testBugs?.noDedup ? { dedupDisabled: true } : {}),
+      ...(config.testBugs?.dedupForgetsOnSnapshot ? { dedupForgetsOnSnapshot: true } : {}),
+      ...(config.testBugs?.serializableSkipsPrefixValidation ? { serializableSkipsPrefixValidation: true } : {}),
+      ...(config.testBugs?.splitKeepsMovedKeys ? { splitKeepsMovedKeys: true } : {}),
+      versionCache: { cache: versionCache, storeId: partition },
+      // The node's key index budget, shared over its partitions (split partitions included).
+      keyIndexMaxBytes: Math.floor((config.keyIndexBytes ?? NODE_DEFAULTS.keyIndexBytes) / Math.max(1, config.partitions)),
+    });
   }
 
   /**
@@ -144,7 +204,7 @@ export class ReplicaStore {
     versionCache.clear(partition);
     const ops: WriteOperation[] = [];
     const mvccPrefix = partitionKeyPrefix('mvcc', partition);
-    const ranges = [new RaftLogKeys(partition).groupRange(), prefixRange(mvccPrefix)];
+    const ranges = [new RaftLogKeys(partition).groupRange(), prefixRange(mvccPrefix), prefixRange(partitionKeyPrefix('staging', partition)), spoolRange(partition)];
     for (const range of ranges) {
       for await (const [key] of engine.iterate(range)) {
         ops.push({ type: 'del', key });

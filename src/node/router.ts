@@ -8,7 +8,6 @@
 import { isAtollError, AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
 import type { BucketHashName } from '../keys/bucket-hash.js';
-import { partitionOfBucket } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
 import { validateKey } from '../keys/validate-key.js';
@@ -20,12 +19,12 @@ import type { NodeTestBugs } from './node-config.js';
 import type { KvExecutor } from './kv-executor.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from './operations.js';
-import { parseLeaseId } from './lease-id.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { preferredLeaderOf, replicasOf } from './placement.js';
 import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import { scriptBucket } from './script-runner.js';
+import { RangeRouting } from './range-routing.js';
 
 /** Bounds of request routing between nodes. */
 const MAX_FORWARD_HOPS = 3;
@@ -74,26 +73,38 @@ export class Router {
   /** The voters of partitions this node does not host, as a peer hosting them last reported. */
   private readonly remoteReplicas = new Map<number, readonly number[]>();
   private refreshingLeaders = false;
+  /** The partition table: the equal one plus the split starts this node knows (range-routing.ts). */
+  readonly ranges: RangeRouting;
 
-  constructor(private readonly options: RouterOptions) {}
+  constructor(private readonly options: RouterOptions) {
+    this.ranges = new RangeRouting(options.partitions, options.bucketHash, options.driver.groups);
+  }
+
+  /** The owner of a bucket by the ranges this node knows. */
+  private partitionOfBucket(bucket: string): number {
+    return this.ranges.partitionOfBucket(bucket);
+  }
 
   partitionOfKey(key: string): number {
     validateKey(key);
-    return partitionOfBucket(bucketOf(key), this.options.partitions, this.options.bucketHash);
+    return this.partitionOfBucket(bucketOf(key));
   }
 
   /** The partition an operation runs on (decoding the transaction handle or the script as needed). */
   partitionOf(operation: KvOperation, tenant = 'default'): number {
-    const { partitions, bucketHash } = this.options;
     switch (operation.kind) {
       case 'getByPrefix':
-        return partitionOfBucket(prefixBucket(operation.request.prefix).bucket, partitions, bucketHash);
+        return this.partitionOfBucket(prefixBucket(operation.request.prefix).bucket);
       case 'commit':
         return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
       case 'executeScript':
-        return partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)), partitions, bucketHash);
+        return this.partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)));
       case 'lease':
-        return operation.request.action === 'grant' ? this.partitionOfKey(operation.request.key ?? '') : parseLeaseId(operation.request.lease, partitions).partition;
+        return operation.request.action === 'grant' ? this.partitionOfKey(operation.request.key ?? '') : this.ranges.leasePartition(operation.request.lease);
+      case 'put':
+        // A lease id naming a partition this table does not know is bad input, wherever the key routes.
+        if (operation.request.lease !== undefined) this.ranges.leasePartition(operation.request.lease);
+        return this.partitionOfKey(operation.request.key);
       default:
         return this.partitionOfKey(operation.request.key);
     }
@@ -104,9 +115,10 @@ export class Router {
     const replica = this.options.driver.groups.get(partition);
     if (replica) return replica.raw.lead;
     const guess = this.remoteLeaders.get(partition) ?? this.remoteReplicas.get(partition)?.[0] ?? preferredLeaderOf(partition, this.options.nodeIds, this.options.replicationFactor);
-    // A replica moved away from this node: the seed may still name it; ask another replica.
-    if (guess !== this.options.id) return guess;
-    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor).find((node) => node !== this.options.id) ?? 0;
+    // A replica moved away from this node: the seed may still name it; ask another replica. A
+    // removed member (gone from the address book the member table keeps) is never guessed.
+    if (guess !== this.options.id && this.options.peers.has(guess)) return guess;
+    return this.seedReplicas(partition).find((node) => node !== this.options.id) ?? 0;
   }
 
   /**
@@ -115,11 +127,17 @@ export class Router {
    */
   replicasOf(partition: number): number[] {
     const replica = this.options.driver.groups.get(partition);
-    const voters = replica?.raw.status().confState.voters;
+    const voters = replica?.raw.voterList();
     if (voters !== undefined && voters.length > 0) return [...voters];
     const remote = this.remoteReplicas.get(partition);
     if (remote !== undefined) return [...remote];
-    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor);
+    return this.seedReplicas(partition);
+  }
+
+  /** The founding placement's replicas of `partition` that are still members (in the address book), the last-resort guess. */
+  private seedReplicas(partition: number): number[] {
+    const { id, peers } = this.options;
+    return replicasOf(partition, this.options.nodeIds, this.options.replicationFactor).filter((node) => node === id || peers.has(node));
   }
 
   /** The last known leader of a partition this node does not host, or undefined. */
@@ -139,6 +157,13 @@ export class Router {
       try {
         return await this.routeOnce(partition, operation, context);
       } catch (error) {
+        // A split moved the key (nothing was applied): learn the start the partition reported and
+        // route again to its new owner at once, within the same bound on attempts.
+        const moved = this.movedTo(error, operation, context, partition);
+        if (moved !== undefined && attempt < MAX_ROUTE_ATTEMPTS) {
+          partition = moved;
+          continue;
+        }
         if (!this.mayRetry(error, operation)) throw error;
         this.learnLeaderHint(partition, error);
         const backoffMs = Math.min(ROUTE_BACKOFF_FIRST_MS * 2 ** (attempt - 1), ROUTE_BACKOFF_MAX_MS);
@@ -186,6 +211,15 @@ export class Router {
       default:
         return error.details?.['neverSent'] === true;
     }
+  }
+
+  /** After PARTITION_MOVED: the operation's owner once the reported range end is learned, if another partition. */
+  private movedTo(error: unknown, operation: KvOperation, context: api.CallContext, partition: number): number | undefined {
+    if (!isAtollError(error, 'PARTITION_MOVED') || operation.kind === 'commit') return undefined;
+    const rangeEnd = error.details?.['rangeEnd'];
+    if (typeof rangeEnd === 'number') this.ranges.learn(rangeEnd);
+    const owner = this.partitionOf(operation, context.tenant);
+    return owner !== partition ? owner : undefined;
   }
 
   /** A leader named by an error (NOT_LEADER's hint) is where the next attempt goes for a partition not hosted here. */
@@ -297,13 +331,16 @@ export class Router {
       // Replicas move, so every reachable peer is asked (at most one call per node and round),
       // and only its first-hand answers count: partitions it hosts itself.
       const learned = new Set<number>();
-      for (const peer of nodeIds) {
+      // Every member this node knows now (the member table grows the peers map), not only the founders.
+      for (const peer of [...new Set([...nodeIds, ...this.options.peers.keys()])]) {
         if (peer === id || !driver.transport.isReachable(peer)) continue;
         const missing = [...Array(partitions).keys()].some((partition) => !driver.groups.has(partition) && !learned.has(partition));
         if (!missing) break;
         try {
           const info = await driver.transport.clusterInfo(peer, this.options.clock.wallMs() + LEADER_REFRESH_TIMEOUT_MS);
           for (const partition of info.partitions) {
+            // A split partition a peer reports: its id is its start (range-routing.ts).
+            if (partition.id >= partitions) this.ranges.learn(partition.id);
             if (driver.groups.has(partition.id) || !partition.replicas.includes(peer)) continue;
             learned.add(partition.id);
             this.remoteReplicas.set(partition.id, [...partition.replicas]);

@@ -235,7 +235,8 @@ async function attemptScript(
   const startedMs = wallMs();
   const outcome = await runScript(script, { params, view, limits, clock: wallMs });
   const resultJson = boundedResultJson(outcome.returnValue, startedMs, limits, wallMs);
-  const writes = outcome.committed ? view.writes() : [];
+  // A lease a write attaches must be of the script's partition (LEASE_WRONG_PARTITION otherwise).
+  const writes = outcome.committed ? view.writes((lease) => scope.localLease(lease)) : [];
   if (writes.length === 0 && request.requestId === undefined) {
     // Nothing to write and no id to record under: the snapshot itself is the consistent answer.
     return { resultJson, committed: outcome.committed, revision: snapshotRevision, attempts: attempt };

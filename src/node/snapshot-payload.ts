@@ -1,7 +1,9 @@
 /**
- * The snapshot payload a leader sends a follower through Raft (one job: its framing and checks):
- * the MVCC export's chunks, length-prefixed, behind a version byte and a SHA-256 of the body.
- * PartitionReplica builds it (exportSnapshot) and checks it before the Raft core adopts it.
+ * The snapshot payload a leader sends a follower (one job: its framing and checks): the MVCC
+ * export's chunks, digested chunk by chunk (PayloadDigest). The chunks themselves travel outside
+ * Raft (snapshot-transfer.ts); the Raft snapshot's data is only a ticket naming them (version 3:
+ * digest, chunk count, byte count). The older whole-payload framing (version 2: frameChunks,
+ * unframeChunks) is kept for tools and tests that hold a snapshot in memory.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AtollError } from '../errors.js';
@@ -105,4 +107,35 @@ export function checkedSnapshotChunks(snapshot: Snapshot, mvcc: Pick<MvccStore, 
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
+}
+
+/** The Raft snapshot's data when its chunks travel outside Raft (snapshot-transfer.ts). */
+export interface SnapshotTicket {
+  /** PayloadDigest of the chunks. */
+  readonly digest: Uint8Array;
+  readonly chunkCount: number;
+  readonly byteCount: number;
+}
+
+const SNAPSHOT_TICKET_VERSION = 3;
+const SNAPSHOT_TICKET_BYTES = 1 + SNAPSHOT_DIGEST_BYTES + 4 + 8;
+
+/** Ticket: version u8 (3) | digest (32) | chunk count u32 | byte count u64. */
+export function encodeSnapshotTicket(ticket: SnapshotTicket): Uint8Array {
+  const bytes = new Uint8Array(SNAPSHOT_TICKET_BYTES);
+  const view = new DataView(bytes.buffer);
+  bytes[0] = SNAPSHOT_TICKET_VERSION;
+  bytes.set(ticket.digest, 1);
+  view.setUint32(1 + SNAPSHOT_DIGEST_BYTES, ticket.chunkCount, false);
+  view.setBigUint64(5 + SNAPSHOT_DIGEST_BYTES, BigInt(ticket.byteCount), false);
+  return bytes;
+}
+
+/** The ticket in a Raft snapshot's data, or undefined when it is not one (forged, or version 2). */
+export function decodeSnapshotTicket(data: Uint8Array): SnapshotTicket | undefined {
+  if (data.length !== SNAPSHOT_TICKET_BYTES || data[0] !== SNAPSHOT_TICKET_VERSION) return undefined;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const byteCount = view.getBigUint64(5 + SNAPSHOT_DIGEST_BYTES, false);
+  if (byteCount > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+  return { digest: data.slice(1, 1 + SNAPSHOT_DIGEST_BYTES), chunkCount: view.getUint32(1 + SNAPSHOT_DIGEST_BYTES, false), byteCount: Number(byteCount) };
 }

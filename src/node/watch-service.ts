@@ -53,7 +53,7 @@ export interface WatchServiceOptions {
 }
 
 export class WatchService {
-  private readonly hubs = new Map<number, WatchHub>();
+  private readonly hubs = new Map<number, { readonly replica: PartitionReplica; readonly hub: WatchHub }>();
   private open = 0;
   private readonly openByTenant = new Map<string, number>();
   /** One per running watcher: close() aborts them all. */
@@ -217,13 +217,16 @@ export class WatchService {
   }
 
   private hubOf(partition: number, replica: PartitionReplica): WatchHub {
-    let hub = this.hubs.get(partition);
-    if (hub === undefined) {
+    let entry = this.hubs.get(partition);
+    // Invariant: a hub is fed by the replica it serves. A replica that moved away and came back
+    // (replica moves) is a new object with a new store: the old hub is never fed again, and a
+    // watch waiting on it stalled (the membership fault run's watcher stopped one revision short).
+    if (entry === undefined || entry.replica !== replica) {
       const created = new WatchHub(replica.mvcc.revision, { maxChanges: this.options.limits.watchRingChanges, maxBytes: this.options.limits.watchRingBytes });
       replica.mvcc.setCommitListener((revision, changes) => created.publish(revision, changes));
-      this.hubs.set(partition, created);
-      hub = created;
+      entry = { replica, hub: created };
+      this.hubs.set(partition, entry);
     }
-    return hub;
+    return entry.hub;
   }
 }

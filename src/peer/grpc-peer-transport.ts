@@ -15,7 +15,7 @@ import { atollErrorOfServiceError, serviceErrorOf } from '../server/grpc-errors.
 import type { KvOperation, KvResult } from '../node/operations.js';
 import type { NodeTransport, TransportEvents } from '../node/ports.js';
 import { packageDefinition } from '../server/protos.js';
-import { clusterIdMetadataKey } from '../node/cluster-descriptor.js';
+import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 
@@ -86,17 +86,33 @@ export class PeerTransport implements NodeTransport {
     /** This node's cluster id (node/cluster-descriptor.ts), sent as `atoll-cluster-id` with the secret. */
     private readonly clusterId?: string,
   ) {
-    for (const [id, address] of peers) {
-      if (id === selfId) continue;
-      const client = new PeerClientConstructor(address, credentials, {
-        ...grpcChannelOptions,
-        ...keepaliveChannelOptions,
-        'grpc.initial_reconnect_backoff_ms': 100,
-        'grpc.max_reconnect_backoff_ms': 1000,
-      });
-      const cluster = new ClusterClientConstructor(address, credentials, { 'grpc.max_reconnect_backoff_ms': 1000 });
-      this.links.set(id, { id, address, client, cluster, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
-    }
+    for (const [id, address] of peers) if (id !== selfId) this.addPeer(id, address, credentials);
+    this.credentials = credentials;
+  }
+
+  private readonly credentials: grpc.ChannelCredentials;
+
+  /** Dials a new member at `address` (its peer port; membership.ts). A peer with a link keeps it. */
+  addPeer(id: number, address: string, credentials: grpc.ChannelCredentials = this.credentials): void {
+    if (id === this.selfId || this.links.has(id) || this.closed) return;
+    const client = new PeerClientConstructor(address, credentials, {
+      ...grpcChannelOptions,
+      ...keepaliveChannelOptions,
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 1000,
+    });
+    const cluster = new ClusterClientConstructor(address, credentials, { 'grpc.max_reconnect_backoff_ms': 1000 });
+    this.links.set(id, { id, address, client, cluster, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
+  }
+
+  /** Closes the link to a removed member; nothing is sent to it afterwards. */
+  dropPeer(id: number): void {
+    const link = this.links.get(id);
+    if (link === undefined) return;
+    this.links.delete(id);
+    link.stream?.end();
+    link.client.close();
+    link.cluster.close();
   }
 
   addressOf(peer: number): string | undefined {
@@ -231,13 +247,14 @@ export class PeerTransport implements NodeTransport {
     const metadata = new grpc.Metadata();
     metadata.set(peerSecretMetadataKey, this.peerSecret);
     if (this.clusterId !== undefined) metadata.set(clusterIdMetadataKey, this.clusterId);
+    metadata.set(nodeIdMetadataKey, String(this.selfId));
     return metadata;
   }
 
   /** Sends a client request to another node, with the caller's deadline. */
   forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
     const link = this.links.get(peer);
-    if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));
+    if (!link) return Promise.reject(noLink(peer));
     return new Promise<KvResult>((resolve, reject) => {
       const forwarded = { hops, operation, ...(tenant !== undefined && { tenant }) };
       const call = link.client.forward(encodeForwardRequest(forwarded), this.metadata(), { deadline: deadlineMs }, (error, response) => {
@@ -260,7 +277,7 @@ export class PeerTransport implements NodeTransport {
   /** A peer's view of the cluster (used to learn leaders of partitions this node does not host). */
   clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse> {
     const link = this.links.get(peer);
-    if (!link) return Promise.reject(new Error(`unknown peer ${peer}`));
+    if (!link) return Promise.reject(noLink(peer));
     return new Promise((resolve, reject) => {
       link.cluster.clusterInfo({}, this.metadata(), { deadline: deadlineMs }, (error, response) => {
         if (error) reject(atollErrorOfServiceError(error));
@@ -295,4 +312,12 @@ export class PeerTransport implements NodeTransport {
       link.cluster.close();
     }
   }
+}
+
+/**
+ * A call to a node this one has no link to: removed from the cluster (a leader cache may still name
+ * it) or not yet known. Never sent, so the caller may retry it elsewhere; UNAVAILABLE, not a bug.
+ */
+function noLink(peer: number): AtollError {
+  return new AtollError('UNAVAILABLE', `no link to node ${peer}: not a member this node knows (removed, or not yet followed)`, { neverSent: true });
 }

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { defaultLimits } from '../limits.js';
 import type { AtollNode } from '../node/atoll-node.js';
-import { clusterIdMetadataKey } from '../node/cluster-descriptor.js';
+import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
+import { removedPeerError } from '../node/membership.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
@@ -30,6 +31,9 @@ function peerCallRefusal(node: AtollNode, call: { metadata: grpc.Metadata }, wha
   if (!node.peerCallAllowed(call.metadata.get(peerSecretMetadataKey)[0])) {
     return new AtollError('UNAUTHENTICATED', `${what} needs the cluster peer secret`);
   }
+  // A removed member is refused even with the secret: ids are never reused (membership-table.ts).
+  const caller = Number(call.metadata.get(nodeIdMetadataKey)[0] ?? 0);
+  if (Number.isSafeInteger(caller) && caller > 0 && node.memberRemoved(caller)) return removedPeerError(caller);
   const presented = call.metadata.get(clusterIdMetadataKey)[0];
   if (presented === undefined || presented === node.descriptor.clusterId) return undefined;
   const shown = String(presented).slice(0, 64);

@@ -46,6 +46,9 @@ interface IncomingSnapshot {
  *
  * Roles are swapped, not branched on everywhere: becomeX() sets `stepRole` and `tickRole`.
  */
+/** Higher-term messages a follower in lease still steps: a leader's (and TimeoutNow), or vote requests it judges itself. */
+const ADOPTS_HIGHER_TERM: ReadonlySet<Message['type']> = new Set(['app', 'heartbeat', 'snap', 'timeoutNow', 'vote', 'preVote']);
+
 export class Raft {
   readonly id: NodeId;
   readonly config: ResolvedRaftConfig;
@@ -60,6 +63,13 @@ export class Raft {
 
   voters = new Set<NodeId>();
   learners = new Set<NodeId>();
+  /**
+   * Whether a configuration this node applied (at start, from a snapshot, or from a conf-change
+   * entry) named it as a voter or learner. Sticky: once set it stays set. A host tells "not a
+   * member yet" (a new replica that installed a snapshot older than its own addition) from "no
+   * longer a member" (it applied its removal) by it, without having to watch every configuration.
+   */
+  wasMember = false;
   /** The leader's view of every member but itself is in `progress`; own entry tracks own log. */
   progress = new Map<NodeId, Progress>();
   private votes = new Map<NodeId, boolean>();
@@ -272,11 +282,19 @@ export class Raft {
       this.leadTransferee = NONE; // Transfer took too long: abort and accept proposals again.
     }
     if (this.role !== 'leader' || this.quiesced) return;
+    // Quiescing sends its own heartbeat round (the quiesce request carries the commit index, read
+    // sequence and lease tick of an ordinary one), so the tick that quiesces sends no second round:
+    // one round fewer per wake-and-quiesce cycle (issue 18). The decision is the same either way:
+    // an ordinary heartbeat sent first changes no progress before its answers come back.
+    this.maybeQuiesce();
+    if (this.quiesced) {
+      this.heartbeatElapsed = 0;
+      return;
+    }
     if (this.heartbeatElapsed >= this.config.heartbeatTicks) {
       this.heartbeatElapsed = 0;
       this.bcastHeartbeat();
     }
-    this.maybeQuiesce();
   }
 
   private quorumRecentlyActive(): boolean {
@@ -293,6 +311,11 @@ export class Raft {
   hup(transfer: boolean): void {
     if (this.role === 'leader') return;
     if (!this.promotable()) return;
+    // A restarted node may have acknowledged a heartbeat some leader's lease counts on (see
+    // startupQuietTicks): it refuses others' votes meanwhile, and must not take them either when its
+    // host asks it to campaign (the node's preferred leaders do at start). A transfer is safe: the
+    // leader that sent TimeoutNow revoked its lease.
+    if (!transfer && this.startupQuietTicks > 0 && this.config.checkQuorum && !this.config.bugs.skipCheckQuorum) return;
     if (this.hasUnappliedConfChange()) return; // Its quorum might be the wrong one.
     if (this.config.preVote && !transfer) this.campaignPre();
     else this.campaign(transfer);
@@ -376,6 +399,11 @@ export class Raft {
       if (message.type === 'vote' || message.type === 'preVote') {
         if (!message.force && this.inLease()) return;
       }
+      // A follower in lease adopts a higher term only from a leader. Any other higher-term message
+      // (an answer to one of its own stale messages: a rejected pre-vote, an old append) would make
+      // it a follower with no leader, free to vote before its promise to the current leader's
+      // lease ran out. Dropping it is as safe as losing it; once the promise ends it counts again.
+      if (this.role === 'follower' && this.inLease() && !ADOPTS_HIGHER_TERM.has(message.type)) return;
       if (message.type === 'preVote') {
         // Answered below without changing term.
       } else if (message.type === 'preVoteResp' && !message.reject) {
@@ -549,7 +577,11 @@ export class Raft {
       }
       this.validateConfChange(decodeConfChange(data));
     }
-    this.unquiesce();
+    // No wake heartbeat: the append below goes to every follower at once (a quiesced group's
+    // followers all replicate with nothing in flight, maybeQuiesce) and wakes them as well. Under
+    // load at many partitions most proposals wake their group, so this saves two heartbeats and two
+    // answers per wake per three replicas (issue 18).
+    this.unquiesce(false);
     if (!this.appendEntries([{ type, data }])) {
       throw new RaftError('PROPOSAL_DROPPED', `too many uncommitted bytes (limit ${this.config.maxUncommittedBytes})`);
     }
@@ -856,6 +888,7 @@ export class Raft {
   private applyConfState(confState: ConfState): void {
     this.voters = new Set(confState.voters);
     this.learners = new Set(confState.learners);
+    if (this.voters.has(this.id) || this.learners.has(this.id)) this.wasMember = true;
     const next = this.log.lastIndex() + 1;
     const members = new Set([...this.voters, ...this.learners]);
     for (const id of [...this.progress.keys()]) if (!members.has(id)) this.progress.delete(id);
@@ -894,6 +927,7 @@ export class Raft {
     const lastIndex = this.log.lastIndex();
     this.voters = voters;
     this.learners = learners;
+    if (voters.has(this.id) || learners.has(this.id)) this.wasMember = true;
     const members = new Set([...voters, ...learners]);
     for (const id of [...this.progress.keys()]) if (!members.has(id)) this.progress.delete(id);
     for (const id of members) {
@@ -1030,6 +1064,26 @@ export class Raft {
     return this.ticks < quorumTick + this.config.electionTicks - this.config.leaseMarginTicks;
   }
 
+  /**
+   * The host's lease (src/node/read-barrier.ts measures it on its monotonic clock): the leader tick
+   * carried by the newest heartbeat a quorum of voters acknowledged in this term (this leader counts
+   * with its current tick), or undefined when no lease may be taken: not the leader, CheckQuorum
+   * off, a transfer pending or a TimeoutNow sent in this term, no entry of this term committed yet
+   * (the commit index is not known to be the cluster's), or quiesced (a quiet group runs no
+   * heartbeat rounds: the host falls back to ReadIndex, which wakes it).
+   */
+  leaseQuorumTick(): number | undefined {
+    if (this.role !== 'leader' || !this.config.checkQuorum || this.config.bugs.skipCheckQuorum) return undefined;
+    if (this.leaseRevoked || this.leadTransferee !== NONE || this.quiesced || !this.committedInCurrentTerm()) return undefined;
+    const ackTicks: number[] = [];
+    for (const id of this.voters) {
+      ackTicks.push(id === this.id ? this.ticks : (this.progress.get(id)?.leaseAckTick ?? Number.NEGATIVE_INFINITY));
+    }
+    ackTicks.sort((a, b) => b - a);
+    const quorumTick = ackTicks[this.quorum() - 1];
+    return quorumTick === undefined || quorumTick === Number.NEGATIVE_INFINITY ? undefined : quorumTick;
+  }
+
   // ---------------------------------------------------------------- quiescence
 
   /**
@@ -1051,7 +1105,13 @@ export class Raft {
     this.bcastHeartbeatWith(this.readSeq, true);
   }
 
-  unquiesce(): void {
+  /** The host served work for this group outside Raft (a lease read): an awake group stays awake. */
+  noteActivity(): void {
+    if (!this.quiesced) this.idleTicks = 0;
+  }
+
+  /** Wakes the group; a leader heartbeats at once unless the caller sends appends to everyone itself (`heartbeat` false). */
+  unquiesce(heartbeat = true): void {
     this.idleTicks = 0;
     if (!this.quiesced) return;
     this.quiesced = false;
@@ -1059,7 +1119,7 @@ export class Raft {
       this.electionElapsed = 0;
       this.heartbeatElapsed = 0;
       for (const progress of this.progress.values()) progress.recentActive = true;
-      this.bcastHeartbeat();
+      if (heartbeat) this.bcastHeartbeat();
     }
   }
 

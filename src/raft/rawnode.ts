@@ -59,6 +59,9 @@ export interface RaftStatus {
   readonly progress: ReadonlyMap<NodeId, { match: number; next: number; state: string }>;
 }
 
+/** Tick times a RawNode remembers for the lease (leaseStartMs); an older quorum tick gives no lease. */
+const TICK_TIMES = 64;
+
 /**
  * A host's shared tick counter (the multi-Raft driver's): a RawNode attached to one is ticked by
  * catching up to it, so the host may leave a quiesced group unticked for any time and settle its
@@ -79,6 +82,16 @@ export class RawNode {
   private tickedTo = 0;
   /** Told after every call that may give this group work (a Ready, a tick that matters). */
   private onActivity: (() => void) | undefined = undefined;
+  /** The host's monotonic clock, for the lease (enableLeaseClock); undefined: no lease. */
+  private leaseClock: (() => number) | undefined = undefined;
+  /**
+   * When Raft's tick counter reached each of its last TICK_TIMES values, on the lease clock: slot
+   * t % TICK_TIMES holds tick t and the clock read before the call that made raft.ticks t.
+   * Invariant: a heartbeat carrying leaseTick t left after the recorded time of t (Raft stamps a
+   * heartbeat with its current tick), so the recorded time is a safe lease start for it.
+   */
+  private tickAt: Float64Array | undefined = undefined;
+  private tickAtMs: Float64Array | undefined = undefined;
 
   constructor(config: RaftConfig) {
     this.raft = new Raft(config);
@@ -120,14 +133,67 @@ export class RawNode {
     return this.raft.role;
   }
 
+  /** The voters of the applied configuration, in status().confState order (cheap: no progress Map). */
+  voterList(): readonly number[] {
+    return this.raft.confState().voters;
+  }
+
+  /** The current term (cheap: no status() object). */
+  get term(): number {
+    return this.raft.term;
+  }
+
   /**
    * Without a tick source, one tick. With one, the ticks owed since the last call: run one by one
    * while the group is awake, and settled at once (Raft.skipQuiescedTicks) once it is quiesced.
    */
   tick(): void {
-    if (this.tickSource === undefined) this.raft.tick();
-    else this.settleTicks();
+    if (this.tickSource === undefined) {
+      if (this.leaseClock !== undefined) this.recordTickTime(this.raft.ticks + 1, this.leaseClock());
+      this.raft.tick();
+    } else this.settleTicks();
     this.onActivity?.();
+  }
+
+  /**
+   * Lets the host measure a leader lease on `clock` (monotonic ms; src/node/read-barrier.ts): from
+   * now on every tick records when it happened, and leaseStartMs answers.
+   */
+  enableLeaseClock(clock: () => number): void {
+    this.leaseClock = clock;
+    this.tickAt = new Float64Array(TICK_TIMES).fill(-1);
+    this.tickAtMs = new Float64Array(TICK_TIMES);
+    this.recordTickTime(this.raft.ticks, clock());
+  }
+
+  /**
+   * The lease's start on the lease clock: the time of the leader tick the newest heartbeat a quorum
+   * acknowledged carried (Raft.leaseQuorumTick), at or before that heartbeat left. Undefined when
+   * no lease may be taken, or that tick is too old to be remembered. A read only: safe between a
+   * Ready and its advance.
+   */
+  leaseStartMs(): number | undefined {
+    const tick = this.raft.leaseQuorumTick();
+    if (tick === undefined || this.tickAt === undefined || this.tickAtMs === undefined) return undefined;
+    const slot = tick % TICK_TIMES;
+    return this.tickAt[slot] === tick ? this.tickAtMs[slot] : undefined;
+  }
+
+  /** The commit index this node knows (the leader's is the read index of a lease read). */
+  get committedIndex(): number {
+    return this.raft.log.committed;
+  }
+
+  /** A lease read came in: the group has work, so it does not quiesce (reads would then need a round). */
+  noteRead(): void {
+    this.raft.noteActivity();
+  }
+
+  private recordTickTime(tick: number, nowMs: number): void {
+    if (this.tickAt === undefined || this.tickAtMs === undefined) return;
+    const slot = tick % TICK_TIMES;
+    this.tickAt[slot] = tick;
+    this.tickAtMs[slot] = nowMs;
   }
 
   /**
@@ -141,13 +207,18 @@ export class RawNode {
     let owed = source.ticks - this.tickedTo;
     if (owed <= 0) return;
     this.tickedTo = source.ticks;
+    const nowMs = this.leaseClock?.();
     // Awake: real ticks (the host ticks awake groups every tick, so this owes few). A real tick may
     // quiesce the group; the rest is then settled in one step.
     while (owed > 0 && !this.raft.quiesced) {
+      if (nowMs !== undefined) this.recordTickTime(this.raft.ticks + 1, nowMs);
       this.raft.tick();
       owed--;
     }
-    if (owed > 0) this.raft.skipQuiescedTicks(owed);
+    if (owed > 0) {
+      if (nowMs !== undefined) this.recordTickTime(this.raft.ticks + owed, nowMs);
+      this.raft.skipQuiescedTicks(owed);
+    }
   }
 
   /** Tells the host this group has work outside Raft (e.g. reads waiting for a round). */
@@ -214,6 +285,11 @@ export class RawNode {
   /** Whether `peer` is a voter or learner of this group now (the host drops messages from others). */
   isMember(peer: NodeId): boolean {
     return this.raft.voters.has(peer) || this.raft.learners.has(peer);
+  }
+
+  /** Whether a configuration this node applied ever named it (Raft.wasMember; sticky). */
+  get wasMember(): boolean {
+    return this.raft.wasMember;
   }
 
   /** The index of the last entry in this node's log, stable or not. */

@@ -53,6 +53,10 @@ export type ActionExpression =
       readonly ifPresent: boolean;
       readonly ttlMs: Expression | undefined;
       readonly ifModRevision: Expression | undefined;
+      /** `lease ID`: attach the key to this lease ("<partition>.<n>") of the script's partition. */
+      readonly lease: Expression | undefined;
+      /** `fence TOKEN`: a fenced write (FENCED fails the whole script's commit). */
+      readonly fence: Expression | undefined;
       readonly position: SourcePosition;
     };
 

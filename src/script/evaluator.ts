@@ -285,6 +285,20 @@ class ScriptRun implements BuiltinContext {
     return Number(revision);
   }
 
+  private async leaseOperand(expression: Expression | undefined): Promise<string | undefined> {
+    if (expression === undefined) return undefined;
+    const lease = await this.evaluate(expression);
+    if (typeof lease !== 'string') throw withPosition(valueError(`the lease after \`lease\` must be a string ("<partition>.<n>"), got ${typeName(lease)}`), expression.position);
+    return lease;
+  }
+
+  private async fenceOperand(expression: Expression | undefined): Promise<number | undefined> {
+    const fence = await this.intOperand(expression, 'the fencing token after `fence`');
+    if (fence === undefined) return undefined;
+    if (fence < 1n || fence > BigInt(Number.MAX_SAFE_INTEGER)) throw withPosition(valueError(`a fencing token is a positive revision, got ${fence}`), expression!.position);
+    return Number(fence);
+  }
+
   /** A store call, with the clock checked when it returns. */
   private async store<T>(call: () => Promise<T>): Promise<T> {
     const result = await call();
@@ -334,12 +348,16 @@ class ScriptRun implements BuiltinContext {
         const bytes = storedBytesOf(value);
         const ttlMs = await this.ttlOperand(action.ttlMs);
         const ifModRevision = await this.revisionOperand(action.ifModRevision);
+        const lease = await this.leaseOperand(action.lease);
+        const ifFence = await this.fenceOperand(action.fence);
         this.touch(key);
         const options = {
           ...(action.ifAbsent && { ifAbsent: true }),
           ...(action.ifPresent && { ifPresent: true }),
           ...(ttlMs !== undefined && { ttlMs }),
           ...(ifModRevision !== undefined && { ifModRevision }),
+          ...(lease !== undefined && { lease }),
+          ...(ifFence !== undefined && { ifFence }),
         };
         return this.store(() => this.view.put(key, bytes, options));
       }

@@ -39,6 +39,8 @@ const setOptions: ReadonlyMap<string, boolean> = new Map([
   ['xx', false],
   ['ex', true],
   ['cmprev', true],
+  ['lease', true],
+  ['fence', true],
 ]);
 const incrOptions: ReadonlyMap<string, boolean> = new Map([
   ['by', true],
@@ -362,6 +364,8 @@ class Parser {
       ifPresent: xx !== undefined,
       ttlMs: options.get('ex')?.operand,
       ifModRevision: options.get('cmprev')?.operand,
+      lease: options.get('lease')?.operand,
+      fence: options.get('fence')?.operand,
       position,
     };
   }

@@ -1,10 +1,12 @@
-/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves. */
+/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves, member changes, the rebalancer, partition splits. */
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../node/api.js';
 import { AtollError } from '../errors.js';
 import { decodeBackupPageRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
 import type { ErrorLogger } from './grpc-errors.js';
-import { decodeMoveReplicaRequest, encodeMoveReplicaResponse } from './move-codec.js';
+import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from './move-codec.js';
+import { decodeSplitPartitionRequest, encodeSplitPartitionResponse } from './split-codec.js';
+import type { SplitApi } from '../node/split-admin.js';
 import { unaryHandler } from './unary-handler.js';
 
 /** Handlers for atoll.v1.Cluster, keyed by method name. */
@@ -24,6 +26,22 @@ export function clusterServiceHandlers(api: NodeApi, logger: ErrorLogger): grpc.
       const request = decodeMoveReplicaRequest(message);
       if (api.moveReplica === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not move replicas');
       return encodeMoveReplicaResponse(await api.moveReplica(request, scope.context));
+    }),
+    SplitPartition: unaryHandler(logger, async (message, scope) => {
+      const request = decodeSplitPartitionRequest(message);
+      const splitter = api as NodeApi & SplitApi;
+      if (splitter.splitPartition === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not split partitions');
+      return encodeSplitPartitionResponse(await splitter.splitPartition(request, scope.context));
+    }),
+    ChangeMember: unaryHandler(logger, async (message, scope) => {
+      const request = decodeChangeMemberRequest(message);
+      if (api.changeMember === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not change members');
+      return encodeChangeMemberResponse(await api.changeMember(request, scope.context));
+    }),
+    Rebalance: unaryHandler(logger, async (message, scope) => {
+      const request = decodeRebalanceRequest(message);
+      if (api.rebalance === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node has no rebalancer');
+      return encodeRebalanceResponse(await api.rebalance(request, scope.context));
     }),
   };
 }

@@ -244,6 +244,7 @@ export function encodePutRequest(request: PutRequest): PutRequestMessage {
   if (request.ifValue !== undefined) message.ifValue = request.ifValue;
   if (request.requestId !== undefined) message.requestId = request.requestId;
   if (request.lease !== undefined) message.lease = request.lease;
+  if (request.ifFence !== undefined) message.ifFence = formatWireInt64(request.ifFence);
   return message;
 }
 
@@ -266,6 +267,8 @@ export function decodePutRequest(value: unknown): PutRequest {
   if (requestId !== undefined) request.requestId = requestId;
   const lease = decodeText(message.lease, 'lease');
   if (lease !== '') request.lease = lease;
+  const ifFence = decodeOptionalCount(message.ifFence, 'if_fence');
+  if (ifFence !== undefined) request.ifFence = ifFence;
   return request;
 }
 
@@ -471,7 +474,8 @@ export function encodeClusterInfoResponse(response: ClusterInfoResponse): Cluste
     replicationFactor: response.replicationFactor,
     hashFunction: response.hashFunction,
     clusterId: response.clusterId ?? '',
-    nodes: response.nodes.map((node) => ({ id: node.id, address: node.address, reachable: node.reachable, adminAddress: node.adminAddress ?? '' })),
+    nodes: response.nodes.map(encodeNodeInfo),
+    memberTableVersion: String(response.memberTableVersion ?? 0),
     partitions: response.partitions.map(encodePartitionInfo),
   };
 }
@@ -505,12 +509,17 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
     replicationFactor: parseWireUint32(message.replicationFactor ?? 0, 'replication_factor'),
     hashFunction: decodeText(message.hashFunction, 'hash_function'),
     ...(decodeText(message.clusterId, 'cluster_id') !== '' && { clusterId: decodeText(message.clusterId, 'cluster_id') }),
+    ...(decodeCount(message.memberTableVersion, 'member_table_version') > 0 && { memberTableVersion: decodeCount(message.memberTableVersion, 'member_table_version') }),
     nodes: decodeRepeated(message.nodes, 'nodes', decodeNodeInfo),
     partitions: decodeRepeated(message.partitions, 'partitions', decodePartitionInfo),
   };
 }
 
-function decodeNodeInfo(value: unknown): NodeInfo {
+export function encodeNodeInfo(node: NodeInfo): NodeInfoMessage {
+  return { id: node.id, address: node.address, reachable: node.reachable, adminAddress: node.adminAddress ?? '', state: node.state ?? '', zone: node.zone ?? '', peerAddress: node.peerAddress ?? '' };
+}
+
+export function decodeNodeInfo(value: unknown): NodeInfo {
   const message = decodeMessage<NodeInfoMessage>(value, 'NodeInfo');
   const node: NodeInfo = {
     id: parseWireUint32(message.id ?? 0, 'id'),
@@ -519,7 +528,17 @@ function decodeNodeInfo(value: unknown): NodeInfo {
   };
   // Empty (or absent, from an older node) means unknown: the field is left out.
   const adminAddress = message.adminAddress === undefined || message.adminAddress === null ? '' : decodeText(message.adminAddress, 'admin_address');
-  return adminAddress === '' ? node : { ...node, adminAddress };
+  const optional = (field: unknown, name: string): string => (field === undefined || field === null ? '' : decodeText(field, name));
+  const state = optional(message.state, 'state');
+  const zone = optional(message.zone, 'zone');
+  const peerAddress = optional(message.peerAddress, 'peer_address');
+  return {
+    ...node,
+    ...(adminAddress !== '' && { adminAddress }),
+    ...(state !== '' && { state }),
+    ...(zone !== '' && { zone }),
+    ...(peerAddress !== '' && { peerAddress }),
+  };
 }
 
 function decodePartitionInfo(value: unknown): PartitionInfo {
@@ -623,6 +642,8 @@ function encodeTxnWrite(write: TxnWrite): TxnWriteMessage {
   message.value = write.value ?? new Uint8Array(0);
   if (write.ttlMs !== undefined) message.ttlMs = formatWireInt64(write.ttlMs);
   if (write.keepTtl === true) message.keepTtl = true;
+  if (write.lease !== undefined) message.lease = write.lease;
+  if (write.ifFence !== undefined) message.ifFence = formatWireInt64(write.ifFence);
   return message;
 }
 
@@ -631,11 +652,15 @@ function decodeTxnWrite(value: unknown): TxnWrite {
   const key = decodeKey(message.key);
   if (decodeBoolean(message.delete, 'delete')) return { key, delete: true };
   const ttlMs = decodeOptionalCount(message.ttlMs, 'ttl_ms');
+  const lease = decodeText(message.lease, 'lease');
+  const ifFence = decodeOptionalCount(message.ifFence, 'if_fence');
   return {
     key,
     value: decodeBytes(message.value, 'value'),
     ...(ttlMs !== undefined && { ttlMs }),
     ...(decodeBoolean(message.keepTtl, 'keep_ttl') && { keepTtl: true }),
+    ...(lease !== '' && { lease }),
+    ...(ifFence !== undefined && { ifFence }),
   };
 }
 

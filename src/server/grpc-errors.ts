@@ -31,10 +31,17 @@ export const errorMetadataKeys = Object.freeze({
   compactedRevision: 'atoll-compacted-revision',
   /** WATCH_OVERFLOW: the last revision the server sent; watch again after it. */
   resumeRevision: 'atoll-resume-revision',
+  /** MOVE_REFUSED, MEMBERSHIP_REFUSED: why (details.reason: a short lowercase word such as 'duplicate-id'). */
+  reason: 'atoll-reason',
+  /** PARTITION_MOVED: the end of the refusing partition's range, the first hash of the next one. */
+  rangeEnd: 'atoll-range-end',
 });
 
+/** A details.reason that may travel: short lowercase words and dashes. */
+const reasonPattern = /^[a-z][a-z-]{0,39}$/;
+
 /** The error details that travel as decimal metadata (errorMetadataKeys). */
-const revisionDetails = ['compactedRevision', 'resumeRevision'] as const;
+const revisionDetails = ['compactedRevision', 'resumeRevision', 'rangeEnd'] as const;
 
 /** Where the current leader of a partition is, as far as the answering node knows. */
 export interface LeaderHint {
@@ -108,6 +115,8 @@ export function serviceErrorOf(error: unknown, logger?: ErrorLogger): grpc.Statu
     const revision = atollError.details?.[name];
     if (typeof revision === 'number' && Number.isSafeInteger(revision)) metadata.set(errorMetadataKeys[name], String(revision));
   }
+  const reason = atollError.details?.['reason'];
+  if (typeof reason === 'string' && reasonPattern.test(reason)) metadata.set(errorMetadataKeys.reason, reason);
   return { code: grpcStatusOf(atollError), details: atollError.message, metadata };
 }
 
@@ -162,6 +171,8 @@ export function atollErrorOfServiceError(received: ReceivedStatus): AtollError {
     const revision = Number(metadataText(received.metadata, errorMetadataKeys[name]) ?? NaN);
     if (Number.isSafeInteger(revision) && revision >= 0) details[name] = revision;
   }
+  const reason = metadataText(received.metadata, errorMetadataKeys.reason);
+  if (reason !== undefined && reasonPattern.test(reason)) details['reason'] = reason;
   if (!isAtollErrorCode(sentCode)) {
     // The status came from grpc-js or a non-Atoll server, not from an Atoll handler.
     details['fromTransport'] = true;

@@ -12,6 +12,8 @@ import { isAtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
+import { fetchClusterToJoin, joinedClusterOf } from '../peer/join.js';
+import type { JoinedCluster } from '../node/node-config.js';
 import { peerServiceHandlers, requirePeerSecret } from '../peer/peer-service.js';
 import { AdminServer, defaultAdminAddress } from './admin-server.js';
 import { addStatusPage } from './status-page.js';
@@ -35,6 +37,12 @@ function integer(name: string, min: number) {
   };
 }
 
+/** --read-mode: 'lease' or 'safe' (src/node/read-barrier.ts). */
+function readMode(text: string): 'safe' | 'lease' {
+  if (text !== 'safe' && text !== 'lease') throw new InvalidArgumentError('--read-mode must be lease or safe');
+  return text;
+}
+
 export function parsePeers(text: string): Map<number, string> {
   const peers = new Map<number, string>();
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
@@ -56,12 +64,17 @@ function makeLogger(id: number): Logger {
   return pino({ level, base: { node: id } });
 }
 
+/** The exit code of a node that learned it was removed from the cluster (its peers refuse it). */
+const REMOVED_EXIT_CODE = 4;
+
 async function main(): Promise<void> {
   const env = process.env;
   const program = new Command('atoll-server')
     .description('Run one Atoll node')
     .option('--id <n>', 'this node id (ATOLL_ID)', integer('--id', 1), env['ATOLL_ID'] ? Number(env['ATOLL_ID']) : undefined)
     .option('--listen <host:port>', 'client gRPC address to bind (ATOLL_LISTEN; default this node\'s --peers entry)', env['ATOLL_LISTEN'])
+    .option('--join <list>', 'join a running cluster: members\' PEER ports as host:port,... (ATOLL_JOIN); the node starts empty, learns the cluster from them, and waits for `atoll cluster add-node`; needs --listen and the cluster\'s --peer-secret-file', env['ATOLL_JOIN'])
+    .option('--zone <label>', 'this node\'s zone (rack, availability zone; ATOLL_ZONE): recorded in the member table, and a partition\'s replicas spread over zones; at most 64 of A-Z a-z 0-9 . _ -', env['ATOLL_ZONE'])
     .option('--peers <list>', 'all nodes\' client addresses as id=host:port,... including this one (ATOLL_PEERS); each node\'s peer port is its port + 100 unless --peer-addresses says otherwise', env['ATOLL_PEERS'])
     .option('--peer-secret-file <file>', 'the cluster peer secret(s), one a line, the first sent, all accepted; created at first start when missing, the same file for every node (ATOLL_PEER_SECRET_FILE, or the secret itself in ATOLL_PEER_SECRET); kept in the data directory afterwards', env['ATOLL_PEER_SECRET_FILE'])
     .option('--data-dir <dir>', 'LevelDB directory (ATOLL_DATA_DIR)', env['ATOLL_DATA_DIR'] ?? './data')
@@ -70,6 +83,7 @@ async function main(): Promise<void> {
     .option('--replication-factor <n>', 'replicas per partition (ATOLL_REPLICATION_FACTOR)', integer('--replication-factor', 1), Number(env['ATOLL_REPLICATION_FACTOR'] ?? NODE_DEFAULTS.replicationFactor))
     .option('--tick-ms <n>', 'Raft tick length in ms (ATOLL_TICK_MS)', integer('--tick-ms', 5), Number(env['ATOLL_TICK_MS'] ?? NODE_DEFAULTS.tickMs))
     .option('--election-ticks <n>', 'election timeout in ticks (ATOLL_ELECTION_TICKS)', integer('--election-ticks', 3), Number(env['ATOLL_ELECTION_TICKS'] ?? NODE_DEFAULTS.electionTicks))
+    .option('--read-mode <mode>', 'linearizable reads: lease (default; the leader answers alone while its lease holds, else a ReadIndex round) | safe (a ReadIndex heartbeat round for every read batch) (ATOLL_READ_MODE)', readMode, env['ATOLL_READ_MODE'] ?? 'lease')
     .option('--retention-revisions <n>', 'revisions of history kept per partition (ATOLL_RETENTION_REVISIONS)', integer('--retention-revisions', 1), Number(env['ATOLL_RETENTION_REVISIONS'] ?? NODE_DEFAULTS.retentionRevisions))
     .option('--max-value-bytes <n>', 'largest value a write may carry, at most 3 MiB (ATOLL_MAX_VALUE_BYTES)', integer('--max-value-bytes', 1), Number(env['ATOLL_MAX_VALUE_BYTES'] ?? 1024 * 1024))
     .option('--dial <list>', 'reach some peers through other addresses, id=host:port,... (a test harness\'s fault proxies)', env['ATOLL_DIAL'])
@@ -77,6 +91,8 @@ async function main(): Promise<void> {
     .option('--admin-token-file <file>', 'enable authentication: the cluster admin token (atoll auth new-admin-token) is in this file; the same on every node (ATOLL_ADMIN_TOKEN_FILE, or the token itself in ATOLL_ADMIN_TOKEN)', env['ATOLL_ADMIN_TOKEN_FILE'])
     .option('--max-tokens-per-tenant <n>', 'tokens a tenant admin may create for its tenant, revoked ones included (ATOLL_MAX_TOKENS_PER_TENANT)', integer('--max-tokens-per-tenant', 1), Number(env['ATOLL_MAX_TOKENS_PER_TENANT'] ?? limits.maxTokensPerTenant))
     .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
+    .option('--key-index-mb <n>', 'memory for the key indexes of all partitions, in MiB; a partition over its share reads LevelDB instead (ATOLL_KEY_INDEX_MB)', integer('--key-index-mb', 0), Number(env['ATOLL_KEY_INDEX_MB'] ?? NODE_DEFAULTS.keyIndexBytes / 1024 / 1024))
+    .option('--raft-log-mb <n>', 'memory for Raft log entries of all partitions, in MiB; older entries are read from LevelDB (ATOLL_RAFT_LOG_MB)', integer('--raft-log-mb', 0), Number(env['ATOLL_RAFT_LOG_MB'] ?? NODE_DEFAULTS.raftLogMemoryBytes / 1024 / 1024))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
     .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
@@ -94,15 +110,20 @@ async function main(): Promise<void> {
     id?: number;
     listen?: string;
     peers?: string;
+    join?: string;
+    zone?: string;
     dataDir: string;
     partitions: number;
     bucketHash?: string;
     replicationFactor: number;
     tickMs: number;
     electionTicks: number;
+    readMode: 'safe' | 'lease';
     retentionRevisions: number;
     snapshotEvery: number;
     cacheMb: number;
+    keyIndexMb: number;
+    raftLogMb: number;
     maxValueBytes: number;
     maxTokensPerTenant: number;
     unsafeTestBug?: string[];
@@ -120,11 +141,16 @@ async function main(): Promise<void> {
     adminAddresses?: string;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
-  if (!options.peers) program.error('error: --peers (or ATOLL_PEERS) is required');
+  const joinAddresses = (options.join ?? '').split(',').map((address) => address.trim()).filter((address) => address !== '');
+  if (!options.peers && joinAddresses.length === 0) program.error('error: --peers (or ATOLL_PEERS) is required, or --join to join a running cluster');
+  const zone = options.zone ?? '';
+  if (zone.length > 64 || !/^[A-Za-z0-9._-]*$/.test(zone)) program.error('error: --zone must be at most 64 of A-Z a-z 0-9 . _ -');
+  if (joinAddresses.length > 0 && !options.listen) program.error('error: --join needs --listen (this node\'s client address, as the cluster will dial it)');
   const id = options.id as number;
   let peers = new Map<number, string>();
   try {
-    peers = parsePeers(options.peers as string);
+    // A joining node knows only itself until a member tells it the rest (src/peer/join.ts).
+    peers = options.peers ? parsePeers(options.peers) : new Map([[id, options.listen as string]]);
   } catch (error) {
     program.error(`error: ${(error as Error).message}`);
   }
@@ -162,6 +188,7 @@ async function main(): Promise<void> {
   const bugs = options.unsafeTestBug ?? [];
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
   for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
+  if (options.readMode !== 'safe' && options.readMode !== 'lease') program.error('error: --read-mode (ATOLL_READ_MODE) must be lease or safe');
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
   let bucketHash: BucketHashName | undefined;
   try {
@@ -169,7 +196,7 @@ async function main(): Promise<void> {
   } catch (error) {
     program.error(`error: ${(error as Error).message}`);
   }
-  if (options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
+  if (joinAddresses.length === 0 && options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 
   let adminToken = env['ATOLL_ADMIN_TOKEN'];
   const adminTokenFile = (options as { adminTokenFile?: string }).adminTokenFile;
@@ -186,7 +213,7 @@ async function main(): Promise<void> {
 
   let peerSecrets!: LoadedPeerSecrets;
   try {
-    peerSecrets = loadPeerSecrets({ value: env['ATOLL_PEER_SECRET'], file: options.peerSecretFile, dataDir: options.dataDir, nodeCount: peers.size });
+    peerSecrets = loadPeerSecrets({ value: env['ATOLL_PEER_SECRET'], file: options.peerSecretFile, dataDir: options.dataDir, nodeCount: joinAddresses.length > 0 ? 2 : peers.size });
   } catch (error) {
     program.error(`error: ${(error as Error).message}`);
   }
@@ -209,33 +236,63 @@ async function main(): Promise<void> {
     logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/ status page, /metrics, /livez, /readyz)');
   }
   logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
+  let joined: JoinedCluster | undefined;
+  const peerAddressMap = new Map(tls.peerPort.addresses);
+  if (joinAddresses.length > 0) {
+    try {
+      const info = await fetchClusterToJoin({ addresses: joinAddresses, peerSecret: peerSecrets.secrets[0] as string, credentials: tls.peerChannelCredentials, timeoutMs: 60_000, logger });
+      joined = joinedClusterOf(info, { id, clientAddress: listen as string, peerAddress: tls.peerPort.listen, zone });
+    } catch (error) {
+      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'could not join the cluster');
+      logger.flush?.();
+      return program.error(`error: ${(error as Error).message}`);
+    }
+    for (const member of joined.members) {
+      if (member.id !== id) peers.set(member.id, member.clientAddress);
+      if (member.peerAddress !== '') peerAddressMap.set(member.id, member.peerAddress);
+    }
+    logger.info({ clusterId: joined.clusterId, members: joined.members.map((member) => member.id) }, 'joining a running cluster: waiting for `atoll cluster add-node` to move replicas here');
+  }
   // A data directory of another cluster, or flags that contradict its cluster descriptor: one line
   // naming the flag, the recorded value and the given one (src/node/cluster-descriptor.ts).
+  // Until the server can shut down (below), a fatal stop is caught by the check after it.
+  let stopOnFatal = (): void => undefined;
+  let stopOnRemoved = (): void => undefined;
   const opened = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
     id,
     peers,
     dataDir: options.dataDir,
-    partitions: options.partitions,
-    ...(bucketHash !== undefined && { bucketHash }),
-    replicationFactor: options.replicationFactor,
+    partitions: joined?.partitions ?? options.partitions,
+    ...(bucketHash !== undefined && joined === undefined && { bucketHash }),
+    replicationFactor: joined?.replicationFactor ?? options.replicationFactor,
+    ...(joined !== undefined && { joined }),
+    ...(zone !== '' && { zone }),
     // Recorded in the cluster descriptor (the advertised peer ports, never --dial's proxies).
-    peerAddresses: tls.peerPort.addresses,
+    peerAddresses: peerAddressMap,
     tickMs: options.tickMs,
     electionTicks: options.electionTicks,
+    readMode: options.readMode,
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
     cacheBytes: options.cacheMb * 1024 * 1024,
+    keyIndexBytes: options.keyIndexMb * 1024 * 1024,
+    raftLogMemoryBytes: options.raftLogMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
     maxTokensPerTenant: options.maxTokensPerTenant,
     // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
-    dialAddresses: new Map([...tls.peerPort.addresses, ...dial]),
+    dialAddresses: new Map([...peerAddressMap, ...dial]),
     peerCredentials: tls.peerChannelCredentials,
     peerSecrets: peerSecrets.secrets,
     testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
     adminAddresses,
     logger,
-  }, metrics).catch((error: unknown) => {
+  }, metrics, () => {
+    // The node stopped on a fatal error (and closes itself): the process exits with 1. Told at
+    // once, so no timer polls for it (a 200 ms watchdog woke every idle server 5 times a second).
+    process.exitCode = 1;
+    stopOnFatal();
+  }, () => stopOnRemoved()).catch((error: unknown) => {
     if (!isAtollError(error) || error.code !== 'CLUSTER_MISMATCH') throw error;
     logger.error({ code: error.code, ...error.details }, error.message);
     logger.flush?.();
@@ -259,7 +316,7 @@ async function main(): Promise<void> {
   const peerPort = await bind(peerServer, tls.peerPort.listen, tls.peerPort.credentials);
   const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
   logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
-  logger.info({ listen, port, dataDir: options.dataDir, partitions: options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
+  logger.info({ listen, port, dataDir: options.dataDir, partitions: joined?.partitions ?? options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
   serving = true;
 
   let stopping = false;
@@ -296,10 +353,15 @@ async function main(): Promise<void> {
   });
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  const watchdog = setInterval(() => {
-    if (node.failure) shutdown('fatal');
-  }, 200);
-  watchdog.unref();
+  stopOnFatal = () => shutdown('fatal');
+  if (node.failure) shutdown('fatal');
+  // A removed member's peers refuse it: it stops, with its own exit code (README, "Growing and
+  // healing a cluster"). Told by the node (onRemoved), so no timer polls for it.
+  stopOnRemoved = () => {
+    process.exitCode = REMOVED_EXIT_CODE;
+    shutdown('removed from the cluster');
+  };
+  if (node.removedFromCluster) stopOnRemoved();
 }
 
 main().catch((error: unknown) => {

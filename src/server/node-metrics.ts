@@ -33,6 +33,16 @@ export const MAX_TENANT_SERIES = 200;
 /** A scrape waits at most this long for tenant usage (a read of the usage records); then it goes without. */
 const TENANT_USAGE_TIMEOUT_MS = 2_000;
 
+/** The memory consumers exported as atoll_memory_<name>_bytes (a fixed set; src/node/memory-view.ts). */
+const MEMORY_CONSUMERS: ReadonlyArray<[string, string]> = [
+  ['version_cache', 'Bytes the version cache holds (newest versions of recently used keys; estimate).'],
+  ['key_index', 'Bytes the key indexes of all partitions hold (estimate).'],
+  ['raft_log', 'Bytes of Raft log entries held in memory, all partitions (estimate).'],
+  ['dedup', 'Bytes the dedup tables hold in memory (read-ahead and eviction lists; estimate).'],
+  ['leveldb', 'LevelDB memtables and block cache (leveldb.approximate-memory-usage).'],
+  ['write_behind', 'Bytes of unsynced writes buffered before LevelDB (keys and values).'],
+];
+
 /** Request latencies, seconds: 250 µs to 10 s. */
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Loop iteration and storage write times, seconds: 50 µs to 5 s. */
@@ -135,7 +145,11 @@ export interface NodeMetricsSource {
   tenantUsageForMetrics(maxTenants: number): Promise<TenantUsage[]>;
 }
 
+/** How often the event-loop lag histogram samples (prom-client's eventLoopMonitoringPrecision). */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 /** One node's registry and the recorder the node and the gRPC layer report to. */
+
 export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
   readonly registry = new Registry();
   private source: NodeMetricsSource | undefined;
@@ -157,8 +171,11 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
 
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     const registry = this.registry;
-    // Node.js process metrics: event loop lag, heap, GC, CPU, file descriptors.
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+    // Node.js process metrics: event loop lag, heap, GC, CPU, file descriptors. The lag histogram
+    // samples with a libuv timer every eventLoopMonitoringPrecision ms: prom-client's default (10)
+    // woke an idle node 100 times a second, most of its idle wakeups (issue 18); 100 ms still
+    // measures every stall longer than that and wakes the node 10 times a second.
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
 
     tableCounter(registry, 'atoll_rpc_requests_total', 'Client requests answered by this node (where the call arrived), by method and outcome code.', ['method', 'code'], this.rpcCounts);
     this.rpcLatency = new FastHistogram('atoll_rpc_duration_seconds', 'Client request latency at the node where the call arrived, forwarding included.', 'method', LATENCY_BUCKETS, registry);
@@ -263,6 +280,29 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
         this.reset();
         const v = current();
         if (v !== undefined) this.set({ node: String(v.nodeId) }, 1);
+      },
+    });
+    // Memory by consumer (src/node/memory-view.ts; bounds in docs/operations.md, "Memory").
+    for (const [consumer, help] of MEMORY_CONSUMERS) {
+      new Gauge({
+        name: `atoll_memory_${consumer}_bytes`,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          const found = current()?.memory?.find((m) => m.consumer === consumer);
+          if (found !== undefined) this.set(found.bytes);
+        },
+      });
+    }
+    new Gauge({
+      name: 'atoll_memory_limit_bytes',
+      help: 'The configured bound of a memory consumer (those with a bound in bytes).',
+      labelNames: ['consumer'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const m of current()?.memory ?? []) if (m.limitBytes !== undefined && Number.isFinite(m.limitBytes)) this.set({ consumer: m.consumer }, m.limitBytes);
       },
     });
     new Gauge({

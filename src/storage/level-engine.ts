@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { Level } from 'level';
 import type {
+  EngineMemory,
   IterateOptions,
   KeyRange,
   StorageEngine,
@@ -23,7 +24,28 @@ type ViewLevel = Level<Uint8Array, Uint8Array>;
 export interface LevelEngineOptions {
   /** Create the database when the directory holds none (default true). */
   readonly createIfMissing?: boolean;
+  /** LevelDB's block cache (default LEVEL_DEFAULTS.cacheSize). */
+  readonly cacheSize?: number;
+  /** LevelDB's memtable size (default LEVEL_DEFAULTS.writeBufferSize); up to two are held at once. */
+  readonly writeBufferSize?: number;
 }
+
+/**
+ * LevelDB's own memory, per database (one per node): the block cache plus at most two memtables
+ * (the one taking writes and the one being flushed), so about cacheSize + 2 * writeBufferSize,
+ * plus the index and filter blocks of open tables (small at these data sizes). Measured through
+ * `leveldb.approximate-memory-usage` (memoryUsage, the atoll_memory_leveldb_bytes gauge).
+ */
+export const LEVEL_DEFAULTS = {
+  cacheSize: 8 * 1024 * 1024,
+  // LevelDB's 4 MiB memtable fills every few seconds under load, and each flush (and the
+  // level-0 compactions it feeds) competes with the node for the CPU and can stall a synced
+  // write. 16 MiB: A B A B on one 1,000,000-key cluster, puts 1,101/833 ops/s with 4 MiB and
+  // 1,418/948 with 16 (docs/performance.md). But it costs up to two memtables of memory, and the
+  // memory goal of issue 18 (200 MB per node at 50,000 keys) has no room for 32 MB of them: 8 MiB,
+  // not yet compared A B with 16 on a quiet machine (docs/performance.md, "Memory").
+  writeBufferSize: 8 * 1024 * 1024,
+};
 
 export class LevelEngine implements StorageEngine {
   private closed = false;
@@ -31,21 +53,22 @@ export class LevelEngine implements StorageEngine {
   private constructor(
     private readonly database: ViewLevel,
     readonly location: string,
+    /** The block cache plus two memtables (LEVEL_DEFAULTS). */
+    private readonly memoryLimitBytes: number,
   ) {}
 
   static async open(location: string, options: LevelEngineOptions = {}): Promise<LevelEngine> {
+    const cacheSize = options.cacheSize ?? LEVEL_DEFAULTS.cacheSize;
+    const writeBufferSize = options.writeBufferSize ?? LEVEL_DEFAULTS.writeBufferSize;
     const database: ViewLevel = new Level<Uint8Array, Uint8Array>(location, {
       keyEncoding: 'view',
       valueEncoding: 'view',
       createIfMissing: options.createIfMissing ?? true,
-      // LevelDB's 4 MiB memtable fills every few seconds under load, and each flush (and the
-      // level-0 compactions it feeds) competes with the node for the CPU and can stall a synced
-      // write. 16 MiB: A B A B on one 1,000,000-key cluster, puts 1,101/833 ops/s with 4 MiB and
-      // 1,418/948 with 16 (docs/performance.md). Costs up to two memtables of memory.
-      writeBufferSize: 16 * 1024 * 1024,
+      cacheSize,
+      writeBufferSize,
     });
     await database.open();
-    return new LevelEngine(database, location);
+    return new LevelEngine(database, location, cacheSize + 2 * writeBufferSize);
   }
 
   private assertOpen(): void {
@@ -135,6 +158,13 @@ export class LevelEngine implements StorageEngine {
    */
   private async forceSync(): Promise<void> {
     await this.database.batch([{ type: 'del', key: syncMarkerKey }], { sync: true });
+  }
+
+  /** LevelDB's estimate of its memtables' and block cache's memory. */
+  memoryUsage(): EngineMemory[] {
+    if (this.closed) return [];
+    const reported = Number((this.database as unknown as { getProperty(name: string): string }).getProperty('leveldb.approximate-memory-usage'));
+    return Number.isFinite(reported) ? [{ consumer: 'leveldb', bytes: reported, limitBytes: this.memoryLimitBytes }] : [];
   }
 
   async close(): Promise<void> {

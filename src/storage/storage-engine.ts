@@ -51,6 +51,13 @@ export interface IterateOptions extends KeyRange {
 
 export type StorageEntry = [key: Uint8Array, value: Uint8Array];
 
+/** One consumer of an engine's memory: its bytes now, and its bound when it has one. */
+export interface EngineMemory {
+  readonly consumer: string;
+  readonly bytes: number;
+  readonly limitBytes?: number;
+}
+
 export interface StorageEngine {
   get(key: Uint8Array): Promise<Uint8Array | undefined>;
   /**
@@ -68,5 +75,10 @@ export interface StorageEngine {
    * range deleted, so callers mark the work as in progress first (see MvccStore.importSnapshot).
    */
   deleteRange?(range: KeyRange, options?: WriteOptions): Promise<void>;
+  /**
+   * The memory the engine holds itself, by consumer (e.g. `leveldb`: memtables and block cache;
+   * `write_behind`: buffered writes), in bytes, when it can tell; for metrics, never on a hot path.
+   */
+  memoryUsage?(): EngineMemory[];
   close(): Promise<void>;
 }

@@ -7,13 +7,14 @@
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BucketHashName } from '../keys/bucket-hash.js';
-import { partitionOfBucket } from '../keys/partition-table.js';
+import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
+import { partitionOfBucket, partitionOfHash } from '../keys/partition-table.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import type { TxnCommand, WriteOp } from '../mvcc/commands.js';
 import type { CommitRequest } from '../node/api.js';
+import { parseLeaseId } from '../node/lease-id.js';
 import { decodeTxnHandle, type TxnHandle, type TxnHandleKeys } from './txn-handle.js';
 
 export class TxnScope {
@@ -63,6 +64,14 @@ export class TxnScope {
   checkBucket(bucket: string, what: string): void {
     const partition = partitionOfBucket(bucket, this.handle.partitionCount, this.hash);
     if (partition === this.handle.partition) return;
+    // A partition a split made has its first hash as id (src/node/split-entry.ts) and lies inside
+    // one range of the equal table: a bucket at or past its start in that range may be its own
+    // (the store refuses one a later split moved on, with PARTITION_MOVED).
+    const splitStart = this.handle.partition;
+    if (splitStart >= this.handle.partitionCount && splitStart < 2 ** 32) {
+      const hash = bucketHash(bucket, this.hash);
+      if (hash >= splitStart && partitionOfHash(splitStart, this.handle.partitionCount) === partition) return;
+    }
     throw new AtollError(
       'OUTSIDE_TRANSACTION',
       `${what} is in bucket ${JSON.stringify(bucket)} (partition ${partition}), outside the transaction on bucket ` +
@@ -89,15 +98,34 @@ export class TxnScope {
   commandOf(request: Pick<CommitRequest, 'writes' | 'readKeys' | 'readPrefixes'>): TxnCommand {
     const writes: WriteOp[] = request.writes.map((write) => {
       if (write.delete === true) return { type: 'delete', key: write.key };
+      const lease = write.lease === undefined ? undefined : this.localLease(write.lease);
       return {
         type: 'put',
         key: write.key,
         value: write.value ?? new Uint8Array(0),
         ...(write.ttlMs !== undefined && { ttlMs: write.ttlMs }),
         ...(write.keepTtl === true && { keepTtl: true }),
+        ...(lease !== undefined && { lease }),
+        ...(write.ifFence !== undefined && { ifFence: write.ifFence }),
       };
     });
     return this.command(writes, request.readKeys, request.readPrefixes);
+  }
+
+  /**
+   * The local id of a lease a transaction's put attaches to: it must live in the transaction's
+   * partition (LEASE_WRONG_PARTITION otherwise, before anything is proposed; whether it exists
+   * is decided in apply, LEASE_NOT_FOUND, which fails the whole commit).
+   */
+  localLease(text: string): number {
+    const lease = parseLeaseId(text, this.handle.partitionCount);
+    if (lease.partition !== this.handle.partition) {
+      throw new AtollError('LEASE_WRONG_PARTITION', `lease ${text} lives in partition ${lease.partition}; this transaction is on partition ${this.handle.partition}`, {
+        lease: text,
+        partition: this.handle.partition,
+      });
+    }
+    return lease.local;
   }
 
   /** The log command for unconditional puts and deletes (at most one per key), with an optional note. */

@@ -60,6 +60,10 @@ export interface TxnPutOptions {
   /** 0 means "absent". A key this transaction already wrote has no revision yet: the condition fails. */
   readonly ifModRevision?: number;
   readonly ifValue?: Uint8Array;
+  /** Attach the key to this lease ("<partition>.<n>"); checked at commit (TxnScope.localLease, apply). */
+  readonly lease?: string;
+  /** A fenced put (mvcc/fence.ts): decided at commit; FENCED fails the whole commit. */
+  readonly ifFence?: number;
 }
 
 export interface TxnDeleteOptions {
@@ -68,7 +72,14 @@ export interface TxnDeleteOptions {
 }
 
 type BufferedWrite =
-  | { readonly kind: 'put'; readonly value: Uint8Array; readonly ttlMs?: number; readonly keepTtl?: boolean }
+  | {
+      readonly kind: 'put';
+      readonly value: Uint8Array;
+      readonly ttlMs?: number;
+      readonly keepTtl?: boolean;
+      readonly lease?: string;
+      readonly ifFence?: number;
+    }
   | { readonly kind: 'delete' };
 
 interface Conditions {
@@ -134,8 +145,18 @@ export class TxnView {
     return this.buffered.size;
   }
 
-  /** The buffered writes as unconditional MVCC write ops, one per key, in first-write order. */
-  writes(): WriteOp[] {
+  /** The lease id and fencing token of the buffered put of `key` (the client's commit sends them as given). */
+  leaseAndFence(key: string): { lease?: string; ifFence?: number } {
+    const write = this.buffered.get(key);
+    return write?.kind === 'put' ? leaseAndFenceOf(write) : {};
+  }
+
+  /**
+   * The buffered writes as unconditional MVCC write ops, one per key, in first-write order. A put's
+   * lease is turned into the partition's local id by `localLease` (TxnScope.localLease); without
+   * it leases are left out (the client sends them as given: leaseAndFence).
+   */
+  writes(localLease?: (lease: string) => number): WriteOp[] {
     const ops: WriteOp[] = [];
     for (const [key, write] of this.buffered) {
       if (write.kind === 'delete') {
@@ -149,6 +170,8 @@ export class TxnView {
         value: write.value,
         ...(write.ttlMs !== undefined && { ttlMs: write.ttlMs }),
         ...(write.keepTtl === true && { keepTtl: true }),
+        ...(write.lease !== undefined && localLease !== undefined && { lease: localLease(write.lease) }),
+        ...(write.ifFence !== undefined && { ifFence: write.ifFence }),
       };
       ops.push(op);
     }
@@ -209,13 +232,14 @@ export class TxnView {
     const previous = this.buffered.get(key);
     if (options.keepTtl === true && previous?.kind === 'put') {
       // Keeping the TTL of this transaction's own earlier put means keeping that put's TTL.
-      this.buffer(key, { kind: 'put', value, ...ttlOf(previous) });
+      this.buffer(key, { kind: 'put', value, ...ttlOf(previous), ...leaseAndFenceOf(options) });
     } else {
       this.buffer(key, {
         kind: 'put',
         value,
         ...(options.ttlMs !== undefined && { ttlMs: options.ttlMs }),
         ...(options.keepTtl === true && previous === undefined && { keepTtl: true }),
+        ...leaseAndFenceOf(options),
       });
     }
     return true;
@@ -331,6 +355,13 @@ export class TxnView {
       maxKeys: this.limits.maxTxnPrefixKeys,
     });
   }
+}
+
+function leaseAndFenceOf(options: TxnPutOptions): { lease?: string; ifFence?: number } {
+  if (options.ifFence !== undefined && (!Number.isSafeInteger(options.ifFence) || options.ifFence < 1)) {
+    throw new AtollError('INVALID_ARGUMENT', 'a fencing token must be a positive integer (the lock\'s token)', { ifFence: options.ifFence });
+  }
+  return { ...(options.lease !== undefined && { lease: options.lease }), ...(options.ifFence !== undefined && { ifFence: options.ifFence }) };
 }
 
 function ttlOf(write: { readonly ttlMs?: number; readonly keepTtl?: boolean }): { ttlMs?: number; keepTtl?: true } {

@@ -124,7 +124,9 @@ describe('atoll CLI', () => {
       nodes: unknown[];
       partitions: { id: number; range: { start: number; end: number }; leader: number; replicas: number[]; term: number }[];
     };
-    expect(status.nodes).toEqual([{ id: 1, address: running.address, reachable: true }]);
+    // Replica and leader counts per node, and the moves in progress (partitions with more voters than RF).
+    expect(status.nodes).toEqual([{ id: 1, address: running.address, reachable: true, replicas: 4, leads: expect.any(Number) }]);
+    expect((status as unknown as { movesInProgress: number[] }).movesInProgress).toEqual([]);
     expect(status.partitions).toHaveLength(4);
     expect(status.partitions[0]).toEqual({ id: 0, range: { start: 0, end: 2 ** 30 }, leader: 1, replicas: [1], term: 3 });
   });

@@ -4,6 +4,7 @@
  * or (with --leaders) a partition has no leader, 2 when nothing answers.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { leaderlessPartitions } from '../../src/cli/health.js';
 import { run } from '../../src/cli/run.js';
 import { startNode, type RunningNode } from '../server/harness.js';
 import { freePort } from './docker-env.js';
@@ -43,6 +44,15 @@ describe('atoll health', () => {
     const outcome = await atoll('--json', 'health', running.address, '--leaders');
     expect(outcome.code).toBe(1);
     expect(JSON.parse(outcome.stdout)).toEqual({ address: running.address, status: 'SERVING', partitionsWithoutLeader: [0, 1, 2, 3], healthy: false });
+  });
+
+  it('counts the partitions a split created, and a founding one the answer leaves out', () => {
+    const partition = (id: number, leader: number) => ({ id, leader, rangeStart: 0, rangeEnd: 0, replicas: [1], term: 1, commitIndex: 0, appliedIndex: 0, revision: 0 });
+    // Partition 1 split at hash 0x60000000: the new partition (id = its first hash) has no leader yet.
+    const split = { partitionCount: 4, partitions: [partition(0, 1), partition(1, 2), partition(0x60000000, 0), partition(2, 3), partition(3, 1)] };
+    expect(leaderlessPartitions(split)).toEqual([0x60000000]);
+    expect(leaderlessPartitions({ partitionCount: 4, partitions: [partition(0, 1), partition(1, 2), partition(3, 1)] })).toEqual([2]);
+    expect(leaderlessPartitions({ partitionCount: 4, partitions: [] })).toEqual([0]);
   });
 
   it('exits 2 within the timeout when nothing answers', async () => {

@@ -25,7 +25,15 @@ describe('LoadTracker', () => {
     expect(report.of(1).topKeys).toHaveLength(8);
     expect(report.of(2).topKeys.map((key) => key.key)).toEqual(['p2/warm']);
     expect(report.of(0)).toEqual({ requestsPerSecond: 0, topKeys: [] });
-    expect(() => tracker.record(4, 'x', 0)).toThrow();
+    expect(() => tracker.record(-1, 'x', 0)).toThrow();
+    expect(() => tracker.record(2 ** 32, 'x', 0)).toThrow();
+    // A split partition's id is past the initial count (its first hash): tracked while fewer than
+    // maxPartitions partitions are, then ignored (the bound on memory).
+    tracker.record(3_000_000_000, 'split/x', 0);
+    tracker.record(3, 'p3/x', 0);
+    tracker.record(3_000_000_001, 'split/y', 0);
+    expect(tracker.rateOf(3_000_000_000, 0)).toBeGreaterThan(0);
+    expect(tracker.rateOf(3_000_000_001, 0)).toBe(0);
   });
 
   it('holds at most capacity keys per partition after 1,000,000 distinct keys', () => {

@@ -90,7 +90,7 @@ describe('admin port on a running cluster', () => {
       const json = clusterStatusJson(decoded) as { nodes: Array<{ id: number; admin?: string }> };
       expect(json.nodes.map((node) => node.admin)).toEqual([1, 2, 3].map((id) => `http://${cluster.adminAddresses.get(id)}`));
       const text = clusterStatusText(decoded);
-      expect(text).toMatch(/node\s+address\s+admin\s+reachable/);
+      expect(text).toMatch(/node\s+address\s+state\s+admin\s+reachable/);
       for (const address of cluster.adminAddresses.values()) expect(text).toContain(`http://${address}`);
     } finally {
       client.close();

@@ -114,15 +114,23 @@ describe('a running node with --cache-mb 0', () => {
   it('SIGTERM: NOT_SERVING to a health watcher, the port closed to new connections, in-flight calls completed, exit 0', async () => {
     // Calls to node `victim` for keys whose partition `leader` leads: the victim forwards them.
     // With the leader stopped for a moment, they are in flight inside the victim when it gets SIGTERM.
-    // The leader is the partition's preferred one (the balancer moves leadership to it, never away)
-    // and says itself that it leads: it cannot change between here and the SIGSTOP.
+    // The leader is the partition's preferred one (the leader balancer moves leadership to it, never
+    // away) and says itself that it leads: it cannot change between here and the SIGSTOP. The
+    // rebalancer is paused first, which freezes its leader plan; the preferred leader is the plan's,
+    // or before any plan the founding placement's first replica. (Taking the founding placement's
+    // alone failed once in CI: the plan, which weighs load, preferred another node and moved
+    // leadership between the check and the SIGSTOP.)
     const victim = 3;
     const ids = [...cluster.addresses.keys()];
+    const admin = cluster.client();
+    const rebalancer = await admin.rebalance({ action: 'pause' }).finally(() => admin.close());
+    expect(rebalancer.paused).toBe(true);
+    const planned = new Map(rebalancer.plannedLeaders.map((entry) => [entry.partition, entry.node]));
     let partition: { id: number } | undefined;
     let leader = 0;
     for (const until = Date.now() + 15_000; partition === undefined && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
       for (let id = 0; id < PARTITIONS && partition === undefined; id++) {
-        const preferred = preferredLeaderOf(id, ids, 3);
+        const preferred = planned.get(id) ?? preferredLeaderOf(id, ids, 3);
         if (preferred === victim) continue;
         const seen = (await cluster.clusterInfoOf(preferred)).partitions.find((p) => p.id === id);
         if (Number(seen?.leader) === preferred) [partition, leader] = [{ id }, preferred];

@@ -90,7 +90,29 @@ describe.skipIf(!prometheus.available)('Prometheus scraping a three-node cluster
     server.stderr?.on('data', keep);
     // Every node scraped successfully.
     const up = await waitFor('sum(up{job="atoll"})', (value) => value === 3, 30_000);
-    if (up !== 3) throw new Error(`prometheus did not scrape all three nodes (sum(up) = ${up}); its log:\n${serverLog}`);
+    if (up !== 3) {
+      // Prometheus logs failed scrapes only at debug level; its targets API says why each failed.
+      const targets = await fetch(`${api}/api/v1/targets`, { signal: AbortSignal.timeout(5_000) })
+        .then(async (response) => JSON.stringify(((await response.json()) as { data: { activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string; lastScrapeDuration: number }> } }).data.activeTargets.map(({ scrapeUrl, health, lastError, lastScrapeDuration }) => ({ scrapeUrl, health, lastError, lastScrapeDuration }))))
+        .catch((error: unknown) => `targets unavailable: ${String(error)}`);
+      // And what each admin port answers the test directly, how fast; and what the nodes logged
+      // at warn or above (a failed admin request is logged as "admin request failed").
+      const direct = await Promise.all(
+        [...cluster.adminAddresses].map(async ([id, address]) => {
+          const t0 = performance.now();
+          const answer = await fetch(`http://${address}/metrics`, { signal: AbortSignal.timeout(5_000) })
+            .then((response) => `HTTP ${response.status}`)
+            .catch((error: unknown) => String(error));
+          return `node ${id} ${address}: ${answer} in ${(performance.now() - t0).toFixed(0)} ms`;
+        }),
+      );
+      const warnings = [...cluster.adminAddresses.keys()]
+        .map((id) => `node ${id}: ${cluster.logOf(id).split('\n').filter((line) => /"level":(4|5|6)0/.test(line)).slice(-5).join('\n')}`)
+        .join('\n');
+      throw new Error(
+        `prometheus did not scrape all three nodes (sum(up) = ${up}); targets: ${targets}; direct: ${direct.join('; ')}; crashes: ${JSON.stringify(cluster.crashes)}; node warnings:\n${warnings}\nits log:\n${serverLog}`,
+      );
+    }
   }, 60_000);
 
   afterAll(async () => {

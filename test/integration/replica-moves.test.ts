@@ -39,6 +39,20 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
   return false;
 }
 
+/**
+ * The partition's leader once the leader balancer settled it: the rebalancer's planned leader (it
+ * is paused here, so the plan is frozen) or, before any plan, the founding placement's first
+ * replica; waits until that node says it leads.
+ */
+async function settledLeader(cluster: LocalCluster, partition: number): Promise<number> {
+  const admin = cluster.client();
+  const status = await admin.rebalance({ action: 'status' }).finally(() => admin.close());
+  const preferred = status.plannedLeaders.find((entry) => entry.partition === partition)?.node ?? (replicasOf(partition, NODES, RF)[0] as number);
+  const leads = await until(async () => Number((await cluster.clusterInfoOf(preferred)).partitions.find((p) => p.id === partition)?.leader) === preferred, 20_000);
+  expect(leads, `node ${preferred} does not lead partition ${partition}`).toBe(true);
+  return preferred;
+}
+
 /** The replicas a node opened at its last start (its "partitions opened" log line). */
 function hostedAtLastStart(log: string): number {
   const lines = log.split('\n').filter((line) => line.includes('"msg":"partitions opened"'));
@@ -66,6 +80,15 @@ describe('moving a replica online (4 nodes, RF 3)', () => {
     // A small snapshot interval: the new replica catches up by snapshot, then from the log.
     // Info logs: the second test watches the leader's log for the move's first step.
     cluster = await LocalCluster.start({ nodes: NODES.length, partitions: PARTITIONS, snapshotEvery: 100, logLevel: 'info', extraArgs: ['--replication-factor', String(RF)] });
+    // Explicit moves only: the rebalancer would move replicas back towards even counts (and hold
+    // a partition's move slot meanwhile), as it does after any operator's move; an operator who
+    // places replicas by hand pauses it the same way (README, "Growing and healing a cluster").
+    const admin = cluster.client();
+    try {
+      expect((await admin.rebalance({ action: 'pause' })).state).toBe('paused');
+    } finally {
+      admin.close();
+    }
   }, 60_000);
 
   afterAll(async () => {
@@ -146,8 +169,9 @@ describe('moving a replica online (4 nodes, RF 3)', () => {
     const partition = 2;
     const seed = replicasOf(partition, NODES, RF);
     const to = NODES.find((id) => !seed.includes(id)) as number;
-    const info = await cluster.clusterInfoOf(to);
-    const leader = Number(info.partitions.find((p) => p.id === partition)?.leader);
+    // The leader the balancer settles on (after the restarts above it moves leadership there for
+    // a few seconds; taking whichever node led right then let the move start elsewhere).
+    const leader = await settledLeader(cluster, partition);
     expect(seed).toContain(leader);
     const from = seed.find((id) => id !== leader) as number;
     const expected = [...seed.filter((id) => id !== from), to].sort();
@@ -176,4 +200,28 @@ describe('moving a replica online (4 nodes, RF 3)', () => {
     }
     expect(cluster.crashes).toEqual([]);
   }, 120_000);
+  it('a leaving node takes no new replica, and is not removed while it still holds one', async () => {
+    const partition = 3;
+    const seed = await votersSeenBy(cluster, await settledLeader(cluster, partition), partition);
+    const outsider = NODES.find((id) => !seed.includes(id)) as number;
+    const admin = cluster.client();
+    try {
+      const leaving = await admin.changeMember({ action: 'leave', id: outsider });
+      // The partition's leader reads the member table afresh before the move's first step: it need
+      // not have followed the leave yet.
+      await expect(admin.moveReplica(partition, seed[1] as number, outsider, { timeoutMs: 20_000 })).rejects.toMatchObject({ code: 'MOVE_REFUSED', details: { reason: 'target-leaving' } });
+      expect(await votersSeenBy(cluster, 1, partition)).toEqual([...seed].sort());
+      // It is a voter of the other partitions: removing it now would leave them a voter that is gone.
+      await expect(admin.changeMember({ action: 'remove', id: outsider })).rejects.toMatchObject({ code: 'MEMBERSHIP_REFUSED', details: { reason: 'holds-replicas' } });
+      // The refusals changed nothing (the answering node may still be following the leave).
+      let info = await admin.clusterInfo();
+      for (let i = 0; i < 50 && (info.memberTableVersion ?? 0) < leaving.version; i++) info = await new Promise((r) => setTimeout(r, 100)).then(() => admin.clusterInfo());
+      expect(info.memberTableVersion).toBe(leaving.version);
+      expect(info.nodes.find((n) => n.id === outsider)?.state).toBe('leaving');
+      await admin.changeMember({ action: 'activate', id: outsider });
+    } finally {
+      admin.close();
+    }
+    expect(cluster.crashes).toEqual([]);
+  }, 60_000);
 });

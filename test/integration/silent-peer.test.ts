@@ -48,11 +48,13 @@ describe('a silent leader', () => {
     const bucket = bucketOf(partition);
     await client.put(`${bucket}/before`, 'v0', { timeoutMs: 5_000 });
     // Let every group go quiet (and the leader balancer settle), then stop the partition's leader
-    // without closing anything. The victim is the partition's preferred leader, so the balancer
-    // does not move leadership away from it; it must say so itself just before it is stopped.
+    // without closing anything. The victim is the leader the balancer settled on: before the
+    // rebalancer plans, the founding placement's preferred leader; once it planned (it may within
+    // the wait), its choice. It must say so itself just before it is stopped.
     await new Promise((r) => setTimeout(r, QUIET_WAIT_MS));
     client.close();
-    const victim = preferredLeaderOf(partition, [...cluster.addresses.keys()], 3);
+    const settled = Number((await cluster.clusterInfoOf(1)).partitions.find((p) => p.id === partition)?.leader);
+    const victim = settled !== 0 ? settled : preferredLeaderOf(partition, [...cluster.addresses.keys()], 3);
     const pinnedBy = Date.now() + 10_000;
     let seen = await cluster.clusterInfoOf(victim);
     while (Number(seen.partitions.find((p) => p.id === partition)?.leader) !== victim && Date.now() < pinnedBy) {

@@ -23,6 +23,7 @@ import { describe, expect, it } from 'vitest';
 import { makeLimits, type Limits } from '../../src/limits.js';
 import type { ApplyResult, Command } from '../../src/mvcc/commands.js';
 import { readDedupEntryRequestId } from '../../src/mvcc/dedup-record.js';
+import { dedupReadAheadMax } from '../../src/mvcc/dedup-table.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { formatTimestampedRequestId, requestIdCreatedAtMs } from '../../src/mvcc/request-id.js';
@@ -599,5 +600,27 @@ describe('dedup read-ahead and exact removal list', () => {
     expect(stored.below).toEqual([]);
     expect(stored.count).toBeLessThanOrEqual(window);
     expect(stored.records.size).toBe(stored.count);
+  });
+});
+
+describe('dedup read-ahead bound', () => {
+  it('holds at most dedupReadAheadMax heads while a table far below its window records thousands of ids, and still evicts right', async () => {
+    const engine = new MemoryEngine();
+    const store = await MvccStore.open({ engine, prefix, dedupWindow: 2_500 });
+    let peak = 0;
+    for (let index = 1; index <= 3_000; index++) {
+      const result = await store.apply({ type: 'put', key: `t/k${index % 50}`, value: text(`v${index}`) }, { index, nowMs: startMs, requestId: `req-${index}` });
+      expect(result.error).toBeUndefined();
+      // The bound, after every apply (it was the whole live queue: 2,500 heads here).
+      peak = Math.max(peak, store.dedupMemory().readAheadHeads);
+      expect(store.dedupMemory().readAheadHeads).toBeLessThanOrEqual(dedupReadAheadMax);
+    }
+    expect(peak).toBe(dedupReadAheadMax);
+    // The window was reached and evictions still took the oldest: the newest 2,500 ids are live.
+    expect(store.dedupStatus()).toMatchObject({ recordCount: 2_500, floorIndex: 501 });
+    const retry = await store.apply({ type: 'put', key: 't/k1', value: text('again') }, { index: 3_001, nowMs: startMs, requestId: 'req-501' });
+    expect(retry.duplicate).toBe(true);
+    const evicted = await store.apply({ type: 'put', key: 't/k1', value: text('again') }, { index: 3_002, nowMs: startMs, requestId: 'req-500' });
+    expect(evicted.duplicate).toBe(false);
   });
 });

@@ -11,6 +11,7 @@
  * tombstone's key, no rebuild at open, no rebuild after an import.
  */
 import { describe, expect, it } from 'vitest';
+import { KeyIndex, keyIndexEntryBytes } from '../../src/mvcc/key-index.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
@@ -150,5 +151,64 @@ describe('MvccStore key index', () => {
     expect(result.applied).toBe(true);
     expect(store.engine.iterations).toBe(0);
     expect(await store.value('b/k1')).toBe('cas');
+  });
+});
+
+describe('KeyIndex byte budget', () => {
+  it('never holds more than its budget under a long synthetic load, and keeps its byte count exact', () => {
+    const maxBytes = 16 * 1024;
+    const index = new KeyIndex(maxBytes);
+    const model = new Map<string, number>();
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const key = `t/key-${(i * 7919) % 3_000}`;
+      if (i % 5 === 4) {
+        index.delete(key);
+        model.delete(key);
+      } else if (index.set(key, i)) model.set(key, i);
+      else refused++;
+      // Invariant: within the budget, and bytes is the sum over the keys held.
+      expect(index.bytes).toBeLessThanOrEqual(maxBytes);
+    }
+    let sum = 0;
+    for (const [key, revision] of model) {
+      expect(index.get(key)).toBe(revision);
+      sum += keyIndexEntryBytes(key);
+    }
+    expect(index.bytes).toBe(sum);
+    expect(index.size).toBe(model.size);
+    // The load was bigger than the budget: the bound did something.
+    expect(refused).toBeGreaterThan(0);
+  });
+
+  it('a store whose keys outgrow the budget drops its index, answers the same, and stays within the budget after a reopen', async () => {
+    // Room for about ten of the forty keys.
+    const keyIndexMaxBytes = 10 * keyIndexEntryBytes('b/k10');
+    const engine = new CountingEngine();
+    const open = async (): Promise<Store> => new Store(await MvccStore.open({ engine, prefix: partitionKeyPrefix('mvcc', 4), keyIndexMaxBytes }), engine);
+    const store = await open();
+    const reference = await Store.open();
+    const expected = await fill(store);
+    expect(await fill(reference)).toEqual(expected);
+    expect(store.store.keyIndexStatus()).toMatchObject({ complete: false, bytes: 0, keys: 0 });
+    const read = await store.readAll(keys);
+    expect(read.values).toEqual(expected);
+    // Without the index a lookup takes the storage iterator again.
+    expect(read.iterations).toBeGreaterThan(0);
+    const reopened = await open();
+    expect(reopened.store.keyIndexStatus().bytes).toBeLessThanOrEqual(keyIndexMaxBytes);
+    expect(reopened.store.keyIndexStatus().complete).toBe(false);
+    expect((await reopened.readAll(keys)).values).toEqual(expected);
+    // The unbounded store holds every key, which is more than the budget (the bound did something).
+    expect(reference.store.keyIndexStatus()).toMatchObject({ complete: true, keys: keys.length });
+    expect(reference.store.keyIndexStatus().bytes).toBeGreaterThan(keyIndexMaxBytes);
+  });
+
+  it('a store within the budget keeps using its index', async () => {
+    const engine = new CountingEngine();
+    const store = new Store(await MvccStore.open({ engine, prefix: partitionKeyPrefix('mvcc', 4), keyIndexMaxBytes: 64 * 1024 }), engine);
+    const expected = await fill(store);
+    expect(store.store.keyIndexStatus().complete).toBe(true);
+    expect(await store.readAll(keys)).toMatchObject({ values: expected, iterations: 0 });
   });
 });

@@ -24,6 +24,9 @@ beforeAll(async () => {
     replicationFactor: 1,
     tickMs: 10,
     electionTicks: 5,
+    // Reads that wait (for a ReadIndex round) hold an admission slot; a lease read answered at
+    // once holds none (src/node/read-barrier.ts), so this test takes the ReadIndex path throughout.
+    readMode: 'safe',
     retentionRevisions: 1_000,
     snapshotEveryEntries: 1_000,
     limits: { maxPendingRequestsPerPartition: 5, maxPendingRequestsPerNode: 5, maxForwardsInFlight: 5, maxStreamRequestsInFlight: 4 },

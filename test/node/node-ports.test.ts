@@ -47,7 +47,7 @@ function recordingTransport(): { transport: NodeTransport; sent: Array<{ peer: n
   const sent: Array<{ peer: number; group: number; type: string }> = [];
   const transport: NodeTransport = {
     send: (peer, messages) => {
-      for (const { group, message } of messages) sent.push({ peer, group, type: message.type });
+      for (const { group, message, transfer } of messages) sent.push({ peer, group, type: message?.type ?? transfer?.kind ?? '' });
     },
     isReachable: () => true,
     forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),

@@ -16,7 +16,7 @@ import {
   encodeSnapshotMeta,
   encodeTruncatedState,
 } from '../../src/node/raft-log-codec.js';
-import { PersistentLogStorage, type SnapshotSource } from '../../src/node/raft-log-store.js';
+import { PersistentLogStorage, type LogStorageOptions, type SnapshotSource } from '../../src/node/raft-log-store.js';
 import { RaftError, isRaftError } from '../../src/raft/errors.js';
 import { RawNode, type Ready } from '../../src/raft/rawnode.js';
 import { Rng } from '../../src/raft/rng.js';
@@ -37,15 +37,17 @@ class PersistentHarness implements LogStorageHarness {
     private storage: PersistentLogStorage,
     private readonly groupId: number,
     private readonly reopenEngine: (engine: StorageEngine) => Promise<StorageEngine>,
+    private readonly options: LogStorageOptions,
   ) {}
 
   static async open(
     engine: StorageEngine,
     groupId: number,
     reopenEngine: (engine: StorageEngine) => Promise<StorageEngine>,
+    options: LogStorageOptions = {},
   ): Promise<PersistentHarness> {
-    const storage = await PersistentLogStorage.load(engine, groupId, conformanceSource);
-    return new PersistentHarness(engine, storage, groupId, reopenEngine);
+    const storage = await PersistentLogStorage.load(engine, groupId, conformanceSource, options);
+    return new PersistentHarness(engine, storage, groupId, reopenEngine, options);
   }
 
   initialState() {
@@ -87,7 +89,7 @@ class PersistentHarness implements LogStorageHarness {
   }
   async reload(): Promise<void> {
     this.engine = await this.reopenEngine(this.engine);
-    this.storage = await PersistentLogStorage.load(this.engine, this.groupId, conformanceSource);
+    this.storage = await PersistentLogStorage.load(this.engine, this.groupId, conformanceSource, this.options);
   }
   async close(): Promise<void> {
     await this.engine.close();
@@ -123,6 +125,26 @@ runLogStorageConformance(
       (current as MemoryEngine).crash();
       return current;
     });
+  },
+  { propertyRuns: 200 },
+);
+
+// The same contract with no entry memory at all: every entry of an earlier append is evicted and
+// read back from the engine (log-window.ts), so a window that changed what the core reads fails here.
+runLogStorageConformance(
+  'PersistentLogStorage over MemoryEngine, log window of 0 bytes',
+  async () => {
+    const engine = new MemoryEngine();
+    await addNeighbours(engine);
+    return PersistentHarness.open(
+      engine,
+      7,
+      async (current) => {
+        (current as MemoryEngine).crash();
+        return current;
+      },
+      { windowBytes: 0 },
+    );
   },
   { propertyRuns: 200 },
 );
@@ -225,6 +247,32 @@ describe('PersistentLogStorage: crash between staging and writing', () => {
     // A RawNode started from it accepts the applied index (it asserts applied <= commit).
     expect(() => new RawNode({ id: 1, storage: reloaded, rng: new Rng(1), applied: 7, electionTicks: 10, heartbeatTicks: 1 })).not.toThrow();
     expect(() => reloaded.raiseCommitTo(9)).toThrow(/beyond the log/);
+  });
+
+  it('with lazyCommit writes no record for a commit-only change, and always writes term and vote with the commit beside them', async () => {
+    const engine = new MemoryEngine();
+    const storage = await loadGroup(engine, 1);
+    await engine.write([...storage.stageBootstrap(members), ...storage.stageEntries(run(2, 8, 1))], { sync: true });
+    // A new term and vote are promises: written, with the commit index of the moment.
+    const termOps = storage.stageHardState({ term: 2, vote: 1, commit: 3 }, { lazyCommit: true });
+    expect(termOps).toHaveLength(1);
+    await engine.write(termOps, { sync: true });
+    // Commit-only moves: nothing to write (issue 18), yet memory follows and still refuses going back.
+    expect(storage.stageHardState({ term: 2, vote: 1, commit: 5 }, { lazyCommit: true })).toEqual([]);
+    expect(storage.stageHardState({ term: 2, vote: 1, commit: 8 }, { lazyCommit: true })).toEqual([]);
+    expect(storage.hardState()).toEqual({ term: 2, vote: 1, commit: 8 });
+    expect(() => storage.stageHardState({ term: 2, vote: 1, commit: 6 }, { lazyCommit: true })).toThrow(/commit went back/);
+    // Without the option the store writes what it is given (the LogStorage contract of the tests).
+    expect(storage.stageHardState({ term: 2, vote: 1, commit: 8 })).toEqual([]);
+    // On disk the commit lags; load plus raiseCommitTo(applied) is what a restart sees.
+    const reloaded = await loadGroup(engine, 1);
+    expect(reloaded.hardState()).toEqual({ term: 2, vote: 1, commit: 3 });
+    reloaded.raiseCommitTo(6);
+    expect(() => new RawNode({ id: 1, storage: reloaded, rng: new Rng(1), applied: 6, electionTicks: 10, heartbeatTicks: 1 })).not.toThrow();
+    // A new vote in a new term writes the record again, carrying the commit memory had.
+    const ops = storage.stageHardState({ term: 3, vote: 2, commit: 8 }, { lazyCommit: true });
+    await engine.write(ops, { sync: true });
+    expect((await loadGroup(engine, 1)).hardState()).toEqual({ term: 3, vote: 2, commit: 8 });
   });
 
   it('survives a crash before an installed snapshot is written', async () => {

@@ -72,7 +72,7 @@ describe('raft wire frames', () => {
     const pool = Buffer.alloc(8192);
     pool.set(frame, 100);
     const [decoded] = decodeRaftFrame(pool.subarray(100, 100 + frame.length));
-    const data = decoded?.message.entries?.[0]?.data as Uint8Array;
+    const data = decoded?.message?.entries?.[0]?.data as Uint8Array;
     expect([...data]).toEqual([1, 2, 3]);
     expect(data.buffer).not.toBe(pool.buffer);
     expect(data.buffer.byteLength).toBe(3);

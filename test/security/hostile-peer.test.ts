@@ -8,8 +8,9 @@
  *   and the Cluster lookups nodes make of each other; a forged higher-term Raft message is never
  *   stepped.
  * - With the right secret: a malformed frame ends only that stream (INVALID_ARGUMENT) and the
- *   cluster keeps serving; a snapshot with a bad checksum installs nothing (the partition's data is
- *   intact, the node alive).
+ *   cluster keeps serving; a forged snapshot installs nothing (the partition's data is intact, the
+ *   node alive): its Raft message carries a well-formed transfer ticket, but no chunks were ever
+ *   staged for it (snapshot data travels beside Raft, each chunk checked: snapshot-transfer.test.ts).
  * - The peer secret sent by a client (`atoll-peer-secret`, or as the bearer token) does not make it
  *   cluster admin.
  */
@@ -23,6 +24,7 @@ import { partitionOf } from '../../src/keys/partition-table.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import { newToken } from '../../src/node/auth.js';
 import { encodeRaftFrame } from '../../src/node/raft-wire.js';
+import { encodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
 import { authServiceDefinition, clusterServiceDefinition, peerServiceDefinition } from '../../src/server/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
@@ -173,7 +175,7 @@ describe.each(modes)('hostile peers, a cluster $name', ({ authenticated }) => {
     await expectNothingChanged();
   });
 
-  it('with the secret, a snapshot with a bad checksum installs nothing; the partition keeps its data', async () => {
+  it('with the secret, a forged snapshot (a ticket naming no staged transfer) installs nothing; the partition keeps its data', async () => {
     const peerPort = cluster.peerAddresses.get(1)!;
     const secret = metadataWith({ 'atoll-peer-secret': cluster.peerSecret() });
     const partition = partitionOf(internalVictim(), PARTITIONS);
@@ -181,8 +183,8 @@ describe.each(modes)('hostile peers, a cluster $name', ({ authenticated }) => {
     const term = Number(info.partitions.find((p) => p.id === partition)!.term);
     // Claimed from a member of the group, at a newer term, so node 1 takes it as its leader's.
     const from = 2;
-    const data = new Uint8Array(64).fill(0xab);
-    data[0] = 2; // the payload version, so the checksum is what fails
+    // A well-formed ticket (so the ticket check passes) whose digest names chunks nobody staged.
+    const data = encodeSnapshotTicket({ digest: new Uint8Array(32).fill(0xab), chunkCount: 1, byteCount: 64 });
     const snap = {
       type: 'snap' as const,
       from,
@@ -197,7 +199,7 @@ describe.each(modes)('hostile peers, a cluster $name', ({ authenticated }) => {
     });
     const deadline = Date.now() + 5_000;
     while (!cluster.logOf(1).includes('refused a snapshot from the leader') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(cluster.logOf(1)).toMatch(/checksum mismatch.*refused a snapshot from the leader|refused a snapshot from the leader.*checksum mismatch/);
+    expect(cluster.logOf(1)).toMatch(/no complete staged transfer matches the snapshot.*refused a snapshot from the leader|refused a snapshot from the leader.*no complete staged transfer matches the snapshot/);
     // The group recovers from the forged term and serves the victim's data from node 1 too.
     await cluster.waitReady();
     await expectNothingChanged();

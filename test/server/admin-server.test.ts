@@ -134,6 +134,27 @@ describe('admin server', () => {
     expect(later).toContain('atoll_partition_has_leader{partition="0"} 1');
   });
 
+  it('exports memory by consumer and the bounds that have one', async () => {
+    const metrics = new PrometheusNodeMetrics({ processMetrics: false });
+    const memory = [
+      { consumer: 'version_cache', bytes: 1_000, limitBytes: 4_096 },
+      { consumer: 'raft_log', bytes: 2_000, limitBytes: 8_192 },
+      { consumer: 'dedup', bytes: 48 },
+      { consumer: 'write_behind', bytes: 10 },
+    ];
+    metrics.attach({ metricsView: () => ({ ...view([partition(0)]), memory }), tenantUsageForMetrics: async () => [] });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('atoll_memory_version_cache_bytes 1000');
+    expect(text).toContain('atoll_memory_raft_log_bytes 2000');
+    expect(text).toContain('atoll_memory_dedup_bytes 48');
+    expect(text).toContain('atoll_memory_write_behind_bytes 10');
+    expect(text).toContain('atoll_memory_limit_bytes{consumer="version_cache"} 4096');
+    expect(text).toContain('atoll_memory_limit_bytes{consumer="raft_log"} 8192');
+    expect(text).not.toContain('atoll_memory_limit_bytes{consumer="dedup"}');
+    // A consumer the view does not report (an engine without LevelDB) reads 0.
+    expect(text).toContain('atoll_memory_leveldb_bytes 0');
+  });
+
   it('defaults the admin address to the client port + 1000 on the client host', () => {
     expect(defaultAdminAddress('127.0.0.1:7001')).toBe('127.0.0.1:8001');
     expect(defaultAdminAddress('0.0.0.0:7001')).toBe('0.0.0.0:8001');

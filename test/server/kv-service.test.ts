@@ -130,7 +130,8 @@ describe('every KV RPC through a generic client', () => {
     expect(info.partitions).toHaveLength(4);
     expect(info.partitions[3]!.rangeEnd).toBe(String(2 ** 32));
     // admin_address is a proto3 string: on the wire, unknown is its default, ''.
-    expect(info.nodes).toEqual([{ id: 1, address: running.address, reachable: true, adminAddress: '' }]);
+    // state, zone and peer_address (the member table) are unknown to this fake node: their defaults.
+    expect(info.nodes).toEqual([{ id: 1, address: running.address, reachable: true, adminAddress: '', state: '', zone: '', peerAddress: '' }]);
     expect(await cluster.call('TransferLeader', { partition: 2, targetNode: 1 })).toEqual({});
     const bad = await failure(cluster.call('TransferLeader', { partition: 99, targetNode: 1 }));
     expect(bad.code).toBe(grpc.status.INVALID_ARGUMENT);

@@ -17,3 +17,5 @@ export { combineValidity, headline } from './verdict.js';
 export type { InvalidVerdict, UnknownVerdict, ValidVerdict, Validity, Verdict } from './verdict.js';
 export { checkWatchHistory } from './watch-history.js';
 export type { AcknowledgedWrite, WatchAnomaly, WatchAnomalyKind, WatchRecord, WatchSummary, WatchVerdict } from './watch-history.js';
+export { checkLockHistory } from './lock-history.js';
+export type { AcceptedFencedWrite, LockAnomaly, LockAnomalyKind, LockGrant, LockSummary, LockVerdict } from './lock-history.js';

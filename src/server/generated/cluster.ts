@@ -6,6 +6,8 @@ import type { BackupPageRequest as _atoll_v1_BackupPageRequest, BackupPageReques
 import type { BackupPageResponse as _atoll_v1_BackupPageResponse, BackupPageResponse__Output as _atoll_v1_BackupPageResponse__Output } from './atoll/v1/BackupPageResponse.js';
 import type { BeginTransactionRequest as _atoll_v1_BeginTransactionRequest, BeginTransactionRequest__Output as _atoll_v1_BeginTransactionRequest__Output } from './atoll/v1/BeginTransactionRequest.js';
 import type { BeginTransactionResponse as _atoll_v1_BeginTransactionResponse, BeginTransactionResponse__Output as _atoll_v1_BeginTransactionResponse__Output } from './atoll/v1/BeginTransactionResponse.js';
+import type { ChangeMemberRequest as _atoll_v1_ChangeMemberRequest, ChangeMemberRequest__Output as _atoll_v1_ChangeMemberRequest__Output } from './atoll/v1/ChangeMemberRequest.js';
+import type { ChangeMemberResponse as _atoll_v1_ChangeMemberResponse, ChangeMemberResponse__Output as _atoll_v1_ChangeMemberResponse__Output } from './atoll/v1/ChangeMemberResponse.js';
 import type { ClusterClient as _atoll_v1_ClusterClient, ClusterDefinition as _atoll_v1_ClusterDefinition } from './atoll/v1/Cluster.js';
 import type { ClusterInfoRequest as _atoll_v1_ClusterInfoRequest, ClusterInfoRequest__Output as _atoll_v1_ClusterInfoRequest__Output } from './atoll/v1/ClusterInfoRequest.js';
 import type { ClusterInfoResponse as _atoll_v1_ClusterInfoResponse, ClusterInfoResponse__Output as _atoll_v1_ClusterInfoResponse__Output } from './atoll/v1/ClusterInfoResponse.js';
@@ -37,12 +39,18 @@ import type { MoveReplicaResponse as _atoll_v1_MoveReplicaResponse, MoveReplicaR
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from './atoll/v1/NodeInfo.js';
 import type { PartitionInfo as _atoll_v1_PartitionInfo, PartitionInfo__Output as _atoll_v1_PartitionInfo__Output } from './atoll/v1/PartitionInfo.js';
 import type { PeerClient as _atoll_v1_PeerClient, PeerDefinition as _atoll_v1_PeerDefinition } from './atoll/v1/Peer.js';
+import type { PlannedLeader as _atoll_v1_PlannedLeader, PlannedLeader__Output as _atoll_v1_PlannedLeader__Output } from './atoll/v1/PlannedLeader.js';
 import type { PrepareReplicaRequest as _atoll_v1_PrepareReplicaRequest, PrepareReplicaRequest__Output as _atoll_v1_PrepareReplicaRequest__Output } from './atoll/v1/PrepareReplicaRequest.js';
 import type { PrepareReplicaResponse as _atoll_v1_PrepareReplicaResponse, PrepareReplicaResponse__Output as _atoll_v1_PrepareReplicaResponse__Output } from './atoll/v1/PrepareReplicaResponse.js';
 import type { PutRequest as _atoll_v1_PutRequest, PutRequest__Output as _atoll_v1_PutRequest__Output } from './atoll/v1/PutRequest.js';
 import type { PutResponse as _atoll_v1_PutResponse, PutResponse__Output as _atoll_v1_PutResponse__Output } from './atoll/v1/PutResponse.js';
 import type { RaftFrame as _atoll_v1_RaftFrame, RaftFrame__Output as _atoll_v1_RaftFrame__Output } from './atoll/v1/RaftFrame.js';
 import type { RaftStreamSummary as _atoll_v1_RaftStreamSummary, RaftStreamSummary__Output as _atoll_v1_RaftStreamSummary__Output } from './atoll/v1/RaftStreamSummary.js';
+import type { RebalanceMove as _atoll_v1_RebalanceMove, RebalanceMove__Output as _atoll_v1_RebalanceMove__Output } from './atoll/v1/RebalanceMove.js';
+import type { RebalanceRequest as _atoll_v1_RebalanceRequest, RebalanceRequest__Output as _atoll_v1_RebalanceRequest__Output } from './atoll/v1/RebalanceRequest.js';
+import type { RebalanceResponse as _atoll_v1_RebalanceResponse, RebalanceResponse__Output as _atoll_v1_RebalanceResponse__Output } from './atoll/v1/RebalanceResponse.js';
+import type { SplitPartitionRequest as _atoll_v1_SplitPartitionRequest, SplitPartitionRequest__Output as _atoll_v1_SplitPartitionRequest__Output } from './atoll/v1/SplitPartitionRequest.js';
+import type { SplitPartitionResponse as _atoll_v1_SplitPartitionResponse, SplitPartitionResponse__Output as _atoll_v1_SplitPartitionResponse__Output } from './atoll/v1/SplitPartitionResponse.js';
 import type { StreamCancel as _atoll_v1_StreamCancel, StreamCancel__Output as _atoll_v1_StreamCancel__Output } from './atoll/v1/StreamCancel.js';
 import type { StreamError as _atoll_v1_StreamError, StreamError__Output as _atoll_v1_StreamError__Output } from './atoll/v1/StreamError.js';
 import type { StreamRequest as _atoll_v1_StreamRequest, StreamRequest__Output as _atoll_v1_StreamRequest__Output } from './atoll/v1/StreamRequest.js';
@@ -66,6 +74,8 @@ export interface ProtoGrpcType {
       BackupPageResponse: MessageTypeDefinition<_atoll_v1_BackupPageResponse, _atoll_v1_BackupPageResponse__Output>
       BeginTransactionRequest: MessageTypeDefinition<_atoll_v1_BeginTransactionRequest, _atoll_v1_BeginTransactionRequest__Output>
       BeginTransactionResponse: MessageTypeDefinition<_atoll_v1_BeginTransactionResponse, _atoll_v1_BeginTransactionResponse__Output>
+      ChangeMemberRequest: MessageTypeDefinition<_atoll_v1_ChangeMemberRequest, _atoll_v1_ChangeMemberRequest__Output>
+      ChangeMemberResponse: MessageTypeDefinition<_atoll_v1_ChangeMemberResponse, _atoll_v1_ChangeMemberResponse__Output>
       Cluster: SubtypeConstructor<typeof grpc.Client, _atoll_v1_ClusterClient> & { service: _atoll_v1_ClusterDefinition }
       ClusterInfoRequest: MessageTypeDefinition<_atoll_v1_ClusterInfoRequest, _atoll_v1_ClusterInfoRequest__Output>
       ClusterInfoResponse: MessageTypeDefinition<_atoll_v1_ClusterInfoResponse, _atoll_v1_ClusterInfoResponse__Output>
@@ -101,12 +111,18 @@ export interface ProtoGrpcType {
       NodeInfo: MessageTypeDefinition<_atoll_v1_NodeInfo, _atoll_v1_NodeInfo__Output>
       PartitionInfo: MessageTypeDefinition<_atoll_v1_PartitionInfo, _atoll_v1_PartitionInfo__Output>
       Peer: SubtypeConstructor<typeof grpc.Client, _atoll_v1_PeerClient> & { service: _atoll_v1_PeerDefinition }
+      PlannedLeader: MessageTypeDefinition<_atoll_v1_PlannedLeader, _atoll_v1_PlannedLeader__Output>
       PrepareReplicaRequest: MessageTypeDefinition<_atoll_v1_PrepareReplicaRequest, _atoll_v1_PrepareReplicaRequest__Output>
       PrepareReplicaResponse: MessageTypeDefinition<_atoll_v1_PrepareReplicaResponse, _atoll_v1_PrepareReplicaResponse__Output>
       PutRequest: MessageTypeDefinition<_atoll_v1_PutRequest, _atoll_v1_PutRequest__Output>
       PutResponse: MessageTypeDefinition<_atoll_v1_PutResponse, _atoll_v1_PutResponse__Output>
       RaftFrame: MessageTypeDefinition<_atoll_v1_RaftFrame, _atoll_v1_RaftFrame__Output>
       RaftStreamSummary: MessageTypeDefinition<_atoll_v1_RaftStreamSummary, _atoll_v1_RaftStreamSummary__Output>
+      RebalanceMove: MessageTypeDefinition<_atoll_v1_RebalanceMove, _atoll_v1_RebalanceMove__Output>
+      RebalanceRequest: MessageTypeDefinition<_atoll_v1_RebalanceRequest, _atoll_v1_RebalanceRequest__Output>
+      RebalanceResponse: MessageTypeDefinition<_atoll_v1_RebalanceResponse, _atoll_v1_RebalanceResponse__Output>
+      SplitPartitionRequest: MessageTypeDefinition<_atoll_v1_SplitPartitionRequest, _atoll_v1_SplitPartitionRequest__Output>
+      SplitPartitionResponse: MessageTypeDefinition<_atoll_v1_SplitPartitionResponse, _atoll_v1_SplitPartitionResponse__Output>
       StreamCancel: MessageTypeDefinition<_atoll_v1_StreamCancel, _atoll_v1_StreamCancel__Output>
       StreamError: MessageTypeDefinition<_atoll_v1_StreamError, _atoll_v1_StreamError__Output>
       StreamRequest: MessageTypeDefinition<_atoll_v1_StreamRequest, _atoll_v1_StreamRequest__Output>

@@ -21,12 +21,23 @@ export interface NegativeControl {
 
 const noMix = { ...defaultMix, put: 0, cas: 0, del: 0, read: 0, staleRead: 0, prefixRead: 0, increment: 0, counterRead: 0, ttlPut: 0, txn: 0, claim: 0, script: 0, isolationTxn: 0 };
 
+/**
+ * The controls that predate membership changes keep the schedules they were tuned on: the
+ * membership plan is drawn last, so pinning it to none leaves every other choice of a seed as it was.
+ */
+const noMembership = { kind: 'none' } as const;
+
 export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // Acknowledged appends a power loss then takes from every follower: increments acknowledged
-  // to clients are missing from the final counter.
+  // to clients are missing from the final counter. Pinned to ReadIndex reads (`readMode: 'safe'`):
+  // with the nodes' default lease reads, seeds 1..80 turned the defect into a lost increment on
+  // none (a replica left behind, restart/caught-up, on 3), where ReadIndex reads lose one on seed 9
+  // and part replicas' states on 4 of 12. Not yet explained: the lease changes also changed when a
+  // restarted node campaigns, which decides whether a follower that lost its acknowledged appends
+  // wins the election after a power loss (the only way the defect loses an increment).
   followerAckBeforeSync: {
     bug: 'followerAckBeforeSync',
-    overrides: { allowedFaults: ['power-loss'], powerLossEveryMs: 2_500, installCrashRate: 0 },
+    overrides: { allowedFaults: ['power-loss'], powerLossEveryMs: 2_500, installCrashRate: 0, readMode: 'safe', membership: noMembership },
     checker: 'counter',
     invariant: 'exactly-once',
     budget: 10,
@@ -34,7 +45,7 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // An isolated leader applies proposals that never commit; its state leaves the others'.
   applyBeforeCommit: {
     bug: 'applyBeforeCommit',
-    overrides: { allowedFaults: [], isolateEveryMs: 2_500, installCrashRate: 0 },
+    overrides: { allowedFaults: [], isolateEveryMs: 2_500, installCrashRate: 0, membership: noMembership },
     checker: 'digest',
     invariant: 'equal-state-at-equal-index',
     budget: 10,
@@ -48,6 +59,7 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
       resendAnsweredRate: 0.7,
       allowedFaults: ['crash', 'partition', 'heal', 'cut', 'pause'],
       mix: { ...noMix, put: 4, read: 2, increment: 20, counterRead: 4 },
+      membership: noMembership,
     },
     checker: 'digest',
     invariant: 'equal-state-at-equal-index',
@@ -56,16 +68,45 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // Two claimers both read the empty round prefix and both commit.
   serializableSkipsPrefixValidation: {
     bug: 'serializableSkipsPrefixValidation',
-    overrides: { installCrashRate: 0, allowedFaults: [], mix: { ...noMix, put: 2, read: 2, claim: 20 } },
+    overrides: { installCrashRate: 0, allowedFaults: [], mix: { ...noMix, put: 2, read: 2, claim: 20 }, membership: noMembership },
     checker: 'serializable-claims',
     invariant: 'one-claim-per-round',
     budget: 5,
+  },
+  // A leader lease three election timeouts long: an isolated leader keeps answering reads from
+  // its own state after the others elected a new leader and wrote, until CheckQuorum deposes it.
+  leaseIgnoresMargin: {
+    bug: 'leaseIgnoresMargin',
+    overrides: { allowedFaults: [], isolateEveryMs: 2_500, installCrashRate: 0, clients: 10, thinkMs: [1, 10], mix: { ...noMix, put: 10, read: 20 }, membership: noMembership },
+    checker: 'linearizability',
+    invariant: 'per-key-linearizable',
+    budget: 10,
+  },
+  // A replica move that removes its source before the new learner caught up (skipping the
+  // promote-then-remove order): the partition drops to RF - 1 voters and the move cannot finish.
+  // A node joins at 1 s and the rebalance moves replicas onto it while the faults run.
+  moveRemovesSourceEarly: {
+    bug: 'moveRemovesSourceEarly',
+    overrides: { installCrashRate: 0, membership: { kind: 'grow-shrink', atMs: 1_000, leaver: 1 } },
+    checker: 'membership',
+    invariant: 'rf-replicas-on-distinct-members',
+    budget: 3,
+  },
+  // A split that copies the moved keys into the new partition but leaves them in the source:
+  // every replica does the same, so the digests agree; the split checker finds keys outside
+  // their replica's range. Partition 0 splits at 1 s while the faults run.
+  splitKeepsMovedKeys: {
+    bug: 'splitKeepsMovedKeys',
+    overrides: { installCrashRate: 0, membership: { kind: 'split', atMs: 1_000, partition: 0, count: 1 } },
+    checker: 'split',
+    invariant: 'key-in-own-range',
+    budget: 3,
   },
   // Today's snapshot install (issue 16): a node killed inside or right after an install never
   // opens again. Default settings: the seed below is the regression seed.
   nonAtomicSnapshotInstall: {
     bug: 'nonAtomicSnapshotInstall',
-    overrides: {},
+    overrides: { membership: noMembership },
     checker: 'restart',
     invariant: 'open-succeeds',
     budget: 10,

@@ -5,15 +5,18 @@
  * in events; the same seed (and settings) always gives the same trace.
  */
 import type { NodeTestBugs } from '../../node/node-config.js';
-import { partitionOfBucket } from '../../keys/partition-table.js';
+import { bucketHash } from '../../keys/bucket-hash.js';
+import { RangeRouting } from '../../node/range-routing.js';
 import { Rng } from '../../raft/rng.js';
 import { HistoryRecorder } from './history-recorder.js';
+import { MembershipDriver } from './membership-driver.js';
 import type { TxnRecord } from './isolation-checker.js';
 import { checkClaims, checkDigests, checkHistory, checkRestarts, checkTransactions, type CheckFailure, type ReplicaDigest } from './node-checkers.js';
 import { describeScenario, scenarioFromSeed, type FaultEvent, type NodeScenario, type ScenarioOverrides } from './scenario.js';
 import { Scheduler } from './scheduler.js';
 import { SIM_BUCKET_HASH, SimCluster } from './sim-cluster.js';
 import { calmNetwork, SimNetwork } from './sim-network.js';
+import { checkPartitionRanges } from './split-checker.js';
 import { replicaDigests } from './state-digest.js';
 import { Trace } from './trace.js';
 import { Workload, workloadKeys } from './workload.js';
@@ -50,6 +53,8 @@ const MAX_VIRTUAL_MS = 180_000;
 const MAX_EVENTS = 3_000_000;
 const LIVENESS_BOUND_MS = 20_000;
 const FINAL_READ_BOUND_MS = 15_000;
+/** Membership changes may run this long past the fault window (they retry through the faults, then finish healed). */
+const MEMBERSHIP_BOUND_MS = 40_000;
 /**
  * A node's log line about installing a snapshot from its leader (raft-driver.ts says "installing a
  * snapshot from the leader"); matched loosely so a reworded line still arms the install crashes
@@ -75,6 +80,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     cacheBytes: scenario.cacheBytes,
     clocks: scenario.clocks,
     testBugs: scenario.testBugs,
+    ...(scenario.readMode !== undefined && { readMode: scenario.readMode }),
   });
   const history = new HistoryRecorder(() => scheduler.now, (line) => trace.add(line));
   const keys = workloadKeys(4, 2, 2);
@@ -100,11 +106,14 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     snapshotInstalls++;
     if (!faultsActive || cluster.isArmed(node) || !faultRng.chance(scenario.installCrashRate)) return;
     installCrashes++;
-    // Somewhere in the import (its synced writes, range deletes, the key index rebuild's
-    // iteration) or the loop's synced write that records the snapshot right after it.
-    cluster.armCrash(node, ['sync-write', 'write', 'delete-range', 'iterate'], 1 + faultRng.int(10), faultRng.chance(0.5) ? 'before' : 'after', 'during a snapshot install');
+    // Somewhere in the import (its synced writes, range deletes, the staged chunks' and the key
+    // index rebuild's iterations) or the loop's synced write that records the snapshot right
+    // after it. (14: since the import reads its chunks from staging, it makes a few more calls.)
+    cluster.armCrash(node, ['sync-write', 'write', 'delete-range', 'iterate'], 1 + faultRng.int(14), faultRng.chance(0.5) ? 'before' : 'after', 'during a snapshot install');
   };
 
+  // Forked after every other stream, and only for seeds that change membership: the other seeds keep their schedules.
+  const membership = new MembershipDriver(scenario.membership, scenario.partitions, cluster, workload, scheduler, trace, scenario.membership.kind === 'none' ? faultRng : rng.fork());
   trace.add(`seed ${seed}: ${describeScenario(scenario)}`);
   const harness = async (): Promise<void> => {
     network.faults = scenario.network;
@@ -113,7 +122,8 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     for (const fault of scenario.faults) scheduler.at(fault.atMs, () => applyFault(fault, cluster, network, trace, faultRng));
     // Digests during the faults too: replicas that part and are later repaired by a snapshot
     // still disagree at some index they both passed through.
-    const sampling = sampleDigests(scenario, cluster, workload, keys.buckets, () => faultsActive, digestSamples);
+    const sampling = sampleDigests(cluster, workload, keys.buckets, () => faultsActive, digestSamples);
+    const changing = membership.run(scenario.faultEndMs + MEMBERSHIP_BOUND_MS);
     await workload.run(rng.fork(), scenario.faultEndMs);
     // Faults stop: the network heals and calms, every node is (re)started and stays up.
     faultsActive = false;
@@ -123,11 +133,15 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     cluster.disarmAll();
     cluster.restartDelay = () => 100;
     cluster.restartAll();
-    failures.push(...(await proveLiveness(scenario, cluster, workload, scheduler)));
+    // Membership changes still under way finish on the healed cluster (bounded: MEMBERSHIP_BOUND_MS).
+    await changing;
+    failures.push(...(await proveLiveness(scenario, membership.splitsMade, cluster, workload, scheduler)));
     failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps, claimsStored)));
     await sampling;
+    failures.push(...(await membership.check()));
     await workload.sleep(3_000);
-    failures.push(...(await compareDigests(scenario, cluster, workload, keys.buckets, digestSamples)));
+    failures.push(...(await compareDigests(cluster, workload, keys.buckets, digestSamples)));
+    failures.push(...(await checkPartitionRanges(cluster, workload, SIM_BUCKET_HASH)));
   };
   let finished = false;
   let harnessError: unknown;
@@ -152,7 +166,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   }
   failures.push(...checkTransactions(workload.txnRecords));
   for (const failure of failures) trace.add(`CHECK FAILED ${failure.checker}/${failure.invariant}: ${failure.message.split('\n')[0]}`);
-  const crashes = scenario.nodeIds.reduce((sum, id) => sum + cluster.crashCount(id), 0);
+  const crashes = cluster.everyNodeId.reduce((sum, id) => sum + cluster.crashCount(id), 0);
   trace.add(`done: ${scheduler.executed} events, ${history.events.length} history events, ${crashes} crashes, ${snapshotInstalls} installs, ${failures.length} failures`);
   return {
     seed,
@@ -209,12 +223,16 @@ function applyFault(fault: FaultEvent, cluster: SimCluster, network: SimNetwork,
   }
 }
 
-/** A key of each partition, for the liveness writes. */
-function probeKeys(partitions: number): string[] {
+/** A key of each partition (the initial ones and those the splits made), for the liveness writes. */
+function probeKeys(partitions: number, splitsMade: readonly number[]): string[] {
+  const table = new RangeRouting(partitions, SIM_BUCKET_HASH);
+  for (const start of splitsMade) table.learn(start);
+  const ranges = table.table();
   const keys = new Map<number, string>();
-  for (let i = 0; keys.size < partitions && i < 10_000; i++) {
-    const partition = partitionOfBucket(`p${i}`, partitions, SIM_BUCKET_HASH);
-    if (!keys.has(partition)) keys.set(partition, `p${i}/probe`);
+  for (let i = 0; keys.size < ranges.length && i < 100_000; i++) {
+    const hash = bucketHash(`p${i}`, SIM_BUCKET_HASH);
+    const range = ranges.find((r) => r.start <= hash && hash < r.end);
+    if (range !== undefined && !keys.has(range.id)) keys.set(range.id, `p${i}/probe`);
   }
   return [...keys.values()];
 }
@@ -223,13 +241,14 @@ function probeKeys(partitions: number): string[] {
  * Liveness: once faults stop, every node that is not broken is up, every partition has a leader
  * every node agrees on... and a write to each partition, through any node, succeeds within the bound.
  */
-async function proveLiveness(scenario: NodeScenario, cluster: SimCluster, workload: Workload, scheduler: Scheduler): Promise<CheckFailure[]> {
+async function proveLiveness(scenario: NodeScenario, splitsMade: readonly number[], cluster: SimCluster, workload: Workload, scheduler: Scheduler): Promise<CheckFailure[]> {
   const giveUpAt = scheduler.now + LIVENESS_BOUND_MS;
-  const pending = new Set(probeKeys(scenario.partitions));
+  const pending = new Set(probeKeys(scenario.partitions, splitsMade));
   let attempt = 0;
+  const nodes = cluster.nodeIds;
   while (pending.size > 0 && scheduler.now < giveUpAt) {
     for (const key of [...pending]) {
-      const node = scenario.nodeIds[attempt++ % scenario.nodeIds.length] as number;
+      const node = nodes[attempt++ % nodes.length] as number;
       const outcome = await workload.call(node, (api, context) => api.put({ key, value: new Uint8Array([1]) }, context));
       if (outcome.ok) pending.delete(key);
     }
@@ -239,7 +258,7 @@ async function proveLiveness(scenario: NodeScenario, cluster: SimCluster, worklo
   if (pending.size > 0) {
     failures.push({ checker: 'liveness', invariant: 'writes-succeed-after-faults', message: `no write succeeded within ${LIVENESS_BOUND_MS} ms after the faults stopped to ${[...pending].join(', ')}` });
   }
-  for (const id of scenario.nodeIds) {
+  for (const id of cluster.nodeIds) {
     if (!cluster.isBroken(id) && !cluster.isUp(id)) failures.push({ checker: 'restart', invariant: 'node-up-after-faults', message: `node ${id} is not up ${LIVENESS_BOUND_MS} ms after the faults stopped` });
   }
   return failures;
@@ -285,26 +304,26 @@ const DIGEST_ROUNDS = 5;
 const DIGEST_SAMPLE_EVERY_MS = 1_500;
 
 /** Takes every up node's digests every DIGEST_SAMPLE_EVERY_MS while `active()`; a sample a crash interrupts is dropped. */
-async function sampleDigests(scenario: NodeScenario, cluster: SimCluster, workload: Workload, buckets: readonly string[], active: () => boolean, into: ReplicaDigest[]): Promise<void> {
+async function sampleDigests(cluster: SimCluster, workload: Workload, buckets: readonly string[], active: () => boolean, into: ReplicaDigest[]): Promise<void> {
   for (let round = 0; round < 1_000 && active(); round++) {
     await workload.sleep(DIGEST_SAMPLE_EVERY_MS);
-    for (const id of scenario.nodeIds) {
+    for (const id of cluster.nodeIds) {
       const api = cluster.apiOf(id);
-      if (api !== undefined) void replicaDigests(id, api, buckets, scenario.partitions).then((digests) => into.push(...digests), () => undefined);
+      if (api !== undefined) void replicaDigests(id, api, buckets).then((digests) => into.push(...digests), () => undefined);
     }
   }
 }
 
-async function compareDigests(scenario: NodeScenario, cluster: SimCluster, workload: Workload, buckets: readonly string[], samples: readonly ReplicaDigest[]): Promise<CheckFailure[]> {
+async function compareDigests(cluster: SimCluster, workload: Workload, buckets: readonly string[], samples: readonly ReplicaDigest[]): Promise<CheckFailure[]> {
   const all: ReplicaDigest[] = [...samples];
   let lagging: string[] = [];
   for (let round = 0; round < DIGEST_ROUNDS; round++) {
     if (round > 0) await workload.sleep(1_000);
     const digests: ReplicaDigest[] = [];
-    for (const id of scenario.nodeIds) {
+    for (const id of cluster.nodeIds) {
       const api = cluster.apiOf(id);
       if (api === undefined) continue;
-      const taken = await Promise.race([replicaDigests(id, api, buckets, scenario.partitions), workload.sleep(5_000).then(() => undefined)]);
+      const taken = await Promise.race([replicaDigests(id, api, buckets), workload.sleep(5_000).then(() => undefined)]);
       if (taken !== undefined) digests.push(...taken);
     }
     all.push(...digests);

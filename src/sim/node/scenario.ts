@@ -21,6 +21,24 @@ export type FaultEvent =
   /** Every node dies inside one of its next few synced writes (a power loss: what was not synced is gone everywhere). */
   | { readonly atMs: number; readonly kind: 'power-loss' };
 
+/**
+ * The membership changes of a seed (membership-driver.ts runs them during the fault window, as
+ * `atoll cluster` would: Cluster.ChangeMember and Cluster.MoveReplica, one move at a time):
+ * - moves: `count` single-replica moves between the members (5-node seeds: there is room);
+ * - grow-shrink: node 4 joins empty and receives an even share, then `leaver` (4 or a founding
+ *   node) leaves: its replicas move to the others, it is removed and stopped;
+ * - replace: `victim` loses its disk for good; node 4 joins empty and receives its replicas,
+ *   then the victim is removed;
+ * - split: `count` partition splits (Cluster.SplitPartition at a partition's leader): first of
+ *   partition `partition`, then each further one of the partition the previous split made.
+ */
+export type MembershipPlan =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'moves'; readonly atMs: number; readonly count: number }
+  | { readonly kind: 'grow-shrink'; readonly atMs: number; readonly leaver: number }
+  | { readonly kind: 'replace'; readonly atMs: number; readonly victim: number }
+  | { readonly kind: 'split'; readonly atMs: number; readonly partition: number; readonly count: number };
+
 export interface NodeScenario {
   readonly seed: number;
   readonly nodeIds: readonly number[];
@@ -43,6 +61,10 @@ export interface NodeScenario {
   readonly thinkMs: readonly [number, number];
   readonly resendAnsweredRate: number;
   readonly testBugs: NodeTestBugs;
+  /** Drawn last, so a seed without membership changes keeps every other choice it had before they existed. */
+  readonly membership: MembershipPlan;
+  /** Never drawn: the nodes' default (lease) unless a caller pins it (a negative control's settings). */
+  readonly readMode?: 'safe' | 'lease';
 }
 
 /**
@@ -113,7 +135,14 @@ export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}
     thinkMs: [5, 80],
     resendAnsweredRate: 0.15,
     testBugs: {},
+    membership: { kind: 'none' },
   };
+  const drawnMembership = drawMembership(rng, nodeIds, faultEndMs);
+  // Drawn after the other plans (and always, so the order stays fixed): about one in eight of the
+  // seeds without membership changes splits partitions instead, while the faults run.
+  const split = { roll: rng.int(8), atMs: 500 + rng.int(Math.max(1, Math.floor(faultEndMs / 2))), partition: rng.int(scenario.partitions), count: rng.chance(0.3) ? 2 : 1 };
+  const membership: MembershipPlan = drawnMembership.kind === 'none' && split.roll === 0 ? { kind: 'split', atMs: split.atMs, partition: split.partition, count: split.count } : drawnMembership;
+  const drawn = { ...scenario, membership };
   const { allowedFaults, crashPointKinds, crashPointTiming, powerLossEveryMs, isolateEveryMs, ...pinned } = overrides;
   const added: FaultEvent[] = [];
   if (powerLossEveryMs !== undefined) for (let at = powerLossEveryMs; at < scenario.faultEndMs - 1_000; at += powerLossEveryMs) added.push({ atMs: at, kind: 'power-loss' });
@@ -123,14 +152,14 @@ export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}
       added.push({ atMs: at, kind: 'partition', side: [nodeIds[turn++ % nodeIds.length] as number], oneWay: false }, { atMs: at + 1_500, kind: 'heal' });
     }
   }
-  const faultsKept = scenario.faults
+  const faultsKept = drawn.faults
     .filter((fault) => allowedFaults === undefined || allowedFaults.includes(fault.kind))
     .map((fault) =>
       fault.kind !== 'crash-point'
         ? fault
         : { ...fault, ...(crashPointKinds !== undefined && { kinds: crashPointKinds }), ...(crashPointTiming !== undefined && { timing: crashPointTiming }) },
     );
-  return { ...scenario, faults: [...faultsKept, ...added].sort((x, y) => x.atMs - y.atMs), ...pinned };
+  return { ...drawn, faults: [...faultsKept, ...added].sort((x, y) => x.atMs - y.atMs), ...pinned };
 }
 
 function drawFaults(rng: Rng, nodeIds: readonly number[], endMs: number): FaultEvent[] {
@@ -157,12 +186,43 @@ function drawFaults(rng: Rng, nodeIds: readonly number[], endMs: number): FaultE
   return faults.sort((x, y) => x.atMs - y.atMs);
 }
 
+/**
+ * About a third of the seeds change membership: half of the 5-node ones move replicas around; of
+ * the 3-node ones, one in six grows to 4 nodes and shrinks back, one in six replaces a node. The
+ * changes start early in the fault window, so faults hit them.
+ */
+function drawMembership(rng: Rng, nodeIds: readonly number[], endMs: number): MembershipPlan {
+  const roll = rng.int(6);
+  const atMs = 500 + rng.int(Math.max(1, Math.floor(endMs / 3)));
+  if (nodeIds.length > 3) return roll < 3 ? { kind: 'moves', atMs, count: 2 + rng.int(3) } : { kind: 'none' };
+  if (roll === 0) return { kind: 'grow-shrink', atMs, leaver: rng.pick([...nodeIds, 4]) };
+  if (roll === 1) return { kind: 'replace', atMs, victim: rng.pick(nodeIds) };
+  return { kind: 'none' };
+}
+
+/** What a membership plan does, in words. */
+export function describeMembership(plan: MembershipPlan): string {
+  switch (plan.kind) {
+    case 'none':
+      return '';
+    case 'moves':
+      return `, ${plan.count} replica moves from ${plan.atMs} ms`;
+    case 'grow-shrink':
+      return `, node 4 joins at ${plan.atMs} ms, then node ${plan.leaver} leaves`;
+    case 'replace':
+      return `, node ${plan.victim} loses its disk at ${plan.atMs} ms and node 4 replaces it`;
+    case 'split':
+      return `, ${plan.count} split${plan.count > 1 ? 's' : ''} of partition ${plan.partition} from ${plan.atMs} ms`;
+  }
+}
+
 /** One line saying what the scenario is. */
 export function describeScenario(s: NodeScenario): string {
   const bugs = Object.keys(s.testBugs).filter((name) => (s.testBugs as Record<string, unknown>)[name] === true);
   return (
     `${s.nodeIds.length} nodes, ${s.partitions} partitions, snapshot every ${s.snapshotEveryEntries} (keep ${s.logEntriesKeptAfterSnapshot}), ` +
     `${s.clients} clients, faults to ${s.faultEndMs} ms: ${s.faults.length} events, drop ${s.network.dropRate}, dup ${s.network.duplicateRate}, delay <= ${s.network.maxDelayMs} ms` +
+    describeMembership(s.membership) +
     (bugs.length > 0 ? `, bugs: ${bugs.join(',')}` : '')
   );
 }

@@ -2,10 +2,12 @@
  * The simulated cluster: 3 or 5 real AtollNodes (AtollNode.open, as production opens them) on
  * simulated disks, network, clocks and timers. It starts nodes, crashes them (at any moment, or
  * at a crash point inside the storage engine), restarts them on the same disk, pauses them, and
- * records every crash, restart and fatal stop for the restart checker.
+ * records every crash, restart and fatal stop for the restart checker. Membership changes add
+ * nodes (empty, as --join starts them) and retire removed or lost ones (membership-driver.ts).
  */
 import type { BucketHashName } from '../../keys/bucket-hash.js';
 import { AtollNode, type AtollNodeConfig, type NodeTestBugs } from '../../node/atoll-node.js';
+import type { JoinedCluster } from '../../node/node-config.js';
 import { Rng } from '../../raft/rng.js';
 import { WriteBehindEngine } from '../../storage/write-behind-engine.js';
 import type { Scheduler } from './scheduler.js';
@@ -16,6 +18,8 @@ import { traceLogger, type Trace } from './trace.js';
 
 export interface ClusterSettings {
   readonly nodeIds: readonly number[];
+  /** Each node's --zone label (default none). */
+  readonly zones?: ReadonlyMap<number, string>;
   readonly partitions: number;
   readonly tickMs: number;
   readonly electionTicks: number;
@@ -25,6 +29,8 @@ export interface ClusterSettings {
   readonly cacheBytes: number;
   readonly clocks: ReadonlyMap<number, ClockModel>;
   readonly testBugs: NodeTestBugs;
+  /** --read-mode of every node (default: the node's default, lease). */
+  readonly readMode?: 'safe' | 'lease';
 }
 
 /** One thing that went wrong with a node's process, for the restart checker. */
@@ -58,6 +64,10 @@ interface NodeSlot {
   fatalStreak: number;
   crashes: number;
   restarts: number;
+  /** Set for a node added at run time (--join): what it learned of the cluster (its first open records it). */
+  readonly joined: JoinedCluster | undefined;
+  /** Removed from the cluster (or its disk lost for good): never started again, no longer one of nodeIds. */
+  retired: boolean;
 }
 
 /** A node that stops on a fatal error this many times in a row is not restarted again (bounded work). */
@@ -72,6 +82,8 @@ export const SIM_BUCKET_HASH: BucketHashName = 'fnv1a32';
 
 export class SimCluster {
   private readonly slots = new Map<number, NodeSlot>();
+  /** The nodes that are members now: the founding ones, plus added ones, minus retired ones (ascending). */
+  private members: number[];
   readonly failures: NodeFailure[] = [];
   /** Restart delay after a crash, ms of virtual time; undefined: crashed nodes stay down until restartAll. */
   restartDelay: (() => number) | undefined;
@@ -85,13 +97,52 @@ export class SimCluster {
     private readonly rng: Rng,
     readonly settings: ClusterSettings,
   ) {
-    for (const id of settings.nodeIds) {
-      this.slots.set(id, { id, disk: new SimDisk(), host: undefined, api: undefined, incarnation: 0, opening: false, broken: false, armed: undefined, fatalStreak: 0, crashes: 0, restarts: 0 });
-    }
+    for (const id of settings.nodeIds) this.slots.set(id, newSlot(id, undefined));
+    this.members = [...settings.nodeIds];
   }
 
+  /** The current members' ids (the founding ones unless membership changed). */
   get nodeIds(): readonly number[] {
-    return this.settings.nodeIds;
+    return this.members;
+  }
+
+  /** Every node that ever ran, retired ones too. */
+  get everyNodeId(): readonly number[] {
+    return [...this.slots.keys()];
+  }
+
+  isRetired(node: number): boolean {
+    return this.slots.get(node)?.retired === true;
+  }
+
+  /**
+   * A new node on an empty disk, started with what --join would have learned (`joined`). The caller
+   * first added it to the member table (Cluster.ChangeMember add), as `atoll cluster add-node` does.
+   */
+  addNode(node: number, joined: JoinedCluster): void {
+    if (this.slots.has(node)) throw new Error(`node ${node} exists already`);
+    this.slots.set(node, newSlot(node, joined));
+    this.members = [...this.members, node].sort((a, b) => a - b);
+    this.trace.add(`n${node} JOINS empty (members ${this.members.join(',')})`);
+    this.start(node);
+  }
+
+  /** `node` was removed from the member table: clients stop using it; it runs on until retired. */
+  leaveMembers(node: number): void {
+    this.members = this.members.filter((id) => id !== node);
+  }
+
+  /**
+   * Stops `node` for good: it was removed from the cluster, or its disk is lost (a replace: the
+   * disk is never read again, which is what a wiped one is to the cluster). It leaves nodeIds and
+   * is never restarted.
+   */
+  retire(node: number, why: string): void {
+    const slot = this.slot(node);
+    slot.retired = true;
+    this.members = this.members.filter((id) => id !== node);
+    this.crash(node, why);
+    this.trace.add(`n${node} RETIRED (${why}); members ${this.members.join(',')}`);
   }
 
   /** The node's open incarnation, or undefined while it is down or opening. */
@@ -120,7 +171,7 @@ export class SimCluster {
   /** Starts a new incarnation of `node` on its disk. */
   start(node: number): void {
     const slot = this.slot(node);
-    if (slot.host?.alive === true || slot.opening || slot.broken) return;
+    if (slot.host?.alive === true || slot.opening || slot.broken || slot.retired) return;
     slot.incarnation++;
     if (slot.incarnation > 1) slot.restarts++;
     const host = new NodeHost(this.scheduler, node, slot.incarnation, this.settings.clocks.get(node) ?? { skewMs: 0, drift: 0 });
@@ -134,7 +185,7 @@ export class SimCluster {
     );
     const config: AtollNodeConfig = {
       id: node,
-      peers: new Map(this.settings.nodeIds.map((id) => [id, `n${id}:7000`])),
+      peers: new Map((slot.joined === undefined ? this.settings.nodeIds : slot.joined.members.map((member) => member.id)).map((id) => [id, simAddress(id)])),
       dataDir: `/sim/n${node}`,
       partitions: this.settings.partitions,
       replicationFactor: 3,
@@ -144,9 +195,15 @@ export class SimCluster {
       snapshotEveryEntries: this.settings.snapshotEveryEntries,
       logEntriesKeptAfterSnapshot: this.settings.logEntriesKeptAfterSnapshot,
       cacheBytes: this.settings.cacheBytes,
+      // The seeds with the small version cache also keep a tiny Raft log window (no rng draw, so no
+      // seed's schedule moves): followers that lag read their entries back from the engine.
+      ...(this.settings.cacheBytes <= 16 * 1024 && { raftLogMemoryBytes: 2 * 1024 }),
       peerSecrets: [PEER_SECRET],
       bucketHash: SIM_BUCKET_HASH,
+      ...(this.settings.zones?.get(node) !== undefined && { zone: this.settings.zones.get(node) as string }),
       testBugs: this.settings.testBugs,
+      ...(slot.joined !== undefined && { joined: slot.joined }),
+      ...(this.settings.readMode !== undefined && { readMode: this.settings.readMode }),
       logger: traceLogger(node, this.trace, (level, message) => {
         if (host.alive) this.onLog(node, level, message);
       }),
@@ -215,7 +272,7 @@ export class SimCluster {
     this.trace.add(`n${node} CRASH (${why}); ${lost} unsynced batches lost`);
     this.network.processDied(node);
     const delay = this.restartDelay?.();
-    if (delay !== undefined && !slot.broken) this.scheduler.after(delay, () => this.start(node));
+    if (delay !== undefined && !slot.broken && !slot.retired) this.scheduler.after(delay, () => this.start(node));
   }
 
   /** Arms a crash at the `countdown`-th engine call of one of `kinds` on the node's current incarnation. */
@@ -243,7 +300,7 @@ export class SimCluster {
 
   /** Starts every node that is down (and not broken). */
   restartAll(): void {
-    for (const id of this.settings.nodeIds) {
+    for (const id of this.members) {
       const slot = this.slot(id);
       if (!slot.broken && slot.host?.alive !== true && !slot.opening) this.start(id);
     }
@@ -264,4 +321,13 @@ export class SimCluster {
     if (slot === undefined) throw new Error(`no node ${node}`);
     return slot;
   }
+}
+
+/** A simulated node's client address (the sim network routes by node id; the member table records this). */
+export function simAddress(node: number): string {
+  return `n${node}:7000`;
+}
+
+function newSlot(id: number, joined: JoinedCluster | undefined): NodeSlot {
+  return { id, disk: new SimDisk(), host: undefined, api: undefined, incarnation: 0, opening: false, broken: false, armed: undefined, fatalStreak: 0, crashes: 0, restarts: 0, joined, retired: false };
 }

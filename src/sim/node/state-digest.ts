@@ -4,13 +4,16 @@
  * moment between loop iterations (so the applied index and the state agree). Physical layout
  * (what compaction has removed yet, the cache, the dedup queue's keys) is left out: replicas may
  * differ there.
+ *
+ * Every bucket is read in every replica (scanPartition: no ownership check), not only the buckets
+ * the replica's range owns: splits move ranges, and a key a split left in the wrong partition must
+ * show too. (split-checker.ts checks that every key lies in its partition's range.)
  */
 import { createHash } from 'node:crypto';
 import type { AtollNode } from '../../node/atoll-node.js';
-import { partitionOfBucket } from '../../keys/partition-table.js';
 import type { ReplicaDigest } from './node-checkers.js';
 
-export async function replicaDigests(node: number, api: AtollNode, buckets: readonly string[], partitions: number): Promise<ReplicaDigest[]> {
+export async function replicaDigests(node: number, api: AtollNode, buckets: readonly string[]): Promise<ReplicaDigest[]> {
   const moments = await api.betweenIterations((replicas) =>
     [...replicas.values()].map((replica) => ({
       partition: replica.id,
@@ -26,11 +29,10 @@ export async function replicaDigests(node: number, api: AtollNode, buckets: read
     if (moment.importing) continue;
     const hash = createHash('sha256').update(`revision ${moment.revision} compacted ${moment.compactedRevision}\n`);
     for (const bucket of buckets) {
-      if (partitionOfBucket(bucket, partitions, api.descriptor.hashFunction) !== moment.partition) continue;
       let after: string | undefined;
       for (let page = 0; page < 100; page++) {
         // nowMs 0: nothing counts as expired, so the expiry itself is compared, not a clock's view of it.
-        const read = await moment.mvcc.getByPrefix(`${bucket}/`, { nowMs: 0, revision: moment.revision, limit: 500, ...(after !== undefined && { after }) });
+        const read = await moment.mvcc.scanPartition(`${bucket}/`, { nowMs: 0, revision: moment.revision, limit: 500, ...(after !== undefined && { after }) });
         for (const item of read.items) {
           hash.update(`${item.key}\t${Buffer.from(item.value).toString('hex')}\t${item.createRevision}\t${item.modRevision}\t${item.version}\t${item.expiresAtMs ?? 0}\n`);
         }

@@ -4,10 +4,16 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { BackupPageRequest as _atoll_v1_BackupPageRequest, BackupPageRequest__Output as _atoll_v1_BackupPageRequest__Output } from '../../atoll/v1/BackupPageRequest.js';
 import type { BackupPageResponse as _atoll_v1_BackupPageResponse, BackupPageResponse__Output as _atoll_v1_BackupPageResponse__Output } from '../../atoll/v1/BackupPageResponse.js';
+import type { ChangeMemberRequest as _atoll_v1_ChangeMemberRequest, ChangeMemberRequest__Output as _atoll_v1_ChangeMemberRequest__Output } from '../../atoll/v1/ChangeMemberRequest.js';
+import type { ChangeMemberResponse as _atoll_v1_ChangeMemberResponse, ChangeMemberResponse__Output as _atoll_v1_ChangeMemberResponse__Output } from '../../atoll/v1/ChangeMemberResponse.js';
 import type { ClusterInfoRequest as _atoll_v1_ClusterInfoRequest, ClusterInfoRequest__Output as _atoll_v1_ClusterInfoRequest__Output } from '../../atoll/v1/ClusterInfoRequest.js';
 import type { ClusterInfoResponse as _atoll_v1_ClusterInfoResponse, ClusterInfoResponse__Output as _atoll_v1_ClusterInfoResponse__Output } from '../../atoll/v1/ClusterInfoResponse.js';
 import type { MoveReplicaRequest as _atoll_v1_MoveReplicaRequest, MoveReplicaRequest__Output as _atoll_v1_MoveReplicaRequest__Output } from '../../atoll/v1/MoveReplicaRequest.js';
 import type { MoveReplicaResponse as _atoll_v1_MoveReplicaResponse, MoveReplicaResponse__Output as _atoll_v1_MoveReplicaResponse__Output } from '../../atoll/v1/MoveReplicaResponse.js';
+import type { RebalanceRequest as _atoll_v1_RebalanceRequest, RebalanceRequest__Output as _atoll_v1_RebalanceRequest__Output } from '../../atoll/v1/RebalanceRequest.js';
+import type { RebalanceResponse as _atoll_v1_RebalanceResponse, RebalanceResponse__Output as _atoll_v1_RebalanceResponse__Output } from '../../atoll/v1/RebalanceResponse.js';
+import type { SplitPartitionRequest as _atoll_v1_SplitPartitionRequest, SplitPartitionRequest__Output as _atoll_v1_SplitPartitionRequest__Output } from '../../atoll/v1/SplitPartitionRequest.js';
+import type { SplitPartitionResponse as _atoll_v1_SplitPartitionResponse, SplitPartitionResponse__Output as _atoll_v1_SplitPartitionResponse__Output } from '../../atoll/v1/SplitPartitionResponse.js';
 import type { TransferLeaderRequest as _atoll_v1_TransferLeaderRequest, TransferLeaderRequest__Output as _atoll_v1_TransferLeaderRequest__Output } from '../../atoll/v1/TransferLeaderRequest.js';
 import type { TransferLeaderResponse as _atoll_v1_TransferLeaderResponse, TransferLeaderResponse__Output as _atoll_v1_TransferLeaderResponse__Output } from '../../atoll/v1/TransferLeaderResponse.js';
 
@@ -26,6 +32,21 @@ export interface ClusterClient extends grpc.Client {
   backupPage(argument: _atoll_v1_BackupPageRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_BackupPageResponse__Output>): grpc.ClientUnaryCall;
   backupPage(argument: _atoll_v1_BackupPageRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_BackupPageResponse__Output>): grpc.ClientUnaryCall;
   backupPage(argument: _atoll_v1_BackupPageRequest, callback: grpc.requestCallback<_atoll_v1_BackupPageResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Changes the member table (ChangeMemberRequest).
+   */
+  ChangeMember(argument: _atoll_v1_ChangeMemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  ChangeMember(argument: _atoll_v1_ChangeMemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  ChangeMember(argument: _atoll_v1_ChangeMemberRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  ChangeMember(argument: _atoll_v1_ChangeMemberRequest, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Changes the member table (ChangeMemberRequest).
+   */
+  changeMember(argument: _atoll_v1_ChangeMemberRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  changeMember(argument: _atoll_v1_ChangeMemberRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  changeMember(argument: _atoll_v1_ChangeMemberRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
+  changeMember(argument: _atoll_v1_ChangeMemberRequest, callback: grpc.requestCallback<_atoll_v1_ChangeMemberResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * The cluster's membership, partition table and leaders, as the answering node sees them.
@@ -58,6 +79,36 @@ export interface ClusterClient extends grpc.Client {
   moveReplica(argument: _atoll_v1_MoveReplicaRequest, callback: grpc.requestCallback<_atoll_v1_MoveReplicaResponse__Output>): grpc.ClientUnaryCall;
   
   /**
+   * Pauses, resumes or reports the rebalancer (RebalanceRequest).
+   */
+  Rebalance(argument: _atoll_v1_RebalanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  Rebalance(argument: _atoll_v1_RebalanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  Rebalance(argument: _atoll_v1_RebalanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  Rebalance(argument: _atoll_v1_RebalanceRequest, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Pauses, resumes or reports the rebalancer (RebalanceRequest).
+   */
+  rebalance(argument: _atoll_v1_RebalanceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _atoll_v1_RebalanceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _atoll_v1_RebalanceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  rebalance(argument: _atoll_v1_RebalanceRequest, callback: grpc.requestCallback<_atoll_v1_RebalanceResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Splits a partition's hash range in two (SplitPartitionRequest).
+   */
+  SplitPartition(argument: _atoll_v1_SplitPartitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  SplitPartition(argument: _atoll_v1_SplitPartitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  SplitPartition(argument: _atoll_v1_SplitPartitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  SplitPartition(argument: _atoll_v1_SplitPartitionRequest, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Splits a partition's hash range in two (SplitPartitionRequest).
+   */
+  splitPartition(argument: _atoll_v1_SplitPartitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  splitPartition(argument: _atoll_v1_SplitPartitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  splitPartition(argument: _atoll_v1_SplitPartitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  splitPartition(argument: _atoll_v1_SplitPartitionRequest, callback: grpc.requestCallback<_atoll_v1_SplitPartitionResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
    * Asks a partition's leader to hand leadership to another replica.
    */
   TransferLeader(argument: _atoll_v1_TransferLeaderRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_TransferLeaderResponse__Output>): grpc.ClientUnaryCall;
@@ -81,6 +132,11 @@ export interface ClusterHandlers extends grpc.UntypedServiceImplementation {
   BackupPage: grpc.handleUnaryCall<_atoll_v1_BackupPageRequest__Output, _atoll_v1_BackupPageResponse>;
   
   /**
+   * Changes the member table (ChangeMemberRequest).
+   */
+  ChangeMember: grpc.handleUnaryCall<_atoll_v1_ChangeMemberRequest__Output, _atoll_v1_ChangeMemberResponse>;
+  
+  /**
    * The cluster's membership, partition table and leaders, as the answering node sees them.
    */
   ClusterInfo: grpc.handleUnaryCall<_atoll_v1_ClusterInfoRequest__Output, _atoll_v1_ClusterInfoResponse>;
@@ -91,6 +147,16 @@ export interface ClusterHandlers extends grpc.UntypedServiceImplementation {
   MoveReplica: grpc.handleUnaryCall<_atoll_v1_MoveReplicaRequest__Output, _atoll_v1_MoveReplicaResponse>;
   
   /**
+   * Pauses, resumes or reports the rebalancer (RebalanceRequest).
+   */
+  Rebalance: grpc.handleUnaryCall<_atoll_v1_RebalanceRequest__Output, _atoll_v1_RebalanceResponse>;
+  
+  /**
+   * Splits a partition's hash range in two (SplitPartitionRequest).
+   */
+  SplitPartition: grpc.handleUnaryCall<_atoll_v1_SplitPartitionRequest__Output, _atoll_v1_SplitPartitionResponse>;
+  
+  /**
    * Asks a partition's leader to hand leadership to another replica.
    */
   TransferLeader: grpc.handleUnaryCall<_atoll_v1_TransferLeaderRequest__Output, _atoll_v1_TransferLeaderResponse>;
@@ -99,7 +165,10 @@ export interface ClusterHandlers extends grpc.UntypedServiceImplementation {
 
 export interface ClusterDefinition extends grpc.ServiceDefinition {
   BackupPage: MethodDefinition<_atoll_v1_BackupPageRequest, _atoll_v1_BackupPageResponse, _atoll_v1_BackupPageRequest__Output, _atoll_v1_BackupPageResponse__Output>
+  ChangeMember: MethodDefinition<_atoll_v1_ChangeMemberRequest, _atoll_v1_ChangeMemberResponse, _atoll_v1_ChangeMemberRequest__Output, _atoll_v1_ChangeMemberResponse__Output>
   ClusterInfo: MethodDefinition<_atoll_v1_ClusterInfoRequest, _atoll_v1_ClusterInfoResponse, _atoll_v1_ClusterInfoRequest__Output, _atoll_v1_ClusterInfoResponse__Output>
   MoveReplica: MethodDefinition<_atoll_v1_MoveReplicaRequest, _atoll_v1_MoveReplicaResponse, _atoll_v1_MoveReplicaRequest__Output, _atoll_v1_MoveReplicaResponse__Output>
+  Rebalance: MethodDefinition<_atoll_v1_RebalanceRequest, _atoll_v1_RebalanceResponse, _atoll_v1_RebalanceRequest__Output, _atoll_v1_RebalanceResponse__Output>
+  SplitPartition: MethodDefinition<_atoll_v1_SplitPartitionRequest, _atoll_v1_SplitPartitionResponse, _atoll_v1_SplitPartitionRequest__Output, _atoll_v1_SplitPartitionResponse__Output>
   TransferLeader: MethodDefinition<_atoll_v1_TransferLeaderRequest, _atoll_v1_TransferLeaderResponse, _atoll_v1_TransferLeaderRequest__Output, _atoll_v1_TransferLeaderResponse__Output>
 }

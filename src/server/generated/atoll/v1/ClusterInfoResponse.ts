@@ -2,6 +2,7 @@
 
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from '../../atoll/v1/NodeInfo.js';
 import type { PartitionInfo as _atoll_v1_PartitionInfo, PartitionInfo__Output as _atoll_v1_PartitionInfo__Output } from '../../atoll/v1/PartitionInfo.js';
+import type { Long } from '@grpc/proto-loader';
 
 export interface ClusterInfoResponse {
   /**
@@ -36,6 +37,10 @@ export interface ClusterInfoResponse {
    * Empty from servers older than cluster descriptors.
    */
   'clusterId'?: (string);
+  /**
+   * The version of the member table the answering node follows (0: the founding members).
+   */
+  'memberTableVersion'?: (number | string | Long);
 }
 
 export interface ClusterInfoResponse__Output {
@@ -71,4 +76,8 @@ export interface ClusterInfoResponse__Output {
    * Empty from servers older than cluster descriptors.
    */
   'clusterId': (string);
+  /**
+   * The version of the member table the answering node follows (0: the founding members).
+   */
+  'memberTableVersion': (string);
 }

@@ -22,6 +22,19 @@ export interface NodeInfo {
    * and /readyz. Empty when the answering node does not know it.
    */
   'adminAddress'?: (string);
+  /**
+   * Its state in the cluster's member table: "joining", "active" or "leaving" (removed members
+   * are not listed). Empty from servers older than the member table.
+   */
+  'state'?: (string);
+  /**
+   * Its --zone label; empty when none.
+   */
+  'zone'?: (string);
+  /**
+   * Its peer port, host:port (what peers dial); empty when the answering node does not know it.
+   */
+  'peerAddress'?: (string);
 }
 
 /**
@@ -45,4 +58,17 @@ export interface NodeInfo__Output {
    * and /readyz. Empty when the answering node does not know it.
    */
   'adminAddress': (string);
+  /**
+   * Its state in the cluster's member table: "joining", "active" or "leaving" (removed members
+   * are not listed). Empty from servers older than the member table.
+   */
+  'state': (string);
+  /**
+   * Its --zone label; empty when none.
+   */
+  'zone': (string);
+  /**
+   * Its peer port, host:port (what peers dial); empty when the answering node does not know it.
+   */
+  'peerAddress': (string);
 }

@@ -54,11 +54,20 @@ export interface PutRequest {
    * (LEASE_NOT_FOUND). A put without a lease detaches the key from any lease.
    */
   'lease'?: (string);
+  /**
+   * Fenced write: the caller's fencing token (a lock's token, docs/api.md "Locks and fencing").
+   * The write fails with FAILED_PRECONDITION (FENCED), changing nothing, when the live key was
+   * last written by a fenced write with a higher token (a newer lock holder); otherwise the key
+   * remembers the highest token that wrote it while it stays live (a delete or expiry forgets
+   * it). At least 1.
+   */
+  'ifFence'?: (number | string | Long);
   '_ttlMs'?: "ttlMs";
   '_ifModRevision'?: "ifModRevision";
   '_ifValue'?: "ifValue";
   '_requestId'?: "requestId";
   '_lease'?: "lease";
+  '_ifFence'?: "ifFence";
 }
 
 export interface PutRequest__Output {
@@ -113,9 +122,18 @@ export interface PutRequest__Output {
    * (LEASE_NOT_FOUND). A put without a lease detaches the key from any lease.
    */
   'lease'?: (string);
+  /**
+   * Fenced write: the caller's fencing token (a lock's token, docs/api.md "Locks and fencing").
+   * The write fails with FAILED_PRECONDITION (FENCED), changing nothing, when the live key was
+   * last written by a fenced write with a higher token (a newer lock holder); otherwise the key
+   * remembers the highest token that wrote it while it stays live (a delete or expiry forgets
+   * it). At least 1.
+   */
+  'ifFence'?: (string);
   '_ttlMs'?: "ttlMs";
   '_ifModRevision'?: "ifModRevision";
   '_ifValue'?: "ifValue";
   '_requestId'?: "requestId";
   '_lease'?: "lease";
+  '_ifFence'?: "ifFence";
 }

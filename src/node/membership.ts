@@ -1,0 +1,245 @@
+/**
+ * Follows and changes the cluster's member table (membership-table.ts) at run time. One job: keep
+ * this node's view of the members equal to the replicated record: read it every REFRESH_MS (and on
+ * demand), and when a newer version appears, grow and shrink the address book (the shared peers map
+ * every room reads, the transport's links, the driver's liveness) and rewrite the cluster
+ * descriptor on disk from it, so a restart starts from the last table this node applied.
+ *
+ * Invariants:
+ * - the followed table's version never goes down (follow ignores older or equal versions), so a
+ *   slow read racing a newer one cannot bring a removed member back.
+ * - changes are compare-and-set on the record's mod revision: a change is computed from the table
+ *   it read, and applies only if the record is still that one (else it reads again, bounded).
+ * - a removed member is never dialled again and its peer calls are refused (isRemoved).
+ */
+import type { Logger } from 'pino';
+import { AtollError } from '../errors.js';
+import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+import type * as api from './api.js';
+import { withMemberTable, writeDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
+import { decodeTable, encodeTable, foundingTable, refusedMember, withZone, type MemberRecord, type MemberTable } from './membership-table.js';
+import type { KvOperation, KvResult } from './operations.js';
+import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import type { PartitionReplica } from './partition-replica.js';
+
+/** The record's internal key (the system tenant's `membership/table`). */
+export const memberTableKey = toInternalKey(systemTenant, 'membership/table');
+const REFRESH_MS = 1_000;
+/**
+ * A node without a replica of the table's partition that follows a leader reads it through the
+ * partition's leader (a linearizable read, which wakes a quiesced group) only every this many
+ * refreshes; a node with one reads its own applied copy every refresh, which costs no Raft traffic.
+ */
+const REMOTE_REFRESH_EVERY = 10;
+const CALL_TIMEOUT_MS = 5_000;
+/** Compare-and-set attempts of one change before it gives up (MEMBERSHIP_REFUSED 'conflict'). */
+const MAX_CHANGE_ATTEMPTS = 8;
+
+export interface MembershipOptions {
+  readonly id: number;
+  readonly descriptor: ClusterDescriptor;
+  /** The node's address book (client addresses), shared by reference with the router and the moves. */
+  readonly peers: Map<number, string>;
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly engine: StorageEngine;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  readonly logger: Logger;
+  /** Runs an operation at its partition (Router.route) and names a key's partition. */
+  readonly route: (partition: number, operation: KvOperation, context: api.CallContext) => Promise<KvResult>;
+  readonly partitionOfKey: (key: string) => number;
+  /**
+   * Called once, when this node learns that it was removed: it applied (or read) a table naming it
+   * removed, or a peer refused its call with MEMBERSHIP_REFUSED 'removed'. The node shuts down.
+   */
+  readonly onRemoved?: (why: string) => void;
+  /** This node's --zone label: recorded in its member table entry once the table lists it with another. */
+  readonly zone?: string;
+}
+
+/** A member's peer port: its recorded one, else its client port + 100 (the default of --peer-addresses). */
+export function peerAddressOf(member: Pick<MemberRecord, 'clientAddress' | 'peerAddress'>): string {
+  if (member.peerAddress !== '') return member.peerAddress;
+  const colon = member.clientAddress.lastIndexOf(':');
+  return `${member.clientAddress.slice(0, colon)}:${Number(member.clientAddress.slice(colon + 1)) + 100}`;
+}
+
+export class Membership {
+  private table: MemberTable;
+  private descriptor: ClusterDescriptor;
+  private timer: TimerHandle | undefined;
+  private refreshing: Promise<MemberTable> | undefined;
+  private refreshes = 0;
+  /** Set once this node learned it was removed (see onRemoved); never unset. */
+  private removedSelf = false;
+  /** Descriptor rewrites run one at a time, newest table last. */
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: MembershipOptions) {
+    this.descriptor = options.descriptor;
+    this.table = options.descriptor.memberTable ?? foundingTable(options.descriptor.members);
+    this.applyAddressBook();
+  }
+
+  start(): void {
+    // A restart after the removal: the descriptor already records the table that removed this node.
+    if (this.isRemoved(this.options.id)) this.learnedRemoved(`member table version ${this.table.version} names this node removed`);
+    this.timer = this.options.timers.every(REFRESH_MS, () => {
+      // Its own replica's copy while that replica follows a leader and holds the partition's state
+      // (a stray one, a move's source that never applied its removal, is found and deleted by
+      // stray-check.ts). An empty replica opened for a move, waiting for its first
+      // snapshot, has a leader but no record: reading it kept a node that joined on its founding
+      // table for good (a chaos run's joiner, stuck at version 0 while the table was at 6).
+      const replica = this.options.driver.groups.get(this.options.partitionOfKey(memberTableKey));
+      const local = replica !== undefined && replica.raw.lead !== 0 && replica.raw.isMember(this.options.id);
+      if (!local && this.refreshes++ % REMOTE_REFRESH_EVERY !== 0) return;
+      this.refresh(!local).then(() => this.recordZone()).catch((error: unknown) => {
+        if (error instanceof AtollError && error.code === 'MEMBERSHIP_REFUSED' && error.details?.['reason'] === 'removed') {
+          this.learnedRemoved('a member refused this node\'s call: it was removed from the cluster');
+          return;
+        }
+        this.options.logger.debug({ err: error }, 'reading the member table failed; trying again');
+      });
+    });
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+  }
+
+  /** The table this node follows now. */
+  current(): MemberTable {
+    return this.table;
+  }
+
+  /** Whether `id` names a member that was removed (its peer calls are refused). */
+  isRemoved(id: number): boolean {
+    return this.table.members.some((member) => member.id === id && member.state === 'removed');
+  }
+
+  /**
+   * Reads the record and follows it when it is newer; one read at a time. `linearizable`: at the
+   * partition's leader, so a change acknowledged before is seen; else this node's replica's applied
+   * copy when it has one (possibly behind, never ahead of, the record).
+   */
+  refresh(linearizable = true): Promise<MemberTable> {
+    // A linearizable refresh never waits on a local read in flight: it must see every acknowledged change.
+    if (linearizable) return this.read().then(({ table }) => (this.follow(table), this.table));
+    if (this.refreshing !== undefined) return this.refreshing;
+    this.refreshing = this.readLocal()
+      .then(({ table }) => {
+        this.follow(table);
+        return this.table;
+      })
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    return this.refreshing;
+  }
+
+  /**
+   * Applies `change` to the current record with a compare-and-set, retrying on a concurrent change
+   * (bounded). `change` throws to refuse (nothing written) and returns its argument for "nothing
+   * to do". Resolves with the table now recorded, which this node follows from then on.
+   */
+  async change(change: (table: MemberTable) => MemberTable): Promise<MemberTable> {
+    for (let attempt = 0; attempt < MAX_CHANGE_ATTEMPTS; attempt++) {
+      const { table, modRevision } = await this.read();
+      this.follow(table);
+      const next = change(table);
+      if (next === table) return table;
+      const key = memberTableKey;
+      const condition = modRevision === 0 ? { ifAbsent: true } : { ifModRevision: modRevision };
+      const result = (await this.options.route(this.options.partitionOfKey(key), { kind: 'put', request: { key, value: encodeTable(next), ...condition } }, this.context())) as KvResult & {
+        response: api.PutResponse;
+      };
+      if (result.response.applied) {
+        this.options.logger.info({ version: next.version, members: next.members.map((m) => `${m.id}:${m.state}`) }, 'changed the member table');
+        this.follow(next);
+        return next;
+      }
+      // Another change won the race (or a retry of ours applied first): read again and decide again.
+    }
+    throw refusedMember('conflict', 'the member table kept changing under this request; try again');
+  }
+
+  private async read(): Promise<{ table: MemberTable; modRevision: number }> {
+    const key = memberTableKey;
+    const result = (await this.options.route(this.options.partitionOfKey(key), { kind: 'get', request: { key } }, this.context())) as KvResult & { response: api.GetResponse };
+    if (!result.response.found) return { table: foundingTable(this.options.descriptor.members.filter((m) => m.state === undefined || m.state === 'active')), modRevision: 0 };
+    return { table: decodeTable(result.response.value), modRevision: result.response.modRevision };
+  }
+
+  /** The applied copy in this node's replica of the table's partition; the routed read without one. */
+  private async readLocal(): Promise<{ table: MemberTable; modRevision: number }> {
+    const replica = this.options.driver.groups.get(this.options.partitionOfKey(memberTableKey));
+    if (replica === undefined) return this.read();
+    const got = await replica.mvcc.get(memberTableKey, { nowMs: this.options.clock.wallMs() });
+    if (!got.found || got.value === undefined) return { table: this.table, modRevision: 0 };
+    return { table: decodeTable(got.value), modRevision: got.modRevision };
+  }
+
+  private context(): api.CallContext {
+    return { deadlineMs: this.options.clock.wallMs() + CALL_TIMEOUT_MS, tenant: systemTenant };
+  }
+
+  /** Follows `table` when it is newer than the one followed (see the invariants). */
+  private follow(table: MemberTable): void {
+    if (table.version <= this.table.version) return;
+    this.table = table;
+    this.applyAddressBook();
+    if (this.isRemoved(this.options.id)) this.learnedRemoved(`member table version ${table.version} names this node removed`);
+    const descriptor = withMemberTable(this.descriptor, table);
+    this.descriptor = descriptor;
+    this.writing = this.writing
+      .then(() => writeDescriptor(this.options.engine, descriptor))
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'rewriting the cluster descriptor from the member table failed; the next change retries'));
+  }
+
+  /**
+   * Records this node's --zone in its member table entry when the followed table lists it with
+   * another (at creation every node knows only its own zone; a joiner's add-node may omit it).
+   */
+  private async recordZone(): Promise<void> {
+    const { zone, id } = this.options;
+    if (zone === undefined || zone === '' || this.removedSelf) return;
+    const own = this.table.members.find((member) => member.id === id);
+    if (own === undefined || own.state === 'removed' || own.zone === zone) return;
+    await this.change((table) => (table.members.some((member) => member.id === id) ? withZone(table, id, zone) : table));
+    this.options.logger.info({ zone }, 'recorded this node\'s zone in the member table');
+  }
+
+  /** Whether this node learned that it was removed from the cluster (it shuts down). */
+  get removed(): boolean {
+    return this.removedSelf;
+  }
+
+  private learnedRemoved(why: string): void {
+    if (this.removedSelf) return;
+    this.removedSelf = true;
+    this.options.logger.error({ why }, 'this node was removed from the cluster: its peers refuse it; it shuts down (exit code 4). Its id is spent: to bring the machine back, clear its data directory and add it under a new id');
+    this.options.onRemoved?.(why);
+  }
+
+  /** Grows and shrinks the address book to the followed table (adding a known peer changes nothing). */
+  private applyAddressBook(): void {
+    const { peers, driver, id } = this.options;
+    for (const member of this.table.members) {
+      if (member.id === id) continue;
+      if (member.state === 'removed') {
+        peers.delete(member.id);
+        driver.dropPeer(member.id);
+        continue;
+      }
+      peers.set(member.id, member.clientAddress);
+      driver.addPeer(member.id, peerAddressOf(member));
+    }
+  }
+}
+
+/** MEMBERSHIP_REFUSED for a call from a removed node (the peer port's guard). */
+export function removedPeerError(id: number): AtollError {
+  return refusedMember('removed', `node ${id} was removed from the cluster; it may not call its former peers`);
+}

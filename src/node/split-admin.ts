@@ -1,0 +1,109 @@
+/**
+ * Starts a partition split on the partition's leader (Cluster.SplitPartition, `atoll cluster
+ * split P`): picks the split point and proposes the split entry (split-entry.ts) to the source
+ * group; every replica then applies it (split-apply.ts). The point is the median bucket hash of
+ * the partition's stored keys (chooseSplitPoint: each side keeps at least one bucket), or the
+ * range's midpoint when it holds fewer than two buckets; a bucket never splits, since all its
+ * keys share one hash. Refusals change nothing: NOT_LEADER (with the leader's id) on another
+ * node, SPLIT_REFUSED 'single-bucket' for a range of one hash, 'in-progress' while a replica move
+ * runs, INVALID_ARGUMENT for a bad partition number.
+ */
+import { AtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
+import { chooseSplitPoint } from '../keys/partition-table.js';
+import type { ApplyResult } from '../mvcc/index.js';
+import type { PartitionReplica } from './partition-replica.js';
+import type { NodeClock, NodeTimers } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from './split-entry.js';
+
+/** At most this many stored keys are looked at to pick the split point. */
+const SPLIT_SAMPLE_KEYS = 100_000;
+
+export interface SplitPartitionResult {
+  readonly partition: number;
+  readonly newPartition: number;
+  /** The source keeps [start, mid); the new partition owns [mid, end). */
+  readonly start: number;
+  readonly mid: number;
+  readonly end: number;
+}
+
+/** The node's split call as the Cluster service sees it (AtollNode.splitPartition; optional in a fake). */
+export interface SplitApi {
+  splitPartition?(request: { readonly partition: number }, context: import('./api.js').CallContext): Promise<SplitPartitionResult>;
+}
+
+export interface SplitAdminOptions {
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly initialPartitions: number;
+  readonly hashFunction: BucketHashName;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  /** True while a replica move of the partition is coordinated here. */
+  moveInProgress(partition: number): boolean;
+  /** Whether the node's partition table knows the id (range-routing.ts). */
+  isKnown(partition: number): boolean;
+  /** NOT_LEADER naming the partition's leader as this node knows it (router.ts). */
+  notLeader(partition: number): AtollError;
+}
+
+function refused(reason: string, message: string, details: Record<string, unknown> = {}): AtollError {
+  return new AtollError('SPLIT_REFUSED', message, { reason, ...details });
+}
+
+export class SplitAdmin {
+  constructor(private readonly options: SplitAdminOptions) {}
+
+  async split(partition: number, deadlineMs: number): Promise<SplitPartitionResult> {
+    const { driver, initialPartitions, hashFunction, clock } = this.options;
+    if (!Number.isSafeInteger(partition) || partition < 0 || !this.options.isKnown(partition)) throw new AtollError('INVALID_ARGUMENT', `no partition ${String(partition)}`);
+    const replica = driver.groups.get(partition);
+    if (replica === undefined) throw this.options.notLeader(partition);
+    if (replica.raw.status().role !== 'leader') throw replica.notLeaderError();
+    const range = replica.mvcc.hashRange;
+    if (range === undefined) throw new AtollError('INVALID_ARGUMENT', `partition ${partition} has no hash range`);
+    if (replica.raw.status().confState.learners.length > 0 || this.options.moveInProgress(partition)) {
+      throw refused('in-progress', `partition ${partition} has a replica move in progress; split it after the move`, { partition });
+    }
+    const hashes = replica.mvcc.storedKeyNames(SPLIT_SAMPLE_KEYS).map((key) => bucketHash(bucketOf(key), hashFunction));
+    let mid = chooseSplitPoint(range, hashes);
+    // A new partition's id is its first hash, so a point must be clear of the equal table's ids.
+    if (mid !== undefined && !splitIdAllowed(mid, initialPartitions)) mid = Math.max(mid, initialPartitions) < range.end ? Math.max(mid, initialPartitions) : undefined;
+    if (mid === undefined || mid <= range.start) {
+      throw refused('single-bucket', `partition ${partition}'s range [${range.start}, ${range.end}) cannot split (one bucket)`, { partition });
+    }
+    const newPartition = splitPartitionId(mid);
+    const payload = encodeSplitEntry({ nowMs: clock.wallMs(), mid, newId: newPartition });
+    const result = await this.propose(replica, payload, deadlineMs);
+    if (result.error !== undefined) throw result.error;
+    return { partition, newPartition, start: range.start, mid, end: range.end };
+  }
+
+  private propose(replica: PartitionReplica, payload: Uint8Array, deadlineMs: number): Promise<ApplyResult> {
+    const { driver, clock, timers } = this.options;
+    return new Promise<ApplyResult>((resolve, reject) => {
+      let settled = false;
+      const timer = timers.after(Math.max(0, deadlineMs - clock.wallMs()), () => {
+        if (settled) return;
+        settled = true;
+        // The entry may still commit and apply: the caller reads ClusterInfo to find out.
+        reject(new AtollError('DEADLINE_EXCEEDED', `partition ${replica.id}: the split did not apply within the deadline; check the partition table`));
+      });
+      const finish = (action: () => void): void => {
+        if (settled) return;
+        settled = true;
+        timer.cancel();
+        action();
+      };
+      driver.enqueue(() => {
+        try {
+          replica.propose(payload, { resolve: (result) => finish(() => resolve(result)), reject: (error) => finish(() => reject(error)) });
+        } catch (error) {
+          finish(() => reject(replica.notLeaderError(error)));
+        }
+      });
+    });
+  }
+}

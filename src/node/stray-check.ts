@@ -1,0 +1,105 @@
+/**
+ * Stray replicas: a replica this node still hosts whose group has removed this node, which it never
+ * learned (replica-moves.ts deletes a replica once its own applied configuration leaves the node
+ * out; this finds the ones that cannot see that). The source of a move learns its removal when the
+ * leader's next message carries the commit index; after it applied the removal the leader sends it
+ * nothing more. If that message was lost the source waits without a leader forever, and if its
+ * group was quiet (a quiesced follower keeps its leader's id) it does not even notice.
+ *
+ * Every STRANDED_CHECK_MS this asks peers' ClusterInfo about the suspects: replicas without a leader
+ * for two checks in a row (every reachable peer is asked), and every FOLLOWER_CHECK_EVERY-th check
+ * quiet followers (only the node they follow is asked). A suspect is handed to `leave` (stop and
+ * delete) when a peer leads its partition in a term at least the replica's, has applied at least as
+ * far (so its configuration is at least as new as the one naming this node a voter), and its
+ * voters leave this node out. Cost on an idle node: field reads per group, one ClusterInfo per
+ * followed node every FOLLOWER_CHECK_EVERY checks; no status() object (test/node/idle-sweeps.test.ts).
+ */
+import type { Logger } from 'pino';
+import type { PartitionReplica } from './partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
+import type { RaftDriver } from './raft-driver.js';
+
+/** How often replicas without a leader ask their peers whether they were removed. */
+const STRANDED_CHECK_MS = 2_000;
+/** Quiet followers are checked too every this many checks (one ClusterInfo per followed node). */
+const FOLLOWER_CHECK_EVERY = 5;
+const CALL_TIMEOUT_MS = 2_000;
+
+export interface StrayCheckOptions {
+  readonly driver: RaftDriver<PartitionReplica>;
+  readonly id: number;
+  readonly knownNodes: ReadonlyMap<number, string>;
+  readonly clock: NodeClock;
+  readonly timers: NodeTimers;
+  readonly logger: Logger;
+  /** Takes a stray replica out of the driver and deletes its data (a loop task). */
+  readonly leave: (partition: number, replica: PartitionReplica) => void;
+}
+
+export class StrayCheck {
+  private timer: TimerHandle | undefined;
+  private checking = false;
+  /** Partitions with no known leader at the previous check. */
+  private leaderlessBefore = new Set<number>();
+  private checks = 0;
+
+  constructor(private readonly options: StrayCheckOptions) {}
+
+  start(): void {
+    this.timer = this.options.timers.every(STRANDED_CHECK_MS, () => void this.check());
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+  }
+
+  private async check(): Promise<void> {
+    const { driver, id, clock, logger } = this.options;
+    if (this.checking || driver.closed) return;
+    this.checking = true;
+    try {
+      // Suspects: voters (by their own configuration) without a leader for two checks in a row,
+      // and, every FOLLOWER_CHECK_EVERY-th check, quiet followers too. A quiesced follower keeps
+      // its leader's id, and a leader that removed it sends it nothing more (not even the wake-up
+      // that would start an election), so without this a source that missed its removal while its
+      // group was quiet stayed a stray for good (simulator seed 228: on a node then removed from
+      // the cluster, it also kept the node reading an old member table from it).
+      const followers = this.checks++ % FOLLOWER_CHECK_EVERY === 0;
+      const suspects = new Map<number, { term: number; applied: number }>();
+      const leaderlessNow = new Set<number>();
+      // Leaderless suspects ask every peer; quiet followers only the node they follow.
+      const ask = new Set<number>();
+      let askAll = false;
+      for (const [partition, replica] of driver.groups) {
+        // Field reads first: a led group (the common case) builds no status() object.
+        const lead = replica.raw.lead;
+        if (lead === 0) leaderlessNow.add(partition);
+        const suspect = lead === 0 ? this.leaderlessBefore.has(partition) : followers && lead !== id && replica.raw.quiesced;
+        if (!suspect || !replica.raw.isVoter(id)) continue;
+        // Field reads (test/node/idle-sweeps.test.ts: an idle pass builds no status() object).
+        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex });
+        if (lead === 0) askAll = true;
+        else ask.add(lead);
+      }
+      this.leaderlessBefore = leaderlessNow;
+      if (suspects.size === 0) return;
+      for (const [peer] of this.options.knownNodes) {
+        if (peer === id || suspects.size === 0 || (!askAll && !ask.has(peer)) || !driver.transport.isReachable(peer)) continue;
+        const info = await driver.transport.clusterInfo(peer, clock.wallMs() + CALL_TIMEOUT_MS).catch(() => undefined);
+        for (const partition of info?.partitions ?? []) {
+          const suspect = suspects.get(partition.id);
+          // The peer leads in a term at least ours and applied at least as far, so its
+          // configuration is at least as new as the one that names this node a voter.
+          if (suspect === undefined || partition.leader !== peer || partition.term < suspect.term || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
+          suspects.delete(partition.id);
+          const replica = driver.groups.get(partition.id);
+          if (replica === undefined) continue;
+          logger.info({ partition: partition.id, leader: peer, voters: partition.replicas }, 'the leader no longer counts this node among the replicas: deleting ours');
+          driver.enqueue(() => this.options.leave(partition.id, replica));
+        }
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+}

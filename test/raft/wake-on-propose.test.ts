@@ -1,0 +1,60 @@
+/**
+ * A proposal that wakes a quiesced leader sends its append to every follower and no heartbeat
+ * round (issue 18: under load at many partitions most proposals wake their group, and the wake
+ * heartbeat and its answers were four of a put's messages). The append alone wakes the quiesced
+ * followers, commits, and the group quiesces again; other wakes (a read, a peer's message) still
+ * heartbeat at once. The tick that quiesces the group sends only the quiesce request's round.
+ */
+import { describe, expect, it } from 'vitest';
+import { Harness } from './harness.js';
+
+function quiescedGroup(): Harness {
+  const h = new Harness([1, 2, 3], { quiesceAfterTicks: 3 });
+  h.campaign(1);
+  h.stabilize();
+  h.propose(1, 'a');
+  h.stabilize();
+  h.run(20);
+  for (const id of [1, 2, 3]) expect(h.status(id).quiesced).toBe(true);
+  h.queue = [];
+  return h;
+}
+
+describe('waking a quiesced group', () => {
+  it('by a proposal: appends to every follower, no heartbeat; the followers wake and apply', () => {
+    const h = quiescedGroup();
+    h.propose(1, 'b');
+    expect(h.queue.map((m) => `${m.type}>${m.to}`).sort()).toEqual(['app>2', 'app>3']);
+    h.stabilize();
+    for (const id of [1, 2, 3]) {
+      expect(h.status(id).quiesced).toBe(false);
+      expect(h.appliedTexts(id)).toEqual(['a', 'b']);
+    }
+    h.run(20);
+    for (const id of [1, 2, 3]) expect(h.status(id).quiesced).toBe(true);
+  });
+
+  it('the tick that quiesces sends one heartbeat round, the quiesce request, not an ordinary round as well', () => {
+    const h = quiescedGroup();
+    h.propose(1, 'b');
+    h.stabilize();
+    let quiescingTick: string[] | undefined;
+    for (let tick = 0; tick < 10 && quiescingTick === undefined; tick++) {
+      h.tick(1);
+      const raft = Reflect.get(h.node(1).raw, 'raft') as { quiesced: boolean };
+      const heartbeats = h.queue.filter((m) => m.type === 'heartbeat').map((m) => `${m.to}${m.quiesce === true ? ' quiesce' : ''}`).sort();
+      if (raft.quiesced) quiescingTick = heartbeats;
+      h.stabilize();
+    }
+    expect(quiescingTick).toEqual(['2 quiesce', '3 quiesce']);
+    for (const id of [1, 2, 3]) expect(h.status(id).quiesced).toBe(true);
+  });
+
+  it('by a read: heartbeats at once (the read needs the round)', () => {
+    const h = quiescedGroup();
+    h.readIndex(1, 'r1');
+    expect([...new Set(h.queue.filter((m) => m.type === 'heartbeat').map((m) => m.to))].sort()).toEqual([2, 3]);
+    h.stabilize();
+    expect(h.node(1).readStates.map((s) => s.context)).toEqual(['r1']);
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { negativeControls } from '../../../src/sim/node/negative-controls.js';
+import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
+import { firstCatch } from './seed-range.js';
+
+/**
+ * Membership in the whole-node simulator (issue 19): the membership checker catches a replica move
+ * that removes its source before the new learner caught up, and the seed that caught it passes
+ * without the defect; seed 17 (node 4 joins, node 1 leaves; node 2 is down while partition 0 moves
+ * onto node 4, which then leads it) is the regression seed of the non-member-leader fix
+ * (peer-message-check.ts fromLeaderAtTerm: node 2 refused every message of the leader its stale
+ * configuration did not name, and never caught up).
+ */
+describe('whole-node simulator: membership changes', () => {
+  it('a move that removes its source before the learner caught up leaves RF - 1 voters (membership checker)', async () => {
+    const control = negativeControls['moveRemovesSourceEarly']!;
+    const caught = await firstCatch('moveRemovesSourceEarly');
+    expect(caught, `no seed in 1..${control.budget} failed ${control.checker}/${control.invariant}`).toBeDefined();
+    const clean = await runNodeSeed(caught!.seed, { overrides: control.overrides, traceLines: 0 });
+    expect(clean.failures).toEqual([]);
+  }, 300_000);
+
+  it('seed 17: a replica down during a move onto a new node catches up from that node once it leads', async () => {
+    const result = await runNodeSeed(17, { traceLines: 1_000_000 });
+    expect(result.scenario).toContain('node 4 joins');
+    expect(result.trace.some((line) => line.includes('MEMBERSHIP finished'))).toBe(true);
+    expect(result.failures).toEqual([]);
+  }, 120_000);
+});
