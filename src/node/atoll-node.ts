@@ -186,7 +186,7 @@ export class AtollNode implements api.NodeApi {
       this.moves.closeAll();
       environment.onRemoved?.();
     };
-    this.membership = new Membership({ id, descriptor, peers, driver, engine, clock, timers, logger, route, partitionOfKey, onRemoved, ...(config.zone !== undefined && { zone: config.zone }) });
+    this.membership = new Membership({ id, descriptor, peers, driver, engine, clock, timers, logger, route, partitionOfKey, onRemoved, ...(config.zone !== undefined && { zone: config.zone }), ...(config.adminAddresses?.get(id) && { adminAddress: config.adminAddresses.get(id) as string }) });
     const { membership, access } = this;
     this.memberAdmin = new MembershipAdmin({
       id,

@@ -96,7 +96,8 @@ export class MembershipAdmin {
     return table.members
       .filter((member) => member.state !== 'removed')
       .map((member) => {
-        const adminAddress = adminAddresses?.get(member.id) ?? '';
+        // Configured (--admin-addresses) first, else what the member recorded itself (a joined node).
+        const adminAddress = adminAddresses?.get(member.id) || member.adminAddress || '';
         return {
           id: member.id,
           address: member.clientAddress,

@@ -32,6 +32,11 @@ export interface MemberRecord {
   readonly peerAddress: string;
   /** Its --zone label ('' when none): placement spreads a partition's replicas over zones. */
   readonly zone: string;
+  /**
+   * host:port of its admin (HTTP) port as the node itself advertises it, absent until the node
+   * records it (a joined node's, which the others' --admin-addresses do not name).
+   */
+  readonly adminAddress?: string;
   readonly state: MemberState;
 }
 
@@ -67,9 +72,13 @@ export function foundingTable(members: ReadonlyArray<{ id: number; clientAddress
   return table;
 }
 
+function isAddress(address: unknown): address is string {
+  return typeof address === 'string' && address.length <= maxAddressBytes && addressPattern.test(address) && Number(address.slice(address.lastIndexOf(':') + 1)) <= 65_535;
+}
+
 /** INVALID_ARGUMENT unless `address` is a bounded host:port. */
 export function checkAddress(address: string, what: string): void {
-  if (typeof address !== 'string' || address.length > maxAddressBytes || !addressPattern.test(address) || Number(address.slice(address.lastIndexOf(':') + 1)) > 65_535) {
+  if (!isAddress(address)) {
     throw new AtollError('INVALID_ARGUMENT', `${what} must be host:port, got ${JSON.stringify(String(address).slice(0, 80))}`);
   }
 }
@@ -97,6 +106,7 @@ export function checkTable(table: MemberTable): void {
       if (typeof address !== 'string' || address.length > maxAddressBytes) fail('address');
     }
     if (typeof member.zone !== 'string' || member.zone.length > maxZoneBytes || !zonePattern.test(member.zone)) fail('zone');
+    if (member.adminAddress !== undefined && !isAddress(member.adminAddress)) fail('admin address');
     if (member.state === 'removed') continue;
     for (const address of [member.clientAddress, member.peerAddress]) {
       if (address === '') continue;
@@ -119,7 +129,8 @@ export function decodeTable(bytes: Uint8Array): MemberTable {
     if (parsed.format !== 'atoll-member-table') throw new Error('wrong format tag');
     const table: MemberTable = {
       version: parsed.version,
-      members: parsed.members.map((m) => ({ id: m.id, clientAddress: m.clientAddress, peerAddress: m.peerAddress, zone: m.zone, state: m.state })),
+      // A record written before admin addresses were recorded has none: absent, not ''.
+      members: parsed.members.map((m) => ({ id: m.id, clientAddress: m.clientAddress, peerAddress: m.peerAddress, zone: m.zone, ...(m.adminAddress !== undefined && { adminAddress: m.adminAddress }), state: m.state })),
     };
     checkTable(table);
     return table;
@@ -186,6 +197,22 @@ export function withState(table: MemberTable, id: number, state: MemberState): M
   if (existing.state === state) return table;
   if (!allowedTransitions[existing.state].includes(state)) throw refusedMember('bad-transition', `node ${id} is ${existing.state}; it cannot become ${state}`);
   const next: MemberTable = { version: table.version + 1, members: table.members.map((member) => (member.id === id ? { ...member, state } : member)) };
+  checkTable(next);
+  return next;
+}
+
+/**
+ * The table with member `id`'s advertised admin address set to `adminAddress` (host:port, as the
+ * node itself reports it); unchanged when it has it already.
+ */
+export function withAdminAddress(table: MemberTable, id: number, adminAddress: string): MemberTable {
+  checkMemberId(id);
+  checkAddress(adminAddress, 'an admin address');
+  const existing = memberOf(table, id);
+  if (existing === undefined) throw refusedMember('unknown-id', `no node ${id} in the cluster`);
+  if (existing.adminAddress === adminAddress) return table;
+  if (existing.state === 'removed') throw refusedMember('bad-transition', `node ${id} was removed`);
+  const next: MemberTable = { version: table.version + 1, members: table.members.map((member) => (member.id === id ? { ...member, adminAddress } : member)) };
   checkTable(next);
   return next;
 }

@@ -18,7 +18,7 @@ import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type * as api from './api.js';
 import { withMemberTable, writeDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
-import { decodeTable, encodeTable, foundingTable, refusedMember, withZone, type MemberRecord, type MemberTable } from './membership-table.js';
+import { decodeTable, encodeTable, foundingTable, refusedMember, withAdminAddress, withZone, type MemberRecord, type MemberTable } from './membership-table.js';
 import type { KvOperation, KvResult } from './operations.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
@@ -57,6 +57,12 @@ export interface MembershipOptions {
   readonly onRemoved?: (why: string) => void;
   /** This node's --zone label: recorded in its member table entry once the table lists it with another. */
   readonly zone?: string;
+  /**
+   * This node's admin address as it advertises it (host:port), recorded in its member table entry
+   * when the node joined (the founding members know each other's from --admin-addresses; a joined
+   * node's is known to nobody else, so `atoll cluster status` showed '-').
+   */
+  readonly adminAddress?: string;
 }
 
 /** A member's peer port: its recorded one, else its client port + 100 (the default of --peer-addresses). */
@@ -64,6 +70,19 @@ export function peerAddressOf(member: Pick<MemberRecord, 'clientAddress' | 'peer
   if (member.peerAddress !== '') return member.peerAddress;
   const colon = member.clientAddress.lastIndexOf(':');
   return `${member.clientAddress.slice(0, colon)}:${Number(member.clientAddress.slice(colon + 1)) + 100}`;
+}
+
+/**
+ * The admin address others can dial: `bound` itself, unless it binds every interface (0.0.0.0, ::),
+ * then the host others dial this node's client port at (its table entry) with the admin port.
+ * '' when there is none.
+ */
+export function advertisedAdminAddress(bound: string, clientAddress: string): string {
+  const colon = bound.lastIndexOf(':');
+  if (bound === '' || colon < 0) return '';
+  const host = bound.slice(0, colon);
+  if (host !== '0.0.0.0' && host !== '::' && host !== '[::]') return bound;
+  return `${clientAddress.slice(0, clientAddress.lastIndexOf(':'))}:${bound.slice(colon + 1)}`;
 }
 
 export class Membership {
@@ -95,7 +114,7 @@ export class Membership {
       const replica = this.options.driver.groups.get(this.options.partitionOfKey(memberTableKey));
       const local = replica !== undefined && replica.raw.lead !== 0 && replica.raw.isMember(this.options.id);
       if (!local && this.refreshes++ % REMOTE_REFRESH_EVERY !== 0) return;
-      this.refresh(!local).then(() => this.recordZone()).catch((error: unknown) => {
+      this.refresh(!local).then(() => this.recordOwnEntry()).catch((error: unknown) => {
         if (error instanceof AtollError && error.code === 'MEMBERSHIP_REFUSED' && error.details?.['reason'] === 'removed') {
           this.learnedRemoved('a member refused this node\'s call: it was removed from the cluster');
           return;
@@ -200,15 +219,25 @@ export class Membership {
 
   /**
    * Records this node's --zone in its member table entry when the followed table lists it with
-   * another (at creation every node knows only its own zone; a joiner's add-node may omit it).
+   * another (at creation every node knows only its own zone; a joiner's add-node may omit it), and
+   * a joined node's admin address when the entry lacks it. One change for both.
    */
-  private async recordZone(): Promise<void> {
-    const { zone, id } = this.options;
-    if (zone === undefined || zone === '' || this.removedSelf) return;
+  private async recordOwnEntry(): Promise<void> {
+    const { id } = this.options;
+    const zone = this.options.zone ?? '';
+    if (this.removedSelf) return;
     const own = this.table.members.find((member) => member.id === id);
-    if (own === undefined || own.state === 'removed' || own.zone === zone) return;
-    await this.change((table) => (table.members.some((member) => member.id === id) ? withZone(table, id, zone) : table));
-    this.options.logger.info({ zone }, 'recorded this node\'s zone in the member table');
+    if (own === undefined || own.state === 'removed') return;
+    const adminAddress = this.descriptor.origin === 'joined' ? advertisedAdminAddress(this.options.adminAddress ?? '', own.clientAddress) : '';
+    const recordZone = zone !== '' && own.zone !== zone;
+    const recordAdmin = adminAddress !== '' && own.adminAddress !== adminAddress;
+    if (!recordZone && !recordAdmin) return;
+    await this.change((table) => {
+      if (!table.members.some((member) => member.id === id)) return table;
+      const zoned = recordZone ? withZone(table, id, zone) : table;
+      return recordAdmin ? withAdminAddress(zoned, id, adminAddress) : zoned;
+    });
+    this.options.logger.info({ ...(recordZone && { zone }), ...(recordAdmin && { adminAddress }) }, 'recorded this node\'s own entry in the member table');
   }
 
   /** Whether this node learned that it was removed from the cluster (it shuts down). */

@@ -44,6 +44,10 @@ describe('membership online (3 -> 4 -> 3 nodes)', () => {
       // (membership.ts REMOTE_REFRESH_EVERY); 10 s was that period exactly, and CI once saw node 1
       // miss it, so the bound is the period plus a margin.
       for (const id of [1, 2, 3, 4]) expect(await until(async () => statesOf(await cluster.clusterInfoOf(id, 2_000)) === '1:active,2:active,3:active,4:active', 16_000), `node ${id}`).toBe(true);
+      // The joined node records its admin address in its member entry (nobody's --admin-addresses
+      // names it), so `atoll cluster status` shows it on every node.
+      const adminOfFour = async (id: number): Promise<string | undefined> => (await cluster.clusterInfoOf(id, 2_000)).nodes.find((node) => Number(node.id) === 4)?.adminAddress;
+      for (const id of [1, 4]) expect(await until(async () => (await adminOfFour(id)) === four.adminAddress, 16_000), `node ${id} lists node 4's admin address`).toBe(true);
       const grown = await cluster.clusterInfoOf(4, 3_000);
       checkPlacement(grown, [1, 2, 3, 4]);
       expect(grown.partitions.filter((p) => p.replicas.map(Number).includes(4))).toHaveLength(2);

@@ -12,15 +12,16 @@ const serverMain = resolve(import.meta.dirname, '../../dist/src/server/main.js')
 
 
 /** Starts node `id` empty with --join, registered with the cluster so that stop() kills it. */
-export async function startJoiner(cluster: LocalCluster, id: number, logs: Map<number, string[]>): Promise<{ address: string; peerAddress: string }> {
+export async function startJoiner(cluster: LocalCluster, id: number, logs: Map<number, string[]>): Promise<{ address: string; peerAddress: string; adminAddress: string }> {
   const address = cluster.addresses.get(id) ?? `127.0.0.1:${await freePort()}`;
+  const adminAddress = `127.0.0.1:${await freePort()}`;
   const peerAddress = cluster.peerAddresses.get(id) ?? `127.0.0.1:${await freePort()}`;
   cluster.addresses.set(id, address);
   cluster.peerAddresses.set(id, peerAddress);
   const join = [1, 2, 3].map((peer) => cluster.peerAddresses.get(peer)).join(',');
   const argv = [
     serverMain,
-    ...['--id', String(id), '--listen', address, '--peer-listen', peerAddress, '--admin-listen', 'none', '--join', join],
+    ...['--id', String(id), '--listen', address, '--peer-listen', peerAddress, '--admin-listen', adminAddress, '--join', join],
     ...['--peer-secret-file', cluster.peerSecretFile, '--data-dir', join_(cluster.dataRoot, `node${id}`), '--tick-ms', '50', '--snapshot-every', '100'],
   ];
   const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ATOLL_LOG_LEVEL: 'info', ATOLL_LOG_FORMAT: 'json' } });
@@ -33,7 +34,7 @@ export async function startJoiner(cluster: LocalCluster, id: number, logs: Map<n
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   cluster.processes.set(id, child);
-  return { address, peerAddress };
+  return { address, peerAddress, adminAddress };
 }
 const join_ = join;
 

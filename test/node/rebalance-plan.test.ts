@@ -4,7 +4,8 @@
  * against a simulated cluster that finishes each assigned move at once.
  */
 import { describe, expect, it } from 'vitest';
-import { foundingTable, withJoining, withState, withZone, type MemberTable } from '../../src/node/membership-table.js';
+import { decodeTable, encodeTable, foundingTable, withAdminAddress, withJoining, withState, withZone, type MemberTable } from '../../src/node/membership-table.js';
+import { advertisedAdminAddress } from '../../src/node/membership.js';
 import { planLeaders, planMoves, replicasOf, type PlanMember } from '../../src/node/placement.js';
 import { decodeState, encodeState, initialState, nextRound, stateOf, type PartitionView, type RebalanceState } from '../../src/node/rebalance-state.js';
 import { Rebalancer } from '../../src/node/rebalancer.js';
@@ -203,6 +204,25 @@ describe('preferred leaders follow the member table, not the founding list', () 
     expect(withZone(zoned, 2, 'rack-b')).toBe(zoned);
     expect(() => withZone(zoned, 9, 'a')).toThrow(expect.objectContaining({ code: 'MEMBERSHIP_REFUSED' }));
     expect(() => withZone(zoned, 2, 'bad zone')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
+  it('an admin address is recorded once, survives the record, and a record without one decodes without one', () => {
+    const recorded = withAdminAddress(founding, 2, 'h2:8001');
+    expect(recorded.version).toBe(1);
+    expect(withAdminAddress(recorded, 2, 'h2:8001')).toBe(recorded);
+    expect(decodeTable(encodeTable(recorded)).members.find((member) => member.id === 2)?.adminAddress).toBe('h2:8001');
+    expect(decodeTable(encodeTable(founding)).members.every((member) => !('adminAddress' in member))).toBe(true);
+    expect(() => withAdminAddress(recorded, 9, 'h9:8001')).toThrow(expect.objectContaining({ code: 'MEMBERSHIP_REFUSED' }));
+    expect(() => withAdminAddress(recorded, 2, 'no port')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    const removed = withState(withState(recorded, 3, 'leaving'), 3, 'removed');
+    expect(() => withAdminAddress(removed, 3, 'h3:8001')).toThrow(expect.objectContaining({ code: 'MEMBERSHIP_REFUSED', details: { reason: 'bad-transition' } }));
+  });
+
+  it('a wildcard admin bind is advertised at the host of the node\'s client address', () => {
+    expect(advertisedAdminAddress('0.0.0.0:8001', 'node4:7001')).toBe('node4:8001');
+    expect(advertisedAdminAddress('[::]:8001', 'node4:7001')).toBe('node4:8001');
+    expect(advertisedAdminAddress('10.0.0.4:8100', 'node4:7001')).toBe('10.0.0.4:8100');
+    expect(advertisedAdminAddress('', 'node4:7001')).toBe('');
   });
 });
 
