@@ -28,9 +28,12 @@ import type { PartitionReplica } from './partition-replica.js';
 export const memberTableKey = toInternalKey(systemTenant, 'membership/table');
 const REFRESH_MS = 1_000;
 /**
- * A node without a replica of the table's partition that follows a leader reads it through the
- * partition's leader (a linearizable read, which wakes a quiesced group) only every this many
- * refreshes; a node with one reads its own applied copy every refresh, which costs no Raft traffic.
+ * A node with a replica of the table's partition that follows a leader reads its own applied copy
+ * every refresh, which costs no Raft traffic. A node without one reads the leader's applied copy
+ * (a stale read forwarded to the leader: one small call, no Raft round, no wake of a quiesced
+ * group) every refresh, and a linearizable one (which wakes the group) every this many. Before the
+ * stale reads it read only every this many seconds, and a node that gave its replica away (a grown
+ * cluster) saw a change up to 10 s late (membership-grow tests in CI).
  */
 const REMOTE_REFRESH_EVERY = 10;
 const CALL_TIMEOUT_MS = 5_000;
@@ -113,8 +116,8 @@ export class Membership {
       // table for good (a chaos run's joiner, stuck at version 0 while the table was at 6).
       const replica = this.options.driver.groups.get(this.options.partitionOfKey(memberTableKey));
       const local = replica !== undefined && replica.raw.lead !== 0 && replica.raw.isMember(this.options.id);
-      if (!local && this.refreshes++ % REMOTE_REFRESH_EVERY !== 0) return;
-      this.refresh(!local).then(() => this.recordOwnEntry()).catch((error: unknown) => {
+      const linearizable = !local && this.refreshes++ % REMOTE_REFRESH_EVERY === 0;
+      (local || linearizable ? this.refresh(linearizable) : this.refreshFromLeaderCopy()).then(() => this.recordOwnEntry()).catch((error: unknown) => {
         if (error instanceof AtollError && error.code === 'MEMBERSHIP_REFUSED' && error.details?.['reason'] === 'removed') {
           this.learnedRemoved('a member refused this node\'s call: it was removed from the cluster');
           return;
@@ -184,11 +187,20 @@ export class Membership {
     throw refusedMember('conflict', 'the member table kept changing under this request; try again');
   }
 
-  private async read(): Promise<{ table: MemberTable; modRevision: number }> {
+  /** The record, read at its partition's leader: linearizable, or the leader's applied copy ('stale'). */
+  private async read(consistency: 'linearizable' | 'stale' = 'linearizable'): Promise<{ table: MemberTable; modRevision: number }> {
     const key = memberTableKey;
-    const result = (await this.options.route(this.options.partitionOfKey(key), { kind: 'get', request: { key } }, this.context())) as KvResult & { response: api.GetResponse };
+    const request = consistency === 'stale' ? { key, consistency } : { key };
+    const result = (await this.options.route(this.options.partitionOfKey(key), { kind: 'get', request }, this.context())) as KvResult & { response: api.GetResponse };
     if (!result.response.found) return { table: foundingTable(this.options.descriptor.members.filter((m) => m.state === undefined || m.state === 'active')), modRevision: 0 };
     return { table: decodeTable(result.response.value), modRevision: result.response.modRevision };
+  }
+
+  /** Follows the leader's applied copy (a stale read routed to the table partition's leader). */
+  private async refreshFromLeaderCopy(): Promise<MemberTable> {
+    const { table } = await this.read('stale');
+    this.follow(table);
+    return this.table;
   }
 
   /** The applied copy in this node's replica of the table's partition; the routed read without one. */

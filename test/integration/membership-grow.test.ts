@@ -39,10 +39,9 @@ describe('membership online (3 -> 4 -> 3 nodes)', () => {
       expect(moves.length).toBe(2); // 3 partitions x 3 replicas over 4 nodes: 3,2,2,2
       expect(moves.every((move) => move.to === 4)).toBe(true);
       await admin.changeMember({ action: 'activate', id: 4 });
-      // Every node follows the table: one that holds a replica of its partition reads it every
-      // second, one that gave that replica to node 4 through its partition's leader every ten
-      // (membership.ts REMOTE_REFRESH_EVERY); 10 s was that period exactly, and CI once saw node 1
-      // miss it, so the bound is the period plus a margin.
+      // Every node follows the table within about a second: one that holds a replica of its
+      // partition reads its own copy, one that gave that replica to node 4 the leader's copy
+      // (membership.ts; it read only every 10 s before, and CI once saw node 1 miss a 10 s bound).
       for (const id of [1, 2, 3, 4]) expect(await until(async () => statesOf(await cluster.clusterInfoOf(id, 2_000)) === '1:active,2:active,3:active,4:active', 16_000), `node ${id}`).toBe(true);
       // The joined node records its admin address in its member entry (nobody's --admin-addresses
       // names it), so `atoll cluster status` shows it on every node.

@@ -4,15 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster } from './local-cluster.js';
+import { untilAtLeast } from './paced.js';
 
 const PARTITIONS = 6;
-
-/** Waits until `acknowledged` holds `count` writes or `withinMs` passes; returns the size then. */
-async function untilAcked(acknowledged: Map<string, string>, count: number, withinMs: number): Promise<number> {
-  const deadline = Date.now() + withinMs;
-  while (acknowledged.size < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  return acknowledged.size;
-}
 
 describe('restart after kill -9', () => {
   let cluster: LocalCluster;
@@ -47,16 +41,14 @@ describe('restart after kill -9', () => {
         }
       }
     });
-    // Phases are paced by acknowledged writes, not by the clock alone: on a loaded machine (npm test
-    // runs files side by side) a fixed second of writing acknowledged as few as 85 writes, and the
-    // kill must land while writes are flowing. Each wait is bounded.
-    const ackedBefore = await untilAcked(acknowledged, 150, 30_000);
+    // Paced by acknowledged writes (paced.ts): the kill lands while writes flow.
+    const ackedBefore = await untilAtLeast(() => acknowledged.size, 150, 30_000);
     const victim = 1;
     await cluster.kill(victim);
     await new Promise((r) => setTimeout(r, 2_000));
     cluster.startNode(victim);
     const atRestart = acknowledged.size;
-    const ackedAfter = (await untilAcked(acknowledged, atRestart + 100, 30_000)) - atRestart;
+    const ackedAfter = (await untilAtLeast(() => acknowledged.size, atRestart + 100, 30_000)) - atRestart;
     stop = true;
     await Promise.all(writers);
     await cluster.waitReady();

@@ -10,6 +10,7 @@ import type { AtollClient } from '../../src/client/index.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { LocalCluster } from './local-cluster.js';
+import { untilAtLeast } from './paced.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 2;
@@ -62,16 +63,18 @@ describe('splitting a partition online (3 nodes)', () => {
     });
     let split: Awaited<ReturnType<AtollClient['splitPartition']>>;
     try {
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Paced by acknowledged writes (paced.ts): the split lands under load, and writes go on after it.
+      await untilAtLeast(() => acknowledged.size, 20, 30_000);
       split = await (clients.get(1) as AtollClient).splitPartition(0, { timeoutMs: 20_000 });
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const atSplit = acknowledged.size;
+      await untilAtLeast(() => acknowledged.size, atSplit + 20, 30_000);
     } finally {
       stop = true;
       await Promise.all(writers);
     }
     expect(split.partition).toBe(0);
     expect(split.newPartition).toBe(split.mid);
-    expect(acknowledged.size).toBeGreaterThan(30);
+    expect(acknowledged.size).toBeGreaterThanOrEqual(40);
     expect(reads).toBeGreaterThan(0);
     // A short election of the new group may refuse a few requests; they were retried or not acknowledged.
     expect(failures).toBeLessThan(acknowledged.size);

@@ -11,6 +11,7 @@ import { AtollClient, type WatchItem } from '../../src/client/index.js';
 import { checkWatchHistory, type AcknowledgedWrite, type WatchRecord } from '../../src/chaos/checkers/index.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { LocalCluster } from './local-cluster.js';
+import { untilAtLeast } from './paced.js';
 
 const PARTITIONS = 3;
 const BUCKET = 'wsvc';
@@ -89,12 +90,19 @@ describe('watch across leader changes', () => {
 
     const acknowledged: AcknowledgedWrite[] = [];
     const leaderOf = async (): Promise<number> => Number((await writer.clusterInfo()).partitions[partition]?.leader ?? 0);
-    const stopAt = Date.now() + WRITE_MS;
+    // Writes run WRITE_MS and then until the faults are over and at least 110 writes were
+    // acknowledged (paced.ts: a loaded machine writes slowly), at most 60 s; the kill waits for 40.
+    const startedAt = Date.now();
+    let faultsOver = false;
+    const writing = (): boolean => {
+      const elapsed = Date.now() - startedAt;
+      return elapsed < WRITE_MS || (elapsed < 60_000 && (!faultsOver || acknowledged.length <= 110));
+    };
     const writes = (async () => {
       // An expiring key early on: the leader's expire command deletes it during the run.
       const ttl = await writer.put(`${BUCKET}/ephemeral`, 'gone soon', { ttlMs: 300 });
       acknowledged.push({ revision: ttl.revision, key: `${BUCKET}/ephemeral`, type: 'put' });
-      for (let i = 0; Date.now() < stopAt && i < 2_000; i++) {
+      for (let i = 0; writing() && i < 4_000; i++) {
         const key = `${BUCKET}/k${i % 7}`;
         try {
           if (i % 4 === 3) {
@@ -111,7 +119,7 @@ describe('watch across leader changes', () => {
       }
     })();
     const faults = (async () => {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await untilAtLeast(() => acknowledged.length, 40, 30_000);
       const killed = await leaderOf();
       expect(killed).toBeGreaterThan(0);
       await cluster.kill(killed);
@@ -121,7 +129,9 @@ describe('watch across leader changes', () => {
       const leader = await leaderOf();
       const target = leader === 0 ? 1 : 1 + (leader % 3);
       await writer.transferLeader(partition, target).catch(() => undefined);
-    })();
+    })().finally(() => {
+      faultsOver = true;
+    });
     await Promise.all([writes, faults]);
     const end = (await writer.put(`${BUCKET}/end`, 'x')).revision;
     acknowledged.push({ revision: end, key: `${BUCKET}/end`, type: 'put' });
@@ -149,5 +159,5 @@ describe('watch across leader changes', () => {
     const control = checkWatchHistory({ observed: broken.records.filter((r) => r.revision <= end), committed, acknowledged });
     expect(control.valid).toBe(false);
     expect(control.valid === false && control.anomalies.some((anomaly) => anomaly.kind === 'gap')).toBe(true);
-  }, 90_000);
+  }, 120_000);
 });

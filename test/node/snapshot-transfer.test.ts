@@ -317,6 +317,25 @@ describe('a large snapshot streamed to a lagging follower', () => {
     };
     await c.start();
     await c.waitForLeader();
+    // Exports per node within one term, sampled (a stepped-down leader drops its export and every
+    // new leader exports its own; the in-process cluster sees elections while 24 MiB is written).
+    const perTerm = new Map<number, { term: number; exports: number; inTerm: number; most: number }>();
+    const sampleExports = (): void => {
+      for (const id of [1, 2, 3]) {
+        const term = c.replica(id).raw.term;
+        const exports = c.replica(id).snapshotsExported;
+        const last = perTerm.get(id) ?? { term, exports: 0, inTerm: 0, most: 0 };
+        const inTerm = (last.term === term ? last.inTerm : 0) + exports - last.exports;
+        perTerm.set(id, { term, exports, inTerm, most: Math.max(last.most, inTerm) });
+      }
+    };
+    const sampler = setInterval(() => {
+      try {
+        sampleExports();
+      } catch {
+        clearInterval(sampler); // The cluster closed under a failed test.
+      }
+    }, 5);
     c.network.cut.add(LAGGING);
     const value = 'v'.repeat(VALUE_BYTES);
     for (let i = 0; i < LARGE_WRITES; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`large/${i + j}`, value)));
@@ -352,16 +371,20 @@ describe('a large snapshot streamed to a lagging follower', () => {
     const senderOf = (id: number) => (c.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.transfers.sender;
     const peakExport = Math.max(...[1, 2, 3].map((id) => heldOf(c.replica(id)).peakExportBytes));
     const peakRead = Math.max(...[1, 2, 3].map((id) => senderOf(id).peakReadBytes));
+    clearInterval(sampler);
+    sampleExports();
     const exports = [1, 2, 3].map((id) => c.replica(id).snapshotsExported);
-    console.log(`leaders held at most ${(peakExport / 1024).toFixed(0)} KiB exporting and ${(peakRead / 1024).toFixed(0)} KiB sending; exports per node ${exports.join(', ')}`);
+    const mostInOneTerm = [1, 2, 3].map((id) => perTerm.get(id)?.most ?? 0);
+    console.log(`leaders held at most ${(peakExport / 1024).toFixed(0)} KiB exporting and ${(peakRead / 1024).toFixed(0)} KiB sending; exports per node ${exports.join(', ')}, at most ${mostInOneTerm.join(', ')} in one term`);
     expect(peakExport).toBeGreaterThan(0);
     expect(peakRead).toBeGreaterThan(0);
     expect(peakExport).toBeLessThanOrEqual(maxSnapshotChunkBytes());
     expect(peakRead).toBeLessThanOrEqual(maxSnapshotChunkBytes());
     expect(peakExport + peakRead).toBeLessThan(snapshotBytes / 8);
     // Raft's requests made while an export is written name the older point: they must not start
-    // another export once it is adopted (before that fix: 13 to 23 exports per node here).
-    for (const count of exports) expect(count).toBeLessThanOrEqual(3);
+    // another export once it is adopted (before that fix: 13 to 23 exports per node here). Counted
+    // per term: CI under load saw 25 and 15 exports on two nodes over dozens of elections.
+    for (const count of mostInOneTerm) expect(count).toBeLessThanOrEqual(3);
     // Released once the follower has it: the spool is deleted.
     expect(await waitFor(async () => !c.replica(leader).holdsSnapshotData && (await spoolKeys(c, leader)) === 0, 20_000)).toBe(true);
   }, 90_000);

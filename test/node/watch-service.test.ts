@@ -55,14 +55,14 @@ describe('watch service', () => {
     const sink = new Sink();
     const abort = new AbortController();
     const watching = cluster.node(leader).watch({ prefix: 'svc', progress: true }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
-    await waitFor(() => sink.messages.length > 0, 2_000);
+    await waitFor(() => sink.messages.length > 0, 10_000);
     // The first message names the start: the revision of the linearizable read, after svc/before.
     const startRevision = sink.messages[0]!.revision;
     expect(sink.messages[0]!.progress).toBe(true);
     expect(startRevision).toBeGreaterThan(0);
     await cluster.put('svc/a', '1');
     await cluster.put('other/b', '2');
-    await waitFor(() => sink.keys().length > 0, 2_000);
+    await waitFor(() => sink.keys().length > 0, 10_000);
     expect(sink.keys()).toEqual(['put:svc/a']);
     expect(cluster.node(leader).openWatchers).toBe(1);
 
@@ -80,7 +80,7 @@ describe('watch service', () => {
     const node = cluster.node(leader);
     const aborts = [new AbortController(), new AbortController()];
     const running = aborts.map((abort) => node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e));
-    await waitFor(() => node.openWatchers === 2, 2_000);
+    await waitFor(() => node.openWatchers === 2, 10_000);
     const third = await node.watch({ key: 'svc/a' }, deadline(), new Sink()).catch((e: unknown) => e);
     expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
     aborts[0]!.abort();
@@ -88,7 +88,7 @@ describe('watch service', () => {
     expect(node.openWatchers).toBe(1);
     const abort = new AbortController();
     const fourth = node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e);
-    await waitFor(() => node.openWatchers === 2, 2_000);
+    await waitFor(() => node.openWatchers === 2, 10_000);
     abort.abort();
     aborts[1]!.abort();
     expect(await Promise.all([fourth, running[0], running[1]])).toEqual([undefined, undefined, undefined]);
@@ -120,11 +120,11 @@ describe('watch service', () => {
     const sink = new Sink();
     const abort = new AbortController();
     const watching = node.watch({ prefix: 'svc', progress: true }, { ...deadline(), authorization: acme, signal: abort.signal }, sink).catch((e: unknown) => e);
-    await waitFor(() => sink.messages.length > 0, 2_000);
+    await waitFor(() => sink.messages.length > 0, 10_000);
     const put = (authorization: string, key: string): Promise<unknown> => node.put({ key, value: new TextEncoder().encode('v') }, { ...deadline(), authorization });
     await put(beta, 'svc/beta-only');
     await put(acme, 'svc/acme');
-    await waitFor(() => sink.keys().length > 0, 2_000);
+    await waitFor(() => sink.keys().length > 0, 10_000);
     await put(beta, 'svc/beta-again');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sink.keys()).toEqual(['put:svc/acme']);
@@ -140,9 +140,15 @@ describe('watch service shutdown', () => {
     const local = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000 });
     await local.start();
     try {
-      const node = local.node(await settledLeader(local));
-      const watching = node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
-      await waitFor(() => node.openWatchers === 1, 2_000);
+      // A watch runs at the leader only: should leadership move before it is open (a loaded
+      // machine), it ends NOT_LEADER and the test opens it at the new leader (bounded).
+      let node = local.node(await settledLeader(local));
+      let watching = node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+      for (let attempt = 0; attempt < 5 && !(await waitFor(() => node.openWatchers === 1, 10_000)); attempt++) {
+        node = local.node(await settledLeader(local));
+        watching = node.watch({ prefix: 'svc' }, deadline(), new Sink()).catch((e: unknown) => e);
+      }
+      expect(node.openWatchers).toBe(1);
       await node.close();
       expect(await watching).toBeUndefined();
       expect(node.openWatchers).toBe(0);
