@@ -1939,7 +1939,9 @@ export class MvccStore {
    * PARTITION_MOVED, an apply on it is a programmer error). Everything lands in ONE synced batch
    * with `alsoWrite` (the caller deletes right's Raft state there): a crash leaves the whole
    * merge or none of it, and the entry is applied again. In-flight snapshot exports of either
-   * side are failed (epoch), as an import fails them.
+   * side are failed (epoch), as an import fails them. The caller must not run an apply of
+   * `right` concurrently (the node loop applies groups in parallel: the applier has to wait for
+   * right's apply of the Ready in flight); the exclusivity assertion stops the node if it does.
    *
    * The outcome depends only on the entry, this partition's replicated state and right's state at
    * its freeze index, so every replica agrees. Refusals (MERGE_REFUSED, changing nothing but this

@@ -199,6 +199,27 @@ describe('partition merge (memory engine)', () => {
     expect(fromBytes((await left.get(rightKey, { nowMs: startMs + 300 })).value)).toBe('w2');
   });
 
+  it('fits the merged window under the merge index: the oldest entries are dropped and stay refused as expired', async () => {
+    const { left, right, keys, mid, leftIndex, rightIndex } = await splitPair(kind);
+    const rightKey = keys.find((key) => hashOf(key) >= mid)!;
+    // More recorded requests on the right than the left's log has indexes below its merge entry.
+    const ids: string[] = [];
+    let index = rightIndex;
+    while (ids.length < leftIndex + 20) {
+      const id = formatTimestampedRequestId(startMs + 1 + ids.length, `r${ids.length}`);
+      await right.apply({ type: 'increment', key: `${rightKey}n`, delta: 1n }, { index: index++, nowMs: startMs + 1_000, requestId: id });
+      ids.push(id);
+    }
+    const merged = await freezeAndMerge({ left, right }, index, { index: leftIndex, nowMs: startMs + 1_000 });
+    expect(merged.droppedDedupEntries).toBeGreaterThan(0);
+    expect(left.dedupStatus()).toMatchObject({ recordCount: leftIndex, floorIndex: 1 });
+    let next = leftIndex + 1;
+    const resend = (id: string) => left.apply({ type: 'increment', key: `${rightKey}n`, delta: 1n }, { index: next++, nowMs: startMs + 1_000, requestId: id });
+    expect((await resend(ids[0]!)).error?.code).toBe('REQUEST_ID_EXPIRED');
+    expect((await resend(ids[ids.length - 1]!)).duplicate).toBe(true);
+    expect(fromBytes((await left.get(`${rightKey}n`, { nowMs: startMs + 1_000 })).value)).toBe(String(ids.length));
+  });
+
   it('refuses an unfrozen partition, one that is not its right neighbour, or a freeze while leases are held, changing nothing but the applied index', async () => {
     const { engine, left, right, keys, mid, leftIndex, rightIndex } = await splitPair(kind);
     const other = await open(engine, 1);
