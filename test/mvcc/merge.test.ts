@@ -13,7 +13,7 @@ import { bucketHash } from '../../src/keys/bucket-hash.js';
 import { chooseSplitPoint } from '../../src/keys/partition-table.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { formatTimestampedRequestId } from '../../src/mvcc/request-id.js';
-import { decodeSnapshotChunk } from '../../src/mvcc/snapshot-format.js';
+import { decodeSnapshotChunk, encodeSnapshotHeader } from '../../src/mvcc/snapshot-format.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import type { StorageEngine } from '../../src/storage/storage-engine.js';
 import { codeOf, engineKinds, fromBytes, keysOfEqualPartition, memoryEngineKind, startMs, text, type EngineKind } from './harness.js';
@@ -308,5 +308,15 @@ describe('merge freeze (memory engine)', () => {
     expect(replica.hashRange).toEqual(right.hashRange);
     const refused = await replica.apply({ type: 'put', key: rightKey, value: text('x') }, { index: rightIndex + 1, nowMs: startMs });
     expect(refused.error?.code).toBe('PARTITION_MOVED');
+  });
+
+  it('a format 6 header round-trips, and a malformed freeze in it is INVALID_ARGUMENT', () => {
+    const header = { appliedIndex: 9, revision: 4, compactedRevision: 1, appliedTimeMs: startMs, range: { start: 10, end: 20 }, freeze: { into: 3, index: 8 } };
+    const bytes = encodeSnapshotHeader(header);
+    expect(decodeSnapshotChunk(bytes)).toEqual({ formatVersion: 6, kind: 'header', header });
+    const zeroIndex = encodeSnapshotHeader({ ...header, freeze: { into: 3, index: 0 } });
+    expect(() => decodeSnapshotChunk(zeroIndex)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => decodeSnapshotChunk(bytes.subarray(0, bytes.length - 1))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => encodeSnapshotHeader({ appliedIndex: 9, revision: 4, compactedRevision: 1, freeze: { into: 3, index: 8 } })).toThrow(RangeError);
   });
 });
