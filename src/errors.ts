@@ -87,6 +87,11 @@ export const atollErrorCodes = [
    * ('unknown-partition', 'bad-split-point' (a single bucket cannot split), 'bad-new-id', 'in-progress').
    */
   'SPLIT_REFUSED',
+  /**
+   * A partition merge was refused and changed nothing: details.reason says why
+   * ('not-adjacent', 'leased-keys', and the node's own reasons, docs/architecture.md "Partition merges").
+   */
+  'MERGE_REFUSED',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -152,6 +157,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   MEMBERSHIP_REFUSED: 'FAILED_PRECONDITION',
   PARTITION_MOVED: 'UNAVAILABLE',
   SPLIT_REFUSED: 'FAILED_PRECONDITION',
+  MERGE_REFUSED: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

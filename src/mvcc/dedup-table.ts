@@ -173,6 +173,11 @@ export class DedupTable {
     return this.state.newestCreatedMs;
   }
 
+  /** The whole state the last batch wrote (a merge plans from both sides', merge-plan.ts). */
+  currentState(): DedupState {
+    return this.state;
+  }
+
   /** Takes the state the last batch wrote (after an apply or an import). */
   adopt(state: DedupState): void {
     assert(state.floorIndex >= 0 && state.count >= 0);

@@ -15,6 +15,8 @@
  *                                        clock, the time of the last applied entry (absent: 0)
  *       'range'               uint64BE(start) uint64BE(end)   the hash range the partition owns,
  *                                        written by a split (absent: its place in the equal table)
+ *       'merge-freeze'        uint64BE(into) uint64BE(index)   the partition is frozen for a merge
+ *                                        into partition `into` by the entry at `index` (absent: live)
  *   P 'q' uint64BE(index)                one deduplicated result, recorded by the entry at `index`,
  *                                        with its request id (dedup-record.ts); written once, never
  *                                        changed, deleted only after eviction. Big-endian, so key
@@ -73,6 +75,8 @@ export class MvccKeyLayout {
   readonly appliedKey: Uint8Array;
   /** The partition's hash range, once a split made it data (split-plan.ts). */
   readonly rangeKey: Uint8Array;
+  /** Present once the partition is frozen for a merge into its left neighbour (merge-entry.ts). */
+  readonly freezeKey: Uint8Array;
   /** The prefix of every version key. */
   readonly versionPrefix: Uint8Array;
   /** The prefix of every dedup queue entry. */
@@ -93,6 +97,7 @@ export class MvccKeyLayout {
     this.appliedTimeKey = this.metaKey('applied-time');
     this.appliedKey = this.metaKey('applied');
     this.rangeKey = this.metaKey('range');
+    this.freezeKey = this.metaKey('merge-freeze');
     this.versionPrefix = concatBytes(partitionPrefix, versionTag);
     this.dedupQueuePrefix = concatBytes(partitionPrefix, dedupQueueTag);
     this.dedupRecordPrefix = concatBytes(partitionPrefix, dedupRecordTag);
@@ -115,7 +120,7 @@ export class MvccKeyLayout {
 
   /** The meta records; clearing a partition deletes them, except the import mark. */
   metaKeys(): Uint8Array[] {
-    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey, this.appliedTimeKey, this.appliedKey, this.rangeKey];
+    return [this.appliedIndexKey, this.revisionKey, this.compactedRevisionKey, this.dedupFloorKey, this.dedupCountKey, this.appliedTimeKey, this.appliedKey, this.rangeKey, this.freezeKey];
   }
 
   /** Every data key (versions, dedup queue, dedup records), in key order: all but the meta records. */

@@ -38,6 +38,7 @@ import { bucketOf } from '../keys/bucket.js';
 import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { equalRangeOf, partitionOfBucket, validatePartitionCount } from '../keys/partition-table.js';
 import { keyInHashRange, planSplitMove } from './split-plan.js';
+import { planMergeMove } from './merge-plan.js';
 import { tenantOfInternalKey } from '../keys/tenant-keys.js';
 import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
@@ -450,6 +451,21 @@ export class MvccStore {
    * owns its place in the equal table (options.partition). Invariant: it mirrors the stored record.
    */
   private ownedRange: { readonly start: number; readonly end: number } | undefined;
+  /**
+   * Set once applyMerge folded this partition into its left neighbour (that one's id): the store
+   * is then empty on disk and inert. Invariant: nothing applies to it afterwards (asserted), and a
+   * read answers PARTITION_MOVED naming the neighbour.
+   */
+  private mergedIntoValue: number | undefined;
+  /**
+   * The merge freeze (applyFreeze; the 'merge-freeze' meta record, carried by snapshots as format
+   * 6): once set, this partition is waiting to be merged into partition `into` and applies nothing
+   * more. Invariant: it mirrors the stored record, is never cleared but by the merge that empties
+   * the partition (a freeze has no undo, so every replica's state at any applied index at or past
+   * `index` is its state at `index`), and no write, read, split or second freeze changes the state
+   * after it.
+   */
+  private frozenValue: { readonly into: number; readonly index: number } | undefined;
 
   private constructor(
     private readonly engine: StorageEngine,
@@ -513,6 +529,8 @@ export class MvccStore {
     const store = new MvccStore(options.engine, layout, options, status, dedupState, applied.appliedTimeMs);
     const rangeBytes = await options.engine.get(layout.rangeKey);
     if (rangeBytes !== undefined) store.ownedRange = decodeOwnedRange(rangeBytes);
+    const freezeBytes = await options.engine.get(layout.freezeKey);
+    if (freezeBytes !== undefined) store.frozenValue = decodeFreeze(freezeBytes);
     // Only a split or an import makes a partition past the equal table; it has its range record.
     if (options.partition !== undefined && rangeBytes === undefined && !status.needsSnapshot && status.appliedIndex > 0) {
       assert(options.partition.id < options.partition.count, 'a partition made by a split has its range record');
@@ -681,11 +699,19 @@ export class MvccStore {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
     assertNowMs(context.nowMs);
     assert(!this.needsSnapshotValue, 'apply on a partition whose snapshot import did not finish');
+    assert(this.mergedIntoValue === undefined, 'apply on a partition merged into its neighbour');
     if (context.index <= this.appliedIndexValue) {
       return { index: context.index, revision: this.revisionValue, applied: false, replayed: true, duplicate: false, writes: [] };
     }
     this.enterExclusive();
     try {
+      if (this.frozenValue !== undefined) {
+        // Frozen for a merge: refused, and NOT recorded for deduplication (a recorded refusal would
+        // travel into the merged partition and answer the retry there); only the applied index moves.
+        const failed = failedOutcome(this.frozenError());
+        await this.commit(failed, context.index, Math.max(context.nowMs, this.appliedTimeValue));
+        return this.resultOf(context.index, failed);
+      }
       // The entry's time on the partition clock: never before the previous entry's, nor before a
       // transaction's snapshot (the commit comes after it). Every replica computes the same.
       const nowMs = Math.max(context.nowMs, this.appliedTimeValue, txnSnapshotTimeOf(command));
@@ -1331,6 +1357,8 @@ export class MvccStore {
     if (this.needsSnapshotValue) {
       throw new AtollError('UNAVAILABLE', 'the partition is installing a snapshot; retry shortly');
     }
+    if (this.mergedIntoValue !== undefined) throw this.mergedAwayError();
+    if (this.frozenValue !== undefined) throw this.frozenError();
     const revision = options.revision ?? this.revisionValue;
     if (options.revision !== undefined) validateRevisionNumber(options.revision, 'revision');
     if (revision > this.revisionValue) throw this.futureRevision(revision);
@@ -1637,6 +1665,8 @@ export class MvccStore {
       appliedTimeMs: this.appliedTimeValue,
       // A partition whose range is data (a split) sends it, so the receiver owns the same range.
       ...(this.ownedRange !== undefined && { range: this.ownedRange }),
+      // A frozen partition sends its freeze (format 6, which needs the range even for an equal one).
+      ...(this.frozenValue !== undefined && { range: this.hashRange, freeze: this.frozenValue }),
     };
     const version = snapshotVersionOf(header);
     const dedupRange = this.dedup.exportRange(header.appliedIndex);
@@ -1725,6 +1755,7 @@ export class MvccStore {
           { type: 'put', key: this.layout.appliedTimeKey, value: encodeUint64BE(header.appliedTimeMs ?? 0) },
           // clearPartition deleted the range record: a snapshot without a range means the equal one.
           ...(header.range !== undefined ? [{ type: 'put' as const, key: this.layout.rangeKey, value: encodeOwnedRange(header.range) }] : []),
+          ...(header.freeze !== undefined ? [{ type: 'put' as const, key: this.layout.freezeKey, value: encodeFreeze(header.freeze) }] : []),
           ...this.dedup.metaOperations(dedupState),
           { type: 'del', key: this.layout.importInProgressKey },
           // The caller's records (the Raft log's record of the snapshot) land with the import's end.
@@ -1738,6 +1769,7 @@ export class MvccStore {
       // The snapshot replaces the state, its clock included: the exporter's time at its index.
       this.appliedTimeValue = header.appliedTimeMs ?? 0;
       this.ownedRange = header.range;
+      this.frozenValue = header.freeze;
       // The expiry mark and newest creation time come from the imported queue entries.
       this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
       await this.rebuildKeyState();
@@ -1770,6 +1802,7 @@ export class MvccStore {
       this.compactedRevisionValue = 0;
       this.appliedTimeValue = 0;
       this.ownedRange = undefined;
+      this.frozenValue = undefined;
       this.expiry.clear();
       this.leases.clear();
       this.interruptedImportIndexValue = undefined;
@@ -1845,6 +1878,8 @@ export class MvccStore {
       let refusal: AtollError | undefined = context.refusal;
       if (refusal !== undefined || target === undefined) {
         // Decided by the caller from replicated state.
+      } else if (this.frozenValue !== undefined) {
+        refusal = new AtollError('SPLIT_REFUSED', `partition ${this.partition?.id ?? '?'} is frozen for a merge`, { reason: 'in-progress' });
       } else if (!Number.isInteger(context.mid) || context.mid <= range.start || context.mid >= range.end) {
         refusal = new AtollError('SPLIT_REFUSED', `split point ${context.mid} is not strictly inside [${range.start}, ${range.end})`, { reason: 'bad-split-point' });
       } else if (this.leases.all().some((lease) => [...lease.keys].some((key) => keyInHashRange(key, moved, hash)))) {
@@ -1892,6 +1927,179 @@ export class MvccStore {
       if (target !== undefined) target.exclusive = false;
       this.importing = false;
     }
+  }
+
+  /**
+   * Applies a merge at `context.index` of this partition's log (issue 19, the inverse of
+   * applySplit): `right`, the partition whose range starts where this one's ends, frozen by the
+   * caller at its final applied index (nothing applies to it any more), is folded into this one
+   * (merge-plan.ts says what moves, what is rewritten and what is deleted). This partition then
+   * owns [start, right's end), at revision max(both), compaction floor max(both) and clock
+   * max(both, the entry's), and `right` is left empty and inert (mergedInto: its reads answer
+   * PARTITION_MOVED, an apply on it is a programmer error). Everything lands in ONE synced batch
+   * with `alsoWrite` (the caller deletes right's Raft state there): a crash leaves the whole
+   * merge or none of it, and the entry is applied again. In-flight snapshot exports of either
+   * side are failed (epoch), as an import fails them. The caller must not run an apply of
+   * `right` concurrently (the node loop applies groups in parallel: the applier has to wait for
+   * right's apply of the Ready in flight); the exclusivity assertion stops the node if it does.
+   *
+   * The outcome depends only on the entry, this partition's replicated state and right's state at
+   * its freeze index, so every replica agrees. Refusals (MERGE_REFUSED, changing nothing but this
+   * partition's applied index): 'not-adjacent' when right's range does not start at this range's
+   * end, 'leased-keys' while right holds a lease (a lease id names its partition), and any refusal
+   * the caller decided from replicated state (`right` is then absent).
+   */
+  async applyMerge(
+    right: MvccStore | undefined,
+    context: { readonly index: number; readonly nowMs: number; readonly freezeIndex: number; readonly refusal?: AtollError },
+    alsoWrite: readonly WriteOperation[] = [],
+  ): Promise<{ readonly refused?: AtollError; readonly movedKeys: number; readonly movedVersions: number; readonly droppedDedupEntries: number }> {
+    assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
+    assertNowMs(context.nowMs);
+    assert(!this.needsSnapshotValue && right?.needsSnapshotValue !== true, 'merge on a partition whose snapshot import did not finish');
+    assert(right === undefined ? context.refusal !== undefined : right !== this && right.engine === this.engine, 'a merge moves keys within one engine');
+    assert(this.mergedIntoValue === undefined && right?.mergedIntoValue === undefined, 'a merged-away partition takes no part in another merge');
+    const range = this.hashRange;
+    assert(range !== undefined && (right === undefined || right.partition !== undefined), 'a merge needs partitioned stores');
+    const nothing = { movedKeys: 0, movedVersions: 0, droppedDedupEntries: 0 };
+    if (context.index <= this.appliedIndexValue) return nothing;
+    const nowMs = Math.max(context.nowMs, this.appliedTimeValue, right?.appliedTimeValue ?? 0);
+    this.importing = true;
+    if (right !== undefined) right.importing = true;
+    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
+    if (right?.compactionStepInFlight !== undefined) await right.compactionStepInFlight.catch(() => undefined);
+    this.enterExclusive();
+    right?.enterExclusive();
+    try {
+      let refusal = context.refusal;
+      const rightRange = right?.hashRange;
+      if (refusal !== undefined || right === undefined) {
+        // Decided by the caller from replicated state.
+      } else if (right.frozenValue === undefined || right.frozenValue.into !== this.partition?.id || right.frozenValue.index !== context.freezeIndex) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${right.partition?.id ?? '?'} is not frozen into partition ${this.partition?.id ?? '?'} at index ${context.freezeIndex}`, { reason: 'not-frozen' });
+      } else if (rightRange === undefined || rightRange.start !== range.end) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${right.partition?.id ?? '?'} does not start where partition ${this.partition?.id ?? '?'} ends (${range.end})`, { reason: 'not-adjacent' });
+      } else if (right.leases.all().length > 0) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${right.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
+      }
+      if (refusal !== undefined || right === undefined || rightRange === undefined) {
+        refusal ??= new AtollError('MERGE_REFUSED', 'no right partition', { reason: 'no-right' });
+        await this.commit(failedOutcome(refusal), context.index, nowMs);
+        return { refused: refusal, ...nothing };
+      }
+      // The caller brought right through its freeze (merge-apply.ts); past it nothing changes.
+      assert(right.appliedIndexValue >= context.freezeIndex, 'a merge reads the right partition at or past its freeze index');
+      const plan = await planMergeMove(this.engine, { layout: this.layout, dedup: this.dedup.currentState() }, { layout: right.layout, dedup: right.dedup.currentState() }, context.index);
+      const merged = { start: range.start, end: rightRange.end };
+      const revision = Math.max(this.revisionValue, right.revisionValue);
+      const compactedRevision = Math.max(this.compactedRevisionValue, right.compactedRevisionValue);
+      const operations: WriteOperation[] = [
+        ...plan.operations,
+        { type: 'put', key: this.layout.appliedKey, value: encodeAppliedRecord({ appliedIndex: context.index, appliedTimeMs: nowMs, revision }) },
+        { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(compactedRevision) },
+        { type: 'put', key: this.layout.rangeKey, value: encodeOwnedRange(merged) },
+        ...alsoWrite,
+      ];
+      if (this.legacyAppliedRecords) for (const key of [this.layout.appliedIndexKey, this.layout.appliedTimeKey, this.layout.revisionKey]) operations.push({ type: 'del', key });
+      // Exports of either side that read on would mix the states before and after: they fail.
+      this.epoch++;
+      right.epoch++;
+      await this.engine.write(operations, { sync: true });
+      // The in-memory state follows the batch.
+      this.legacyAppliedRecords = false;
+      this.appliedIndexValue = context.index;
+      this.appliedTimeValue = nowMs;
+      this.revisionValue = revision;
+      this.compactedRevisionValue = compactedRevision;
+      this.ownedRange = merged;
+      this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
+      assert.equal(this.dedup.count, plan.dedup.count, 'the merged dedup queue is what the plan wrote');
+      right.mergedIntoValue = this.partition?.id ?? 0;
+      right.dedup.adopt(emptyDedupState);
+      this.cache?.clear(this.cacheStoreId);
+      right.cache?.clear(right.cacheStoreId);
+      await this.rebuildKeyState();
+      await right.rebuildKeyState();
+      return { movedKeys: plan.movedKeys, movedVersions: plan.movedVersions, droppedDedupEntries: plan.droppedDedupEntries };
+    } finally {
+      this.exclusive = false;
+      this.importing = false;
+      if (right !== undefined) {
+        right.exclusive = false;
+        right.importing = false;
+      }
+    }
+  }
+
+  /**
+   * Applies a merge freeze at `context.index` (issue 19; merge-entry.ts): from this entry on the
+   * partition applies nothing (every later entry is refused with PARTITION_MOVED, unrecorded),
+   * serves no read, cannot split, and waits for partition `into`, its left neighbour, to merge it
+   * at this index. A second freeze into the same partition changes nothing but the applied index
+   * (the merge admin may run again after a crash) and answers the first freeze's index. Refusals
+   * (MERGE_REFUSED, nothing but the applied index changes): 'frozen' when frozen into another
+   * partition, 'leased-keys' while it holds a lease, and the caller's (`context.refusal`, decided
+   * from replicated state, e.g. 'in-progress' while the group has learners).
+   */
+  async applyFreeze(context: { readonly index: number; readonly nowMs: number; readonly into: number; readonly refusal?: AtollError }): Promise<{ readonly refused?: AtollError; readonly freezeIndex: number }> {
+    assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
+    assertNowMs(context.nowMs);
+    assert(Number.isInteger(context.into) && context.into >= 0 && context.into < 2 ** 32, 'a freeze names a partition id');
+    assert(!this.needsSnapshotValue && this.mergedIntoValue === undefined, 'freeze on a partition that is not live');
+    if (context.index <= this.appliedIndexValue) return { freezeIndex: this.frozenValue?.index ?? 0 };
+    const nowMs = Math.max(context.nowMs, this.appliedTimeValue);
+    this.enterExclusive();
+    try {
+      const frozen = this.frozenValue;
+      let refusal = context.refusal;
+      if (refusal === undefined && frozen !== undefined && frozen.into !== context.into) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${this.partition?.id ?? '?'} is frozen for a merge into partition ${frozen.into}`, { reason: 'frozen', mergedInto: frozen.into });
+      } else if (refusal === undefined && frozen === undefined && this.leases.all().length > 0) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${this.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
+      }
+      if (refusal !== undefined) {
+        await this.commit(failedOutcome(refusal), context.index, nowMs);
+        return { refused: refusal, freezeIndex: 0 };
+      }
+      if (frozen !== undefined) {
+        await this.commit(emptyOutcome, context.index, nowMs);
+        return { freezeIndex: frozen.index };
+      }
+      const freeze = { into: context.into, index: context.index };
+      await this.commit({ ...emptyOutcome, operations: [{ type: 'put', key: this.layout.freezeKey, value: encodeFreeze(freeze) }] }, context.index, nowMs);
+      this.frozenValue = freeze;
+      // Reads that began before the freeze must not answer after it: the keys may move at any time.
+      this.epoch++;
+      this.cache?.clear(this.cacheStoreId);
+      return { freezeIndex: freeze.index };
+    } finally {
+      this.exclusive = false;
+    }
+  }
+
+  /** The merge freeze (applyFreeze), or undefined while the partition is live. */
+  get frozen(): { readonly into: number; readonly index: number } | undefined {
+    return this.frozenValue;
+  }
+
+  private frozenError(): AtollError {
+    const into = this.frozenValue?.into;
+    return new AtollError('PARTITION_MOVED', `partition ${this.partition?.id ?? '?'} is being merged into partition ${into ?? '?'}: refresh the partition table and retry`, {
+      servedPartitionId: this.partition?.id,
+      mergedInto: into,
+    });
+  }
+
+  private mergedAwayError(): AtollError {
+    return new AtollError('PARTITION_MOVED', `partition ${this.partition?.id ?? '?'} was merged into partition ${this.mergedIntoValue ?? '?'}: refresh the partition table`, {
+      servedPartitionId: this.partition?.id,
+      mergedInto: this.mergedIntoValue,
+    });
+  }
+
+  /** The partition this one was merged into (applyMerge), or undefined while it is live. */
+  get mergedInto(): number | undefined {
+    return this.mergedIntoValue;
   }
 
   /** Deletes every key of the partition except the import mark. */
@@ -2122,6 +2330,15 @@ function withoutCurrent(result: WriteResult): WriteResult {
 /** The 'range' meta record: uint64BE(start) uint64BE(end). */
 function encodeOwnedRange(range: { readonly start: number; readonly end: number }): Uint8Array {
   return concatBytes(encodeUint64BE(range.start), encodeUint64BE(range.end));
+}
+
+function encodeFreeze(freeze: { readonly into: number; readonly index: number }): Uint8Array {
+  return concatBytes(encodeUint64BE(freeze.into), encodeUint64BE(freeze.index));
+}
+
+function decodeFreeze(bytes: Uint8Array): { into: number; index: number } {
+  assert.equal(bytes.length, 16, 'corrupt merge freeze record');
+  return { into: decodeUint64BE(bytes, 0), index: decodeUint64BE(bytes, 8) };
 }
 
 function decodeOwnedRange(bytes: Uint8Array): { start: number; end: number } {

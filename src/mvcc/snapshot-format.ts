@@ -33,6 +33,9 @@
  *   header also carries the partition's hash range, start u64 and end u64, after the applied
  *   time, so a replica that installs the snapshot owns the same range. A partition that never
  *   split still writes version 4 (older nodes keep reading its snapshots).
+ * - 6 (written only by a partition frozen for a merge, merge-entry.ts): the header carries the
+ *   range (as in 5) and then the freeze, into u64 (the left partition's id) and index u64 (the
+ *   freeze entry's), so a replica that installs a snapshot taken after the freeze is frozen too.
  */
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 
@@ -40,8 +43,10 @@ import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 export const snapshotFormatVersion = 4;
 /** The version a partition whose range is data writes (its header carries the range). */
 export const rangeSnapshotFormatVersion = 5;
+/** The version a partition frozen for a merge writes (its header carries the range and the freeze). */
+export const freezeSnapshotFormatVersion = 6;
 /** The versions this code reads. */
-const readableFormatVersions: readonly number[] = [1, 2, 3, 4, 5];
+const readableFormatVersions: readonly number[] = [1, 2, 3, 4, 5, 6];
 const formatVersion = snapshotFormatVersion;
 const kinds = { header: 1, entries: 2, trailer: 3 } as const;
 
@@ -56,6 +61,8 @@ export interface SnapshotHeader {
   readonly appliedTimeMs?: number;
   /** The partition's hash range [start, end) (format version 5 on; absent: its equal-table range). */
   readonly range?: { readonly start: number; readonly end: number };
+  /** The merge freeze (format version 6, which always carries the range too): frozen into `into` at `index`. */
+  readonly freeze?: { readonly into: number; readonly index: number };
 }
 
 export type SnapshotChunk = { readonly formatVersion: number } & (
@@ -66,6 +73,7 @@ export type SnapshotChunk = { readonly formatVersion: number } & (
 
 /** The format version of every chunk of a snapshot with this header. */
 export function snapshotVersionOf(header: SnapshotHeader): number {
+  if (header.freeze !== undefined) return freezeSnapshotFormatVersion;
   return header.range === undefined ? formatVersion : rangeSnapshotFormatVersion;
 }
 
@@ -77,7 +85,9 @@ export function encodeSnapshotHeader(header: SnapshotHeader): Uint8Array {
     .uint64(header.revision)
     .uint64(header.compactedRevision)
     .uint64(header.appliedTimeMs ?? 0);
+  if (header.freeze !== undefined && header.range === undefined) throw new RangeError('the snapshot of a frozen partition carries its range');
   if (header.range !== undefined) writer.uint64(header.range.start).uint64(header.range.end);
+  if (header.freeze !== undefined) writer.uint64(header.freeze.into).uint64(header.freeze.index);
   return writer.finish();
 }
 
@@ -130,6 +140,7 @@ export function decodeSnapshotChunk(chunk: Uint8Array): SnapshotChunk {
           compactedRevision: reader.uint64(),
           ...(version >= 3 && { appliedTimeMs: reader.uint64() }),
           ...(version >= 5 && { range: readRange(reader) }),
+          ...(version >= 6 && { freeze: readFreeze(reader) }),
         },
       };
       break;
@@ -155,6 +166,13 @@ export function readSnapshotHeader(firstChunk: Uint8Array): SnapshotHeader {
   const decoded = decodeSnapshotChunk(firstChunk);
   if (decoded.kind !== 'header') throw new ByteReader(firstChunk, 'snapshot').malformed('the first chunk is not a header');
   return decoded.header;
+}
+
+function readFreeze(reader: ByteReader): { into: number; index: number } {
+  const into = reader.uint64();
+  const index = reader.uint64();
+  if (!(into < 2 ** 32 && index >= 1)) throw reader.malformed(`bad merge freeze (into ${into}, index ${index})`);
+  return { into, index };
 }
 
 function readRange(reader: ByteReader): { start: number; end: number } {

@@ -6,6 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
+import { isAtollError } from '../../src/errors.js';
+import { bucketOf } from '../../src/keys/bucket.js';
+import { bucketHash } from '../../src/keys/bucket-hash.js';
+import { equalRangeOf } from '../../src/keys/partition-table.js';
 import type { Limits } from '../../src/limits.js';
 import type { ApplyResult, Command } from '../../src/mvcc/commands.js';
 import { MvccStore, type MvccStoreOptions } from '../../src/mvcc/mvcc-store.js';
@@ -71,6 +75,28 @@ export const fromBytes = (value: Uint8Array | undefined): string | undefined =>
   value === undefined ? undefined : new TextDecoder().decode(value);
 
 export const startMs = 1_700_000_000_000;
+
+/** `n` keys `b<i>/k` whose bucket hash falls in equal-table partition `id` of `count` (split and merge tests). */
+export function keysOfEqualPartition(id: number, count: number, n: number): string[] {
+  const range = equalRangeOf(id, count);
+  const keys: string[] = [];
+  for (let i = 0; keys.length < n && i < 100_000; i++) {
+    const hash = bucketHash(bucketOf(`b${i}/k`));
+    if (hash >= range.start && hash < range.end) keys.push(`b${i}/k`);
+  }
+  return keys;
+}
+
+/** The AtollError code an action fails with, or 'ok'. */
+export async function codeOf(action: () => Promise<unknown>): Promise<string> {
+  try {
+    await action();
+    return 'ok';
+  } catch (error) {
+    if (isAtollError(error)) return error.code;
+    throw error;
+  }
+}
 
 /** The store options a test chooses; the harness supplies the engine and prefix. */
 export type StoreSettings = Omit<MvccStoreOptions, 'engine' | 'prefix'>;

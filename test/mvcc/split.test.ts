@@ -6,7 +6,6 @@
  * sides, and a refused split changes nothing but the applied index.
  */
 import { describe, expect, it } from 'vitest';
-import { isAtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import { chooseSplitPoint, equalRangeOf } from '../../src/keys/partition-table.js';
@@ -14,7 +13,7 @@ import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { decodeSnapshotChunk } from '../../src/mvcc/snapshot-format.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import type { StorageEngine } from '../../src/storage/storage-engine.js';
-import { engineKinds, fromBytes, memoryEngineKind, startMs, text, type EngineKind } from './harness.js';
+import { codeOf, engineKinds, fromBytes, keysOfEqualPartition, memoryEngineKind, startMs, text, type EngineKind } from './harness.js';
 
 const count = 2;
 const sourceId = 0;
@@ -23,36 +22,15 @@ const sourceOptions = { partition: { id: sourceId, count } };
 const targetOptions = { partition: { id: targetId, count } };
 const hashOf = (key: string): number => bucketHash(bucketOf(key));
 
-/** Keys of many buckets, all owned by partition 0 of 2. */
-function keysOfSource(n: number): string[] {
-  const range = equalRangeOf(sourceId, count);
-  const keys: string[] = [];
-  for (let i = 0; keys.length < n && i < 100_000; i++) {
-    const key = `b${i}/k`;
-    if (hashOf(key) >= range.start && hashOf(key) < range.end) keys.push(key);
-  }
-  return keys;
-}
-
 async function open(engine: StorageEngine, id: number, options: object): Promise<MvccStore> {
   return MvccStore.open({ engine, prefix: partitionKeyPrefix('mvcc', id), ...options });
-}
-
-async function codeOf(action: () => Promise<unknown>): Promise<string> {
-  try {
-    await action();
-    return 'ok';
-  } catch (error) {
-    if (isAtollError(error)) return error.code;
-    throw error;
-  }
 }
 
 /** A source with history: every key written twice, every fifth deleted, one retried request id. */
 async function populated(kind: EngineKind, engine?: StorageEngine): Promise<{ engine: StorageEngine; source: MvccStore; keys: string[]; index: number }> {
   const theEngine = engine ?? (await kind.make());
   const source = await open(theEngine, sourceId, sourceOptions);
-  const keys = keysOfSource(60);
+  const keys = keysOfEqualPartition(sourceId, count, 60);
   let index = 0;
   for (const key of keys) await source.apply({ type: 'put', key, value: text(`${key}=1`) }, { index: ++index, nowMs: startMs });
   for (const [i, key] of keys.entries()) {
