@@ -137,13 +137,23 @@ describe('fault injection on real processes', () => {
 
   for (const { bug, settings, caughtBy } of controls) {
     it.skipIf(settings.needsNetns && !netns.available)(`negative control: the checkers catch the planted defect ${bug}`, async () => {
-      const result = await controlRun(settings, bug);
+      // A planted defect shows only when a fault meets the operation it breaks, and a run on a
+      // loaded machine does few operations (CI under load: 40 ok, none met): one more run of the
+      // same settings when the first caught nothing. The checker must still name the defect.
+      const catchesOf = (result: ChaosResult): string[] =>
+        caughtBy
+          .filter(({ checker, explanation }) => {
+            const verdict = result.report.verdicts[checker];
+            return verdict?.valid === false && explanation.test(verdict.explanation.split('\n', 1)[0] ?? '');
+          })
+          .map(({ checker }) => checker);
+      let result = await controlRun(settings, bug);
+      if (catchesOf(result).length === 0) {
+        console.log(`control ${bug}: the first run did not show the defect (${result.operations.ok} ok operations; ${result.report.problems.join(' | ') || 'valid'}); running it once more`);
+        result = await controlRun(settings, bug);
+      }
       expect(result.valid).toBe(false);
-      const caught = caughtBy.filter(({ checker, explanation }) => {
-        const verdict = result.report.verdicts[checker];
-        return verdict?.valid === false && explanation.test(verdict.explanation.split('\n', 1)[0] ?? '');
-      });
-      expect(caught.map(({ checker }) => checker), `caught by none of ${caughtBy.map(({ checker }) => checker).join(', ')}: ${result.report.problems.join(' | ')}`).not.toEqual([]);
-    }, 180_000);
+      expect(catchesOf(result), `caught by none of ${caughtBy.map(({ checker }) => checker).join(', ')}: ${result.report.problems.join(' | ')}`).not.toEqual([]);
+    }, 300_000);
   }
 });
