@@ -209,6 +209,12 @@ export interface ImportOptions {
    * the log take the snapshot in one atomic write (PartitionReplica.stage).
    */
   readonly alsoWrite?: readonly WriteOperation[];
+  /**
+   * More operations for that same batch, chosen from the range the snapshot carries (undefined:
+   * the equal-table place): a replica whose range shrank opens the partition after it
+   * (src/node/split-heal.ts), and its record of that must land with the import.
+   */
+  readonly alsoWriteFor?: (range: { readonly start: number; readonly end: number } | undefined) => readonly WriteOperation[];
 }
 
 export interface StorageCompactionResult {
@@ -1760,6 +1766,7 @@ export class MvccStore {
           { type: 'del', key: this.layout.importInProgressKey },
           // The caller's records (the Raft log's record of the snapshot) land with the import's end.
           ...(options.alsoWrite ?? []),
+          ...(options.alsoWriteFor?.(header.range) ?? []),
         ],
         { sync: true },
       );

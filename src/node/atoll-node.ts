@@ -172,7 +172,7 @@ export class AtollNode implements api.NodeApi {
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
     this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config) });
     const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
-    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica) });
+    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica), loop: this.driver });
     const { partitions, replicationFactor } = config;
     const notLeader = this.router.notLeader.bind(this.router);
     const replicaStore = this.replicaStore;
@@ -199,7 +199,7 @@ export class AtollNode implements api.NodeApi {
     });
     const refreshMembers = async (): Promise<void> => void (await membership.refresh());
     const memberState = (node: number): string | undefined => membership.current().members.find((member) => member.id === node)?.state;
-    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
+    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, healing: () => replicaStore.heal.awaitingFirstSnapshot(), ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
     const rebalancer = (this.rebalancer = new Rebalancer({ id, partitions, replicationFactor, ...config.rebalance, membership, driver, moves: this.moves, load: this.load, route, partitionOfKey, clock, timers, logger }));
     this.splits = new SplitAdmin({ driver, initialPartitions: partitions, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
     this.maintenance = new Maintenance({

@@ -119,6 +119,8 @@ export interface NodeTestBugs {
   readonly moveRemovesSourceEarly?: boolean;
   /** A split copies the moved keys into the new partition but keeps them in the source too. */
   readonly splitKeepsMovedKeys?: boolean;
+  /** A replica whose snapshot install shrank its range (it skipped a split) does not open the new partition: it runs with RF - 1 replicas. */
+  readonly splitHealDisabled?: boolean;
 }
 
 export const NODE_DEFAULTS = {

@@ -52,7 +52,15 @@ export interface ReplicaOptions {
   readonly spool?: { readonly engine: StorageEngine; readonly logger?: Logger };
   /** Applies split entries (split-apply.ts); without it a split entry is a broken invariant. */
   readonly splits?: { apply(source: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult> };
+  /** Opens the partition after a range an install shrank (split-heal.ts): a split this replica skipped. */
+  readonly splitHeal?: {
+    opsBeforeInstall(partition: number, before: HashRange | undefined): WriteOperation[];
+    opsAfterInstall(partition: number, carried: HashRange | undefined): WriteOperation[];
+    installed(partition: number): void;
+  };
 }
+
+type HashRange = { readonly start: number; readonly end: number };
 
 /** The receiver's part the replica uses (SnapshotReceiver). */
 export interface StagedSnapshots {
@@ -304,7 +312,19 @@ export class PartitionReplica {
     // read from disk one chunk at a time, checked again as it is written; its staged chunks are
     // deleted in the import's final batch.
     const staged = this.takeAccepted(meta);
-    await this.mvcc.importSnapshot(staged.chunks(), { alsoWrite: [...logOps, ...staged.deleteOps()], checkedIndex: meta.index });
+    // A range the snapshot shrinks means a split this replica skipped: the heal's records land in
+    // the same batch (split-heal.ts). Only a replica that held state had a range to shrink.
+    // Its record of the current range's end goes first, unsynced: the import's synced mark, written
+    // next, makes it durable, and an import a crash cuts off empties the store but not the record.
+    const heal = this.options.splitHeal;
+    const recordHole = heal?.opsBeforeInstall(this.id, this.mvcc.appliedIndex > 0 ? this.mvcc.hashRange : undefined) ?? [];
+    if (recordHole.length > 0) await this.options.spool?.engine.write(recordHole);
+    await this.mvcc.importSnapshot(staged.chunks(), {
+      alsoWrite: [...logOps, ...staged.deleteOps()],
+      checkedIndex: meta.index,
+      ...(heal !== undefined && { alsoWriteFor: (after) => heal.opsAfterInstall(this.id, after) }),
+    });
+    heal?.installed(this.id);
     this.options.stagedSnapshots?.installed(this.id);
     assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
     this.appliedIndex = meta.index;

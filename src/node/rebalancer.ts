@@ -281,7 +281,13 @@ export class Rebalancer {
     const now = clock.monotonicMs();
     const found = new Map<number, PartitionView & { term: number }>();
     const rates = new Map<number, number>();
+    // Every partition anyone knows: the founding ids, the groups here, and every one a member lists
+    // (split partitions among them). Counting found leaders against the founding count alone let a
+    // view with a split partition in it miss a founding one (its leader down): the planner then
+    // dropped that partition's assigned move halfway, and its learner stayed for good (seed 789).
+    const listed = new Set<number>(Array.from({ length: partitions }, (_, partition) => partition));
     for (const [partition, replica] of driver.groups) {
+      listed.add(partition);
       rates.set(partition, (rates.get(partition) ?? 0) + load.rateOf(partition, now));
       if (replica.raw.role !== 'leader') continue;
       const status = replica.raw.status();
@@ -291,6 +297,7 @@ export class Rebalancer {
       if (member.id === id || member.state === 'removed' || !driver.transport.isReachable(member.id)) continue;
       const info = await driver.transport.clusterInfo(member.id, clock.wallMs() + CALL_TIMEOUT_MS).catch(() => undefined);
       for (const partition of info?.partitions ?? []) {
+        listed.add(partition.id);
         if (partition.replicas.includes(member.id)) rates.set(partition.id, (rates.get(partition.id) ?? 0) + (partition.requestsPerSecond ?? 0));
         if (partition.leader !== member.id) continue;
         const known = found.get(partition.id);
@@ -298,7 +305,7 @@ export class Rebalancer {
         found.set(partition.id, { id: partition.id, voters: [...partition.replicas], learners: [], leader: member.id, load: 0, term: partition.term });
       }
     }
-    if (found.size < partitions) return undefined;
+    for (const partition of listed) if (!found.has(partition)) return undefined;
     return [...found.values()].sort((a, b) => a.id - b.id).map(({ term: _term, ...partition }) => ({ ...partition, load: rates.get(partition.id) ?? 0 }));
   }
 

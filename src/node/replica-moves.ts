@@ -66,6 +66,8 @@ export interface ReplicaMovesOptions {
   readonly testBugs?: NodeTestBugs;
   /** NOT_LEADER (or NO_LEADER) naming `leader` (router.ts). */
   readonly notLeader: (partition: number, leader: number, why: string) => AtollError;
+  /** Empty replicas opened for a skipped split (split-heal.ts), for the stray check. */
+  readonly healing?: () => ReadonlyMap<number, number>;
 }
 
 export class ReplicaMoves {
@@ -81,7 +83,7 @@ export class ReplicaMoves {
 
   constructor(private readonly options: ReplicaMovesOptions) {
     const { driver, id, knownNodes, clock, timers, logger } = options;
-    this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica) });
+    this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica), ...(options.healing !== undefined && { healing: options.healing }) });
   }
 
   start(): void {

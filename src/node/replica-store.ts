@@ -25,6 +25,7 @@ import { RaftLogKeys } from './raft-log-codec.js';
 import { PersistentLogStorage } from './raft-log-store.js';
 import { SplitApplier } from './split-apply.js';
 import { splitGroupsOnDisk } from './split-groups.js';
+import { healKey, SplitHeal, type HealLoop } from './split-heal.js';
 import type { NodeClock } from './ports.js';
 
 /**
@@ -52,6 +53,8 @@ export interface ReplicaStoreOptions {
   readonly stagedSnapshots?: StagedSnapshots;
   /** Adds a group a split created to the node's loop (RaftDriver.addGroup); without it splits are refused... never proposed. */
   readonly addGroup?: (replica: PartitionReplica) => void;
+  /** The node's loop: replicas a snapshot install finds it skipped the split of join it (split-heal.ts). */
+  readonly loop?: HealLoop;
 }
 
 export class ReplicaStore {
@@ -61,9 +64,20 @@ export class ReplicaStore {
 
   /** Applies split entries for every replica this store opens (split-apply.ts). */
   private readonly splits: SplitApplier;
+  /** Opens the partitions a snapshot install skipped the split of (split-heal.ts). */
+  readonly heal: SplitHeal;
 
   constructor(private readonly options: ReplicaStoreOptions) {
     const { config } = options;
+    this.heal = new SplitHeal({
+      engine: options.engine,
+      logger: options.logger,
+      initialPartitions: config.partitions,
+      openEmpty: (id) => this.open(id, true),
+      nowMs: () => options.clock.monotonicMs(),
+      disabled: config.testBugs?.splitHealDisabled === true,
+    });
+    if (options.loop !== undefined) this.heal.attach(options.loop);
     this.splits = new SplitApplier({
       engine: options.engine,
       initialPartitions: config.partitions,
@@ -111,6 +125,8 @@ export class ReplicaStore {
       const replica = await this.open(partition, false);
       if (replica !== undefined) replicas.push(replica);
     }
+    // Empty replicas of partitions an install skipped the split of, whose open a crash may have cut off.
+    replicas.push(...(await this.heal.reopen(new Set(replicas.map((replica) => replica.id)))));
     const ops: WriteOperation[] = [];
     if (!seeded && replicas.length === 0) {
       for (const partition of missing) {
@@ -170,6 +186,7 @@ export class ReplicaStore {
         ...(this.options.stagedSnapshots && { stagedSnapshots: this.options.stagedSnapshots }),
         spool: { engine, logger },
         splits: this.splits,
+        splitHeal: this.heal,
       },
     );
     return replica;
@@ -202,7 +219,9 @@ export class ReplicaStore {
   async deleteOps(partition: number): Promise<WriteOperation[]> {
     const { engine, versionCache } = this.options;
     versionCache.clear(partition);
-    const ops: WriteOperation[] = [];
+    this.heal.forget(partition);
+    // The heal record, if the replica was opened for a skipped split (split-heal.ts).
+    const ops: WriteOperation[] = [{ type: 'del', key: healKey(partition) }];
     const mvccPrefix = partitionKeyPrefix('mvcc', partition);
     const ranges = [new RaftLogKeys(partition).groupRange(), prefixRange(mvccPrefix), prefixRange(partitionKeyPrefix('staging', partition)), spoolRange(partition)];
     for (const range of ranges) {

@@ -13,11 +13,17 @@
  * far (so its configuration is at least as new as the one naming this node a voter), and its
  * voters leave this node out. Cost on an idle node: field reads per group, one ClusterInfo per
  * followed node every FOLLOWER_CHECK_EVERY checks; no status() object (test/node/idle-sweeps.test.ts).
+ *
+ * Empty replicas opened for a skipped split (split-heal.ts) that still await their first snapshot
+ * after HEAL_PATIENCE_MS are suspects too (every peer is asked): one is left when a peer leads the
+ * partition with voters that leave this node out (it was no founding voter, see split-heal.ts);
+ * one no peer leads is logged at every check, so it never waits unnoticed.
  */
 import type { Logger } from 'pino';
 import type { PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
+import { HEAL_PATIENCE_MS } from './split-heal.js';
 
 /** How often replicas without a leader ask their peers whether they were removed. */
 const STRANDED_CHECK_MS = 2_000;
@@ -34,6 +40,8 @@ export interface StrayCheckOptions {
   readonly logger: Logger;
   /** Takes a stray replica out of the driver and deletes its data (a loop task). */
   readonly leave: (partition: number, replica: PartitionReplica) => void;
+  /** Empty replicas opened for a skipped split, with when each was opened (SplitHeal.awaitingFirstSnapshot). */
+  readonly healing?: () => ReadonlyMap<number, number>;
 }
 
 export class StrayCheck {
@@ -82,6 +90,15 @@ export class StrayCheck {
         else ask.add(lead);
       }
       this.leaderlessBefore = leaderlessNow;
+      // Heal replicas still empty past their patience: no term or applied index of their own, so
+      // any peer that leads the partition knows a configuration at least as new.
+      const healing = new Set<number>();
+      for (const [partition, sinceMs] of this.options.healing?.() ?? []) {
+        if (clock.monotonicMs() - sinceMs < HEAL_PATIENCE_MS) continue;
+        healing.add(partition);
+        suspects.set(partition, { term: 0, applied: 0 });
+        askAll = true;
+      }
       if (suspects.size === 0) return;
       for (const [peer] of this.options.knownNodes) {
         if (peer === id || suspects.size === 0 || (!askAll && !ask.has(peer)) || !driver.transport.isReachable(peer)) continue;
@@ -98,6 +115,8 @@ export class StrayCheck {
           driver.enqueue(() => this.options.leave(partition.id, replica));
         }
       }
+      const unresolved = [...healing].filter((partition) => suspects.has(partition));
+      if (unresolved.length > 0) logger.warn({ partitions: unresolved }, 'empty replicas opened for a skipped split still wait for their first snapshot, and no peer leads them');
     } finally {
       this.checking = false;
     }
