@@ -121,6 +121,8 @@ export interface NodeTestBugs {
   readonly splitKeepsMovedKeys?: boolean;
   /** A replica whose snapshot install shrank its range (it skipped a split) does not open the new partition: it runs with RF - 1 replicas. */
   readonly splitHealDisabled?: boolean;
+  /** A restarted node forgets which replicas a move opened on it: one whose first snapshot predates its addition is deleted as "moved away" while it is a voter. */
+  readonly movedAwayAfterRestart?: boolean;
 }
 
 export const NODE_DEFAULTS = {
