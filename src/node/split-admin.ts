@@ -56,7 +56,12 @@ function refused(reason: string, message: string, details: Record<string, unknow
 export class SplitAdmin {
   constructor(private readonly options: SplitAdminOptions) {}
 
-  async split(partition: number, deadlineMs: number): Promise<SplitPartitionResult> {
+  /**
+   * `needsKeysOnBothSides` (automatic splits, auto-split.ts): refuse 'single-bucket' unless the
+   * stored keys span at least two bucket hashes, so that each side keeps some of them; a manual
+   * split of a range with fewer buckets still cuts at the range's midpoint.
+   */
+  async split(partition: number, deadlineMs: number, options: { readonly needsKeysOnBothSides?: boolean } = {}): Promise<SplitPartitionResult> {
     const { driver, initialPartitions, hashFunction, clock } = this.options;
     if (!Number.isSafeInteger(partition) || partition < 0 || !this.options.isKnown(partition)) throw new AtollError('INVALID_ARGUMENT', `no partition ${String(partition)}`);
     const replica = driver.groups.get(partition);
@@ -68,6 +73,9 @@ export class SplitAdmin {
       throw refused('in-progress', `partition ${partition} has a replica move in progress; split it after the move`, { partition });
     }
     const hashes = replica.mvcc.storedKeyNames(SPLIT_SAMPLE_KEYS).map((key) => bucketHash(bucketOf(key), hashFunction));
+    if (options.needsKeysOnBothSides === true && new Set(hashes.filter((hash) => hash >= range.start && hash < range.end)).size < 2) {
+      throw refused('single-bucket', `partition ${partition}'s keys lie in one bucket: splitting it would not divide them`, { partition });
+    }
     let mid = chooseSplitPoint(range, hashes);
     // A new partition's id is its first hash, so a point must be clear of the equal table's ids.
     if (mid !== undefined && !splitIdAllowed(mid, initialPartitions)) mid = Math.max(mid, initialPartitions) < range.end ? Math.max(mid, initialPartitions) : undefined;

@@ -9,6 +9,7 @@ import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
+import type { AutoSplitConfig } from '../../src/node/auto-split.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
@@ -157,6 +158,8 @@ export interface ClusterOptions {
   readonly adminToken?: string;
   /** Partitions, each replicated on all three nodes (default 1). */
   readonly partitions?: number;
+  /** Automatic splits (src/node/auto-split.ts); off when absent. */
+  readonly autoSplit?: AutoSplitConfig;
 }
 
 const NODE_IDS = [1, 2, 3];
@@ -198,6 +201,7 @@ export class InProcessCluster {
         ...(this.options.testBugs ? { testBugs: this.options.testBugs } : {}),
         ...(this.options.limits ? { limits: this.options.limits } : {}),
         ...(this.options.adminToken ? { adminToken: this.options.adminToken } : {}),
+        ...(this.options.autoSplit ? { autoSplit: this.options.autoSplit } : {}),
       },
       { transport: this.network.factory(id), engine, clock: systemClock, timers: systemTimers, random: new Rng(id * 97) },
     );
@@ -207,6 +211,11 @@ export class InProcessCluster {
 
   node(id: number): AtollNode {
     return this.nodes.get(id) as AtollNode;
+  }
+
+  /** Node `id`'s hosted groups (its driver's map, live). */
+  groups(id: number): Map<number, PartitionReplica> {
+    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups;
   }
 
   replica(id: number, partition = 0): PartitionReplica {
