@@ -172,7 +172,7 @@ export class AtollNode implements api.NodeApi {
       timers,
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
-    this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
+    this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers, bucketHash: descriptor.hashFunction });
     this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config) });
     const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
     this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica) });
@@ -202,7 +202,9 @@ export class AtollNode implements api.NodeApi {
     });
     const refreshMembers = async (): Promise<void> => void (await membership.refresh());
     const memberState = (node: number): string | undefined => membership.current().members.find((member) => member.id === node)?.state;
-    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
+    // Split partitions move too: known ids, or a split start a peer's PrepareReplica names (learned).
+    const isPartition = (p: number, learn: boolean): boolean => router.ranges.isKnown(p) || (learn && router.ranges.learn(p) && router.ranges.isKnown(p));
+    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, isPartition, ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
     const rebalancer = (this.rebalancer = new Rebalancer({ id, partitions, replicationFactor, ...config.rebalance, membership, driver, moves: this.moves, load: this.load, route, partitionOfKey, clock, timers, logger }));
     this.splits = new SplitAdmin({ driver, initialPartitions: partitions, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
     const moveInProgress = (p: number): boolean => this.moves.movesInProgress().some((move) => move.partition === p);

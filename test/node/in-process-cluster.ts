@@ -9,6 +9,7 @@ import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
+import type { WatchMessage, WatchSink } from '../../src/node/api.js';
 import type { AutoSplitConfig } from '../../src/node/auto-split.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
@@ -17,6 +18,18 @@ import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/n
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import type { IterateOptions, KeyRange, StorageEngine, StorageEntry, WriteOperation, WriteOptions } from '../../src/storage/storage-engine.js';
+
+/** A watch sink that keeps every message and never pushes back (watch tests). */
+export class CollectingSink implements WatchSink {
+  readonly messages: WatchMessage[] = [];
+  write(message: WatchMessage): boolean {
+    this.messages.push(message);
+    return true;
+  }
+  drained(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+}
 
 export const settle = (ms = 10): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
