@@ -6,7 +6,8 @@
  * range's midpoint when it holds fewer than two buckets; a bucket never splits, since all its
  * keys share one hash. Refusals change nothing: NOT_LEADER (with the leader's id) on another
  * node, SPLIT_REFUSED 'single-bucket' for a range of one hash, 'in-progress' while a replica move
- * runs, INVALID_ARGUMENT for a bad partition number.
+ * runs (learners, more voters than the replication factor, or a move coordinated here),
+ * INVALID_ARGUMENT for a bad partition number.
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
@@ -43,6 +44,12 @@ export interface SplitAdminOptions {
   readonly timers: NodeTimers;
   /** True while a replica move of the partition is coordinated here. */
   moveInProgress(partition: number): boolean;
+  /**
+   * The cluster's replication factor: more voters than this is a move between its promotion and
+   * its removal of the source, perhaps coordinated by another node (a former leader); a split
+   * then would found the new partition with those extra voters, which no move ever removes.
+   */
+  readonly replicationFactor?: number;
   /** Whether the node's partition table knows the id (range-routing.ts). */
   isKnown(partition: number): boolean;
   /** NOT_LEADER naming the partition's leader as this node knows it (router.ts). */
@@ -69,7 +76,9 @@ export class SplitAdmin {
     if (replica.raw.status().role !== 'leader') throw replica.notLeaderError();
     const range = replica.mvcc.hashRange;
     if (range === undefined) throw new AtollError('INVALID_ARGUMENT', `partition ${partition} has no hash range`);
-    if (replica.raw.status().confState.learners.length > 0 || this.options.moveInProgress(partition)) {
+    const { confState } = replica.raw.status();
+    const extraVoters = this.options.replicationFactor !== undefined && confState.voters.length > this.options.replicationFactor;
+    if (confState.learners.length > 0 || extraVoters || this.options.moveInProgress(partition)) {
       throw refused('in-progress', `partition ${partition} has a replica move in progress; split it after the move`, { partition });
     }
     const hashes = replica.mvcc.storedKeyNames(SPLIT_SAMPLE_KEYS).map((key) => bucketHash(bucketOf(key), hashFunction));
