@@ -27,7 +27,7 @@ function packageRoot(): string {
 
 export interface ClusterInfoMessage {
   nodeId: string | number;
-  partitions: Array<{ id: number; leader: string | number; replicas: number[]; term: string | number }>;
+  partitions: Array<{ id: number; leader: string | number; replicas: number[]; term: string | number; rangeStart?: string | number; rangeEnd?: string | number }>;
   nodes: Array<{ id: number; address: string; reachable: boolean; adminAddress?: string }>;
 }
 

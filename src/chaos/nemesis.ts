@@ -4,6 +4,7 @@
  * the checkers then decide whether it served correctly.
  */
 import { performance } from 'node:perf_hooks';
+import { bucketHash } from '../keys/bucket-hash.js';
 import { partitionOf } from '../keys/partition-table.js';
 import { Rng } from '../raft/rng.js';
 import type { LocalCluster } from './local-cluster.js';
@@ -41,6 +42,12 @@ export interface NemesisOptions {
   readonly topology?: Topology;
 }
 
+/** A partition's hash range [start, end), as ClusterInfo lists it. */
+export interface HashRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 export interface FaultRecord {
   readonly kind: FaultKind;
   readonly node: number;
@@ -52,8 +59,17 @@ export interface FaultRecord {
 export class Nemesis {
   private readonly rng: Rng;
   readonly faults: FaultRecord[] = [];
-  /** Partition -> monotonic time its leader was killed, until a probe write succeeds there. */
-  readonly leaderKills: Array<{ partition: number; atMs: number; recoveredAtMs?: number }> = [];
+  /**
+   * Partition -> monotonic time its leader was killed, until a probe write succeeds there; with
+   * the partition's hash range when the ClusterInfo that named the leader listed it (the probe
+   * writes a key of that range: after splits, the equal table no longer says which keys it owns).
+   */
+  readonly leaderKills: Array<{ partition: number; atMs: number; recoveredAtMs?: number; range?: HashRange }> = [];
+  /**
+   * The partition ids faults draw from: the founding table's, and every split partition the split
+   * nemesis reports (knownPartition). Without splits a draw is rng.int(partitions), as before.
+   */
+  private readonly partitionIds: number[];
   private stopped = false;
   private readonly paused = new Set<number>();
 
@@ -62,6 +78,12 @@ export class Nemesis {
     private readonly options: NemesisOptions,
   ) {
     this.rng = new Rng(options.seed);
+    this.partitionIds = Array.from({ length: cluster.options.partitions }, (_, id) => id);
+  }
+
+  /** A partition that a split created (split-nemesis.ts): leader faults may hit it from now on. */
+  knownPartition(id: number): void {
+    if (!this.partitionIds.includes(id)) this.partitionIds.push(id);
   }
 
   /** Runs faults until stop() or the deadline, then heals everything. */
@@ -88,12 +110,12 @@ export class Nemesis {
     const down = this.between(this.options.downMs);
     switch (kind) {
       case 'kill-leader': {
-        const partition = this.rng.int(this.cluster.options.partitions);
-        const leader = await this.leaderOf(partition);
+        const partition = this.rng.pick(this.partitionIds);
+        const { leader, range } = await this.leaderOf(partition);
         if (!leader) return;
         const atMs = performance.now();
         await this.cluster.kill(leader);
-        this.leaderKills.push({ partition, atMs });
+        this.leaderKills.push({ partition, atMs, ...(range !== undefined && { range }) });
         this.record({ kind, node: leader, partition, atMs });
         await this.sleep(down);
         this.cluster.startNode(leader);
@@ -138,12 +160,12 @@ export class Nemesis {
       case 'isolate-leader': {
         const topology = this.options.topology;
         if (!topology) return;
-        const partition = this.rng.int(this.cluster.options.partitions);
-        const leader = await this.leaderOf(partition);
+        const partition = this.rng.pick(this.partitionIds);
+        const { leader, range } = await this.leaderOf(partition);
         if (!leader) return;
         const atMs = performance.now();
         await topology.isolate(leader);
-        this.leaderKills.push({ partition, atMs });
+        this.leaderKills.push({ partition, atMs, ...(range !== undefined && { range }) });
         this.record({ kind, node: leader, partition, atMs });
         await this.sleep(down);
         await topology.heal();
@@ -203,8 +225,8 @@ export class Nemesis {
         const topology = this.options.topology;
         if (!topology) return;
         // The leader of a partition stops hearing one follower while that follower still hears it.
-        const partition = this.rng.int(this.cluster.options.partitions);
-        const leader = await this.leaderOf(partition);
+        const partition = this.rng.pick(this.partitionIds);
+        const { leader } = await this.leaderOf(partition);
         if (!leader) return;
         const other = this.rng.pick(ids.filter((id) => id !== leader));
         const [from, to] = this.rng.chance(0.5) ? [other, leader] : [leader, other];
@@ -233,18 +255,21 @@ export class Nemesis {
     return [a, this.rng.pick(others)];
   }
 
-  private async leaderOf(partition: number): Promise<number | undefined> {
+  /** The partition's leader (found by id in a running node's ClusterInfo: splits add ids), and its hash range. */
+  private async leaderOf(partition: number): Promise<{ leader?: number; range?: HashRange }> {
     for (const id of this.cluster.addresses.keys()) {
       if (!this.cluster.isRunning(id) || this.paused.has(id)) continue;
       try {
         const info = await this.cluster.clusterInfoOf(id, 500);
-        const leader = Number(info.partitions[partition]?.leader ?? 0);
-        if (leader !== 0 && this.cluster.isRunning(leader)) return leader;
+        const listed = info.partitions.find((p) => Number(p.id) === partition);
+        const leader = Number(listed?.leader ?? 0);
+        const range = listed?.rangeEnd !== undefined ? { start: Number(listed.rangeStart ?? 0), end: Number(listed.rangeEnd) } : undefined;
+        if (leader !== 0 && this.cluster.isRunning(leader)) return { leader, ...(range !== undefined && { range }) };
       } catch {
         // Ask the next node.
       }
     }
-    return undefined;
+    return {};
   }
 
   /** Makes sure every node runs and none is paused (the end of a run, or after an error). */
@@ -266,6 +291,15 @@ export class Nemesis {
       if (partitionOf(`${bucket}/x`, partitionCount) === partition) return `${bucket}/x`;
     }
     throw new Error(`no probe bucket found for partition ${partition}`);
+  }
+
+  /** A key whose bucket hash lies in `range` (the cluster's default bucket hash), or undefined when a few thousand tries find none (a narrow range). */
+  static probeKeyIn(range: HashRange): string | undefined {
+    for (let n = 0; n < 20_000; n++) {
+      const hash = bucketHash(`probe${n}`);
+      if (hash >= range.start && hash < range.end) return `probe${n}/x`;
+    }
+    return undefined;
   }
 
   private record(fault: FaultRecord): void {

@@ -15,6 +15,8 @@ import { AtollClient } from '../client/index.js';
 import { checkHistory, type CheckReport } from './check-history.js';
 import { LocalCluster } from './local-cluster.js';
 import { MembershipNemesis } from './membership-nemesis.js';
+import { SplitNemesis } from './split-nemesis.js';
+import { bucketHash } from '../keys/bucket-hash.js';
 import { LINK_FAULTS, NETWORK_FAULTS, Nemesis, type FaultKind } from './nemesis.js';
 import { cleanupStale, createTopology, detectNetns, ensureIptables, type Topology } from './netns.js';
 import { partitionOfBucket } from '../keys/partition-table.js';
@@ -68,6 +70,8 @@ export interface ChaosResult {
   readonly networkFaultsSkipped?: string;
   /** What the membership nemesis did (with options.membership). */
   readonly membershipSteps?: readonly string[];
+  /** Partition splits that applied during the run (with options.membership: split-nemesis.ts). */
+  readonly partitionSplits?: number;
 }
 
 const REGISTER_KEYS = ['ra/x', 'rb/x', 'rc/x', 'rd/x'];
@@ -127,6 +131,8 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     ...(topology ? { topology } : {}),
   });
   const membership = options.membership === true ? new MembershipNemesis(cluster, { seed: options.seed, log }) : undefined;
+  // With membership faults, partitions also split (split-nemesis.ts); leader faults then hit the new ones too.
+  const splits = options.membership === true ? new SplitNemesis(cluster, { seed: options.seed, log, onSplit: (id) => nemesis.knownPartition(id) }) : undefined;
   let membershipProblems: string[] = [];
   const progress = setInterval(() => {
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);
@@ -153,6 +159,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
       nemesis.run(untilMs),
       probes,
       membership?.run(untilMs),
+      splits?.run(untilMs),
     ]);
     clearInterval(progress);
     log('chaos: faults stopped; healing and reading everything back');
@@ -187,8 +194,11 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
   log(`chaos: faults ${JSON.stringify(faults)}`);
   log(`chaos: writes resumed after leader kills: n=${recoveryMs.count} p50=${recoveryMs.p50.toFixed(0)}ms p99=${recoveryMs.p99.toFixed(0)}ms max=${recoveryMs.max.toFixed(0)}ms unrecovered=${recoveryMs.unrecovered}`);
   const bankPartition = partitionOfBucket(BANK.bucket, options.partitions);
-  const bankLeaderFaults = nemesis.leaderKills.filter((kill) => kill.partition === bankPartition).length;
-  log(`chaos: bank: partition ${bankPartition}, ${bankLeaderFaults} leader kills or isolations of it`);
+  // After splits the bank's bucket may live in a split partition: a kill counts by the range it hit.
+  const bankHash = bucketHash(BANK.bucket);
+  const bankLeaderFaults = nemesis.leaderKills.filter((kill) => (kill.range !== undefined ? bankHash >= kill.range.start && bankHash < kill.range.end : kill.partition === bankPartition)).length;
+  log(`chaos: bank: partition ${bankPartition} at the start, ${bankLeaderFaults} leader kills or isolations of the bank's partition`);
+  if (splits !== undefined) log(`chaos: splits: ${splits.splits.length} partition splits during the run (${splits.splits.map((split) => `${split.partition}->${split.newPartition}`).join(', ') || 'none'})`);
   for (const line of report.lines) log(`chaos: ${line}`);
   // A node that dies by itself is a failure even when the data survived it.
   for (const bug of cluster.bugReports) log(`chaos: node ${bug.id} reported a bug: ${bug.line}`);
@@ -213,6 +223,7 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     networkFaults: topology !== undefined,
     ...(networkFaultsSkipped !== undefined ? { networkFaultsSkipped } : {}),
     ...(membership !== undefined ? { membershipSteps: membership.steps } : {}),
+    ...(splits !== undefined ? { partitionSplits: splits.splits.length } : {}),
   };
 }
 
@@ -254,15 +265,23 @@ function withVerdict(name: string, result: { readonly verdict: Verdict; readonly
  * kill to that success is how long the partition was unavailable for writes.
  */
 async function probeRecoveries(client: AtollClient, nemesis: Nemesis, partitions: number, untilMs: number): Promise<void> {
-  const probeKeys = new Map<number, string>();
+  // By the range the kill hit when known (splits change which keys a partition owns), else by id in the equal table.
+  const probeKeys = new Map<string, string | undefined>();
+  const unprobed = new Set<(typeof nemesis.leaderKills)[number]>();
   for (let n = 0; n < 100_000 && performance.now() < untilMs + 5_000; n++) {
-    const pending = nemesis.leaderKills.find((kill) => kill.recoveredAtMs === undefined);
+    const pending = nemesis.leaderKills.find((kill) => kill.recoveredAtMs === undefined && !unprobed.has(kill));
     if (!pending) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       continue;
     }
-    let key = probeKeys.get(pending.partition);
-    if (!key) probeKeys.set(pending.partition, (key = Nemesis.probeKeyFor(pending.partition, partitions)));
+    const where = pending.range !== undefined ? `${pending.range.start}-${pending.range.end}` : `p${pending.partition}`;
+    if (!probeKeys.has(where)) probeKeys.set(where, pending.range !== undefined ? Nemesis.probeKeyIn(pending.range) : pending.partition < partitions ? Nemesis.probeKeyFor(pending.partition, partitions) : undefined);
+    const key = probeKeys.get(where);
+    if (key === undefined) {
+      // No probe key in a narrow range: this kill's recovery is not measured (counted unrecovered).
+      unprobed.add(pending);
+      continue;
+    }
     try {
       await client.put(key, String(n), { timeoutMs: 1_000 });
       pending.recoveredAtMs = performance.now();

@@ -40,6 +40,7 @@ import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
 import { ReplicaMoves } from './replica-moves.js';
 import { Rebalancer } from './rebalancer.js';
 import { SplitAdmin, type SplitPartitionResult } from './split-admin.js';
+import { AutoSplitter } from './auto-split.js';
 import { ReplicaStore } from './replica-store.js';
 import { NodeReports } from './node-reports.js';
 import { LeaderChangeLog, type LeaderChange } from './leader-changes.js';
@@ -74,6 +75,8 @@ export class AtollNode implements api.NodeApi {
   private readonly replicaStore: ReplicaStore;
   private readonly moves: ReplicaMoves;
   private readonly splits: SplitAdmin;
+  /** Splits led partitions past the --auto-split-* thresholds (auto-split.ts); idle when none is set. */
+  private readonly autoSplitter: AutoSplitter;
   /** The replicated member table, followed (membership.ts) and changed (membership-admin.ts). */
   private readonly membership: Membership;
   private readonly memberAdmin: MembershipAdmin;
@@ -169,7 +172,7 @@ export class AtollNode implements api.NodeApi {
       timers,
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
-    this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers });
+    this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers, bucketHash: descriptor.hashFunction });
     this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config) });
     const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
     this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica), loop: this.driver });
@@ -199,9 +202,14 @@ export class AtollNode implements api.NodeApi {
     });
     const refreshMembers = async (): Promise<void> => void (await membership.refresh());
     const memberState = (node: number): string | undefined => membership.current().members.find((member) => member.id === node)?.state;
-    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, healing: () => replicaStore.heal.awaitingFirstSnapshot(), ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
+    // Split partitions move too: known ids, or a split start a peer's PrepareReplica names (learned).
+    const isPartition = (p: number, learn: boolean): boolean => router.ranges.isKnown(p) || (learn && router.ranges.learn(p) && router.ranges.isKnown(p));
+    this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, isPartition, healing: () => replicaStore.heal.awaitingFirstSnapshot(), ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
     const rebalancer = (this.rebalancer = new Rebalancer({ id, partitions, replicationFactor, ...config.rebalance, membership, driver, moves: this.moves, load: this.load, route, partitionOfKey, clock, timers, logger }));
-    this.splits = new SplitAdmin({ driver, initialPartitions: partitions, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
+    this.splits = new SplitAdmin({ driver, initialPartitions: partitions, replicationFactor, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
+    const moveInProgress = (p: number): boolean => this.moves.movesInProgress().some((move) => move.partition === p);
+    const knownPartitionCount = (): number => partitions + router.ranges.knownStarts().length;
+    this.autoSplitter = new AutoSplitter({ config: config.autoSplit ?? {}, driver, splits: this.splits, load: this.load, knownPartitionCount, maxPartitionCount: limits.maxPartitionCount, moveInProgress, clock, timers, logger });
     this.maintenance = new Maintenance({
       id,
       preferredLeader: (partition) => rebalancer.preferredLeader(partition),
@@ -232,6 +240,7 @@ export class AtollNode implements api.NodeApi {
     node.membership.start();
     node.rebalancer.start();
     node.leases.start();
+    node.autoSplitter.start();
     return node;
   }
 
@@ -458,6 +467,7 @@ export class AtollNode implements api.NodeApi {
     this.membership.stop();
     this.rebalancer.stop();
     this.leases.stop();
+    this.autoSplitter.stop();
     await this.driver.close();
   }
 

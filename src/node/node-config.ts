@@ -7,6 +7,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
+import type { AutoSplitConfig } from './auto-split.js';
 import type { MemberState } from './membership-table.js';
 
 /** The cluster a node started with --join learned from a member (src/peer/join.ts); recorded in its descriptor at its first start. */
@@ -87,6 +88,8 @@ export interface AtollNodeConfig {
   readonly zone?: string;
   /** The rebalancer's bounds (rebalancer.ts; default REBALANCE_DEFAULTS). */
   readonly rebalance?: { readonly maxInFlight?: number; readonly pauseMs?: number };
+  /** Automatic splits past a size or load threshold (auto-split.ts; --auto-split-*); absent or no threshold: off. */
+  readonly autoSplit?: AutoSplitConfig;
   readonly logger: Logger;
 }
 

@@ -68,6 +68,12 @@ export interface ReplicaMovesOptions {
   readonly notLeader: (partition: number, leader: number, why: string) => AtollError;
   /** Empty replicas opened for a skipped split (split-heal.ts), for the stray check. */
   readonly healing?: () => ReadonlyMap<number, number>;
+  /**
+   * Whether `partition` names a partition (range-routing.ts; a split partition's id is its first
+   * hash); `learn` (a peer's PrepareReplica, from the leader of a partition that exists) lets the
+   * node learn a split start it did not know. Default: the founding table's ids only.
+   */
+  readonly isPartition?: (partition: number, learn: boolean) => boolean;
 }
 
 export class ReplicaMoves {
@@ -113,8 +119,8 @@ export class ReplicaMoves {
 
   /** Opens an empty replica of `partition` here, unless one is open (Peer.PrepareReplica). Idempotent. */
   async prepare(partition: number): Promise<void> {
-    const { driver, store, partitions, logger } = this.options;
-    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    const { driver, store, logger } = this.options;
+    if (!this.isPartition(partition, true)) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
     if (driver.groups.has(partition)) return;
     if (this.deleting.has(partition)) throw new AtollError('UNAVAILABLE', `partition ${partition}: the previous replica is still being deleted; retry`);
     const pending = this.preparing.get(partition);
@@ -137,11 +143,18 @@ export class ReplicaMoves {
     }
   }
 
+  /** Whether `partition` is a partition id: the founding table's, or (isPartition) a split one. */
+  private isPartition(partition: number, learn: boolean): boolean {
+    if (!Number.isSafeInteger(partition) || partition < 0) return false;
+    if (partition < this.options.partitions) return true;
+    return this.options.isPartition?.(partition, learn) ?? false;
+  }
+
   /** Runs a move to its end (see the file comment); call on the partition's leader. */
   async move(request: api.MoveReplicaRequest, context: api.CallContext): Promise<api.MoveReplicaResponse> {
-    const { partitions, knownNodes } = this.options;
+    const { knownNodes } = this.options;
     const { partition, fromNode: from, toNode: to } = request;
-    if (!Number.isSafeInteger(partition) || partition < 0 || partition >= partitions) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    if (!this.isPartition(partition, false)) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
     if (!knownNodes.has(from) || !knownNodes.has(to)) await this.options.refreshMembers?.().catch(() => undefined);
     for (const node of [from, to]) if (!knownNodes.has(node)) throw new AtollError('INVALID_ARGUMENT', `no node ${node}`);
     if (from === to) throw new AtollError('INVALID_ARGUMENT', 'a move needs two different nodes');

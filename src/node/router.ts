@@ -325,7 +325,10 @@ export class Router {
    */
   async refreshRemoteLeaders(): Promise<void> {
     const { driver, partitions, nodeIds, id } = this.options;
-    if (this.refreshingLeaders || driver.closed || driver.groups.size === partitions) return;
+    // Every partition the table knows, split ones included: a node that hosts every founding
+    // partition may still lack a split one (and then listed a guess for its replicas).
+    const known = this.ranges.table().map((range) => range.id);
+    if (this.refreshingLeaders || driver.closed || known.every((partition) => driver.groups.has(partition))) return;
     this.refreshingLeaders = true;
     try {
       // Replicas move, so every reachable peer is asked (at most one call per node and round),
@@ -334,7 +337,7 @@ export class Router {
       // Every member this node knows now (the member table grows the peers map), not only the founders.
       for (const peer of [...new Set([...nodeIds, ...this.options.peers.keys()])]) {
         if (peer === id || !driver.transport.isReachable(peer)) continue;
-        const missing = [...Array(partitions).keys()].some((partition) => !driver.groups.has(partition) && !learned.has(partition));
+        const missing = known.some((partition) => !driver.groups.has(partition) && !learned.has(partition));
         if (!missing) break;
         try {
           const info = await driver.transport.clusterInfo(peer, this.options.clock.wallMs() + LEADER_REFRESH_TIMEOUT_MS);

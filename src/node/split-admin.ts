@@ -6,7 +6,8 @@
  * range's midpoint when it holds fewer than two buckets; a bucket never splits, since all its
  * keys share one hash. Refusals change nothing: NOT_LEADER (with the leader's id) on another
  * node, SPLIT_REFUSED 'single-bucket' for a range of one hash, 'in-progress' while a replica move
- * runs, INVALID_ARGUMENT for a bad partition number.
+ * runs (learners, more voters than the replication factor, or a move coordinated here),
+ * INVALID_ARGUMENT for a bad partition number.
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
@@ -43,6 +44,12 @@ export interface SplitAdminOptions {
   readonly timers: NodeTimers;
   /** True while a replica move of the partition is coordinated here. */
   moveInProgress(partition: number): boolean;
+  /**
+   * The cluster's replication factor: more voters than this is a move between its promotion and
+   * its removal of the source, perhaps coordinated by another node (a former leader); a split
+   * then would found the new partition with those extra voters, which no move ever removes.
+   */
+  readonly replicationFactor?: number;
   /** Whether the node's partition table knows the id (range-routing.ts). */
   isKnown(partition: number): boolean;
   /** NOT_LEADER naming the partition's leader as this node knows it (router.ts). */
@@ -56,7 +63,12 @@ function refused(reason: string, message: string, details: Record<string, unknow
 export class SplitAdmin {
   constructor(private readonly options: SplitAdminOptions) {}
 
-  async split(partition: number, deadlineMs: number): Promise<SplitPartitionResult> {
+  /**
+   * `needsKeysOnBothSides` (automatic splits, auto-split.ts): refuse 'single-bucket' unless the
+   * stored keys span at least two bucket hashes, so that each side keeps some of them; a manual
+   * split of a range with fewer buckets still cuts at the range's midpoint.
+   */
+  async split(partition: number, deadlineMs: number, options: { readonly needsKeysOnBothSides?: boolean } = {}): Promise<SplitPartitionResult> {
     const { driver, initialPartitions, hashFunction, clock } = this.options;
     if (!Number.isSafeInteger(partition) || partition < 0 || !this.options.isKnown(partition)) throw new AtollError('INVALID_ARGUMENT', `no partition ${String(partition)}`);
     const replica = driver.groups.get(partition);
@@ -64,10 +76,15 @@ export class SplitAdmin {
     if (replica.raw.status().role !== 'leader') throw replica.notLeaderError();
     const range = replica.mvcc.hashRange;
     if (range === undefined) throw new AtollError('INVALID_ARGUMENT', `partition ${partition} has no hash range`);
-    if (replica.raw.status().confState.learners.length > 0 || this.options.moveInProgress(partition)) {
+    const { confState } = replica.raw.status();
+    const extraVoters = this.options.replicationFactor !== undefined && confState.voters.length > this.options.replicationFactor;
+    if (confState.learners.length > 0 || extraVoters || this.options.moveInProgress(partition)) {
       throw refused('in-progress', `partition ${partition} has a replica move in progress; split it after the move`, { partition });
     }
     const hashes = replica.mvcc.storedKeyNames(SPLIT_SAMPLE_KEYS).map((key) => bucketHash(bucketOf(key), hashFunction));
+    if (options.needsKeysOnBothSides === true && new Set(hashes.filter((hash) => hash >= range.start && hash < range.end)).size < 2) {
+      throw refused('single-bucket', `partition ${partition}'s keys lie in one bucket: splitting it would not divide them`, { partition });
+    }
     let mid = chooseSplitPoint(range, hashes);
     // A new partition's id is its first hash, so a point must be clear of the equal table's ids.
     if (mid !== undefined && !splitIdAllowed(mid, initialPartitions)) mid = Math.max(mid, initialPartitions) < range.end ? Math.max(mid, initialPartitions) : undefined;

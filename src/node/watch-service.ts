@@ -23,6 +23,8 @@
  */
 import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
+import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
+import { keyInHashRange } from '../mvcc/split-plan.js';
 import { toUserKey } from '../keys/tenant-keys.js';
 import type { Limits } from '../limits.js';
 import { validateRevisionNumber } from '../mvcc/validate-command.js';
@@ -50,6 +52,8 @@ export interface WatchServiceOptions {
   readonly access: NodeAccess;
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
+  /** The cluster's bucket hash (a split's range check); default defaultBucketHash. */
+  readonly bucketHash?: BucketHashName;
 }
 
 export class WatchService {
@@ -144,6 +148,18 @@ export class WatchService {
         throw router.notLeader(partition, status.lead === this.options.id ? 0 : status.lead, 'watches are served by the partition leader');
       }
     };
+    // A split that moved the watched bucket away ends the watch (the client resumes at the new
+    // owner after its last revision, as after a leader change). Checked with the leader, at the top
+    // of every watcher round, so it ends before this partition's revisions, which the new
+    // partition's overlap after the split, pass the split: the range shrinks when the split
+    // applies, before any later entry of this partition applies.
+    const watched = barrier.kind === 'get' ? barrier.request.key : (barrier.request as api.GetByPrefixRequest).prefix;
+    const checkServed = (): void => {
+      checkLeader();
+      const range = replica?.mvcc.hashRange;
+      if (range === undefined || keyInHashRange(watched, range, this.options.bucketHash ?? defaultBucketHash)) return;
+      throw new AtollError('PARTITION_MOVED', `partition ${partition} no longer holds the watched keys (moved by a split): resume at their new partition`, { servedPartitionId: partition, rangeEnd: range.end });
+    };
     checkLeader();
     const leader = replica as PartitionReplica;
     // A linearizable read at this leader: its revision covers every acknowledged write. A stale
@@ -172,7 +188,7 @@ export class WatchService {
     this.running.add(controller);
     const signal = controller.signal;
     try {
-      await this.runOne(tenant, request, target, startRevision, leader, hub, checkLeader, sink, signal);
+      await this.runOne(tenant, request, target, startRevision, leader, hub, checkServed, sink, signal);
     } finally {
       this.running.delete(controller);
       context.signal?.removeEventListener('abort', onAbort);

@@ -11,6 +11,7 @@ import { pino, type Logger } from 'pino';
 import { isAtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
+import { AUTO_SPLIT_DEFAULTS } from '../node/auto-split.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
 import { fetchClusterToJoin, joinedClusterOf } from '../peer/join.js';
 import type { JoinedCluster } from '../node/node-config.js';
@@ -93,6 +94,9 @@ async function main(): Promise<void> {
     .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
     .option('--key-index-mb <n>', 'memory for the key indexes of all partitions, in MiB; a partition over its share reads LevelDB instead (ATOLL_KEY_INDEX_MB)', integer('--key-index-mb', 0), Number(env['ATOLL_KEY_INDEX_MB'] ?? NODE_DEFAULTS.keyIndexBytes / 1024 / 1024))
     .option('--raft-log-mb <n>', 'memory for Raft log entries of all partitions, in MiB; older entries are read from LevelDB (ATOLL_RAFT_LOG_MB)', integer('--raft-log-mb', 0), Number(env['ATOLL_RAFT_LOG_MB'] ?? NODE_DEFAULTS.raftLogMemoryBytes / 1024 / 1024))
+    .option('--auto-split-keys <n>', 'split a partition this node leads once it stores more than N keys (live or deleted); off when unset (ATOLL_AUTO_SPLIT_KEYS)', integer('--auto-split-keys', 1), env['ATOLL_AUTO_SPLIT_KEYS'] ? Number(env['ATOLL_AUTO_SPLIT_KEYS']) : undefined)
+    .option('--auto-split-rps <n>', 'split a partition this node leads once it serves more than N requests per second (decayed rate); off when unset (ATOLL_AUTO_SPLIT_RPS)', integer('--auto-split-rps', 1), env['ATOLL_AUTO_SPLIT_RPS'] ? Number(env['ATOLL_AUTO_SPLIT_RPS']) : undefined)
+    .option('--auto-split-pause-ms <n>', `least time between two automatic splits this node starts (ATOLL_AUTO_SPLIT_PAUSE_MS; default ${AUTO_SPLIT_DEFAULTS.pauseMs})`, integer('--auto-split-pause-ms', 0), Number(env['ATOLL_AUTO_SPLIT_PAUSE_MS'] ?? AUTO_SPLIT_DEFAULTS.pauseMs))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
     .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
@@ -121,6 +125,9 @@ async function main(): Promise<void> {
     readMode: 'safe' | 'lease';
     retentionRevisions: number;
     snapshotEvery: number;
+    autoSplitKeys?: number;
+    autoSplitRps?: number;
+    autoSplitPauseMs: number;
     cacheMb: number;
     keyIndexMb: number;
     raftLogMb: number;
@@ -189,6 +196,10 @@ async function main(): Promise<void> {
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
   for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
   if (options.readMode !== 'safe' && options.readMode !== 'lease') program.error('error: --read-mode (ATOLL_READ_MODE) must be lease or safe');
+  // The environment's values skip commander's parsers: checked here, so a typo is one clear line.
+  for (const [flag, value, min] of [['--auto-split-keys', options.autoSplitKeys, 1], ['--auto-split-rps', options.autoSplitRps, 1], ['--auto-split-pause-ms', options.autoSplitPauseMs, 0]] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) program.error(`error: ${flag} (or its ATOLL_ variable) must be an integer >= ${min}`);
+  }
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
   let bucketHash: BucketHashName | undefined;
   try {
@@ -275,6 +286,12 @@ async function main(): Promise<void> {
     readMode: options.readMode,
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
+    // Off unless a threshold is given (auto-split.ts).
+    autoSplit: {
+      ...(options.autoSplitKeys !== undefined && { maxKeys: options.autoSplitKeys }),
+      ...(options.autoSplitRps !== undefined && { maxRequestsPerSecond: options.autoSplitRps }),
+      pauseMs: options.autoSplitPauseMs,
+    },
     cacheBytes: options.cacheMb * 1024 * 1024,
     keyIndexBytes: options.keyIndexMb * 1024 * 1024,
     raftLogMemoryBytes: options.raftLogMb * 1024 * 1024,

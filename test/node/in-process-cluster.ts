@@ -9,6 +9,8 @@ import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
+import type { WatchMessage, WatchSink } from '../../src/node/api.js';
+import type { AutoSplitConfig } from '../../src/node/auto-split.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
@@ -16,6 +18,18 @@ import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/n
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import type { IterateOptions, KeyRange, StorageEngine, StorageEntry, WriteOperation, WriteOptions } from '../../src/storage/storage-engine.js';
+
+/** A watch sink that keeps every message and never pushes back (watch tests). */
+export class CollectingSink implements WatchSink {
+  readonly messages: WatchMessage[] = [];
+  write(message: WatchMessage): boolean {
+    this.messages.push(message);
+    return true;
+  }
+  drained(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+}
 
 export const settle = (ms = 10): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -157,6 +171,8 @@ export interface ClusterOptions {
   readonly adminToken?: string;
   /** Partitions, each replicated on all three nodes (default 1). */
   readonly partitions?: number;
+  /** Automatic splits (src/node/auto-split.ts); off when absent. */
+  readonly autoSplit?: AutoSplitConfig;
 }
 
 const NODE_IDS = [1, 2, 3];
@@ -198,6 +214,7 @@ export class InProcessCluster {
         ...(this.options.testBugs ? { testBugs: this.options.testBugs } : {}),
         ...(this.options.limits ? { limits: this.options.limits } : {}),
         ...(this.options.adminToken ? { adminToken: this.options.adminToken } : {}),
+        ...(this.options.autoSplit ? { autoSplit: this.options.autoSplit } : {}),
       },
       { transport: this.network.factory(id), engine, clock: systemClock, timers: systemTimers, random: new Rng(id * 97) },
     );
@@ -207,6 +224,11 @@ export class InProcessCluster {
 
   node(id: number): AtollNode {
     return this.nodes.get(id) as AtollNode;
+  }
+
+  /** Node `id`'s hosted groups (its driver's map, live). */
+  groups(id: number): Map<number, PartitionReplica> {
+    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups;
   }
 
   replica(id: number, partition = 0): PartitionReplica {

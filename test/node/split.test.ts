@@ -10,7 +10,6 @@ import { isAtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import type { WriteOperation } from '../../src/storage/storage-engine.js';
@@ -26,9 +25,7 @@ afterEach(async () => {
   cluster = undefined;
 });
 
-function groups(c: InProcessCluster, id: number): Map<number, PartitionReplica> {
-  return (c.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups;
-}
+const groups = (c: InProcessCluster, id: number): Map<number, PartitionReplica> => c.groups(id);
 
 /** The node leading `partition` now (the loopback network forwards nothing: tests call the leader). */
 function leaderOf(c: InProcessCluster, partition: number): number {

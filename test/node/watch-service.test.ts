@@ -6,10 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import type { WatchMessage, WatchSink } from '../../src/node/api.js';
 import { newToken } from '../../src/node/auth.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
-import { InProcessCluster, waitFor } from './in-process-cluster.js';
+import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 
 /** The leader once it is the preferred one (the leader balancer moves it there otherwise, mid-test). */
 async function settledLeader(cluster: InProcessCluster): Promise<number> {
@@ -18,15 +17,7 @@ async function settledLeader(cluster: InProcessCluster): Promise<number> {
   return cluster.waitForLeader();
 }
 
-class Sink implements WatchSink {
-  readonly messages: WatchMessage[] = [];
-  write(message: WatchMessage): boolean {
-    this.messages.push(message);
-    return true;
-  }
-  drained(): Promise<boolean> {
-    return Promise.resolve(true);
-  }
+class Sink extends CollectingSink {
   keys(): string[] {
     return this.messages.flatMap((m) => m.events.map((e) => `${e.type}:${e.key}`));
   }

@@ -5,18 +5,9 @@
  * duplicate, and a start above the replica's applied revision waits instead of failing.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WatchMessage, WatchSink } from '../../src/node/api.js';
-import { InProcessCluster, waitFor } from './in-process-cluster.js';
+import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 
-class Sink implements WatchSink {
-  readonly messages: WatchMessage[] = [];
-  write(message: WatchMessage): boolean {
-    this.messages.push(message);
-    return true;
-  }
-  drained(): Promise<boolean> {
-    return Promise.resolve(true);
-  }
+class Sink extends CollectingSink {
   /** The changes as "revision:key=value". */
   changes(): string[] {
     return this.messages.flatMap((m) => m.events.map((e) => `${e.revision}:${e.key}=${Buffer.from(e.value).toString()}`));

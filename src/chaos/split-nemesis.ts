@@ -1,0 +1,112 @@
+/**
+ * Partition splits in the fault suite (issue 19): beside the membership nemesis (a node joins,
+ * leaves, is replaced) and the fault nemesis (leader kills, pauses, network faults), this one
+ * splits partitions the way an operator does, `atoll cluster split P` (the client's
+ * splitPartition, which goes to P's leader): every few seconds it draws a partition from the
+ * cluster's current table (ClusterInfo) and splits it.
+ *
+ * Refusals are expected and change nothing: `in-progress` (a replica move of P runs),
+ * `single-bucket` (P's range cannot be cut), `leased-keys` (a lease holds a key that would move),
+ * NOT_LEADER or UNAVAILABLE while the faults move leaders; each is logged and the next draw comes
+ * later. A split that timed out may still have applied: the next draw reads the table again. The
+ * run's workload and checkers work on keys, which the client routes by the table it refreshes, so
+ * they need nothing of this file; what changes is the table (`partitions`), which the fault
+ * nemesis draws from and the recovery probes route by (nemesis.ts, runner.ts).
+ *
+ * Bounds: at most `maxSplits` splits per run, one call at a time, each with a deadline.
+ */
+import { performance } from 'node:perf_hooks';
+import { AtollClient } from '../client/index.js';
+import { AtollError } from '../errors.js';
+import { Rng } from '../raft/rng.js';
+import type { LocalCluster } from './local-cluster.js';
+
+/** One split call's deadline (a commit on a quorum, under faults). */
+const SPLIT_TIMEOUT_MS = 10_000;
+/** The wait between two draws, ms: [min, max). */
+const GAP_MS: readonly [number, number] = [3_000, 7_000];
+export const SPLIT_NEMESIS_DEFAULTS = Object.freeze({ maxSplits: 6 });
+
+export interface SplitNemesisOptions {
+  readonly seed: number;
+  readonly log: (line: string) => void;
+  /** Splits per run at most (default SPLIT_NEMESIS_DEFAULTS.maxSplits). */
+  readonly maxSplits?: number;
+  /** Told each new partition (the fault nemesis then draws it too). */
+  readonly onSplit?: (newPartition: number) => void;
+}
+
+/** One partition of the current table: its id and hash range [start, end). */
+export interface TablePartition {
+  readonly id: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+export class SplitNemesis {
+  private readonly rng: Rng;
+  /** Splits that applied, in order (the run's report). */
+  readonly splits: Array<{ partition: number; newPartition: number; mid: number; atMs: number }> = [];
+  /** Refusals and failures, by reason (the run's report). */
+  readonly refusals: Record<string, number> = {};
+
+  constructor(
+    private readonly cluster: LocalCluster,
+    private readonly options: SplitNemesisOptions,
+  ) {
+    // A stream of its own: the fault nemesis uses the seed, the membership nemesis seed * 31 + 7.
+    this.rng = new Rng(options.seed * 17 + 3);
+  }
+
+  /** Splits at random times until `untilMs` or `maxSplits`; resolves when done, never rejects. */
+  async run(untilMs: number): Promise<void> {
+    const maxSplits = this.options.maxSplits ?? SPLIT_NEMESIS_DEFAULTS.maxSplits;
+    const client = new AtollClient({ endpoints: this.cluster.endpoints, defaultTimeoutMs: 5_000 });
+    try {
+      for (let draw = 0; draw < 1_000 && this.splits.length < maxSplits; draw++) {
+        await this.sleep(GAP_MS[0] + this.rng.int(GAP_MS[1] - GAP_MS[0]));
+        if (performance.now() >= untilMs) break;
+        await this.splitOne(client);
+      }
+    } finally {
+      client.close();
+    }
+    const refused = Object.entries(this.refusals).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    this.options.log(`splits: ${this.splits.length} partition splits applied${refused !== '' ? `; refused or failed: ${refused}` : ''}`);
+  }
+
+  private async splitOne(client: AtollClient): Promise<void> {
+    let table: TablePartition[];
+    try {
+      table = partitionTableOf(await client.clusterInfo({ timeoutMs: 2_000 }));
+    } catch (error) {
+      this.refused('cluster-info', error);
+      return;
+    }
+    if (table.length === 0) return;
+    const partition = this.rng.pick(table).id;
+    try {
+      const result = await client.splitPartition(partition, { timeoutMs: SPLIT_TIMEOUT_MS });
+      this.splits.push({ partition, newPartition: result.newPartition, mid: result.mid, atMs: performance.now() });
+      this.options.onSplit?.(result.newPartition);
+      this.options.log(`splits: partition ${partition} split at hash ${result.mid}: it keeps [${result.start}, ${result.mid}), new partition ${result.newPartition} owns [${result.mid}, ${result.end})`);
+    } catch (error) {
+      this.refused(error instanceof AtollError && error.code === 'SPLIT_REFUSED' ? String(error.details?.['reason']) : error instanceof AtollError ? error.code : 'error', error, partition);
+    }
+  }
+
+  private refused(reason: string, error: unknown, partition?: number): void {
+    this.refusals[reason] = (this.refusals[reason] ?? 0) + 1;
+    const what = partition === undefined ? 'reading the table' : `split of partition ${partition}`;
+    this.options.log(`splits: ${what} not done (${reason}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}); later`);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+}
+
+/** The partitions of a ClusterInfo answer with their ranges, in hash order. */
+export function partitionTableOf(info: { readonly partitions: ReadonlyArray<{ readonly id: number; readonly rangeStart: number; readonly rangeEnd: number }> }): TablePartition[] {
+  return info.partitions.map((partition) => ({ id: partition.id, start: partition.rangeStart, end: partition.rangeEnd })).sort((a, b) => a.start - b.start);
+}
