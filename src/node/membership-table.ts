@@ -202,30 +202,29 @@ export function withState(table: MemberTable, id: number, state: MemberState): M
 }
 
 /**
- * The table with member `id`'s advertised admin address set to `adminAddress` (host:port, as the
- * node itself reports it); unchanged when it has it already.
+ * The table with a field of member `id`'s entry that the node records about itself set to `value`
+ * (already checked); unchanged when it has it already. MEMBERSHIP_REFUSED for an unknown or
+ * removed member.
  */
-export function withAdminAddress(table: MemberTable, id: number, adminAddress: string): MemberTable {
+function withOwnField<K extends 'zone' | 'adminAddress'>(table: MemberTable, id: number, field: K, value: string): MemberTable {
   checkMemberId(id);
-  checkAddress(adminAddress, 'an admin address');
   const existing = memberOf(table, id);
   if (existing === undefined) throw refusedMember('unknown-id', `no node ${id} in the cluster`);
-  if (existing.adminAddress === adminAddress) return table;
+  if (existing[field] === value) return table;
   if (existing.state === 'removed') throw refusedMember('bad-transition', `node ${id} was removed`);
-  const next: MemberTable = { version: table.version + 1, members: table.members.map((member) => (member.id === id ? { ...member, adminAddress } : member)) };
+  const next: MemberTable = { version: table.version + 1, members: table.members.map((member) => (member.id === id ? { ...member, [field]: value } : member)) };
   checkTable(next);
   return next;
 }
 
+/** The table with member `id`'s advertised admin address (host:port, as the node itself reports it). */
+export function withAdminAddress(table: MemberTable, id: number, adminAddress: string): MemberTable {
+  checkAddress(adminAddress, 'an admin address');
+  return withOwnField(table, id, 'adminAddress', adminAddress);
+}
+
 /** The table with member `id`'s zone set to `zone` (its --zone label); unchanged when it has it already. */
 export function withZone(table: MemberTable, id: number, zone: string): MemberTable {
-  checkMemberId(id);
   if (typeof zone !== 'string' || zone.length > maxZoneBytes || !zonePattern.test(zone)) throw new AtollError('INVALID_ARGUMENT', `a zone is at most ${maxZoneBytes} of A-Z a-z 0-9 . _ -`);
-  const existing = memberOf(table, id);
-  if (existing === undefined) throw refusedMember('unknown-id', `no node ${id} in the cluster`);
-  if (existing.zone === zone) return table;
-  if (existing.state === 'removed') throw refusedMember('bad-transition', `node ${id} was removed`);
-  const next: MemberTable = { version: table.version + 1, members: table.members.map((member) => (member.id === id ? { ...member, zone } : member)) };
-  checkTable(next);
-  return next;
+  return withOwnField(table, id, 'zone', zone);
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { negativeControls } from '../../../src/sim/node/negative-controls.js';
 import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
-import { firstCatch } from './seed-range.js';
+import { expectControlCaught } from './seed-range.js';
 
 /**
  * Seeds on which the simulator finds the snapshot-install crash bug (issue 16) with
@@ -24,11 +23,7 @@ const INSTALL_CRASH_SEEDS = [25, 29];
 
 describe('whole-node simulator: negative controls and the snapshot-install regression', () => {
   it('a snapshot without dedup records makes an installed replica apply a resend again (digest checker)', async () => {
-    const control = negativeControls['dedupForgetsOnSnapshot']!;
-    const caught = await firstCatch('dedupForgetsOnSnapshot');
-    expect(caught, `no seed in 1..${control.budget} failed ${control.checker}/${control.invariant}`).toBeDefined();
-    const clean = await runNodeSeed(caught!.seed, { overrides: control.overrides, traceLines: 0 });
-    expect(clean.failures).toEqual([]);
+    await expectControlCaught('dedupForgetsOnSnapshot');
   }, 300_000);
 
   it.each(INSTALL_CRASH_SEEDS)('with nonAtomicSnapshotInstall the restart checker fails on seed %i: the node killed inside an install never opens again', async (seed) => {

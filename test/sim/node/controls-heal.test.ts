@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { negativeControls } from '../../../src/sim/node/negative-controls.js';
 import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
-import { firstCatch } from './seed-range.js';
+import { expectControlCaught } from './seed-range.js';
 
 /**
  * A replica that skips a split entry by installing a snapshot of the source taken after it opens
@@ -12,11 +11,7 @@ import { firstCatch } from './seed-range.js';
  */
 describe('whole-node simulator: a replica that skipped a split gets the new partition', () => {
   it('without the heal, the new partition keeps a voter with no replica (membership checker)', async () => {
-    const control = negativeControls['splitHealDisabled']!;
-    const caught = await firstCatch('splitHealDisabled');
-    expect(caught, `no seed in 1..${control.budget} failed ${control.checker}/${control.invariant}`).toBeDefined();
-    const clean = await runNodeSeed(caught!.seed, { overrides: control.overrides, traceLines: 0 });
-    expect(clean.failures).toEqual([]);
+    await expectControlCaught('splitHealDisabled');
   }, 300_000);
 
   // 130: one skipped split, the install that skipped it first cut off by a crash (the record written

@@ -1,4 +1,5 @@
 /** Runs a range of whole-node simulator seeds and lists the failures, each with its replay command. */
+import { expect } from 'vitest';
 import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
 import { negativeControls } from '../../../src/sim/node/negative-controls.js';
 import type { CheckFailure } from '../../../src/sim/node/node-checkers.js';
@@ -31,4 +32,18 @@ export async function firstCatch(name: string): Promise<{ seed: number; failure:
     if (failure !== undefined) return { seed, failure };
   }
   return undefined;
+}
+
+/**
+ * A negative control's test: some seed in its budget fails its checker's invariant with the planted
+ * bug, and that seed passes without it (so the failure is the bug's). Returns the catch.
+ */
+export async function expectControlCaught(name: string): Promise<{ seed: number; failure: CheckFailure }> {
+  const control = negativeControls[name];
+  if (control === undefined) throw new Error(`no control ${name}`);
+  const caught = await firstCatch(name);
+  expect(caught, `no seed in 1..${control.budget} failed ${control.checker}/${control.invariant}`).toBeDefined();
+  const clean = await runNodeSeed(caught!.seed, { overrides: control.overrides, traceLines: 0 });
+  expect(clean.failures).toEqual([]);
+  return caught!;
 }
