@@ -95,9 +95,9 @@ export class ReplicaMoves {
   start(): void {
     // A replica that opens from disk with a configuration that never named this node is taken for
     // one a move opened here before a restart (the set above does not survive one), not for one
-    // that moved away: its first snapshot may be older than its addition (simulator seed 321: a
+    // that moved away: its first snapshot may be older than its addition (simulator seed 321 once: a
     // target that crashed inside its first install, restarted, installed an older snapshot and
-    // deleted itself as "moved away" while it was a voter). One that did move away while this node
+    // deleted itself as "moved away" while it was a voter; test/node/replica-moves-restart.test.ts). One that did move away while this node
     // was down has no leader, and the stray check deletes it once its leader confirms the removal.
     const { driver, id, testBugs } = this.options;
     for (const [partition, replica] of driver.groups) {
