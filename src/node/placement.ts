@@ -45,8 +45,10 @@ function zonesOf(replicas: readonly number[], zoneOf: ReadonlyMap<number, string
  * that may hold replicas: first every replica on a node that may not (leaving, or no member) moves
  * to the least loaded node without one of that partition; then, while the most and least loaded
  * nodes differ by more than one replica, one replica moves from the most loaded node that can give
- * one to the least loaded. Invariants of every planned step: a partition never gets two replicas
- * on one node, never loses a replica (moves only), and never spans fewer zones than before (when
+ * one to the least loaded. A replica on a node that may not hold one, of a partition every holder
+ * already has, is trimmed instead (a move to a voter: its source's removal). Invariants of every
+ * planned step: a partition never gets two replicas on one node, never loses a replica but by a
+ * trim (which MoveReplica refuses below the replication factor), and never spans fewer zones than before (when
  * nodes carry zones). Bounded: at most one move per replica for the drain, and partitions x RF
  * moves for the balance. Deterministic: ties go to the lower node id and partition.
  */
@@ -75,6 +77,23 @@ export function planMoves(partitions: ReadonlyArray<{ id: number; replicas: read
     nodeLoad.set(to, (nodeLoad.get(to) ?? 0) + (loadOf.get(partition) ?? 0));
     moves.push({ partition, from, to });
   };
+  /**
+   * Every holder already has a replica of `partition`, so `from` (a node that may not hold one) is
+   * an extra voter: a move whose leader died between promoting its target and removing its source
+   * leaves one (chaos seed 2 with split faults: voters 1,2,3,4 with node 4 leaving, which could then
+   * never be removed). Planned as a move to a holder that is a voter already, which MoveReplica runs
+   * as its last stage, the source's removal (move-steps.ts), and refuses ('already-replica') when it
+   * would leave fewer than the replication factor. Never adds a replica.
+   */
+  const trim = (partition: number, from: number): void => {
+    const voters = replicas.get(partition) as number[];
+    const to = voters.filter((node) => node !== from && holders.includes(node)).sort((a, b) => a - b)[0];
+    if (to === undefined) return;
+    voters.splice(voters.indexOf(from), 1);
+    count.set(from, (count.get(from) ?? 0) - 1);
+    nodeLoad.set(from, (nodeLoad.get(from) ?? 0) - (loadOf.get(partition) ?? 0));
+    moves.push({ partition, from, to });
+  };
   /** The best node to receive a replica of `partition` in place of `from`: keeps zones, then least loaded, then lowest id. */
   const targetFor = (partition: number, from: number, candidates: readonly number[]): number | undefined => {
     const voters = replicas.get(partition) as number[];
@@ -92,6 +111,7 @@ export function planMoves(partitions: ReadonlyArray<{ id: number; replicas: read
       if (holders.includes(from)) continue;
       const to = targetFor(partition, from, holders);
       if (to !== undefined) apply(partition, from, to);
+      else trim(partition, from);
     }
   }
   // Zones: a partition whose replicas share a zone while a holder in another zone could take one

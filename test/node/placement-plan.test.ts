@@ -1,5 +1,6 @@
 /** planMoves (src/node/placement.ts): the replica moves behind add-node, remove-node and replace-node. */
 import { describe, expect, it } from 'vitest';
+import { nextMoveStep } from '../../src/node/move-steps.js';
 import { planMoves, replicasOf, type PlannedMove } from '../../src/node/placement.js';
 
 function layout(partitions: number, nodes: number[], rf: number): Array<{ id: number; replicas: number[] }> {
@@ -41,6 +42,23 @@ describe('planMoves', () => {
     expect(counts.get(2) ?? 0).toBe(0);
     const loads = [1, 3, 4, 5].map((id) => counts.get(id) ?? 0);
     expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(1);
+  });
+
+  it('trims an extra voter on a leaving node when every holder has the partition already (a move cut between promotion and removal)', () => {
+    // Chaos seed 2 with split faults: partition 1 kept voters 1,2,3,4 (a move's leader died after
+    // addVoter(4)); with node 4 leaving no node could take its replica, so nothing was planned and
+    // remove-node 4 could never finish.
+    const partitions = [{ id: 0, replicas: [1, 2, 3] }, { id: 1, replicas: [1, 2, 3, 4] }, { id: 2, replicas: [2, 3, 4] }];
+    const members = [1, 2, 3, 4].map((id) => ({ id, state: id === 4 ? 'leaving' : 'active' }));
+    const moves = planMoves(partitions, members);
+    // Partition 1: a move to a voter, which MoveReplica runs as its source's removal.
+    expect(moves).toContainEqual({ partition: 1, from: 4, to: 1 });
+    expect(nextMoveStep({ conf: { voters: [1, 2, 3, 4], learners: [] }, leader: 2, from: 4, to: 1, replicationFactor: 3 })).toEqual({ kind: 'removeSource' });
+    // Partition 2: an ordinary move to the one holder without a replica.
+    expect(moves).toContainEqual({ partition: 2, from: 4, to: 1 });
+    expect(moves).toHaveLength(2);
+    // A trim never goes below the replication factor: MoveReplica refuses it at RF voters.
+    expect(() => nextMoveStep({ conf: { voters: [1, 2, 3], learners: [] }, leader: 2, from: 3, to: 1, replicationFactor: 3 })).toThrow(expect.objectContaining({ code: 'MOVE_REFUSED' }));
   });
 
   it('replaces a node: the new one takes the old one\'s replicas', () => {
