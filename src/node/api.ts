@@ -267,6 +267,11 @@ export interface PartitionInfo {
   readonly rangeStart: number;
   readonly rangeEnd: number;
   readonly replicas: readonly number[];
+  /**
+   * The learners of the configuration the answering node applied (none where it hosts no replica);
+   * undefined from a server that does not report them.
+   */
+  readonly learners?: readonly number[];
   /** 0 when no leader is known. */
   readonly leader: number;
   readonly term: number;

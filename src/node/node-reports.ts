@@ -73,6 +73,7 @@ export class NodeReports {
         rangeStart: range.start,
         rangeEnd: range.end,
         replicas: this.deps.router.replicasOf(range.id),
+        learners: raw?.learnerList() ?? [],
         leader: raw !== undefined ? raw.lead : (this.deps.router.remoteLeaderOf(range.id) ?? 0),
         term: raw?.term ?? 0,
         commitIndex: raw?.committedIndex ?? 0,

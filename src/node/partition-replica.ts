@@ -184,6 +184,8 @@ export class PartitionReplica {
       checkQuorum: true,
       readMode: 'safe',
       quiesceAfterTicks: settings.quiesceAfterTicks,
+      // One append per follower per loop iteration, and no answers to commit-only appends (issue 18).
+      batchAppends: true,
       // One Raft message stays far below the gRPC message limit (limits.maxMessageBytes).
       maxMessageBytes: 1024 * 1024,
       maxInflightBytes: 64 * 1024 * 1024,

@@ -51,6 +51,7 @@ const enum Field {
   Quiesce = 1 << 11,
   Force = 1 << 12,
   Context = 1 << 13,
+  CommitOnly = 1 << 14,
 }
 
 /** One item of a frame: a Raft message for a group, or a snapshot transfer item (below). */
@@ -147,6 +148,7 @@ function writeMessage(writer: ByteWriter, m: Message): void {
   if (m.leaseTick !== undefined) presence |= Field.LeaseTick;
   if (m.quiesce !== undefined) presence |= Field.Quiesce;
   if (m.force) presence |= Field.Force;
+  if (m.commitOnly) presence |= Field.CommitOnly;
   if (m.context !== undefined) presence |= Field.Context;
   writer.uint8(code).uint32(m.from).uint32(m.to).uint64(m.term).uint16(presence);
   if (presence & Field.LogTerm) writer.uint64(m.logTerm as number);
@@ -212,6 +214,7 @@ function readMessage(reader: ByteReader, code: number): Message {
   if (presence & Field.LeaseTick) m.leaseTick = reader.uint64();
   if (presence & Field.Quiesce) m.quiesce = reader.uint8() === 1;
   if (presence & Field.Force) m.force = true;
+  if (presence & Field.CommitOnly) m.commitOnly = true;
   if (presence & Field.Context) m.context = reader.text();
   return m;
 }

@@ -73,7 +73,7 @@ export class StrayCheck {
       // group was quiet stayed a stray for good (simulator seed 228: on a node then removed from
       // the cluster, it also kept the node reading an old member table from it).
       const followers = this.checks++ % FOLLOWER_CHECK_EVERY === 0;
-      const suspects = new Map<number, { term: number; applied: number }>();
+      const suspects = new Map<number, { term: number; applied: number; learner: boolean }>();
       const leaderlessNow = new Set<number>();
       // Leaderless suspects ask every peer; quiet followers only the node they follow.
       const ask = new Set<number>();
@@ -82,10 +82,20 @@ export class StrayCheck {
         // Field reads first: a led group (the common case) builds no status() object.
         const lead = replica.raw.lead;
         if (lead === 0) leaderlessNow.add(partition);
-        const suspect = lead === 0 ? this.leaderlessBefore.has(partition) : followers && lead !== id && replica.raw.quiesced;
-        if (!suspect || !replica.raw.isVoter(id)) continue;
+        // A learner runs no election timer, so one whose leader stopped writing to it keeps that
+        // leader's id without being quiesced: every FOLLOWER_CHECK_EVERY-th check asks about it too.
+        const suspect = lead === 0 ? this.leaderlessBefore.has(partition) : followers && lead !== id && (replica.raw.quiesced || !replica.raw.isVoter(id));
+        if (!suspect) continue;
+        // Learners too: a move's target whose removal (the move dropped, or moved on) never reached
+        // it waits for a leader forever, as a source does. And a replica whose configuration does
+        // not name this node at all but is not empty: after a restart a source that installed a
+        // snapshot taken after its removal (wasMember does not survive a restart) is kept as a
+        // move's target that may yet be added (replica-moves.ts start()), so only its leader can
+        // say it moved away (simulator seed 215 with batched appends).
+        const voter = replica.raw.isVoter(id);
+        if (!voter && !replica.raw.isMember(id) && replica.raw.voterList().length === 0) continue;
         // Field reads (test/node/idle-sweeps.test.ts: an idle pass builds no status() object).
-        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex });
+        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter });
         if (lead === 0) askAll = true;
         else ask.add(lead);
       }
@@ -96,7 +106,7 @@ export class StrayCheck {
       for (const [partition, sinceMs] of this.options.healing?.() ?? []) {
         if (clock.monotonicMs() - sinceMs < HEAL_PATIENCE_MS) continue;
         healing.add(partition);
-        suspects.set(partition, { term: 0, applied: 0 });
+        suspects.set(partition, { term: 0, applied: 0, learner: false });
         askAll = true;
       }
       if (suspects.size === 0) return;
@@ -108,6 +118,9 @@ export class StrayCheck {
           // The peer leads in a term at least ours and applied at least as far, so its
           // configuration is at least as new as the one that names this node a voter.
           if (suspect === undefined || partition.leader !== peer || partition.term < suspect.term || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
+          // A learner (or an outsider, above) is still wanted while the leader's configuration lists
+          // it; a peer that does not report learners (an older server) cannot say, so it stays.
+          if (suspect.learner && (partition.learners === undefined || partition.learners.includes(id))) continue;
           suspects.delete(partition.id);
           const replica = driver.groups.get(partition.id);
           if (replica === undefined) continue;

@@ -44,6 +44,14 @@ export interface RaftConfig {
   /** A leader with nothing to do for this many ticks tells its followers to go quiet; 0 disables. */
   readonly quiesceAfterTicks?: number;
   /**
+   * A host that drains the node through RawNode.ready() may let a leader batch its appends (issue
+   * 18): a proposal and a commit advance only mark the followers as owed an append, and ready()
+   * sends ONE append per follower carrying every entry proposed since, and the newest commit index.
+   * An append that carries only the commit index to a replicating follower asks for no answer.
+   * Off: every proposal and commit advance sends at once (the etcd-io/raft behaviour).
+   */
+  readonly batchAppends?: boolean;
+  /**
    * Checks a snapshot received from the leader, once all its chunks arrived, before the core
    * installs it: false refuses it (the transfer restarts from its first chunk), so data that would
    * not install never replaces the log. Default: accept.
@@ -69,6 +77,7 @@ export const RAFT_DEFAULTS = {
   maxPendingReads: 10_000,
   snapshotChunkBytes: 512 * 1024,
   quiesceAfterTicks: 0,
+  batchAppends: false,
   acceptSnapshot: (_snapshot: Snapshot): boolean => true,
 };
 

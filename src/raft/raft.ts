@@ -100,6 +100,14 @@ export class Raft {
   private uncommittedBytes = 0;
 
   private readSeq = 0;
+  /**
+   * batchAppends (config): followers are owed the entries proposed since the last flushAppends()
+   * (owedAppends), or an append carrying a commit index that advanced since (owedCommit). Invariant:
+   * both are false after flushAppends(), which the host calls (RawNode.ready()) before it collects
+   * messages, so nothing owed outlives the loop iteration that owed it.
+   */
+  private owedAppends = false;
+  private owedCommit = false;
   private pendingReads: PendingRead[] = [];
   /** Reads that arrived before this leader committed an entry of its own term (thesis §6.4 step 1). */
   private readsAwaitingCommit: Array<{ context: string; from: NodeId }> = [];
@@ -587,7 +595,8 @@ export class Raft {
     }
     const index = this.log.lastIndex();
     if (type === EntryType.ConfChange) this.pendingConfIndex = index;
-    this.bcastAppend();
+    if (this.config.batchAppends) this.owedAppends = true;
+    else this.bcastAppend();
     return { index, term: this.term };
   }
 
@@ -597,9 +606,34 @@ export class Raft {
     }
   }
 
-  private bcastAppend(): void {
+  private bcastAppend(commitOnlyAllowed = false): void {
     for (const id of this.progress.keys()) {
-      if (id !== this.id) this.maybeSendAppend(id, true);
+      if (id !== this.id) this.maybeSendAppend(id, true, commitOnlyAllowed);
+    }
+  }
+
+  /** Whether flushAppends() has appends to send (batchAppends). */
+  get owesAppends(): boolean {
+    return this.owedAppends || this.owedCommit;
+  }
+
+  /**
+   * batchAppends: sends what proposals and commit advances owed since the last call, as ONE append
+   * per follower (its entries from its next index, and the commit index). A follower that holds
+   * every entry and is only owed the commit gets an append marked commitOnly, which it does not
+   * answer: the commit reaches it at once, and its next heartbeat answer reports it (quiescence
+   * waits for that, maybeQuiesce). A follower known to hold the commit already is sent nothing.
+   */
+  flushAppends(): void {
+    const appends = this.owedAppends;
+    const commit = this.owedCommit;
+    this.owedAppends = false;
+    this.owedCommit = false;
+    if (this.role !== 'leader' || (!appends && !commit)) return;
+    for (const [id, progress] of this.progress) {
+      if (id === this.id) continue;
+      const needsCommit = commit && progress.commit < this.log.committed;
+      this.maybeSendAppend(id, needsCommit, true);
     }
   }
 
@@ -607,7 +641,7 @@ export class Raft {
    * Sends the follower the entries it lacks (or a snapshot when they are compacted). With
    * `sendIfEmpty` it sends even without new entries, to carry the commit index.
    */
-  private maybeSendAppend(to: NodeId, sendIfEmpty: boolean): boolean {
+  private maybeSendAppend(to: NodeId, sendIfEmpty: boolean, commitOnlyAllowed = false): boolean {
     const progress = this.progress.get(to);
     if (!progress || progress.isPaused()) return false;
     const prevIndex = progress.next - 1;
@@ -624,7 +658,9 @@ export class Raft {
       return this.sendSnapshot(to, progress);
     }
     if (entries.length === 0 && !sendIfEmpty) return false;
-    this.send({ type: 'app', to, term: this.term, index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed });
+    // Only a replicating follower's answer is not needed: a probed one must answer to be replicated to.
+    const commitOnly = commitOnlyAllowed && entries.length === 0 && progress.state === 'replicate';
+    this.send({ type: 'app', to, term: this.term, index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed, ...(commitOnly ? { commitOnly } : {}) });
     if (entries.length > 0) {
       progress.sentEntries((entries[entries.length - 1] as Entry).index, entriesBytes(entries));
     } else if (progress.state === 'probe') {
@@ -698,7 +734,8 @@ export class Raft {
       progress.inflights.freeLE(index);
     }
     if (this.maybeCommit()) {
-      this.bcastAppend();
+      if (this.config.batchAppends) this.owedCommit = true;
+      else this.bcastAppend();
     } else {
       while (this.maybeSendAppend(message.from, false)) {
         // Pipelining: keep sending until the window is full or the follower has everything.
@@ -791,6 +828,8 @@ export class Raft {
     }
     const lastNew = this.log.maybeAppend(index, message.logTerm ?? 0, message.commit ?? 0, message.entries ?? []);
     if (lastNew !== undefined) {
+      // A matching commit-only append asks for no answer (flushAppends); a mismatch is answered below.
+      if (message.commitOnly === true && (message.entries?.length ?? 0) === 0) return;
       this.send({ type: 'appResp', to: message.from, term: this.term, index: lastNew, commit: this.log.committed });
       return;
     }

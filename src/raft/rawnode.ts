@@ -133,6 +133,11 @@ export class RawNode {
     return this.raft.role;
   }
 
+  /** The learners of the applied configuration (cheap when there are none, the common case). */
+  learnerList(): readonly number[] {
+    return this.raft.learners.size === 0 ? [] : this.raft.confState().learners;
+  }
+
   /** The voters of the applied configuration, in status().confState order (cheap: no progress Map). */
   voterList(): readonly number[] {
     return this.raft.confState().voters;
@@ -305,7 +310,7 @@ export class RawNode {
 
   hasReady(): boolean {
     const raft = this.raft;
-    if (raft.messages.length > 0 || raft.readStates.length > 0 || raft.droppedReads.length > 0) return true;
+    if (raft.owesAppends || raft.messages.length > 0 || raft.readStates.length > 0 || raft.droppedReads.length > 0) return true;
     if (raft.log.unstable.entries.length > 0 || raft.log.unstable.snapshot !== undefined) return true;
     if (raft.log.hasNextCommittedEntries()) return true;
     if (!hardStateEqual(raft.hardState(), this.previousHard)) return true;
@@ -315,6 +320,8 @@ export class RawNode {
   ready(): Ready {
     assert.ok(this.outstanding === undefined, 'ready() called again before advance()');
     const raft = this.raft;
+    // batchAppends: what this iteration's proposals and commit advances owe the followers, as one append each.
+    raft.flushAppends();
     const soft = { lead: raft.lead, role: raft.role };
     const hard = raft.hardState();
     const ready: Ready = {

@@ -105,6 +105,11 @@ export interface Message {
   readonly quiesce?: boolean;
   /** vote: campaign started by a leadership transfer; voters skip the leader-stickiness check. */
   readonly force?: boolean;
+  /**
+   * app: an append with no entries that only tells a replicating follower the commit index; a
+   * follower whose log matches applies the commit and sends no answer (batchAppends).
+   */
+  readonly commitOnly?: boolean;
   /** readIndex/readIndexResp: the caller's request context. */
   readonly context?: string;
 }

@@ -64,7 +64,7 @@ function positiveInt(text: string, flag: string | undefined): number {
 
 function describe(result: SimResult): string {
   const s = scenarioFromSeed(result.seed);
-  return `seed ${result.seed} (${s.profile}, ${s.nodeCount} nodes, ${s.readMode} reads, preVote=${s.preVote}, quiesce=${s.quiesceAfterTicks})`;
+  return `seed ${result.seed} (${s.profile}, ${s.nodeCount} nodes, ${s.readMode} reads, preVote=${s.preVote}, quiesce=${s.quiesceAfterTicks}, batchAppends=${s.batchAppends})`;
 }
 
 function replay(options: CliOptions, seed: number): number {

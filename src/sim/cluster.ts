@@ -17,6 +17,8 @@ export interface SimScenario {
   readMode: 'safe' | 'lease';
   preVote: boolean;
   quiesceAfterTicks: number;
+  /** Batched appends (RaftConfig.batchAppends): odd seeds, so no other draw of the scenario moves. */
+  batchAppends: boolean;
   maxMessageBytes: number;
   maxInflightMessages: number;
   snapshotEvery: number;
@@ -67,6 +69,7 @@ export function scenarioFromSeed(seed: number, bugs: RaftBugs = {}): SimScenario
     readMode: rng.chance(0.5) ? 'lease' : 'safe',
     preVote: rng.chance(0.85),
     quiesceAfterTicks: quiet || rng.chance(0.2) ? 5 + rng.int(15) : 0,
+    batchAppends: seed % 2 === 1,
     // Small limits split appends into one or two entries each, so pipelining and partial
     // replication (a term's first entry arriving without its successors) get exercised.
     maxMessageBytes: churn ? 32 : rng.pick([32, 64, 4096, 4096]),
@@ -430,6 +433,7 @@ export class SimCluster {
       maxUncommittedBytes: 1024 * 1024,
       snapshotChunkBytes: Math.min(s.snapshotChunkBytes, s.maxMessageBytes),
       quiesceAfterTicks: s.quiesceAfterTicks,
+      batchAppends: s.batchAppends,
       bugs: s.bugs,
     });
     node.observedLeaderTerm = 0;

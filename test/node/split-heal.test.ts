@@ -8,12 +8,10 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type * as api from '../../src/node/api.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { TimerHandle } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { healKey, HEAL_PATIENCE_MS, nextToHeal, SplitHeal } from '../../src/node/split-heal.js';
-import { StrayCheck } from '../../src/node/stray-check.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import type { StorageEngine, WriteOperation } from '../../src/storage/storage-engine.js';
+import { manualStrayCheck } from './stray-check-support.js';
 
 const logger = pino({ level: 'silent' });
 const TOP = 2 ** 32;
@@ -140,42 +138,14 @@ describe('StrayCheck and heal replicas', () => {
 
   /** A node (id 1) hosting one empty heal replica, a peer (2) that leads the partition with `voters`. */
   function setup(voters: number[]): { tick(): Promise<void>; left: number[]; nowMs: { value: number } } {
-    const replica = { id: PARTITION, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false } } as unknown as PartitionReplica;
+    const replica = { id: PARTITION, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false, isMember: () => false, voterList: () => [] } } as unknown as PartitionReplica;
     const groups = new Map<number, PartitionReplica>([[PARTITION, replica]]);
     const info = {
       partitions: [{ id: PARTITION, rangeStart: PARTITION, rangeEnd: 2 ** 32, replicas: voters, leader: 2, term: 5, commitIndex: 40, appliedIndex: 40, revision: 9 }],
     } as unknown as api.ClusterInfoResponse;
-    const driver = {
-      groups,
-      closed: false,
-      enqueue: (task: () => void) => task(),
-      transport: { isReachable: () => true, clusterInfo: async () => info },
-    } as unknown as RaftDriver<PartitionReplica>;
-    let run: (() => void) | undefined;
     const nowMs = { value: 0 };
-    const left: number[] = [];
-    const check = new StrayCheck({
-      driver,
-      id: 1,
-      knownNodes: new Map([
-        [1, 'a'],
-        [2, 'b'],
-      ]),
-      clock: { monotonicMs: () => nowMs.value, wallMs: () => nowMs.value },
-      timers: {
-        every: (_ms: number, callback: () => void): TimerHandle => {
-          run = callback;
-          return { cancel: () => undefined };
-        },
-        after: () => ({ cancel: () => undefined }),
-        soon: () => undefined,
-      },
-      logger,
-      leave: (partition) => void left.push(partition),
-      healing: () => new Map([[PARTITION, 0]]),
-    });
-    check.start();
-    return { tick: async () => (run?.(), settle()), left, nowMs };
+    const strays = manualStrayCheck({ id: 1, nodes: [1, 2], groups, info, nowMs: () => nowMs.value, healing: () => new Map([[PARTITION, 0]]) });
+    return { tick: () => strays.check(), left: strays.left, nowMs };
   }
 
   it('removes a heal replica still empty after its patience when the leader\'s voters leave this node out', async () => {

@@ -54,6 +54,16 @@ export interface PartitionInfo {
    * 1,024 per response (the hottest partitions first). Approximate: see KeyLoad.
    */
   'topKeys'?: (_atoll_v1_KeyLoad)[];
+  /**
+   * The learners (non-voting replicas catching up for a move) of the partition's configuration as
+   * the answering node applied it; empty where it hosts no replica. Meaningful only with
+   * learners_reported.
+   */
+  'learners'?: (number)[];
+  /**
+   * True when the answering node reports learners (servers before this field do not).
+   */
+  'learnersReported'?: (boolean);
 }
 
 /**
@@ -107,4 +117,14 @@ export interface PartitionInfo__Output {
    * 1,024 per response (the hottest partitions first). Approximate: see KeyLoad.
    */
   'topKeys': (_atoll_v1_KeyLoad__Output)[];
+  /**
+   * The learners (non-voting replicas catching up for a move) of the partition's configuration as
+   * the answering node applied it; empty where it hosts no replica. Meaningful only with
+   * learners_reported.
+   */
+  'learners': (number)[];
+  /**
+   * True when the answering node reports learners (servers before this field do not).
+   */
+  'learnersReported': (boolean);
 }

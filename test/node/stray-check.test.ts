@@ -1,0 +1,63 @@
+/**
+ * The stray check (stray-check.ts) deletes a replica only on its leader's word. Voters that missed
+ * their removal were covered before; these cases came with batched appends (simulator seed 215): a
+ * source that installed a snapshot taken after its removal, then restarted, opens with a
+ * configuration that does not name it (kept as a possible move target, replica-moves.ts), and a
+ * learner whose removal never reached it. Both must go once the leader lists the node neither as
+ * voter nor as learner, and must stay while it lists them (a move still running) or cannot say
+ * (a server that does not report learners).
+ */
+import { describe, expect, it } from 'vitest';
+import type * as api from '../../src/node/api.js';
+import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import { manualStrayCheck } from './stray-check-support.js';
+
+const SELF = 2;
+const PARTITION = 7;
+
+type Role = 'voter' | 'learner' | 'outsider' | 'empty';
+
+/** A replica on this node (id 2) as its own applied configuration sees it, with no leader (after a restart). */
+function replicaAs(role: Role, lead = 0): PartitionReplica {
+  const voters = role === 'empty' ? [] : role === 'voter' ? [1, 2, 3] : [1, 3, 5];
+  return {
+    id: PARTITION,
+    appliedIndex: 65,
+    raw: { lead, term: 2, quiesced: false, isVoter: () => role === 'voter', isMember: () => role === 'voter' || role === 'learner', voterList: () => voters },
+  } as unknown as PartitionReplica;
+}
+
+/** Runs the check `checks` times against a peer (1) that leads the partition with `leader`'s view; returns the partitions left. */
+async function strays(replica: PartitionReplica, leader: { voters: number[]; learners?: number[] }, checks = 2): Promise<number[]> {
+  const partition = { id: PARTITION, rangeStart: 0, rangeEnd: 2 ** 32, replicas: leader.voters, ...(leader.learners !== undefined && { learners: leader.learners }), leader: 1, term: 2, commitIndex: 116, appliedIndex: 116, revision: 96 };
+  const info = { partitions: [partition] } as unknown as api.ClusterInfoResponse;
+  const strayCheck = manualStrayCheck({ id: SELF, nodes: [1, 2, 3], groups: new Map([[PARTITION, replica]]), info });
+  for (let i = 0; i < checks; i++) await strayCheck.check();
+  strayCheck.stop();
+  return strayCheck.left;
+}
+
+describe('StrayCheck', () => {
+  it('deletes a voter the leader no longer lists (as before)', async () => {
+    expect(await strays(replicaAs('voter'), { voters: [1, 3, 5], learners: [] })).toEqual([PARTITION]);
+    expect(await strays(replicaAs('voter'), { voters: [1, 2, 3], learners: [] })).toEqual([]);
+  });
+
+  it('deletes a replica whose configuration does not name this node once the leader lists it nowhere', async () => {
+    expect(await strays(replicaAs('outsider'), { voters: [1, 3, 5], learners: [] })).toEqual([PARTITION]);
+    // A move's target whose first snapshot predates its addition: the leader lists it as a learner.
+    expect(await strays(replicaAs('outsider'), { voters: [1, 3, 5], learners: [SELF] })).toEqual([]);
+    // A leader that does not report learners cannot say.
+    expect(await strays(replicaAs('outsider'), { voters: [1, 3, 5] })).toEqual([]);
+    // An empty replica (a move's target before its first snapshot) is no suspect.
+    expect(await strays(replicaAs('empty'), { voters: [1, 3, 5], learners: [] })).toEqual([]);
+  });
+
+  it('deletes a learner the leader no longer lists, even one that still names its old leader', async () => {
+    expect(await strays(replicaAs('learner'), { voters: [1, 3, 5], learners: [] })).toEqual([PARTITION]);
+    expect(await strays(replicaAs('learner'), { voters: [1, 3, 5], learners: [SELF] })).toEqual([]);
+    // A learner runs no election timer: with its leader's id kept, the quiet-follower round asks.
+    expect(await strays(replicaAs('learner', 1), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([PARTITION]);
+    expect(await strays(replicaAs('voter', 1), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([]);
+  });
+});
