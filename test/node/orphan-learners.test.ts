@@ -4,7 +4,8 @@
  * whole-node simulator's virtual time: four nodes, partition 0 on nodes 1-3, and node 4 added as a
  * learner by a bare configuration change (its replica opened as a move opens it), with no move
  * coordinated anywhere. The partition's leader removes it after ORPHAN_LEARNER_MS and the voters
- * stay as they were; with the control flag orphanLearnersKept (the old behaviour) it stays for good.
+ * stay as they were (and node 4, which hears of its removal, deletes its replica); with the control
+ * flag orphanLearnersKept (the old behaviour) it stays for good.
  * The clock restarts with a new leadership, and a move running at the leader is never raced.
  */
 import { describe, expect, it } from 'vitest';
@@ -60,13 +61,15 @@ async function withLearner(testBugs: NodeTestBugs): Promise<Setup> {
 
 describe('a learner whose move stopped before promoting it', () => {
   it('is removed by the partition leader after its bound, and the voters stay as they were', async () => {
-    const { scheduler, leader } = await withLearner({});
+    const { scheduler, leader, cluster } = await withLearner({});
     const addedAtMs = scheduler.now;
     // Not before the bound: a move resumed at the leader within it would still find its learner.
     await scheduler.runUntil(addedAtMs + ORPHAN_LEARNER_MS / 2, MAX_EVENTS);
     expect(leader()?.conf.learners).toEqual([LEARNER]);
     expect(await scheduler.runUntil(addedAtMs + 2 * ORPHAN_LEARNER_MS, MAX_EVENTS, () => leader()?.conf.learners.length === 0)).toBe(true);
     expect(leader()?.conf).toEqual({ voters: [1, 2, 3], learners: [] });
+    // Node 4 heard of its removal (it had caught up): the sweep there deletes its replica.
+    expect(await scheduler.runUntil(scheduler.now + 10_000, MAX_EVENTS, () => driverOf(cluster, LEARNER)?.groups.has(0) === false)).toBe(true);
   }, 120_000);
 
   it('stays for good without the fix (control flag orphanLearnersKept)', async () => {
