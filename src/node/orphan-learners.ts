@@ -22,7 +22,9 @@
  * with NOT_LEADER, and the configuration change it may still propose cannot commit in its old
  * term). A move resumed after a leader change runs HERE (the rebalancer runs the moves assigned to
  * the partitions this node leads every round, a client's retry follows NOT_LEADER to this node),
- * and while it runs ReplicaMoves counts it as in progress, which resets the clock. The bound is
+ * and while it runs with this learner as its target (or source) the clock is reset. A move here of
+ * other nodes does not reset it: nextMoveStep refuses it at once ('in-progress', another learner),
+ * and a planner that cannot see this leader's learners may assign such a move every round. The bound is
  * well above the longest gap between two runs of an assigned move on its leader (a node that does
  * not hold the rebalancer's record reads it every 10 s); the removal and the check that no move runs
  * here happen in one loop task, so a move starting next sees the removal in its first round.
@@ -39,8 +41,8 @@ export const ORPHAN_LEARNER_MS = 60_000;
 export interface OrphanLearnersOptions {
   readonly clock: NodeClock;
   readonly logger: Logger;
-  /** Whether a move of `partition` is coordinated on this node now (ReplicaMoves). */
-  readonly moving: (partition: number) => boolean;
+  /** The move of `partition` coordinated on this node now, if any (ReplicaMoves). */
+  readonly moveOf: (partition: number) => { readonly from: number; readonly to: number } | undefined;
   /** Overrides ORPHAN_LEARNER_MS (tests). */
   readonly patienceMs?: number;
   /** Negative control (NodeTestBugs.orphanLearnersKept): the learner is kept, the old behaviour. */
@@ -49,9 +51,9 @@ export interface OrphanLearnersOptions {
 
 export class OrphanLearners {
   /**
-   * Partitions led here with learners and no move coordinated here: in which term, and since when
-   * (monotonic ms). Invariant: an entry is dropped as soon as one of the three stops holding, so
-   * its age is a continuous stretch of one leadership.
+   * Partitions led here with learners and no move coordinated here that uses one: in which term,
+   * and since when (monotonic ms). Invariant: an entry is dropped as soon as one of these stops
+   * holding, so its age is a continuous stretch of one leadership.
    */
   private readonly watched = new Map<number, { term: number; sinceMs: number }>();
 
@@ -63,7 +65,7 @@ export class OrphanLearners {
    */
   observe(partition: number, replica: PartitionReplica): void {
     const raw = replica.raw;
-    if (raw.role !== 'leader' || raw.learnerCount === 0 || this.options.moving(partition)) {
+    if (raw.role !== 'leader' || raw.learnerCount === 0 || this.moveUsesLearner(partition, replica)) {
       if (this.watched.size > 0) this.watched.delete(partition);
       return;
     }
@@ -75,6 +77,14 @@ export class OrphanLearners {
     }
     if (nowMs - seen.sinceMs < (this.options.patienceMs ?? ORPHAN_LEARNER_MS) || this.options.disabled === true) return;
     this.remove(partition, replica, nowMs - seen.sinceMs);
+  }
+
+  /** Whether the move of `partition` coordinated here has one of the group's learners as its target or source. */
+  private moveUsesLearner(partition: number, replica: PartitionReplica): boolean {
+    const move = this.options.moveOf(partition);
+    if (move === undefined) return false;
+    const { learners } = replica.raw.status().confState;
+    return learners.includes(move.to) || learners.includes(move.from);
   }
 
   /** Drops what it remembers of groups this node no longer hosts. */

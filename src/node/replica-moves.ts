@@ -95,7 +95,7 @@ export class ReplicaMoves {
   constructor(private readonly options: ReplicaMovesOptions) {
     const { driver, id, knownNodes, clock, timers, logger } = options;
     this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica), ...(options.healing !== undefined && { healing: options.healing }) });
-    this.orphans = new OrphanLearners({ clock, logger, moving: (partition) => this.active.has(partition), disabled: options.testBugs?.orphanLearnersKept === true });
+    this.orphans = new OrphanLearners({ clock, logger, moveOf: (partition) => this.active.get(partition), disabled: options.testBugs?.orphanLearnersKept === true });
   }
 
   start(): void {

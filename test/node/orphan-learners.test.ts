@@ -6,16 +6,18 @@
  * coordinated anywhere. The partition's leader removes it after ORPHAN_LEARNER_MS and the voters
  * stay as they were (and node 4, which hears of its removal, deletes its replica); with the control
  * flag orphanLearnersKept (the old behaviour) it stays for good.
- * The clock restarts with a new leadership, and a move running at the leader is never raced.
+ * The clock restarts with a new leadership, and a move running at the leader is never raced; a move
+ * here of other nodes (refused at once: another learner) does not hold the removal off.
  */
 import { describe, expect, it } from 'vitest';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
-import { ORPHAN_LEARNER_MS } from '../../src/node/orphan-learners.js';
+import { ORPHAN_LEARNER_MS, OrphanLearners } from '../../src/node/orphan-learners.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import type { ReplicaMoves } from '../../src/node/replica-moves.js';
 import { systemTenant } from '../../src/keys/tenant-keys.js';
-import type { ConfState } from '../../src/raft/types.js';
+import type { ConfChange, ConfState } from '../../src/raft/types.js';
+import { pino } from 'pino';
 import { quietSim, type QuietSim } from './quiet-sim.js';
 
 const NODES = [1, 2, 3, 4];
@@ -121,4 +123,33 @@ describe('a learner whose move stopped before promoting it', () => {
     expect(await scheduler.runUntil(stoppedAtMs + 2 * ORPHAN_LEARNER_MS, MAX_EVENTS, () => leader()?.conf.learners.length === 0)).toBe(true);
     expect(leader()?.conf).toEqual({ voters: [1, 2, 3], learners: [] });
   }, 120_000);
+});
+
+describe('OrphanLearners and the move coordinated here', () => {
+  /** Sweeps once a second for `seconds` over a led group with learner 4, while `move` runs here; the changes it proposed. */
+  function sweepWhile(move: { from: number; to: number } | undefined, seconds: number): ConfChange[] {
+    let nowMs = 0;
+    const proposed: ConfChange[] = [];
+    const orphans = new OrphanLearners({ clock: { monotonicMs: () => nowMs, wallMs: () => nowMs }, logger: pino({ level: 'silent' }), moveOf: () => move });
+    const replica = {
+      raw: {
+        role: 'leader',
+        term: 3,
+        learnerCount: 1,
+        status: () => ({ confState: { voters: [1, 2, 3], learners: [LEARNER] } }),
+        proposeConfChange: (change: ConfChange) => (proposed.push(change), { index: 10, term: 3 }),
+      },
+    } as unknown as PartitionReplica;
+    for (; nowMs <= seconds * 1_000; nowMs += 1_000) orphans.observe(0, replica);
+    return proposed;
+  }
+
+  it('holds off while the move uses the learner, and not for a move of other nodes (refused at once: another learner)', () => {
+    const seconds = (2 * ORPHAN_LEARNER_MS) / 1_000;
+    expect(sweepWhile({ from: 3, to: LEARNER }, seconds)).toEqual([]);
+    expect(sweepWhile({ from: LEARNER, to: 5 }, seconds)).toEqual([]);
+    expect(sweepWhile({ from: 3, to: 5 }, seconds)[0]).toEqual({ type: 'removeNode', node: LEARNER });
+    expect(sweepWhile(undefined, seconds)[0]).toEqual({ type: 'removeNode', node: LEARNER });
+    expect(sweepWhile(undefined, ORPHAN_LEARNER_MS / 1_000 - 1)).toEqual([]);
+  });
 });
