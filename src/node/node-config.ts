@@ -126,6 +126,8 @@ export interface NodeTestBugs {
   readonly splitHealDisabled?: boolean;
   /** A restarted node forgets which replicas a move opened on it: one whose first snapshot predates its addition is deleted as "moved away" while it is a voter. */
   readonly movedAwayAfterRestart?: boolean;
+  /** A leader keeps a learner whose move stopped before promoting it (no move is coordinated for it anywhere): it stays in the configuration for good. */
+  readonly orphanLearnersKept?: boolean;
 }
 
 export const NODE_DEFAULTS = {

@@ -13,6 +13,8 @@
  * from wherever the configuration is. `from`, once its replica's configuration no longer names it
  * (it applied its removal, or installed a newer snapshot), stops the group and deletes the
  * partition's data in one synced batch (the sweep). This file also opens the empty replica on `to`.
+ * The same sweep, on a leader, removes a learner whose move stopped before promoting it
+ * (orphan-learners.ts).
  */
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
@@ -28,6 +30,7 @@ import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { ReplicaStore } from './replica-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
+import { OrphanLearners } from './orphan-learners.js';
 import { StrayCheck } from './stray-check.js';
 
 const POLL_MS = 25;
@@ -62,7 +65,7 @@ export interface ReplicaMovesOptions {
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
   readonly logger: Logger;
-  /** Deliberate defects of the negative controls (only moveRemovesSourceEarly is read here). */
+  /** Deliberate defects of the negative controls (moveRemovesSourceEarly, movedAwayAfterRestart, orphanLearnersKept). */
   readonly testBugs?: NodeTestBugs;
   /** NOT_LEADER (or NO_LEADER) naming `leader` (router.ts). */
   readonly notLeader: (partition: number, leader: number, why: string) => AtollError;
@@ -86,10 +89,13 @@ export class ReplicaMoves {
   private sweepTimer: TimerHandle | undefined;
   /** Finds replicas whose group removed this node while it could not hear (stray-check.ts). */
   private readonly strays: StrayCheck;
+  /** Learners left by a move that stopped before promoting them, removed by the leader (orphan-learners.ts). */
+  private readonly orphans: OrphanLearners;
 
   constructor(private readonly options: ReplicaMovesOptions) {
     const { driver, id, knownNodes, clock, timers, logger } = options;
     this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica), ...(options.healing !== undefined && { healing: options.healing }) });
+    this.orphans = new OrphanLearners({ clock, logger, moveOf: (partition) => this.active.get(partition), disabled: options.testBugs?.orphanLearnersKept === true });
   }
 
   start(): void {
@@ -304,14 +310,17 @@ export class ReplicaMoves {
    * Stops and deletes the replicas whose applied configuration no longer names this node (moved
    * away: it applied its removal, or a snapshot with a newer configuration). A loop task: the group
    * leaves the driver between iterations, then its data goes in one synced batch. An empty replica
-   * (no configuration yet: waiting for its first snapshot) is kept.
+   * (no configuration yet: waiting for its first snapshot) is kept. A led group's learners are
+   * looked at too (orphan-learners.ts).
    */
   private sweep(): void {
     const { driver, id, logger } = this.options;
+    this.orphans.prune(driver.groups);
     for (const [partition, replica] of driver.groups) {
-      // The common case, a member, is one Set lookup (no status() object per group per sweep).
+      // The common case, a member, is a few field reads (no status() object per group per sweep).
       if (replica.raw.isMember(id)) {
         this.notYetMember.delete(partition);
+        this.orphans.observe(partition, replica);
         continue;
       }
       const { confState } = replica.raw.status();

@@ -81,6 +81,7 @@ export class ReplicaStore {
     this.splits = new SplitApplier({
       engine: options.engine,
       initialPartitions: config.partitions,
+      replicationFactor: config.replicationFactor,
       logger: options.logger,
       openStore: (id) => this.openStore(id),
       openReplica: (id) => this.open(id, false),

@@ -11,8 +11,11 @@
  *
  * Refusals are decided from replicated state only (the entry, the source's applied
  * configuration and range), so every replica refuses alike, and change nothing but the applied
- * index: SPLIT_REFUSED 'in-progress' while the source has learners (a replica move is running),
- * 'bad-split-point' for a point outside the range or below the initial partition count.
+ * index: SPLIT_REFUSED 'in-progress' while the source has learners or more voters than the
+ * replication factor (a replica move is running: promoted, source not yet removed), 'bad-split-point'
+ * for a point outside the range or below the initial partition count. The leader checks the same
+ * before it proposes (split-admin.ts), but a promotion may commit between that check and the split
+ * entry, and N founded with RF + 1 voters keeps the extra one for good (no move of N removes it).
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
@@ -29,6 +32,8 @@ export interface SplitHost {
   readonly engine: StorageEngine;
   /** The cluster's initial partition count (its descriptor): ids below it are the equal table's. */
   readonly initialPartitions: number;
+  /** The cluster's replication factor (its descriptor: the same on every replica). */
+  readonly replicationFactor: number;
   readonly logger: Logger;
   /** Opens partition `id`'s MVCC store (empty before the split). */
   openStore(id: number): Promise<MvccStore>;
@@ -59,8 +64,11 @@ export class SplitApplier {
       return this.refused(source, entry, { nowMs: mvcc.appliedTimeMs, mid: 0, newId: 0 }, refusal);
     }
     if (entry.index <= mvcc.appliedIndex) return { index: entry.index, revision: mvcc.revision, applied: false, replayed: true, writes: [] };
-    if (conf.learners.length > 0) {
-      return this.refused(source, entry, split, new AtollError('SPLIT_REFUSED', `partition ${source.id} has a replica move in progress`, { reason: 'in-progress' }));
+    // `conf` is the configuration as of this entry, the same on every replica (see above), never
+    // the leader's view when it proposed.
+    if (conf.learners.length > 0 || conf.voters.length > this.host.replicationFactor) {
+      const shape = `voters ${conf.voters.join(', ')}${conf.learners.length > 0 ? `, learners ${conf.learners.join(', ')}` : ''}; replication factor ${this.host.replicationFactor}`;
+      return this.refused(source, entry, split, new AtollError('SPLIT_REFUSED', `partition ${source.id} has a replica move in progress (${shape})`, { reason: 'in-progress' }));
     }
     if (!splitIdAllowed(split.mid, this.host.initialPartitions)) {
       return this.refused(source, entry, split, new AtollError('SPLIT_REFUSED', `split point ${split.mid} is below ${this.host.initialPartitions}`, { reason: 'bad-split-point' }));

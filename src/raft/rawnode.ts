@@ -124,6 +124,11 @@ export class RawNode {
     return this.raft.voters.has(peer);
   }
 
+  /** How many learners the applied configuration has (cheap: no status() object per call). */
+  get learnerCount(): number {
+    return this.raft.learners.size;
+  }
+
   /** The leader this node knows (0: none). */
   get lead(): NodeId {
     return this.raft.lead;
