@@ -215,6 +215,8 @@ export class AtollNode implements api.NodeApi {
       preferredLeader: (partition) => rebalancer.preferredLeader(partition),
       transferTarget: (partition) => rebalancer.transferTarget(partition),
       retentionRevisions: config.retentionRevisions,
+      electionTicks: config.electionTicks,
+      ...(config.testBugs?.noStartupCampaigns === true && { noStartupCampaigns: true }),
       limits,
       driver,
       router: this.router,

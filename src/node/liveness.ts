@@ -19,6 +19,8 @@ export class PeerLiveness {
   private readonly heartbeatEveryTicks: number;
   /** Peers reported silent and not heard since (each silence is reported once). */
   private readonly silent = new Set<number>();
+  /** Peers a frame ever came from (heard() says when the first one did). */
+  private readonly everHeard = new Set<number>();
   /** Node heartbeats sent (tests, metrics). */
   heartbeatsSent = 0;
 
@@ -47,10 +49,14 @@ export class PeerLiveness {
     this.silent.delete(peer);
   }
 
-  heard(peer: number, nowTick: number): void {
-    if (!this.lastHeard.has(peer)) return;
+  /** Notes a frame from `peer`; true when it is the first this node ever heard from it. */
+  heard(peer: number, nowTick: number): boolean {
+    if (!this.lastHeard.has(peer)) return false;
     this.lastHeard.set(peer, nowTick);
     this.silent.delete(peer);
+    if (this.everHeard.has(peer)) return false;
+    this.everHeard.add(peer);
+    return true;
   }
 
   sent(peer: number, nowTick: number): void {

@@ -36,6 +36,10 @@ export interface MaintenanceOptions {
   readonly transferTarget?: (partition: number) => number | undefined;
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
+  /** Raft's election timeout in ticks (the start-up postponement of non-preferred replicas). */
+  readonly electionTicks: number;
+  /** Negative control (NodeTestBugs.noStartupCampaigns): only the first iteration's campaign, the old behaviour. */
+  readonly noStartupCampaigns?: boolean;
   readonly limits: Limits;
   readonly driver: RaftDriver<PartitionReplica>;
   readonly router: Router;
@@ -75,12 +79,39 @@ export class Maintenance {
         void access.compactHistoryOverQuota();
       }),
     );
-    // Preferred leaders campaign at once, so a fresh cluster starts balanced.
+    // Preferred leaders campaign at once, so a fresh cluster starts balanced. Peers that start later
+    // than this node miss that campaign, and every group then waits for randomized election
+    // timeouts, on all three nodes at once: at 1,024 partitions that was an election storm of split
+    // votes (tens of seconds to lead them all). So a preferred leader whose group still has no
+    // leader campaigns again when the first frame from one of its voters arrives. Pre-vote keeps
+    // this harmless where a leader exists (its followers refuse), and a restarted node's core
+    // refuses to campaign during its start-up quiet ticks (Raft.hup).
+    // The other replicas of such a group postpone their first election by two timeouts, so the
+    // preferred leader, once it hears them, campaigns alone instead of against two timers that all
+    // 1,024 groups started at the same instant (a group whose preferred leader is down elects after
+    // three to four timeouts instead of one to two, at start only).
+    if (this.options.noStartupCampaigns === true) return () => this.campaignPreferred(undefined);
+    driver.onFirstFrameFrom((peer) => this.campaignPreferred(peer));
     return () => {
+      this.campaignPreferred(undefined);
+      const { id, electionTicks } = this.options;
       for (const [partition, replica] of driver.groups) {
-        if (this.preferredLeaderOf(partition) === this.options.id && replica.raw.isVoter(this.options.id)) replica.raw.campaign();
+        const preferred = this.preferredLeaderOf(partition);
+        if (preferred !== undefined && preferred !== id && replica.raw.lead === 0 && replica.raw.isVoter(preferred)) replica.raw.postponeElection(2 * electionTicks);
       }
     };
+  }
+
+  /** Preferred leaders campaign in their groups that know no leader (with `peer`: only groups it is a voter of). */
+  private campaignPreferred(peer: number | undefined): void {
+    const { driver, id } = this.options;
+    for (const [partition, replica] of driver.groups) {
+      if (replica.raw.lead !== 0 || this.preferredLeaderOf(partition) !== id || !replica.raw.isVoter(id)) continue;
+      // A candidate's vote round is under way (a second campaign would restart it in a new term);
+      // a pre-candidate asks again, the peer that just came up included.
+      if (peer !== undefined && (!replica.raw.isVoter(peer) || replica.raw.role === 'candidate')) continue;
+      replica.raw.campaign();
+    }
   }
 
   stop(): void {

@@ -128,6 +128,8 @@ export interface NodeTestBugs {
   readonly movedAwayAfterRestart?: boolean;
   /** A leader keeps a learner whose move stopped before promoting it (no move is coordinated for it anywhere): it stays in the configuration for good. */
   readonly orphanLearnersKept?: boolean;
+  /** At start only the first loop iteration's campaign of preferred leaders, and no postponed elections elsewhere: a peer that starts later leaves groups to their election timers (an election storm at 1,024 partitions). */
+  readonly noStartupCampaigns?: boolean;
 }
 
 export const NODE_DEFAULTS = {

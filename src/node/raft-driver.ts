@@ -67,6 +67,8 @@ export class RaftDriver<G extends DrivenGroup> {
   readonly transfers: SnapshotTransfers;
   /** Set by start(): groups added later are attached to `activity` as they come. */
   private started = false;
+  /** Called in the loop when the first frame ever comes from a peer (onFirstFrameFrom). */
+  private readonly firstFrameListeners: Array<(peer: number) => void> = [];
 
   constructor(private readonly options: RaftDriverOptions) {
     this.metrics = options.metrics ?? noMetrics;
@@ -359,7 +361,7 @@ export class RaftDriver<G extends DrivenGroup> {
     // must not count as time after it (the lease's voter side, read-barrier.ts).
     this.catchUpTicks();
     // Any frame from a known peer, an empty one (a node heartbeat) included, says its node is alive.
-    this.liveness.heard(from, this.activity.ticks);
+    if (this.liveness.heard(from, this.activity.ticks)) for (const listener of this.firstFrameListeners) listener(from);
     for (const { group: id, message, transfer } of messages) {
       if (transfer !== undefined) {
         this.transfers.onItem(from, id, transfer);
@@ -384,6 +386,14 @@ export class RaftDriver<G extends DrivenGroup> {
       if (group.installing === true) continue;
       group.raw.step(message as Message);
     }
+  }
+
+  /**
+   * `listener` runs in the loop, before the frame's messages are stepped, when the first frame ever
+   * comes from a peer (maintenance.ts: preferred leaders whose start-up campaign found it down).
+   */
+  onFirstFrameFrom(listener: (peer: number) => void): void {
+    this.firstFrameListeners.push(listener);
   }
 
   /** Tells every group that `peer` cannot be reached (call from a loop task). */

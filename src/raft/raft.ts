@@ -250,6 +250,16 @@ export class Raft {
     return progress;
   }
 
+  /**
+   * Adds `ticks` to this node's current election timeout (until the next term change resets it):
+   * the host lets another replica campaign first (maintenance.ts: a group's preferred leader at
+   * start). Liveness only: an election timeout may be any length for safety.
+   */
+  postponeElection(ticks: number): void {
+    assert.ok(Number.isSafeInteger(ticks) && ticks >= 0, `postponeElection(${ticks})`);
+    if (this.role !== 'leader') this.randomizedElectionTimeout += ticks;
+  }
+
   private resetRandomizedElectionTimeout(): void {
     this.randomizedElectionTimeout = this.config.electionTicks + this.config.rng.int(this.config.electionTicks);
   }

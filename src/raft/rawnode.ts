@@ -285,6 +285,12 @@ export class RawNode {
     }
   }
 
+  /** Lets this node's current election timeout run `ticks` longer (Raft.postponeElection). */
+  postponeElection(ticks: number): void {
+    this.settleTicks();
+    this.raft.postponeElection(ticks);
+  }
+
   /** Starts an election now (pre-vote first when enabled). */
   campaign(): void {
     this.settleTicks();

@@ -18,6 +18,8 @@ export interface QuietSimOptions {
   readonly testBugs?: NodeTestBugs;
   /** Trace lines kept (default 200). */
   readonly traceLines?: number;
+  /** The nodes started now (default all; start the others with cluster.start). */
+  readonly startNow?: readonly number[];
 }
 
 export interface QuietSim {
@@ -45,6 +47,6 @@ export function quietSim(options: QuietSimOptions): QuietSim {
     clocks: new Map(),
     testBugs: options.testBugs ?? {},
   });
-  for (const id of options.nodeIds) cluster.start(id);
+  for (const id of options.startNow ?? options.nodeIds) cluster.start(id);
   return { scheduler, network, cluster };
 }
