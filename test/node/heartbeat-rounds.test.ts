@@ -5,11 +5,7 @@
  * leader's node, heartbeats counted as they leave.
  */
 import { describe, expect, it } from 'vitest';
-import { Rng } from '../../src/raft/rng.js';
-import { Scheduler } from '../../src/sim/node/scheduler.js';
-import { SimCluster } from '../../src/sim/node/sim-cluster.js';
-import { SimNetwork } from '../../src/sim/node/sim-network.js';
-import { Trace } from '../../src/sim/node/trace.js';
+import { simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
 const TICK_MS = 50;
@@ -17,25 +13,9 @@ const MAX_EVENTS = 2_000_000;
 
 describe('heartbeat rounds of an awake group', () => {
   it('go out every second tick while puts keep the group awake, and the puts succeed', async () => {
-    const scheduler = new Scheduler();
-    const trace = new Trace(() => scheduler.now, 200);
-    const rng = new Rng(18);
-    const network = new SimNetwork(scheduler, rng.fork(), trace);
-    const cluster = new SimCluster(scheduler, network, trace, rng.fork(), {
-      nodeIds: NODES,
-      partitions: 1,
-      tickMs: TICK_MS,
-      electionTicks: 10,
-      snapshotEveryEntries: 1_000,
-      logEntriesKeptAfterSnapshot: 1_000,
-      retentionRevisions: 1_000,
-      cacheBytes: 1 << 20,
-      clocks: new Map(),
-      testBugs: {},
-    });
-    for (const id of NODES) cluster.start(id);
-    const allLed = (): boolean => NODES.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
-    expect(await scheduler.runUntil(10_000, MAX_EVENTS, allLed)).toBe(true);
+    const sim = simNodeCluster({ seed: 18, nodes: NODES, partitions: 1, tickMs: TICK_MS });
+    const { scheduler, network, cluster } = sim;
+    await startAllLed(sim, NODES, 10_000, MAX_EVENTS);
     await scheduler.runUntil(scheduler.now + 3_000, MAX_EVENTS);
 
     let heartbeats = 0;

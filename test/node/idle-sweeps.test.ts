@@ -7,11 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RawNode } from '../../src/raft/rawnode.js';
-import { Rng } from '../../src/raft/rng.js';
-import { Scheduler } from '../../src/sim/node/scheduler.js';
-import { SimCluster } from '../../src/sim/node/sim-cluster.js';
-import { SimNetwork } from '../../src/sim/node/sim-network.js';
-import { Trace } from '../../src/sim/node/trace.js';
+import { allLed, simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 48;
@@ -19,25 +15,9 @@ const MAX_EVENTS = 2_000_000;
 
 describe('idle sweeps', () => {
   it('an idle, balanced cluster builds no status() object in its periodic passes', async () => {
-    const scheduler = new Scheduler();
-    const trace = new Trace(() => scheduler.now, 200);
-    const rng = new Rng(18);
-    const network = new SimNetwork(scheduler, rng.fork(), trace);
-    const cluster = new SimCluster(scheduler, network, trace, rng.fork(), {
-      nodeIds: NODES,
-      partitions: PARTITIONS,
-      tickMs: 50,
-      electionTicks: 10,
-      snapshotEveryEntries: 1_000,
-      logEntriesKeptAfterSnapshot: 1_000,
-      retentionRevisions: 1_000,
-      cacheBytes: 1 << 20,
-      clocks: new Map(),
-      testBugs: {},
-    });
-    for (const id of NODES) cluster.start(id);
-    const allLed = (): boolean => NODES.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
-    expect(await scheduler.runUntil(10_000, MAX_EVENTS, allLed)).toBe(true);
+    const sim = simNodeCluster({ seed: 18, nodes: NODES, partitions: PARTITIONS, tickMs: 50 });
+    const { scheduler, cluster } = sim;
+    await startAllLed(sim, NODES, 10_000, MAX_EVENTS);
     // Settle: preferred leaders take over (the balancer), every group quiesces.
     await scheduler.runUntil(scheduler.now + 10_000, MAX_EVENTS);
 
@@ -56,6 +36,6 @@ describe('idle sweeps', () => {
       RawNode.prototype.status = status;
     }
     expect(calls).toBe(0);
-    expect(allLed()).toBe(true);
+    expect(allLed(cluster, NODES)).toBe(true);
   }, 60_000);
 });
