@@ -5,12 +5,16 @@
  * decodes every Raft frame as the gRPC transport does. Links can be cut and restored, and a node's
  * reads can be slowed down.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
+import { expect } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
 import type { WatchMessage, WatchSink } from '../../src/node/api.js';
 import type { AutoSplitConfig } from '../../src/node/auto-split.js';
+import type { AtollNodeConfig } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
@@ -41,6 +45,52 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
     await settle();
   }
   return condition();
+}
+
+/** Node `node`'s loop driver (private to AtollNode): tests queue loop tasks on it and read its groups. */
+export function driverOf(node: AtollNode): RaftDriver<PartitionReplica> {
+  return (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+}
+
+/** A transport for a node whose peers never answer: sends go nowhere; forwards and cluster reads are refused UNAVAILABLE. */
+export function silentTransport(): NodeTransport {
+  return {
+    send: () => undefined,
+    isReachable: () => true,
+    forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
+    clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
+    close: () => undefined,
+  };
+}
+
+/**
+ * The settings of a node a test opens by itself (with AtollNode.open and its own environment):
+ * node 1 alone unless `peers` says otherwise, one partition, replication factor the number of
+ * peers, 20 ms ticks, elections after 10, retention and snapshots at 1,000, a silent logger, and
+ * a data directory (named after `name`) that is never created, since the test gives the engine;
+ * `overrides` replace any of these (a test that opens a node on disk passes its own dataDir).
+ */
+export function loneNodeConfig(name: string, overrides: Partial<AtollNodeConfig> = {}): AtollNodeConfig {
+  const peers = overrides.peers ?? new Map([[1, 'a:1']]);
+  return {
+    id: 1,
+    dataDir: join(tmpdir(), `atoll-${name}-never-created-${process.pid}`),
+    partitions: 1,
+    replicationFactor: peers.size,
+    tickMs: 20,
+    electionTicks: 10,
+    retentionRevisions: 1_000,
+    snapshotEveryEntries: 1_000,
+    peerSecrets: ['p'.repeat(32)],
+    logger: pino({ level: 'silent' }),
+    ...overrides,
+    peers,
+  };
+}
+
+/** Polls until `node` sees a leader for every partition (/readyz's check), for at most `timeoutMs`; fails the test otherwise. */
+export async function expectAllLed(node: AtollNode, timeoutMs: number): Promise<void> {
+  expect(await waitFor(() => node.allPartitionsLed(), timeoutMs), `every partition led within ${timeoutMs} ms`).toBe(true);
 }
 
 /**
@@ -228,11 +278,11 @@ export class InProcessCluster {
 
   /** Node `id`'s hosted groups (its driver's map, live). */
   groups(id: number): Map<number, PartitionReplica> {
-    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups;
+    return driverOf(this.node(id)).groups;
   }
 
   replica(id: number, partition = 0): PartitionReplica {
-    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups.get(partition) as PartitionReplica;
+    return driverOf(this.node(id)).groups.get(partition) as PartitionReplica;
   }
 
   leaderId(partition = 0): number | undefined {

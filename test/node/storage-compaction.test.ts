@@ -3,25 +3,13 @@
  * per partition at the end of an iteration): history past the retention window is removed from
  * storage while the node keeps serving, and reads are unchanged.
  */
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { NodeTransport } from '../../src/node/ports.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { Rng } from '../../src/raft/rng.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-
-const nowhere: NodeTransport = {
-  send: () => undefined,
-  isReachable: () => true,
-  forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-  clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-  close: () => undefined,
-};
+import { expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,24 +30,10 @@ describe('physical compaction at a node', () => {
     const engine = new MemoryEngine();
     const retentionRevisions = 50;
     node = await AtollNode.open(
-      {
-        id: 1,
-        peers: new Map([[1, 'a:1']]),
-        dataDir: join(tmpdir(), 'atoll-unused-storage-compaction'),
-        partitions: 1,
-        replicationFactor: 1,
-        tickMs: 10,
-        electionTicks: 5,
-        retentionRevisions,
-        snapshotEveryEntries: 1_000,
-        limits: { compactionBatchOps: 16 },
-        peerSecrets: ['p'.repeat(32)],
-        logger: pino({ level: 'silent' }),
-      },
-      { transport: () => nowhere, engine, random: new Rng(3) },
+      loneNodeConfig('storage-compaction', { tickMs: 10, electionTicks: 5, retentionRevisions, limits: { compactionBatchOps: 16 } }),
+      { transport: () => silentTransport(), engine, random: new Rng(3) },
     );
-    for (let attempt = 0; attempt < 200 && !node.allPartitionsLed(); attempt++) await sleep(10);
-    expect(node.allPartitionsLed()).toBe(true);
+    await expectAllLed(node, 2_000);
     const keys = 20;
     const context = () => ({ deadlineMs: Date.now() + 10_000 });
     let written = 0;
