@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
 import type { WatchMessage, WatchSink } from '../../src/node/api.js';
 import type { AutoSplitConfig } from '../../src/node/auto-split.js';
 import type { AtollNodeConfig } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import { preferredLeaderOf } from '../../src/node/placement.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/node/raft-wire.js';
@@ -45,6 +46,39 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
     await settle();
   }
   return condition();
+}
+
+/**
+ * Registers an afterEach for the tests of a file or describe block: it closes every node or
+ * cluster passed to add() since the last one, and puts back process.exitCode, which a node stopped
+ * by its loop sets for main.ts (the test process must not keep it). A test that opens several in a
+ * row (a crash loop) closes the ones before with closeAll().
+ */
+export function closedAfterEach(): { add<T extends { close(): Promise<void> }>(opened: T): T; closeAll(): Promise<void> } {
+  const exitCodeBefore = process.exitCode;
+  const open: Array<{ close(): Promise<void> }> = [];
+  const closeAll = async (): Promise<void> => {
+    for (const opened of open.splice(0)) await opened.close();
+  };
+  afterEach(async () => {
+    try {
+      await closeAll();
+    } finally {
+      process.exitCode = exitCodeBefore;
+    }
+  });
+  return {
+    add: (opened) => {
+      open.push(opened);
+      return opened;
+    },
+    closeAll,
+  };
+}
+
+/** Of nodes 1..3 (partitions on all three), the one a test lets lag: never the preferred leader of `partition`, whom the balancer would hand leadership. */
+export function laggingFollower(partition = 0): number {
+  return [1, 2, 3].filter((id) => id !== preferredLeaderOf(partition, [1, 2, 3], 3)).pop() as number;
 }
 
 /** Node `node`'s loop driver (private to AtollNode): tests queue loop tasks on it and read its groups. */

@@ -6,7 +6,7 @@
  * peer message is still dropped before step(), so it cannot stop the node.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
@@ -16,7 +16,7 @@ import { RaftError } from '../../src/raft/errors.js';
 import { Rng } from '../../src/raft/rng.js';
 import { EntryType } from '../../src/raft/types.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { driverOf, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
+import { closedAfterEach, driverOf, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const settle = (ms = 50): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -27,14 +27,7 @@ interface Started {
   engineClosed: () => boolean;
 }
 
-let node: AtollNode | undefined;
-const exitCodeBefore = process.exitCode;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-  // The node's fatal handler sets the process's exit code for main.ts; the test process must not keep it.
-  process.exitCode = exitCodeBefore;
-});
+const nodes = closedAfterEach();
 
 /**
  * Node 1 on a memory engine: alone by default (it leads every partition), or with a silent node 2
@@ -51,7 +44,7 @@ async function start(withPeer = false): Promise<Started> {
   };
   let events: TransportEvents | undefined;
   const transport = silentTransport();
-  node = await AtollNode.open(
+  const node = await AtollNode.open(
     loneNodeConfig('loop-failure', { peers: new Map(peers), partitions: 2 }),
     {
       transport: (given) => {
@@ -64,6 +57,7 @@ async function start(withPeer = false): Promise<Started> {
       random: new Rng(11),
     },
   );
+  nodes.add(node);
   if (!withPeer) await expectAllLed(node, 5_000);
   // The test queues loop tasks as the node's rooms do, through the node's driver.
   const driver = driverOf(node);

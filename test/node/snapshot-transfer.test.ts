@@ -6,11 +6,10 @@
  * transfer buffers stay at most TRANSFER_WINDOW chunks, and the Raft messages carry only a ticket.
  */
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } from '../../src/mvcc/snapshot-format.js';
 import type { HeldSnapshot } from '../../src/node/held-snapshot.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import type { GroupMessage, SnapshotChunkItem } from '../../src/node/raft-wire.js';
 import { PayloadDigest, decodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
@@ -21,7 +20,7 @@ import type { RawNode } from '../../src/raft/rawnode.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { memoryEngineKind, Partition } from '../mvcc/harness.js';
-import { InProcessCluster, waitFor } from './in-process-cluster.js';
+import { closedAfterEach, InProcessCluster, laggingFollower, waitFor } from './in-process-cluster.js';
 
 const LEADER = 1;
 const FOLLOWER = 2;
@@ -241,22 +240,14 @@ describe('the snapshot sender (leader side)', () => {
 });
 
 describe('a follower killed while staging a snapshot', () => {
-  let cluster: InProcessCluster | undefined;
-  const exitCodeBefore = process.exitCode;
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-    // A node stopped by its loop sets the process's exit code for main.ts; the test process must not keep it.
-    process.exitCode = exitCodeBefore;
-  });
-  const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+  const clusters = closedAfterEach();
+  const LAGGING = laggingFollower();
   const isStaging = (operations: readonly { key: Uint8Array }[] | 'deleteRange'): boolean =>
     operations !== 'deleteRange' && operations.some((operation) => operation.key[0] === 0x04);
 
   for (const mode of ['power', 'process'] as const) {
     it(`reopens with no staged chunks and catches up (${mode === 'power' ? 'power loss' : 'process kill'} at the second staging write)`, async () => {
-      cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 });
-      const c = cluster;
+      const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 }));
       await c.start();
       await c.waitForLeader();
       c.network.cut.add(LAGGING);
@@ -289,20 +280,13 @@ describe('a follower killed while staging a snapshot', () => {
 });
 
 describe('a large snapshot streamed to a lagging follower', () => {
-  let cluster: InProcessCluster | undefined;
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
-
-  /** The lagging follower: never the preferred leader (the balancer would hand it leadership). */
-  const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+  const clusters = closedAfterEach();
+  const LAGGING = laggingFollower();
   const VALUE_BYTES = 256 * 1024;
   const LARGE_WRITES = 96; // 24 MiB
 
   it('is installed while the transfer buffers at most its window, and Raft carries only the ticket', async () => {
-    cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 });
-    const c = cluster;
+    const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 }));
     let largestRaftSnapData = 0;
     let largestChunk = 0;
     let chunkBytesToLagging = 0;
@@ -401,18 +385,11 @@ async function spoolKeys(c: InProcessCluster, id: number): Promise<number> {
 }
 
 describe("a leader's spooled export", () => {
-  let cluster: InProcessCluster | undefined;
-  const exitCodeBefore = process.exitCode;
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-    process.exitCode = exitCodeBefore;
-  });
-  const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+  const clusters = closedAfterEach();
+  const LAGGING = laggingFollower();
 
   it('is deleted when the leader reopens after a crash, and the follower still catches up', async () => {
-    cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 });
-    const c = cluster;
+    const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 }));
     await c.start();
     await c.waitForLeader();
     c.network.cut.add(LAGGING);

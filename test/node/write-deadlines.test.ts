@@ -5,22 +5,16 @@
  * runs out its deadline.
  */
 import assert from 'node:assert/strict';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import { systemClock, systemTimers, type NodeTimers } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { driverOf, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
+import { closedAfterEach, driverOf, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const settle = (ms = 50): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-let node: AtollNode | undefined;
-const exitCodeBefore = process.exitCode;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-  process.exitCode = exitCodeBefore;
-});
+const nodes = closedAfterEach();
 
 it('twenty writes waiting on a stopped loop arm at most a few deadline timers, and all time out', async () => {
   // Timers of about the writes' deadline (300 ms) are the executor's deadline timers.
@@ -32,13 +26,15 @@ it('twenty writes waiting on a stopped loop arm at most a few deadline timers, a
       return systemTimers.after(delayMs, run);
     },
   };
-  node = await AtollNode.open(loneNodeConfig('write-deadlines', { partitions: 2 }), {
-    transport: () => silentTransport(),
-    engine: new MemoryEngine(),
-    clock: systemClock,
-    timers,
-    random: new Rng(5),
-  });
+  const node = nodes.add(
+    await AtollNode.open(loneNodeConfig('write-deadlines', { partitions: 2 }), {
+      transport: () => silentTransport(),
+      engine: new MemoryEngine(),
+      clock: systemClock,
+      timers,
+      random: new Rng(5),
+    }),
+  );
   await expectAllLed(node, 5_000);
   const driver = driverOf(node);
   driver.enqueue(() => assert.fail('stop the loop for this test'));
@@ -49,7 +45,7 @@ it('twenty writes waiting on a stopped loop arm at most a few deadline timers, a
   const startedMs = Date.now();
   const deadlineMs = startedMs + 300;
   const results = await Promise.allSettled(
-    Array.from({ length: 20 }, (_, i) => node!.put({ key: `w/${i}`, value: Uint8Array.of(i) }, { deadlineMs })),
+    Array.from({ length: 20 }, (_, i) => node.put({ key: `w/${i}`, value: Uint8Array.of(i) }, { deadlineMs })),
   );
   for (const result of results) {
     expect(result.status).toBe('rejected');
