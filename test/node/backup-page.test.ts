@@ -3,22 +3,18 @@
  * first page's revision while writes go on, bounded in keys and bytes, and bad requests refused
  * with INVALID_ARGUMENT without changing anything.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { BackupItem, BackupPageResponse } from '../../src/node/api.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { expectAllLed, InProcessCluster, loneNodeConfig, silentTransport } from './in-process-cluster.js';
+import { closedAfterEach, expectAllLed, InProcessCluster, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const context = (): { deadlineMs: number } => ({ deadlineMs: Date.now() + 5_000 });
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 async function openNode(): Promise<AtollNode> {
   const opened = await AtollNode.open(
@@ -42,7 +38,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 describe('backup pages at a node', () => {
   it('pages a partition at one revision while writes go on, each page bounded in keys and bytes', async () => {
-    node = await openNode();
+    const node = opened.add(await openNode());
     const big = 'x'.repeat(300 * 1024);
     const expected = new Map<string, string>();
     for (let i = 0; i < 200; i++) {
@@ -91,7 +87,7 @@ describe('backup pages at a node', () => {
   });
 
   it('refuses bad requests with INVALID_ARGUMENT and changes nothing', async () => {
-    node = await openNode();
+    const node = opened.add(await openNode());
     await node.put({ key: 'a/k', value: new TextEncoder().encode('v') }, context());
     const first = await node.backupPage({ partition: 0, revision: 0, pageToken: '', limit: 1 }, context());
     expect(first.items.map((item) => item.key)).toEqual(['a/k']);

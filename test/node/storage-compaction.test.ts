@@ -3,13 +3,13 @@
  * per partition at the end of an iteration): history past the retention window is removed from
  * storage while the node keeps serving, and reads are unchanged.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { Rng } from '../../src/raft/rng.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
+import { closedAfterEach, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -19,27 +19,23 @@ async function storedVersions(engine: MemoryEngine): Promise<number> {
   return count;
 }
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 describe('physical compaction at a node', () => {
   it('removes history past the retention window beside the loop while writes go on', async () => {
     const engine = new MemoryEngine();
     const retentionRevisions = 50;
-    node = await AtollNode.open(
+    const node = opened.add(await AtollNode.open(
       loneNodeConfig('storage-compaction', { tickMs: 10, electionTicks: 5, retentionRevisions, limits: { compactionBatchOps: 16 } }),
       { transport: () => silentTransport(), engine, random: new Rng(3) },
-    );
+    ));
     await expectAllLed(node, 2_000);
     const keys = 20;
     const context = () => ({ deadlineMs: Date.now() + 10_000 });
     let written = 0;
     // 40 rounds over 20 keys: 800 versions, of which the retention window keeps about the last 50 revisions.
     for (let round = 0; round < 40; round++) {
-      await Promise.all(Array.from({ length: keys }, (_, i) => node!.put({ key: `h/${i}`, value: new TextEncoder().encode(`${round}`) }, context())));
+      await Promise.all(Array.from({ length: keys }, (_, i) => node.put({ key: `h/${i}`, value: new TextEncoder().encode(`${round}`) }, context())));
       written += keys;
     }
     // Maintenance proposes a compact command within a second or so; the steps (16 versions each) follow.

@@ -5,21 +5,17 @@
  * its ticks up to its clock before it steps any frame, and after a catch-up its tick clock lags by
  * less than one tick (the rest of a long stall is dropped, never owed).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { NodeClock, NodeTimers, TransportEvents } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { driverOf, loneNodeConfig, silentTransport } from './in-process-cluster.js';
+import { closedAfterEach, driverOf, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const TICK_MS = 20;
 const settle = (ms = 30): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 describe('ticks before a frame is stepped', () => {
   it('a frame after a stall first catches up the owed ticks (at most 50), and nothing stays owed', async () => {
@@ -36,10 +32,10 @@ describe('ticks before a frame is stepped', () => {
     };
     let events: TransportEvents | undefined;
     const transport = silentTransport();
-    node = await AtollNode.open(
+    const node = opened.add(await AtollNode.open(
       loneNodeConfig('ticks-before-step', { peers: new Map([[1, 'a:1'], [2, 'a:2']]), tickMs: TICK_MS }),
       { transport: (given) => ((events = given), transport), engine: new MemoryEngine(), clock, timers, random: new Rng(5) },
-    );
+    ));
     const driver = driverOf(node);
     await settle();
     const ticksBefore = driver.activity.ticks;

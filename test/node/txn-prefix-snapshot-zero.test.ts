@@ -5,21 +5,17 @@
  * whole-node simulator's isolation checker found it as a future-read, a claim that began at
  * snapshot 0 and saw another claim's later write under the round's prefix.)
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { CallContext } from '../../src/node/api.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
+import { closedAfterEach, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 const context = (): CallContext => ({ deadlineMs: Date.now() + 5_000 });
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 async function openSingleNode(): Promise<AtollNode> {
   const opened = await AtollNode.open(loneNodeConfig('txn-prefix-zero'), { transport: () => silentTransport(), engine: new MemoryEngine(), random: new Rng(7) });
@@ -30,7 +26,7 @@ async function openSingleNode(): Promise<AtollNode> {
 
 describe('a transaction at snapshot revision 0', () => {
   it('reads a prefix at revision 0: a key written after it began is not there, in every isolation', async () => {
-    node = await openSingleNode();
+    const node = opened.add(await openSingleNode());
     for (const isolation of ['snapshot', 'serializable'] as const) {
       const bucket = `b-${isolation}`;
       // Only the first round begins at revision 0 (the partition's first write comes after it);
