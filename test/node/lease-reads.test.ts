@@ -11,11 +11,11 @@ import { describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/node/api.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { leaseDurationMs } from '../../src/node/read-barrier.js';
 import type { Scheduler } from '../../src/sim/node/scheduler.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
 import type { SimNetwork } from '../../src/sim/node/sim-network.js';
+import { driverOf } from './in-process-cluster.js';
 import { simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
@@ -23,10 +23,6 @@ const TICK_MS = 50;
 const ELECTION_TICKS = 10;
 const MAX_EVENTS = 2_000_000;
 const READS = 40;
-
-function driverOf(api: AtollNode): RaftDriver<PartitionReplica> {
-  return Reflect.get(api, 'driver') as RaftDriver<PartitionReplica>;
-}
 
 async function cluster(readMode: 'safe' | 'lease'): Promise<{ scheduler: Scheduler; network: SimNetwork; cluster: SimCluster }> {
   const sim = simNodeCluster({ seed: 7, nodes: NODES, partitions: 1, tickMs: TICK_MS, electionTicks: ELECTION_TICKS, readMode });

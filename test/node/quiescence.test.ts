@@ -12,8 +12,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
-import type { RaftDriver, DrivenGroup } from '../../src/node/raft-driver.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
+import { driverOf } from './in-process-cluster.js';
 import { allLed as allLedIn, simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
@@ -21,10 +21,6 @@ const PARTITIONS = 24;
 const TICK_MS = 50;
 const ELECTION_TICKS = 10;
 const MAX_EVENTS = 2_000_000;
-
-function driverOf(api: AtollNode): RaftDriver<DrivenGroup> {
-  return Reflect.get(api, 'driver') as RaftDriver<DrivenGroup>;
-}
 
 /** Each live node's view: partition -> leader it knows (read between loop iterations). */
 function leaders(cluster: SimCluster, node: number): Map<number, number> {
