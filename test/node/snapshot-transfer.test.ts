@@ -239,6 +239,22 @@ describe('the snapshot sender (leader side)', () => {
   });
 });
 
+/** The length of each `big/` value missedLargeWrites writes. */
+const BIG_VALUE_BYTES = 100_000;
+
+/**
+ * Starts `c` and cuts follower `lagging` off while 40 values of BIG_VALUE_BYTES (`big/0` ..
+ * `big/39`) are written: it can catch up only by a snapshot of several chunks (about 256 KiB each).
+ */
+async function missedLargeWrites(c: InProcessCluster, lagging: number): Promise<InProcessCluster> {
+  await c.start();
+  await c.waitForLeader();
+  c.network.cut.add(lagging);
+  const value = 'v'.repeat(BIG_VALUE_BYTES);
+  for (let i = 0; i < 40; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`big/${i + j}`, value)));
+  return c;
+}
+
 describe('a follower killed while staging a snapshot', () => {
   const clusters = closedAfterEach();
   const LAGGING = laggingFollower();
@@ -247,13 +263,7 @@ describe('a follower killed while staging a snapshot', () => {
 
   for (const mode of ['power', 'process'] as const) {
     it(`reopens with no staged chunks and catches up (${mode === 'power' ? 'power loss' : 'process kill'} at the second staging write)`, async () => {
-      const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 }));
-      await c.start();
-      await c.waitForLeader();
-      c.network.cut.add(LAGGING);
-      // Values large enough for several chunks (about 256 KiB each).
-      const value = 'v'.repeat(100_000);
-      for (let i = 0; i < 40; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`big/${i + j}`, value)));
+      const c = await missedLargeWrites(clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 })), LAGGING);
       const engine = c.engines.get(LAGGING)!;
       let stagingWrites = 0;
       engine.beforeWrite = (operations) => isStaging(operations) && ++stagingWrites === 2;
@@ -273,7 +283,7 @@ describe('a follower killed while staging a snapshot', () => {
         return leader !== undefined && c.replica(LAGGING).appliedIndex >= c.replica(leader).appliedIndex;
       }, 20_000);
       expect(caughtUp).toBe(true);
-      expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(value.length);
+      expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(BIG_VALUE_BYTES);
       expect(c.node(LAGGING).failure).toBeUndefined();
     }, 60_000);
   }
@@ -389,12 +399,7 @@ describe("a leader's spooled export", () => {
   const LAGGING = laggingFollower();
 
   it('is deleted when the leader reopens after a crash, and the follower still catches up', async () => {
-    const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 }));
-    await c.start();
-    await c.waitForLeader();
-    c.network.cut.add(LAGGING);
-    const value = 'v'.repeat(100_000);
-    for (let i = 0; i < 40; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`big/${i + j}`, value)));
+    const c = await missedLargeWrites(clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 })), LAGGING);
     const leader = c.leaderId() as number;
     // The lagging follower dies at its first staging write, so the leader keeps its export spooled.
     const engine = c.engines.get(LAGGING)!;
@@ -421,6 +426,6 @@ describe("a leader's spooled export", () => {
       return current !== undefined && c.replica(LAGGING).appliedIndex >= c.replica(current).appliedIndex;
     }, 30_000);
     expect(caughtUp).toBe(true);
-    expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(value.length);
+    expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(BIG_VALUE_BYTES);
   }, 60_000);
 });
