@@ -4,11 +4,9 @@
  * move (counted while paused); resumed, it finishes: every node within one of the mean in replicas
  * and in leaders. Then the node is removed and shuts itself down with exit code 4.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rebalance } from '../../src/cli/membership.js';
+import { describe, expect, it } from 'vitest';
 import type { ClusterInfoMessage } from './local-cluster.js';
-import { LocalCluster } from './local-cluster.js';
-import { checkPlacement, RF, startJoiner, until } from './membership-support.js';
+import { addJoiner, checkPlacement, drainAndRemove, printLogsOnFailure, until, useMembershipCluster } from './membership-support.js';
 
 const PARTITIONS = 6;
 
@@ -25,27 +23,16 @@ function withinOneOfMean(values: number[]): boolean {
 }
 
 describe('the rebalancer (3 -> 4 nodes)', () => {
-  let cluster: LocalCluster;
-  const logs = new Map<number, string[]>();
-
-  beforeAll(async () => {
-    cluster = await LocalCluster.start({ nodes: 3, partitions: PARTITIONS, snapshotEvery: 100, extraArgs: ['--replication-factor', String(RF)] });
-  }, 60_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const setup = useMembershipCluster({ partitions: PARTITIONS });
 
   it('evens replicas and leaders over a new node; pause stops new moves, resume finishes; a removed node exits', async (context) => {
-    context.onTestFailed(() => {
-      for (const [id, log] of logs) console.error(`--- node ${id}\n${log.slice(-40).join('')}`);
-    });
+    const { cluster, logs } = setup;
+    printLogsOnFailure(context, logs, 40);
     const admin = cluster.client();
     try {
       // Paused before node 4 becomes active: the rebalancer must not touch it yet.
       expect((await admin.rebalance({ action: 'pause' })).state).toBe('paused');
-      const four = await startJoiner(cluster, 4, logs);
-      await admin.changeMember({ action: 'add', id: 4, address: four.address, peerAddress: four.peerAddress });
+      await addJoiner(cluster, admin, 4, logs);
       // Activated only once it joined (a joiner that finds itself active already refuses to start empty).
       expect(await until(async () => (await cluster.clusterInfoOf(4, 1_000)).nodes.length === 4, 30_000)).toBe(true);
       await admin.changeMember({ action: 'activate', id: 4 });
@@ -85,9 +72,7 @@ describe('the rebalancer (3 -> 4 nodes)', () => {
 
       // Removed: node 4 drains (the CLI's plan), is removed, learns it, and exits with code 4.
       const exited = new Promise<number | null>((resolve) => cluster.processes.get(4)?.once('exit', (code) => resolve(code)));
-      const leaving = await admin.changeMember({ action: 'leave', id: 4 });
-      await rebalance(admin, () => undefined, 60_000, leaving.version);
-      await admin.changeMember({ action: 'remove', id: 4 });
+      await drainAndRemove(admin, 4);
       const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
       expect(code).toBe(4);
       expect(logs.get(4)?.join('')).toContain('this node was removed from the cluster');

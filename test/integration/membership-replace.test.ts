@@ -6,51 +6,30 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AtollClient } from '../../src/client/index.js';
-import { rebalance } from '../../src/cli/membership.js';
-import { LocalCluster } from './local-cluster.js';
-import { checkPlacement, expectAllReadable, PARTITIONS, RF, startJoiner, statesOf, until, WriteLoad } from './membership-support.js';
+import { describe, expect, it } from 'vitest';
+import { addJoiner, checkPlacement, expectAllReadableThrough, PARTITIONS, printLogsOnFailure, runPlan, startJoiner, statesOf, underWriteLoad, until, useMembershipCluster } from './membership-support.js';
 
 describe('membership online (a replace, a full restart)', () => {
-  let cluster: LocalCluster;
-  const logs = new Map<number, string[]>();
-
-  beforeAll(async () => {
-    cluster = await LocalCluster.start({ nodes: 3, partitions: PARTITIONS, snapshotEvery: 100, extraArgs: ['--replication-factor', String(RF)] });
-  }, 60_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const setup = useMembershipCluster({ partitions: PARTITIONS });
 
   it('replaces a node whose data directory was deleted; after a restart of every node the membership holds', async (context) => {
-    context.onTestFailed(() => {
-      for (const [id, log] of logs) console.error(`--- node ${id}\n${log.slice(-60).join('')}`);
-    });
+    const { cluster, logs } = setup;
+    printLogsOnFailure(context, logs);
     const admin = cluster.client();
-    const quiet = (): void => undefined;
-    const load = new WriteLoad();
-    load.start([1, 2, 3].map((id) => cluster.addresses.get(id) as string));
     try {
-      // Replace: node 3's disk is gone; node 5 joins empty and takes its replicas.
-      await cluster.kill(3);
-      rmSync(join(cluster.dataRoot, 'node3'), { recursive: true, force: true });
-      const five = await startJoiner(cluster, 5, logs);
-      await admin.changeMember({ action: 'add', id: 5, address: five.address, peerAddress: five.peerAddress });
-      const replacing = await admin.changeMember({ action: 'leave', id: 3 });
-      const replaced = await rebalance(admin, quiet, 60_000, replacing.version);
-      expect(replaced.every((move) => move.from === 3 && move.to === 5)).toBe(true);
-      await admin.changeMember({ action: 'activate', id: 5 });
-      await admin.changeMember({ action: 'remove', id: 3 });
-      checkPlacement(await cluster.clusterInfoOf(5, 3_000), [1, 2, 5]);
-    } finally {
-      await load.stop();
-    }
-    expect(load.acked.size).toBeGreaterThan(50);
-    const reader = new AtollClient({ endpoints: [1, 2, 5].map((id) => cluster.addresses.get(id) as string), defaultTimeoutMs: 5_000 });
-    try {
-      await expectAllReadable(reader, load.acked);
+      const acked = await underWriteLoad(cluster, async () => {
+        // Replace: node 3's disk is gone; node 5 joins empty and takes its replicas.
+        await cluster.kill(3);
+        rmSync(join(cluster.dataRoot, 'node3'), { recursive: true, force: true });
+        await addJoiner(cluster, admin, 5, logs);
+        const replacing = await admin.changeMember({ action: 'leave', id: 3 });
+        const replaced = await runPlan(admin, replacing.version);
+        expect(replaced.every((move) => move.from === 3 && move.to === 5)).toBe(true);
+        await admin.changeMember({ action: 'activate', id: 5 });
+        await admin.changeMember({ action: 'remove', id: 3 });
+        checkPlacement(await cluster.clusterInfoOf(5, 3_000), [1, 2, 5]);
+      });
+      await expectAllReadableThrough(cluster, [1, 2, 5], acked);
 
       // Restart every node: the membership and the placement hold.
       await cluster.stopNode(1);
@@ -64,9 +43,8 @@ describe('membership online (a replace, a full restart)', () => {
       for (const id of [1, 2, 5]) expect(statesOf(await cluster.clusterInfoOf(id, 3_000)), `node ${id}`).toBe('1:active,2:active,5:active');
       const after = await cluster.clusterInfoOf(1, 3_000);
       checkPlacement(after, [1, 2, 5]);
-      await expectAllReadable(reader, load.acked);
+      await expectAllReadableThrough(cluster, [1, 2, 5], acked);
     } finally {
-      reader.close();
       admin.close();
     }
   }, 180_000);

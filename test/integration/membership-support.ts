@@ -1,15 +1,123 @@
-/** Helpers of the membership integration tests (membership-grow, membership-replace): a node started with --join, a write load, placement checks. */
+/**
+ * Helpers of the membership integration tests (membership-grow, -grow-five, -replace, -rebalance):
+ * the three-node cluster each starts, a node started with --join, the CLI's plan, a write load
+ * whose acknowledged writes are read back, placement checks.
+ */
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect, type TestContext } from 'vitest';
 import { AtollClient } from '../../src/client/index.js';
 import { freePort } from '../../src/chaos/local-cluster.js';
-import type { ClusterInfoMessage, LocalCluster } from './local-cluster.js';
+import { rebalance } from '../../src/cli/membership.js';
+import type { PlannedMove } from '../../src/node/placement.js';
+import { LocalCluster, type ClusterInfoMessage } from './local-cluster.js';
 
 export const PARTITIONS = 3;
 export const RF = 3;
 const serverMain = resolve(import.meta.dirname, '../../dist/src/server/main.js');
 
+
+/** The cluster of one describe block and the output of the nodes its test starts with --join. */
+export interface MembershipCluster {
+  readonly cluster: LocalCluster;
+  readonly logs: Map<number, string[]>;
+}
+
+/**
+ * Registers beforeAll/afterAll for nodes 1..3 with `partitions` partitions at RF 3 (snapshots
+ * every 100 entries). `pauseRebalancer`: the node's rebalancer is paused before the test runs, so
+ * only the commands' own plans move replicas.
+ */
+export function useMembershipCluster(options: { partitions: number; pauseRebalancer?: boolean }): MembershipCluster {
+  let cluster: LocalCluster | undefined;
+  const logs = new Map<number, string[]>();
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({ nodes: 3, partitions: options.partitions, snapshotEvery: 100, extraArgs: ['--replication-factor', String(RF)] });
+    if (options.pauseRebalancer === true) await pauseRebalancer(cluster);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return {
+    get cluster(): LocalCluster {
+      if (cluster === undefined) throw new Error('the membership cluster is used before beforeAll started it');
+      return cluster;
+    },
+    logs,
+  };
+}
+
+/** Pauses the node's rebalancer (a replicated flag): from now on only explicit moves and the commands' plans move replicas. */
+export async function pauseRebalancer(cluster: LocalCluster): Promise<void> {
+  const admin = cluster.client();
+  try {
+    expect((await admin.rebalance({ action: 'pause' })).state).toBe('paused');
+  } finally {
+    admin.close();
+  }
+}
+
+/** When the test fails, prints the last `chunks` pieces of output of every node it started with --join. */
+export function printLogsOnFailure(context: TestContext, logs: ReadonlyMap<number, string[]>, chunks = 60): void {
+  context.onTestFailed(() => {
+    for (const [id, log] of logs) console.error(`--- node ${id}\n${log.slice(-chunks).join('')}`);
+  });
+}
+
+/** Starts node `id` empty with --join and adds it as a joining member; returns its addresses and the add's table version. */
+export async function addJoiner(
+  cluster: LocalCluster,
+  admin: AtollClient,
+  id: number,
+  logs: Map<number, string[]>,
+): Promise<{ address: string; peerAddress: string; adminAddress: string; version: number }> {
+  const joiner = await startJoiner(cluster, id, logs);
+  const added = await admin.changeMember({ action: 'add', id, address: joiner.address, peerAddress: joiner.peerAddress });
+  return { ...joiner, version: added.version };
+}
+
+/** The CLI's plan (add-node/remove-node's rebalance loop), silent, bounded by 60 s, from table version `version` on. */
+export function runPlan(admin: AtollClient, version: number): Promise<PlannedMove[]> {
+  return rebalance(admin, () => undefined, 60_000, version);
+}
+
+/** remove-node: node `id` leaves, the plan moves its replicas away, and it is removed. */
+export async function drainAndRemove(admin: AtollClient, id: number): Promise<void> {
+  const leaving = await admin.changeMember({ action: 'leave', id });
+  await runPlan(admin, leaving.version);
+  await admin.changeMember({ action: 'remove', id });
+}
+
+/** Every node in `ids` reports the member states `states` (statesOf) within `timeoutMs`. */
+export async function expectStatesOnEveryNode(cluster: LocalCluster, ids: readonly number[], states: string, timeoutMs: number): Promise<void> {
+  for (const id of ids) expect(await until(async () => statesOf(await cluster.clusterInfoOf(id, 2_000)) === states, timeoutMs), `node ${id}`).toBe(true);
+}
+
+/**
+ * Runs `steps` under a WriteLoad through nodes 1..3 (stopped however `steps` ends), checks that
+ * more than 50 writes were acknowledged, and returns them with their values.
+ */
+export async function underWriteLoad(cluster: LocalCluster, steps: () => Promise<void>): Promise<ReadonlyMap<string, string>> {
+  const load = new WriteLoad();
+  load.start([1, 2, 3].map((id) => cluster.addresses.get(id) as string));
+  try {
+    await steps();
+  } finally {
+    await load.stop();
+  }
+  expect(load.acked.size).toBeGreaterThan(50);
+  return load.acked;
+}
+
+/** Every acknowledged write reads back with its value through a client of nodes `ids`. */
+export async function expectAllReadableThrough(cluster: LocalCluster, ids: readonly number[], acked: ReadonlyMap<string, string>): Promise<void> {
+  const reader = new AtollClient({ endpoints: ids.map((id) => cluster.addresses.get(id) as string), defaultTimeoutMs: 5_000 });
+  try {
+    await expectAllReadable(reader, acked);
+  } finally {
+    reader.close();
+  }
+}
 
 /** Starts node `id` empty with --join, registered with the cluster so that stop() kills it. */
 export async function startJoiner(cluster: LocalCluster, id: number, logs: Map<number, string[]>): Promise<{ address: string; peerAddress: string; adminAddress: string }> {
@@ -38,11 +146,12 @@ export async function startJoiner(cluster: LocalCluster, id: number, logs: Map<n
 }
 const join_ = join;
 
-export async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+/** Polls `condition` every `pollMs` for at most `timeoutMs` (a rejection counts as false); returns whether it came true. */
+export async function until(condition: () => Promise<boolean>, timeoutMs: number, pollMs = 200): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await condition().catch(() => false)) return true;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
   return false;
 }

@@ -15,6 +15,7 @@ import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { LevelEngine } from '../../src/storage/level-engine.js';
 import { LocalCluster } from './local-cluster.js';
+import { pauseRebalancer, until as untilEvery } from './membership-support.js';
 
 const NODES = [1, 2, 3, 4];
 const PARTITIONS = 4;
@@ -30,14 +31,8 @@ async function votersSeenBy(cluster: LocalCluster, node: number, partition: numb
   return [...(info.partitions.find((p) => p.id === partition)?.replicas ?? [])].map(Number).sort();
 }
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition().catch(() => false)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
+/** Polls every 100 ms (membership-support's until): the moves here finish in a few hundred. */
+const until = (condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> => untilEvery(condition, timeoutMs, 100);
 
 /**
  * The partition's leader once the leader balancer settled it: the rebalancer's planned leader (it
@@ -83,12 +78,7 @@ describe('moving a replica online (4 nodes, RF 3)', () => {
     // Explicit moves only: the rebalancer would move replicas back towards even counts (and hold
     // a partition's move slot meanwhile), as it does after any operator's move; an operator who
     // places replicas by hand pauses it the same way (README, "Growing and healing a cluster").
-    const admin = cluster.client();
-    try {
-      expect((await admin.rebalance({ action: 'pause' })).state).toBe('paused');
-    } finally {
-      admin.close();
-    }
+    await pauseRebalancer(cluster);
   }, 60_000);
 
   afterAll(async () => {

@@ -3,56 +3,26 @@
  * first page's revision while writes go on, bounded in keys and bytes, and bad requests refused
  * with INVALID_ARGUMENT without changing anything.
  */
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { BackupItem, BackupPageResponse } from '../../src/node/api.js';
-import type { NodeTransport } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { InProcessCluster } from './in-process-cluster.js';
+import { closedAfterEach, expectAllLed, InProcessCluster, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
-const nowhere: NodeTransport = {
-  send: () => undefined,
-  isReachable: () => true,
-  forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-  clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-  close: () => undefined,
-};
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const context = (): { deadlineMs: number } => ({ deadlineMs: Date.now() + 5_000 });
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('utf8');
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 async function openNode(): Promise<AtollNode> {
   const opened = await AtollNode.open(
-    {
-      id: 1,
-      peers: new Map([[1, 'a:1']]),
-      dataDir: join(tmpdir(), 'atoll-unused-backup-page'),
-      partitions: 1,
-      replicationFactor: 1,
-      tickMs: 10,
-      electionTicks: 5,
-      retentionRevisions: 100_000,
-      snapshotEveryEntries: 100_000,
-      peerSecrets: ['p'.repeat(32)],
-      logger: pino({ level: 'silent' }),
-    },
-    { transport: () => nowhere, engine: new MemoryEngine(), random: new Rng(5) },
+    loneNodeConfig('backup-page', { tickMs: 10, electionTicks: 5, retentionRevisions: 100_000, snapshotEveryEntries: 100_000 }),
+    { transport: () => silentTransport(), engine: new MemoryEngine(), random: new Rng(5) },
   );
   // Bounded: the single node elects itself within a few ticks.
-  for (let i = 0; i < 200 && !opened.allPartitionsLed(); i++) await sleep(10);
-  expect(opened.allPartitionsLed()).toBe(true);
+  await expectAllLed(opened, 2_000);
   return opened;
 }
 
@@ -68,7 +38,7 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
 
 describe('backup pages at a node', () => {
   it('pages a partition at one revision while writes go on, each page bounded in keys and bytes', async () => {
-    node = await openNode();
+    const node = opened.add(await openNode());
     const big = 'x'.repeat(300 * 1024);
     const expected = new Map<string, string>();
     for (let i = 0; i < 200; i++) {
@@ -117,7 +87,7 @@ describe('backup pages at a node', () => {
   });
 
   it('refuses bad requests with INVALID_ARGUMENT and changes nothing', async () => {
-    node = await openNode();
+    const node = opened.add(await openNode());
     await node.put({ key: 'a/k', value: new TextEncoder().encode('v') }, context());
     const first = await node.backupPage({ partition: 0, revision: 0, pageToken: '', limit: 1 }, context());
     expect(first.items.map((item) => item.key)).toEqual(['a/k']);

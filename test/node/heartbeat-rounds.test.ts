@@ -5,7 +5,7 @@
  * leader's node, heartbeats counted as they leave.
  */
 import { describe, expect, it } from 'vitest';
-import { quietSim } from './quiet-sim.js';
+import { simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
 const TICK_MS = 50;
@@ -13,9 +13,9 @@ const MAX_EVENTS = 2_000_000;
 
 describe('heartbeat rounds of an awake group', () => {
   it('go out every second tick while puts keep the group awake, and the puts succeed', async () => {
-    const { scheduler, network, cluster } = quietSim({ nodeIds: NODES, partitions: 1, seed: 18 });
-    const allLed = (): boolean => NODES.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
-    expect(await scheduler.runUntil(10_000, MAX_EVENTS, allLed)).toBe(true);
+    const sim = simNodeCluster({ seed: 18, nodes: NODES, partitions: 1, tickMs: TICK_MS });
+    const { scheduler, network, cluster } = sim;
+    await startAllLed(sim, NODES, 10_000, MAX_EVENTS);
     await scheduler.runUntil(scheduler.now + 3_000, MAX_EVENTS);
 
     let heartbeats = 0;

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RawNode } from '../../src/raft/rawnode.js';
-import { quietSim } from './quiet-sim.js';
+import { allLed, simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 48;
@@ -15,9 +15,9 @@ const MAX_EVENTS = 2_000_000;
 
 describe('idle sweeps', () => {
   it('an idle, balanced cluster builds no status() object in its periodic passes', async () => {
-    const { scheduler, cluster } = quietSim({ nodeIds: NODES, partitions: PARTITIONS, seed: 18 });
-    const allLed = (): boolean => NODES.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
-    expect(await scheduler.runUntil(10_000, MAX_EVENTS, allLed)).toBe(true);
+    const sim = simNodeCluster({ seed: 18, nodes: NODES, partitions: PARTITIONS, tickMs: 50 });
+    const { scheduler, cluster } = sim;
+    await startAllLed(sim, NODES, 10_000, MAX_EVENTS);
     // Settle: preferred leaders take over (the balancer), every group quiesces.
     await scheduler.runUntil(scheduler.now + 10_000, MAX_EVENTS);
 
@@ -36,6 +36,6 @@ describe('idle sweeps', () => {
       RawNode.prototype.status = status;
     }
     expect(calls).toBe(0);
-    expect(allLed()).toBe(true);
+    expect(allLed(cluster, NODES)).toBe(true);
   }, 60_000);
 });

@@ -5,13 +5,18 @@
  * decodes every Raft frame as the gRPC transport does. Links can be cut and restored, and a node's
  * reads can be slowed down.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Limits } from '../../src/limits.js';
 import { pino } from 'pino';
+import { afterEach, expect } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
 import type { WatchMessage, WatchSink } from '../../src/node/api.js';
 import type { AutoSplitConfig } from '../../src/node/auto-split.js';
+import type { AtollNodeConfig } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import { preferredLeaderOf } from '../../src/node/placement.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/node/raft-wire.js';
@@ -41,6 +46,85 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
     await settle();
   }
   return condition();
+}
+
+/**
+ * Registers an afterEach for the tests of a file or describe block: it closes every node or
+ * cluster passed to add() since the last one, and puts back process.exitCode, which a node stopped
+ * by its loop sets for main.ts (the test process must not keep it). A test that opens several in a
+ * row (a crash loop) closes the ones before with closeAll().
+ */
+export function closedAfterEach(): { add<T extends { close(): Promise<void> }>(opened: T): T; closeAll(): Promise<void> } {
+  const exitCodeBefore = process.exitCode;
+  const open: Array<{ close(): Promise<void> }> = [];
+  const closeAll = async (): Promise<void> => {
+    for (const opened of open.splice(0)) await opened.close();
+  };
+  afterEach(async () => {
+    try {
+      await closeAll();
+    } finally {
+      process.exitCode = exitCodeBefore;
+    }
+  });
+  return {
+    add: (opened) => {
+      open.push(opened);
+      return opened;
+    },
+    closeAll,
+  };
+}
+
+/** Of nodes 1..3 (partitions on all three), the one a test lets lag: never the preferred leader of `partition`, whom the balancer would hand leadership. */
+export function laggingFollower(partition = 0): number {
+  return [1, 2, 3].filter((id) => id !== preferredLeaderOf(partition, [1, 2, 3], 3)).pop() as number;
+}
+
+/** Node `node`'s loop driver (private to AtollNode): tests queue loop tasks on it and read its groups. */
+export function driverOf(node: AtollNode): RaftDriver<PartitionReplica> {
+  return (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+}
+
+/** A transport for a node whose peers never answer: sends go nowhere; forwards and cluster reads are refused UNAVAILABLE. */
+export function silentTransport(): NodeTransport {
+  return {
+    send: () => undefined,
+    isReachable: () => true,
+    forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
+    clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
+    close: () => undefined,
+  };
+}
+
+/**
+ * The settings of a node a test opens by itself (with AtollNode.open and its own environment):
+ * node 1 alone unless `peers` says otherwise, one partition, replication factor the number of
+ * peers, 20 ms ticks, elections after 10, retention and snapshots at 1,000, a silent logger, and
+ * a data directory (named after `name`) that is never created, since the test gives the engine;
+ * `overrides` replace any of these (a test that opens a node on disk passes its own dataDir).
+ */
+export function loneNodeConfig(name: string, overrides: Partial<AtollNodeConfig> = {}): AtollNodeConfig {
+  const peers = overrides.peers ?? new Map([[1, 'a:1']]);
+  return {
+    id: 1,
+    dataDir: join(tmpdir(), `atoll-${name}-never-created-${process.pid}`),
+    partitions: 1,
+    replicationFactor: peers.size,
+    tickMs: 20,
+    electionTicks: 10,
+    retentionRevisions: 1_000,
+    snapshotEveryEntries: 1_000,
+    peerSecrets: ['p'.repeat(32)],
+    logger: pino({ level: 'silent' }),
+    ...overrides,
+    peers,
+  };
+}
+
+/** Polls until `node` sees a leader for every partition (/readyz's check), for at most `timeoutMs`; fails the test otherwise. */
+export async function expectAllLed(node: AtollNode, timeoutMs: number): Promise<void> {
+  expect(await waitFor(() => node.allPartitionsLed(), timeoutMs), `every partition led within ${timeoutMs} ms`).toBe(true);
 }
 
 /**
@@ -228,11 +312,11 @@ export class InProcessCluster {
 
   /** Node `id`'s hosted groups (its driver's map, live). */
   groups(id: number): Map<number, PartitionReplica> {
-    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups;
+    return driverOf(this.node(id)).groups;
   }
 
   replica(id: number, partition = 0): PartitionReplica {
-    return (this.node(id) as unknown as { driver: RaftDriver<PartitionReplica> }).driver.groups.get(partition) as PartitionReplica;
+    return driverOf(this.node(id)).groups.get(partition) as PartitionReplica;
   }
 
   leaderId(partition = 0): number | undefined {

@@ -11,13 +11,12 @@ import { describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/node/api.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { leaseDurationMs } from '../../src/node/read-barrier.js';
-import { Rng } from '../../src/raft/rng.js';
-import { Scheduler } from '../../src/sim/node/scheduler.js';
-import { SimCluster } from '../../src/sim/node/sim-cluster.js';
-import { SimNetwork } from '../../src/sim/node/sim-network.js';
-import { Trace } from '../../src/sim/node/trace.js';
+import type { Scheduler } from '../../src/sim/node/scheduler.js';
+import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
+import type { SimNetwork } from '../../src/sim/node/sim-network.js';
+import { driverOf } from './in-process-cluster.js';
+import { simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
 const TICK_MS = 50;
@@ -25,31 +24,10 @@ const ELECTION_TICKS = 10;
 const MAX_EVENTS = 2_000_000;
 const READS = 40;
 
-function driverOf(api: AtollNode): RaftDriver<PartitionReplica> {
-  return Reflect.get(api, 'driver') as RaftDriver<PartitionReplica>;
-}
-
 async function cluster(readMode: 'safe' | 'lease'): Promise<{ scheduler: Scheduler; network: SimNetwork; cluster: SimCluster }> {
-  const scheduler = new Scheduler();
-  const trace = new Trace(() => scheduler.now, 200);
-  const rng = new Rng(7);
-  const network = new SimNetwork(scheduler, rng.fork(), trace);
-  const sim = new SimCluster(scheduler, network, trace, rng.fork(), {
-    nodeIds: NODES,
-    partitions: 1,
-    tickMs: TICK_MS,
-    electionTicks: ELECTION_TICKS,
-    snapshotEveryEntries: 1_000,
-    logEntriesKeptAfterSnapshot: 1_000,
-    retentionRevisions: 1_000,
-    cacheBytes: 1 << 20,
-    clocks: new Map(),
-    testBugs: {},
-    readMode,
-  });
-  for (const id of NODES) sim.start(id);
-  expect(await scheduler.runUntil(10_000, MAX_EVENTS, () => NODES.every((id) => sim.apiOf(id)?.allPartitionsLed() === true))).toBe(true);
-  return { scheduler, network, cluster: sim };
+  const sim = simNodeCluster({ seed: 7, nodes: NODES, partitions: 1, tickMs: TICK_MS, electionTicks: ELECTION_TICKS, readMode });
+  await startAllLed(sim, NODES, 10_000, MAX_EVENTS);
+  return sim;
 }
 
 function leaderOf(sim: SimCluster): { node: number; api: AtollNode; replica: PartitionReplica } {

@@ -9,9 +9,6 @@
  *   lease a full TTL from its takeover: a kept-alive lease is not expired by the change.
  * - Revoke deletes at once; bad ids and TTLs are refused; a key of another partition is refused.
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
@@ -23,23 +20,14 @@ import { LEASE_TICK_MS, type LeaseKeeper } from '../../src/node/lease-keeper.js'
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { driverOf, loneNodeConfig } from './in-process-cluster.js';
 
 const tickMs = 20;
 const partitions = 2;
 const settle = (ms = 20): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
-const base = {
-  dataDir: join(tmpdir(), `atoll-leases-never-created-${process.pid}`),
-  tickMs,
-  electionTicks: 10,
-  snapshotEveryEntries: 1_000,
-  retentionRevisions: 1_000,
-  peerSecrets: ['p'.repeat(32)],
-  logger: pino({ level: 'silent' }),
-};
 
 interface TestNode {
   readonly id: number;
@@ -94,7 +82,7 @@ async function startCluster(count: number): Promise<Map<number, TestNode>> {
     const entry = { id, leaseOffsetMs: 0, wallOffsetMs: 0, closed: false };
     const clock: NodeClock = { monotonicMs: systemClock.monotonicMs, wallMs: () => Date.now() + entry.wallOffsetMs };
     const node = await AtollNode.open(
-      { ...base, id, peers, partitions, replicationFactor: count },
+      loneNodeConfig('leases', { id, peers, partitions, tickMs }),
       {
         transport: (given) => {
           events.set(id, given);
@@ -109,7 +97,7 @@ async function startCluster(count: number): Promise<Map<number, TestNode>> {
     // The test's seam: the lease keeper reads its time from a clock whose monotonic time the test moves.
     const keeper = (node as unknown as { leases: LeaseKeeper }).leases as unknown as { options: { clock: NodeClock } };
     keeper.options = { ...keeper.options, clock: { monotonicMs: () => systemClock.monotonicMs() + entry.leaseOffsetMs, wallMs: clock.wallMs } };
-    const driver = (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+    const driver = driverOf(node);
     started.set(
       id,
       Object.assign(entry, {

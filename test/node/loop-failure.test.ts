@@ -6,30 +6,19 @@
  * peer message is still dropped before step(), so it cannot stop the node.
  */
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { systemClock, systemTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';
+import { systemClock, systemTimers, type TransportEvents } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { RaftError } from '../../src/raft/errors.js';
 import { Rng } from '../../src/raft/rng.js';
 import { EntryType } from '../../src/raft/types.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { closedAfterEach, driverOf, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const settle = (ms = 50): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const base = {
-  dataDir: join(tmpdir(), `atoll-loop-failure-never-created-${process.pid}`),
-  tickMs: 20,
-  electionTicks: 10,
-  retentionRevisions: 1_000,
-  snapshotEveryEntries: 1_000,
-  peerSecrets: ['p'.repeat(32)],
-  logger: pino({ level: 'silent' }),
-};
 
 interface Started {
   node: AtollNode;
@@ -38,14 +27,7 @@ interface Started {
   engineClosed: () => boolean;
 }
 
-let node: AtollNode | undefined;
-const exitCodeBefore = process.exitCode;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-  // The node's fatal handler sets the process's exit code for main.ts; the test process must not keep it.
-  process.exitCode = exitCodeBefore;
-});
+const nodes = closedAfterEach();
 
 /**
  * Node 1 on a memory engine: alone by default (it leads every partition), or with a silent node 2
@@ -61,15 +43,9 @@ async function start(withPeer = false): Promise<Started> {
     await close();
   };
   let events: TransportEvents | undefined;
-  const transport: NodeTransport = {
-    send: () => undefined,
-    isReachable: () => true,
-    forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-    clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-    close: () => undefined,
-  };
-  node = await AtollNode.open(
-    { ...base, id: 1, peers: new Map(peers), partitions: 2, replicationFactor: peers.length },
+  const transport = silentTransport();
+  const node = await AtollNode.open(
+    loneNodeConfig('loop-failure', { peers: new Map(peers), partitions: 2 }),
     {
       transport: (given) => {
         events = given;
@@ -81,12 +57,10 @@ async function start(withPeer = false): Promise<Started> {
       random: new Rng(11),
     },
   );
-  if (!withPeer) {
-    for (let attempt = 0; attempt < 100 && !node.allPartitionsLed(); attempt++) await settle();
-    expect(node.allPartitionsLed()).toBe(true);
-  }
+  nodes.add(node);
+  if (!withPeer) await expectAllLed(node, 5_000);
   // The test queues loop tasks as the node's rooms do, through the node's driver.
-  const driver = (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+  const driver = driverOf(node);
   return { node, driver, events: events as TransportEvents, engineClosed: () => closed };
 }
 

@@ -8,13 +8,14 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
 import { systemTimers, type NodeClock, type NodeTimers, type NodeTransport } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { closedAfterEach, expectAllLed } from './in-process-cluster.js';
 
 const tickMs = 100;
 const electionTicks = 10;
@@ -61,22 +62,19 @@ const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve,
 const dataDir = join(tmpdir(), `atoll-node-ports-never-created-${process.pid}`);
 const base = { dataDir, tickMs, electionTicks, retentionRevisions: 1_000, snapshotEveryEntries: 1_000, peerSecrets: ['p'.repeat(32)], logger: pino({ level: 'silent' }) };
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 describe('a node on the ports it is given', () => {
   it('serves writes and reads from the engine passed in, and never touches its data directory', async () => {
     const time = manualTime();
     const { transport } = recordingTransport();
-    node = await AtollNode.open(
-      { ...base, id: 1, peers: new Map([[1, 'a:1']]), partitions: 2, replicationFactor: 1 },
-      { transport: () => transport, engine: new MemoryEngine(), clock: time.clock, timers: time.timers, random: new Rng(7) },
+    const node = opened.add(
+      await AtollNode.open(
+        { ...base, id: 1, peers: new Map([[1, 'a:1']]), partitions: 2, replicationFactor: 1 },
+        { transport: () => transport, engine: new MemoryEngine(), clock: time.clock, timers: time.timers, random: new Rng(7) },
+      ),
     );
-    for (let attempt = 0; attempt < 100 && !node.allPartitionsLed(); attempt++) await settle();
-    expect(node.allPartitionsLed()).toBe(true);
+    await expectAllLed(node, 5_000);
     const context = { deadlineMs: Date.now() + 5_000 };
     const put = await node.put({ key: 'k/1', value: new Uint8Array([1, 2]) }, context);
     expect(put.applied).toBe(true);
@@ -90,9 +88,11 @@ describe('a node on the ports it is given', () => {
     const time = manualTime();
     const { transport, sent } = recordingTransport();
     const partitions = 8;
-    node = await AtollNode.open(
-      { ...base, id: 1, peers: new Map([[1, 'a:1'], [2, 'a:2']]), partitions, replicationFactor: 2 },
-      { transport: () => transport, engine: new MemoryEngine(), clock: time.clock, timers: time.timers, random: new Rng(7) },
+    opened.add(
+      await AtollNode.open(
+        { ...base, id: 1, peers: new Map([[1, 'a:1'], [2, 'a:2']]), partitions, replicationFactor: 2 },
+        { transport: () => transport, engine: new MemoryEngine(), clock: time.clock, timers: time.timers, random: new Rng(7) },
+      ),
     );
     await settle();
     const ledByTwo = [...Array(partitions).keys()].filter((partition) => preferredLeaderOf(partition, [1, 2], 2) === 2);

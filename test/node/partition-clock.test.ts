@@ -9,9 +9,6 @@
  * - Expired keys are deleted by the leader's maintenance rounds (bounded per round) and then
  *   physically removed by history compaction.
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { tenantTag, defaultTenant } from '../../src/keys/tenant-keys.js';
@@ -19,24 +16,16 @@ import { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { decodeVersionRecord } from '../../src/mvcc/version-record.js';
 import { Rng } from '../../src/raft/rng.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { driverOf, loneNodeConfig } from './in-process-cluster.js';
 
 const tickMs = 20;
 const settle = (ms = 20): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
-const base = {
-  dataDir: join(tmpdir(), `atoll-partition-clock-never-created-${process.pid}`),
-  tickMs,
-  electionTicks: 10,
-  snapshotEveryEntries: 1_000,
-  peerSecrets: ['p'.repeat(32)],
-  logger: pino({ level: 'silent' }),
-};
 
 interface TestNode {
   readonly node: AtollNode;
@@ -94,15 +83,13 @@ async function startCluster(count: number, options: { retentionRevisions?: numbe
     const entry: { offsetMs: number } = { offsetMs: 0 };
     const clock: NodeClock = { monotonicMs: systemClock.monotonicMs, wallMs: () => Date.now() + entry.offsetMs };
     const node = await AtollNode.open(
-      {
-        ...base,
+      loneNodeConfig('partition-clock', {
         retentionRevisions: options.retentionRevisions ?? 1_000,
         ...(options.limits && { limits: options.limits }),
         id,
         peers,
-        partitions: 1,
-        replicationFactor: count,
-      },
+        tickMs,
+      }),
       {
         transport: (given) => {
           events.set(id, given);
@@ -114,7 +101,7 @@ async function startCluster(count: number, options: { retentionRevisions?: numbe
         random: new Rng(100 + id),
       },
     );
-    const driver = (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+    const driver = driverOf(node);
     nodes.set(
       id,
       Object.assign(entry, {
@@ -171,7 +158,7 @@ describe('a leader change to a node whose clock is behind', () => {
     const appliedIndex = old.replica(0).mvcc.appliedIndex;
     await waitFor(() => next.replica(0).mvcc.appliedIndex >= appliedIndex && follower.replica(0).mvcc.appliedIndex >= appliedIndex, 'replication');
     await new Promise<void>((resolve) => {
-      (old.node as unknown as { driver: RaftDriver<PartitionReplica> }).driver.enqueue(() => {
+      driverOf(old.node).enqueue(() => {
         old.replica(0).raw.transferLeadership(nextId);
         resolve();
       });

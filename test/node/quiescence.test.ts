@@ -12,42 +12,15 @@
 import { describe, expect, it } from 'vitest';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
-import type { RaftDriver, DrivenGroup } from '../../src/node/raft-driver.js';
-import { Rng } from '../../src/raft/rng.js';
-import { Scheduler } from '../../src/sim/node/scheduler.js';
-import { SimCluster } from '../../src/sim/node/sim-cluster.js';
-import { SimNetwork } from '../../src/sim/node/sim-network.js';
-import { Trace } from '../../src/sim/node/trace.js';
+import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
+import { driverOf } from './in-process-cluster.js';
+import { allLed as allLedIn, simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 24;
 const TICK_MS = 50;
 const ELECTION_TICKS = 10;
 const MAX_EVENTS = 2_000_000;
-
-function driverOf(api: AtollNode): RaftDriver<DrivenGroup> {
-  return Reflect.get(api, 'driver') as RaftDriver<DrivenGroup>;
-}
-
-function setup(): { scheduler: Scheduler; network: SimNetwork; cluster: SimCluster; trace: Trace } {
-  const scheduler = new Scheduler();
-  const trace = new Trace(() => scheduler.now, 200);
-  const rng = new Rng(18);
-  const network = new SimNetwork(scheduler, rng.fork(), trace);
-  const cluster = new SimCluster(scheduler, network, trace, rng.fork(), {
-    nodeIds: NODES,
-    partitions: PARTITIONS,
-    tickMs: TICK_MS,
-    electionTicks: ELECTION_TICKS,
-    snapshotEveryEntries: 1_000,
-    logEntriesKeptAfterSnapshot: 1_000,
-    retentionRevisions: 1_000,
-    cacheBytes: 1 << 20,
-    clocks: new Map(),
-    testBugs: {},
-  });
-  return { scheduler, network, cluster, trace };
-}
 
 /** Each live node's view: partition -> leader it knows (read between loop iterations). */
 function leaders(cluster: SimCluster, node: number): Map<number, number> {
@@ -73,10 +46,10 @@ function totals(cluster: SimCluster, nodes: readonly number[]): { groupTicks: nu
 
 describe('quiescence with node-level liveness', () => {
   it('idle groups stop ticking and talking; a silent leader node is replaced within a bound; the balancer and readiness still work', async () => {
-    const { scheduler, network, cluster, trace } = setup();
-    for (const id of NODES) cluster.start(id);
-    const allLed = (nodes: readonly number[]): boolean => nodes.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
-    expect(await scheduler.runUntil(10_000, MAX_EVENTS, () => allLed(NODES))).toBe(true);
+    const sim = simNodeCluster({ seed: 18, nodes: NODES, partitions: PARTITIONS, tickMs: TICK_MS, electionTicks: ELECTION_TICKS });
+    const { scheduler, network, cluster, trace } = sim;
+    await startAllLed(sim, NODES, 10_000, MAX_EVENTS);
+    const allLed = (nodes: readonly number[]): boolean => allLedIn(cluster, nodes);
     expect(allLed(NODES)).toBe(true);
 
     // Idle: every group quiesces within a few ticks of its last work (atoll-node.ts: quiesceAfterTicks).

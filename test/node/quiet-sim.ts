@@ -1,14 +1,11 @@
 /**
- * A whole-node simulator cluster for focused node tests in virtual time: no faults, no clock
- * skew, 50 ms ticks, an election timeout of 10 ticks, large snapshot and retention bounds. Each
- * test drives `scheduler.runUntil` itself.
+ * A whole-node simulator cluster for focused node tests in virtual time, started at once (or the
+ * `startNow` nodes only): no faults, no clock skew, 50 ms ticks, an election timeout of 10 ticks,
+ * large snapshot and retention bounds (sim-node-cluster.ts). Each test drives `scheduler.runUntil`
+ * itself.
  */
 import type { NodeTestBugs } from '../../src/node/node-config.js';
-import { Rng } from '../../src/raft/rng.js';
-import { Scheduler } from '../../src/sim/node/scheduler.js';
-import { SimCluster } from '../../src/sim/node/sim-cluster.js';
-import { SimNetwork } from '../../src/sim/node/sim-network.js';
-import { Trace } from '../../src/sim/node/trace.js';
+import { simNodeCluster, type SimNodeCluster } from './sim-node-cluster.js';
 
 export interface QuietSimOptions {
   readonly nodeIds: readonly number[];
@@ -22,31 +19,18 @@ export interface QuietSimOptions {
   readonly startNow?: readonly number[];
 }
 
-export interface QuietSim {
-  readonly scheduler: Scheduler;
-  readonly network: SimNetwork;
-  readonly cluster: SimCluster;
-}
+export type QuietSim = Omit<SimNodeCluster, 'trace'>;
 
-/** Builds the cluster and starts every node (nothing has run yet). */
+/** Builds the cluster and starts its nodes (nothing has run yet). */
 export function quietSim(options: QuietSimOptions): QuietSim {
-  const scheduler = new Scheduler();
-  const trace = new Trace(() => scheduler.now, options.traceLines ?? 200);
-  const rng = new Rng(options.seed);
-  const network = new SimNetwork(scheduler, rng.fork(), trace);
-  const cluster = new SimCluster(scheduler, network, trace, rng.fork(), {
-    nodeIds: options.nodeIds,
-    ...(options.zones !== undefined && { zones: options.zones }),
+  const sim = simNodeCluster({
+    seed: options.seed,
+    nodes: options.nodeIds,
     partitions: options.partitions,
-    tickMs: 50,
-    electionTicks: 10,
-    snapshotEveryEntries: 1_000,
-    logEntriesKeptAfterSnapshot: 1_000,
-    retentionRevisions: 1_000,
-    cacheBytes: 1 << 20,
-    clocks: new Map(),
-    testBugs: options.testBugs ?? {},
+    ...(options.zones !== undefined && { zones: options.zones }),
+    ...(options.testBugs !== undefined && { testBugs: options.testBugs }),
+    ...(options.traceLines !== undefined && { traceLines: options.traceLines }),
   });
-  for (const id of options.startNow ?? options.nodeIds) cluster.start(id);
-  return { scheduler, network, cluster };
+  for (const id of options.startNow ?? options.nodeIds) sim.cluster.start(id);
+  return sim;
 }

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ClusterInfoResponse } from '../../src/node/api.js';
-import { quietSim } from './quiet-sim.js';
+import { simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3, 4, 5, 6];
 const PARTITIONS = 12;
@@ -16,9 +16,9 @@ const zoneOf = new Map(NODES.map((id) => [id, ['a', 'b', 'c'][Math.floor((id - 1
 
 describe('zones', () => {
   it('3 zones, 6 nodes: after the rebalance each partition\'s 3 replicas are on 3 zones', async () => {
-    const { scheduler, cluster } = quietSim({ nodeIds: NODES, zones: zoneOf, partitions: PARTITIONS, seed: 19, traceLines: 400 });
-    const allLed = (): boolean => NODES.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
-    expect(await scheduler.runUntil(20_000, MAX_EVENTS, allLed)).toBe(true);
+    const sim = simNodeCluster({ seed: 19, nodes: NODES, zones: zoneOf, partitions: PARTITIONS, tickMs: 50, traceLines: 400 });
+    const { scheduler, cluster } = sim;
+    await startAllLed(sim, NODES, 20_000, MAX_EVENTS);
     const infoOf = async (id: number): Promise<ClusterInfoResponse> => (await cluster.apiOf(id)?.clusterInfo({ deadlineMs: Date.now() + 60_000 })) as ClusterInfoResponse;
     const zonesOf = (info: ClusterInfoResponse): number[] => info.partitions.map((partition) => new Set(partition.replicas.map((node) => zoneOf.get(node))).size);
     const before = zonesOf(await infoOf(1));

@@ -5,24 +5,18 @@
  * (PartitionReplica.builtSnapshot). Before, a log compaction right after the export threw it away
  * and Raft asked for a new one at the new point, again and again under load.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { preferredLeaderOf } from '../../src/node/placement.js';
-import { CrashableEngine, InProcessCluster, waitFor } from './in-process-cluster.js';
+import { describe, expect, it } from 'vitest';
+import { closedAfterEach, CrashableEngine, InProcessCluster, laggingFollower, waitFor } from './in-process-cluster.js';
 
-const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+const LAGGING = laggingFollower();
 
-let cluster: InProcessCluster | undefined;
-afterEach(async () => {
-  await cluster?.close();
-  cluster = undefined;
-});
+const opened = closedAfterEach();
 
 describe('a snapshot exported for a lagging follower', () => {
   it('is exported once, kept through compactions until the follower has it, then released', async () => {
     // Compaction every 10 applied entries, 5 kept: under load the log moves past any snapshot point fast.
     // Slower ticks than the default keep leadership still on a busy machine (the count is per leader).
-    cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5, tickMs: 50 });
-    const c = cluster;
+    const c = opened.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5, tickMs: 50 }));
     await c.start();
     const leader = await c.waitForLeader();
     await c.putRange('before', 0, 5);

@@ -10,21 +10,19 @@
  * same scenario: killed after the import's synced end but before the log records the snapshot, the
  * follower's store is ahead of its log and it never opens again.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NodeTestBugs } from '../../src/node/atoll-node.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
 import { MvccKeyLayout } from '../../src/mvcc/index.js';
 import { equalBytes } from '../../src/storage/bytes.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import type { WriteOperation } from '../../src/storage/storage-engine.js';
-import { InProcessCluster, waitFor } from './in-process-cluster.js';
+import { closedAfterEach, InProcessCluster, laggingFollower, waitFor } from './in-process-cluster.js';
 
 const markKey = new MvccKeyLayout(partitionKeyPrefix('mvcc', 0)).importInProgressKey;
 const touchesMark = (operations: readonly WriteOperation[] | 'deleteRange', type: 'put' | 'del'): boolean =>
   operations !== 'deleteRange' && operations.some((operation) => operation.type === type && equalBytes(operation.key, markKey));
 
-/** The follower that lags: never the preferred leader (the balancer would hand it leadership). */
-const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+const LAGGING = laggingFollower();
 /** More than the leader keeps behind its snapshot point (5), so the follower needs a snapshot. */
 const MISSED_WRITES = 40;
 /** Writes made while the follower comes back and installs. */
@@ -39,14 +37,7 @@ interface CrashResult {
   openError: unknown;
 }
 
-let cluster: InProcessCluster | undefined;
-const exitCodeBefore = process.exitCode;
-afterEach(async () => {
-  await cluster?.close();
-  cluster = undefined;
-  // A node stopped by its loop sets the process's exit code for main.ts; the test process must not keep it.
-  process.exitCode = exitCodeBefore;
-});
+const clusters = closedAfterEach();
 
 /**
  * Runs one scenario: the lagging follower misses MISSED_WRITES writes, comes back, and dies at
@@ -54,8 +45,7 @@ afterEach(async () => {
  * unsynced writes (power) or keeps them (process); the follower reopens on it.
  */
 async function crashDuringInstall(crashAt: number, mode: 'power' | 'process', testBugs?: NodeTestBugs): Promise<CrashResult> {
-  cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5, ...(testBugs ? { testBugs } : {}) });
-  const c = cluster;
+  const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5, ...(testBugs ? { testBugs } : {}) }));
   await c.start();
   await c.waitForLeader();
   await c.putRange('before', 0, 5);
@@ -130,8 +120,7 @@ describe('a follower killed while installing a snapshot', () => {
         expect(result.openError).toBeUndefined();
         expect(result.crashed).toBe(true);
         if (result.finalOffset !== undefined) lastOffset = result.finalOffset + 2;
-        await cluster?.close();
-        cluster = undefined;
+        await clusters.closeAll();
         runs++;
       }
       // The mark, at least one write of the import, its final batch, the loop's batch, one after.
@@ -143,8 +132,7 @@ describe('a follower killed while installing a snapshot', () => {
     // A dry run finds the import's final batch; the loop's batch that records the snapshot follows it.
     const dry = await crashDuringInstall(1_000, 'power', { nonAtomicSnapshotInstall: true });
     expect(dry.finalOffset).toBeDefined();
-    await cluster?.close();
-    cluster = undefined;
+    await clusters.closeAll();
     const result = await crashDuringInstall((dry.finalOffset as number) + 1, 'power', { nonAtomicSnapshotInstall: true });
     expect(result.crashed).toBe(true);
     expect(String(result.openError)).toMatch(/beyond the log/);

@@ -6,11 +6,10 @@
  * transfer buffers stay at most TRANSFER_WINDOW chunks, and the Raft messages carry only a ticket.
  */
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } from '../../src/mvcc/snapshot-format.js';
 import type { HeldSnapshot } from '../../src/node/held-snapshot.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import type { GroupMessage, SnapshotChunkItem } from '../../src/node/raft-wire.js';
 import { PayloadDigest, decodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
@@ -21,7 +20,7 @@ import type { RawNode } from '../../src/raft/rawnode.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { memoryEngineKind, Partition } from '../mvcc/harness.js';
-import { InProcessCluster, waitFor } from './in-process-cluster.js';
+import { closedAfterEach, InProcessCluster, laggingFollower, waitFor } from './in-process-cluster.js';
 
 const LEADER = 1;
 const FOLLOWER = 2;
@@ -240,29 +239,31 @@ describe('the snapshot sender (leader side)', () => {
   });
 });
 
+/** The length of each `big/` value missedLargeWrites writes. */
+const BIG_VALUE_BYTES = 100_000;
+
+/**
+ * Starts `c` and cuts follower `lagging` off while 40 values of BIG_VALUE_BYTES (`big/0` ..
+ * `big/39`) are written: it can catch up only by a snapshot of several chunks (about 256 KiB each).
+ */
+async function missedLargeWrites(c: InProcessCluster, lagging: number): Promise<InProcessCluster> {
+  await c.start();
+  await c.waitForLeader();
+  c.network.cut.add(lagging);
+  const value = 'v'.repeat(BIG_VALUE_BYTES);
+  for (let i = 0; i < 40; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`big/${i + j}`, value)));
+  return c;
+}
+
 describe('a follower killed while staging a snapshot', () => {
-  let cluster: InProcessCluster | undefined;
-  const exitCodeBefore = process.exitCode;
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-    // A node stopped by its loop sets the process's exit code for main.ts; the test process must not keep it.
-    process.exitCode = exitCodeBefore;
-  });
-  const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+  const clusters = closedAfterEach();
+  const LAGGING = laggingFollower();
   const isStaging = (operations: readonly { key: Uint8Array }[] | 'deleteRange'): boolean =>
     operations !== 'deleteRange' && operations.some((operation) => operation.key[0] === 0x04);
 
   for (const mode of ['power', 'process'] as const) {
     it(`reopens with no staged chunks and catches up (${mode === 'power' ? 'power loss' : 'process kill'} at the second staging write)`, async () => {
-      cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 });
-      const c = cluster;
-      await c.start();
-      await c.waitForLeader();
-      c.network.cut.add(LAGGING);
-      // Values large enough for several chunks (about 256 KiB each).
-      const value = 'v'.repeat(100_000);
-      for (let i = 0; i < 40; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`big/${i + j}`, value)));
+      const c = await missedLargeWrites(clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 })), LAGGING);
       const engine = c.engines.get(LAGGING)!;
       let stagingWrites = 0;
       engine.beforeWrite = (operations) => isStaging(operations) && ++stagingWrites === 2;
@@ -282,27 +283,20 @@ describe('a follower killed while staging a snapshot', () => {
         return leader !== undefined && c.replica(LAGGING).appliedIndex >= c.replica(leader).appliedIndex;
       }, 20_000);
       expect(caughtUp).toBe(true);
-      expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(value.length);
+      expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(BIG_VALUE_BYTES);
       expect(c.node(LAGGING).failure).toBeUndefined();
     }, 60_000);
   }
 });
 
 describe('a large snapshot streamed to a lagging follower', () => {
-  let cluster: InProcessCluster | undefined;
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
-
-  /** The lagging follower: never the preferred leader (the balancer would hand it leadership). */
-  const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+  const clusters = closedAfterEach();
+  const LAGGING = laggingFollower();
   const VALUE_BYTES = 256 * 1024;
   const LARGE_WRITES = 96; // 24 MiB
 
   it('is installed while the transfer buffers at most its window, and Raft carries only the ticket', async () => {
-    cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 });
-    const c = cluster;
+    const c = clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 }));
     let largestRaftSnapData = 0;
     let largestChunk = 0;
     let chunkBytesToLagging = 0;
@@ -401,23 +395,11 @@ async function spoolKeys(c: InProcessCluster, id: number): Promise<number> {
 }
 
 describe("a leader's spooled export", () => {
-  let cluster: InProcessCluster | undefined;
-  const exitCodeBefore = process.exitCode;
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-    process.exitCode = exitCodeBefore;
-  });
-  const LAGGING = [1, 2, 3].filter((id) => id !== preferredLeaderOf(0, [1, 2, 3], 3)).pop() as number;
+  const clusters = closedAfterEach();
+  const LAGGING = laggingFollower();
 
   it('is deleted when the leader reopens after a crash, and the follower still catches up', async () => {
-    cluster = new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 });
-    const c = cluster;
-    await c.start();
-    await c.waitForLeader();
-    c.network.cut.add(LAGGING);
-    const value = 'v'.repeat(100_000);
-    for (let i = 0; i < 40; i += 4) await Promise.all([0, 1, 2, 3].map((j) => c.put(`big/${i + j}`, value)));
+    const c = await missedLargeWrites(clusters.add(new InProcessCluster({ snapshotEveryEntries: 10, logEntriesKeptAfterSnapshot: 5 })), LAGGING);
     const leader = c.leaderId() as number;
     // The lagging follower dies at its first staging write, so the leader keeps its export spooled.
     const engine = c.engines.get(LAGGING)!;
@@ -444,6 +426,6 @@ describe("a leader's spooled export", () => {
       return current !== undefined && c.replica(LAGGING).appliedIndex >= c.replica(current).appliedIndex;
     }, 30_000);
     expect(caughtUp).toBe(true);
-    expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(value.length);
+    expect((await c.localValue(LAGGING, 'big/39'))?.length).toBe(BIG_VALUE_BYTES);
   }, 60_000);
 });

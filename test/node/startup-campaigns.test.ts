@@ -11,22 +11,23 @@
 import { describe, expect, it } from 'vitest';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
+import { driverOf } from './in-process-cluster.js';
 import { quietSim } from './quiet-sim.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 48;
 const MAX_EVENTS = 20_000_000;
 
-function driverOf(cluster: SimCluster, node: number): RaftDriver<PartitionReplica> | undefined {
-  return (cluster.apiOf(node) as unknown as { driver: RaftDriver<PartitionReplica> } | undefined)?.driver;
+function groupsOf(cluster: SimCluster, node: number): ReadonlyMap<number, PartitionReplica> | undefined {
+  const api = cluster.apiOf(node);
+  return api === undefined ? undefined : driverOf(api).groups;
 }
 
 /** Each partition's leader as its replicas see it, or 0 while any replica knows none or they disagree. */
 function leaders(cluster: SimCluster): number[] {
   return Array.from({ length: PARTITIONS }, (_, partition) => {
-    const seen = NODES.map((node) => driverOf(cluster, node)?.groups.get(partition)?.raw.lead ?? 0);
+    const seen = NODES.map((node) => groupsOf(cluster, node)?.get(partition)?.raw.lead ?? 0);
     return seen.every((lead) => lead !== 0 && lead === seen[0]) ? (seen[0] as number) : 0;
   });
 }

@@ -3,25 +3,13 @@
  * per partition at the end of an iteration): history past the retention window is removed from
  * storage while the node keeps serving, and reads are unchanged.
  */
-import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { AtollError } from '../../src/errors.js';
+import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { NodeTransport } from '../../src/node/ports.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { Rng } from '../../src/raft/rng.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-
-const nowhere: NodeTransport = {
-  send: () => undefined,
-  isReachable: () => true,
-  forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-  clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-  close: () => undefined,
-};
+import { closedAfterEach, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -31,41 +19,23 @@ async function storedVersions(engine: MemoryEngine): Promise<number> {
   return count;
 }
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 describe('physical compaction at a node', () => {
   it('removes history past the retention window beside the loop while writes go on', async () => {
     const engine = new MemoryEngine();
     const retentionRevisions = 50;
-    node = await AtollNode.open(
-      {
-        id: 1,
-        peers: new Map([[1, 'a:1']]),
-        dataDir: join(tmpdir(), 'atoll-unused-storage-compaction'),
-        partitions: 1,
-        replicationFactor: 1,
-        tickMs: 10,
-        electionTicks: 5,
-        retentionRevisions,
-        snapshotEveryEntries: 1_000,
-        limits: { compactionBatchOps: 16 },
-        peerSecrets: ['p'.repeat(32)],
-        logger: pino({ level: 'silent' }),
-      },
-      { transport: () => nowhere, engine, random: new Rng(3) },
-    );
-    for (let attempt = 0; attempt < 200 && !node.allPartitionsLed(); attempt++) await sleep(10);
-    expect(node.allPartitionsLed()).toBe(true);
+    const node = opened.add(await AtollNode.open(
+      loneNodeConfig('storage-compaction', { tickMs: 10, electionTicks: 5, retentionRevisions, limits: { compactionBatchOps: 16 } }),
+      { transport: () => silentTransport(), engine, random: new Rng(3) },
+    ));
+    await expectAllLed(node, 2_000);
     const keys = 20;
     const context = () => ({ deadlineMs: Date.now() + 10_000 });
     let written = 0;
     // 40 rounds over 20 keys: 800 versions, of which the retention window keeps about the last 50 revisions.
     for (let round = 0; round < 40; round++) {
-      await Promise.all(Array.from({ length: keys }, (_, i) => node!.put({ key: `h/${i}`, value: new TextEncoder().encode(`${round}`) }, context())));
+      await Promise.all(Array.from({ length: keys }, (_, i) => node.put({ key: `h/${i}`, value: new TextEncoder().encode(`${round}`) }, context())));
       written += keys;
     }
     // Maintenance proposes a compact command within a second or so; the steps (16 versions each) follow.

@@ -5,26 +5,17 @@
  * its ticks up to its clock before it steps any frame, and after a catch-up its tick clock lags by
  * less than one tick (the rest of a long stall is dropped, never owed).
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { AtollError } from '../../src/errors.js';
+import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { NodeClock, NodeTimers, NodeTransport, TransportEvents } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import type { NodeClock, NodeTimers, TransportEvents } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { closedAfterEach, driverOf, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const TICK_MS = 20;
 const settle = (ms = 30): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 describe('ticks before a frame is stepped', () => {
   it('a frame after a stall first catches up the owed ticks (at most 50), and nothing stays owed', async () => {
@@ -40,30 +31,12 @@ describe('ticks before a frame is stepped', () => {
       soon: (run) => setImmediate(run),
     };
     let events: TransportEvents | undefined;
-    const transport: NodeTransport = {
-      send: () => undefined,
-      isReachable: () => true,
-      forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-      clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-      close: () => undefined,
-    };
-    node = await AtollNode.open(
-      {
-        id: 1,
-        peers: new Map([[1, 'a:1'], [2, 'a:2']]),
-        dataDir: join(tmpdir(), `atoll-ticks-before-step-never-created-${process.pid}`),
-        partitions: 1,
-        replicationFactor: 2,
-        tickMs: TICK_MS,
-        electionTicks: 10,
-        retentionRevisions: 1_000,
-        snapshotEveryEntries: 1_000,
-        peerSecrets: ['p'.repeat(32)],
-        logger: pino({ level: 'silent' }),
-      },
+    const transport = silentTransport();
+    const node = opened.add(await AtollNode.open(
+      loneNodeConfig('ticks-before-step', { peers: new Map([[1, 'a:1'], [2, 'a:2']]), tickMs: TICK_MS }),
       { transport: (given) => ((events = given), transport), engine: new MemoryEngine(), clock, timers, random: new Rng(5) },
-    );
-    const driver = (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+    ));
+    const driver = driverOf(node);
     await settle();
     const ticksBefore = driver.activity.ticks;
     // A 5-tick stall, then a frame (a node heartbeat) from node 2: its ticks are counted first.

@@ -5,61 +5,28 @@
  * whole-node simulator's isolation checker found it as a future-read, a claim that began at
  * snapshot 0 and saw another claim's later write under the round's prefix.)
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
-import { AtollError } from '../../src/errors.js';
+import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { CallContext } from '../../src/node/api.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { closedAfterEach, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 const context = (): CallContext => ({ deadlineMs: Date.now() + 5_000 });
 
-let node: AtollNode | undefined;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-});
+const opened = closedAfterEach();
 
 async function openSingleNode(): Promise<AtollNode> {
-  const opened = await AtollNode.open(
-    {
-      id: 1,
-      peers: new Map([[1, 'n:1']]),
-      dataDir: join(tmpdir(), `atoll-txn-prefix-zero-never-created-${process.pid}`),
-      partitions: 1,
-      replicationFactor: 1,
-      tickMs: 20,
-      electionTicks: 10,
-      retentionRevisions: 1_000,
-      snapshotEveryEntries: 1_000,
-      peerSecrets: ['p'.repeat(32)],
-      logger: pino({ level: 'silent' }),
-    },
-    {
-      transport: () => ({
-        send: () => undefined,
-        isReachable: () => true,
-        forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers')),
-        clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers')),
-        close: () => undefined,
-      }),
-      engine: new MemoryEngine(),
-      random: new Rng(7),
-    },
-  );
+  const opened = await AtollNode.open(loneNodeConfig('txn-prefix-zero'), { transport: () => silentTransport(), engine: new MemoryEngine(), random: new Rng(7) });
   // Bounded: a single node elects itself within a few election timeouts.
-  for (let attempt = 0; attempt < 200 && !opened.allPartitionsLed(); attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(opened.allPartitionsLed()).toBe(true);
+  await expectAllLed(opened, 4_000);
   return opened;
 }
 
 describe('a transaction at snapshot revision 0', () => {
   it('reads a prefix at revision 0: a key written after it began is not there, in every isolation', async () => {
-    node = await openSingleNode();
+    const node = opened.add(await openSingleNode());
     for (const isolation of ['snapshot', 'serializable'] as const) {
       const bucket = `b-${isolation}`;
       // Only the first round begins at revision 0 (the partition's first write comes after it);

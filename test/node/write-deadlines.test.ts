@@ -5,27 +5,16 @@
  * runs out its deadline.
  */
 import assert from 'node:assert/strict';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
-import { AtollError } from '../../src/errors.js';
+import { expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { systemClock, systemTimers, type NodeTimers, type NodeTransport } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import { systemClock, systemTimers, type NodeTimers } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
+import { closedAfterEach, driverOf, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';
 
 const settle = (ms = 50): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-let node: AtollNode | undefined;
-const exitCodeBefore = process.exitCode;
-afterEach(async () => {
-  await node?.close();
-  node = undefined;
-  process.exitCode = exitCodeBefore;
-});
+const nodes = closedAfterEach();
 
 it('twenty writes waiting on a stopped loop arm at most a few deadline timers, and all time out', async () => {
   // Timers of about the writes' deadline (300 ms) are the executor's deadline timers.
@@ -37,32 +26,17 @@ it('twenty writes waiting on a stopped loop arm at most a few deadline timers, a
       return systemTimers.after(delayMs, run);
     },
   };
-  const transport: NodeTransport = {
-    send: () => undefined,
-    isReachable: () => true,
-    forward: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-    clusterInfo: () => Promise.reject(new AtollError('UNAVAILABLE', 'no peers in this test')),
-    close: () => undefined,
-  };
-  node = await AtollNode.open(
-    {
-      dataDir: join(tmpdir(), `atoll-write-deadlines-never-created-${process.pid}`),
-      tickMs: 20,
-      electionTicks: 10,
-      retentionRevisions: 1_000,
-      snapshotEveryEntries: 1_000,
-      peerSecrets: ['p'.repeat(32)],
-      logger: pino({ level: 'silent' }),
-      id: 1,
-      peers: new Map([[1, 'a:1']]),
-      partitions: 2,
-      replicationFactor: 1,
-    },
-    { transport: () => transport, engine: new MemoryEngine(), clock: systemClock, timers, random: new Rng(5) },
+  const node = nodes.add(
+    await AtollNode.open(loneNodeConfig('write-deadlines', { partitions: 2 }), {
+      transport: () => silentTransport(),
+      engine: new MemoryEngine(),
+      clock: systemClock,
+      timers,
+      random: new Rng(5),
+    }),
   );
-  for (let attempt = 0; attempt < 100 && !node.allPartitionsLed(); attempt++) await settle();
-  expect(node.allPartitionsLed()).toBe(true);
-  const driver = (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+  await expectAllLed(node, 5_000);
+  const driver = driverOf(node);
   driver.enqueue(() => assert.fail('stop the loop for this test'));
   for (let attempt = 0; attempt < 50 && node.failure === undefined; attempt++) await settle(20);
   expect(node.failure).toBeInstanceOf(assert.AssertionError);
@@ -71,7 +45,7 @@ it('twenty writes waiting on a stopped loop arm at most a few deadline timers, a
   const startedMs = Date.now();
   const deadlineMs = startedMs + 300;
   const results = await Promise.allSettled(
-    Array.from({ length: 20 }, (_, i) => node!.put({ key: `w/${i}`, value: Uint8Array.of(i) }, { deadlineMs })),
+    Array.from({ length: 20 }, (_, i) => node.put({ key: `w/${i}`, value: Uint8Array.of(i) }, { deadlineMs })),
   );
   for (const result of results) {
     expect(result.status).toBe('rejected');

@@ -7,11 +7,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { openGrpcNode } from '../../src/peer/grpc-node.js';
+import { driverOf, loneNodeConfig } from '../node/in-process-cluster.js';
 
 describe('openGrpcNode', () => {
   it('arms one interval for all of the node\'s periodic jobs', async () => {
@@ -19,19 +17,7 @@ describe('openGrpcNode', () => {
     const intervals = vi.spyOn(globalThis, 'setInterval');
     let opened: Awaited<ReturnType<typeof openGrpcNode>> | undefined;
     try {
-      opened = await openGrpcNode({
-        id: 1,
-        peers: new Map([[1, '127.0.0.1:1']]),
-        dataDir: dir,
-        partitions: 1,
-        replicationFactor: 1,
-        tickMs: 20,
-        electionTicks: 10,
-        retentionRevisions: 1_000,
-        snapshotEveryEntries: 1_000,
-        peerSecrets: ['p'.repeat(32)],
-        logger: pino({ level: 'silent' }),
-      });
+      opened = await openGrpcNode(loneNodeConfig('grpc-ticker', { peers: new Map([[1, '127.0.0.1:1']]), dataDir: dir }));
       // The tick (20 ms) for everything: without the shared ticker also the lease round (100 ms),
       // maintenance (1 s, two), replica-moves' sweep (1 s) and stranded check (2 s), and the
       // member-table refresh (1 s): 7 intervals.
@@ -48,24 +34,12 @@ describe('openGrpcNode', () => {
     const exitCodeBefore = process.exitCode;
     const fatal: string[] = [];
     const { node } = await openGrpcNode(
-      {
-        id: 1,
-        peers: new Map([[1, '127.0.0.1:1']]),
-        dataDir: dir,
-        partitions: 1,
-        replicationFactor: 1,
-        tickMs: 20,
-        electionTicks: 10,
-        retentionRevisions: 1_000,
-        snapshotEveryEntries: 1_000,
-        peerSecrets: ['p'.repeat(32)],
-        logger: pino({ level: 'silent' }),
-      },
+      loneNodeConfig('grpc-fatal', { peers: new Map([[1, '127.0.0.1:1']]), dataDir: dir }),
       undefined,
       (error) => fatal.push(error.message),
     );
     try {
-      const driver = (node as unknown as { driver: RaftDriver<PartitionReplica> }).driver;
+      const driver = driverOf(node);
       driver.enqueue(() => assert.fail('an invariant broke'));
       for (let attempt = 0; attempt < 200 && fatal.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(fatal).toEqual(['an invariant broke']);
