@@ -88,6 +88,11 @@ export class LoadTracker {
     return total;
   }
 
+  /** One partition's hottest keys at `nowMs`, hottest first, at most `limit` (untruncated: for split points). */
+  hottestKeys(partition: number, limit: number, nowMs: number): KeyRate[] {
+    return this.partitions.get(partition)?.top(limit, nowMs) ?? [];
+  }
+
   /** One partition's decayed request rate at `nowMs` (0 when it saw none), without ranking its keys (metrics). */
   rateOf(partition: number, nowMs: number): number {
     return this.partitions.get(partition)?.totalRate(nowMs) ?? 0;

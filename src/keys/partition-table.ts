@@ -226,6 +226,36 @@ function splitRefused(reason: string, message: string, details: Record<string, u
  * hash (one bucket: it cannot split). The result is always strictly inside the range, so both
  * sides are non-empty, and it is a function of its inputs only (every replica agrees).
  */
+/**
+ * The split point that divides a range's LOAD most evenly (automatic splits by request rate): of
+ * the distinct bucket hashes inside the range, each weighted by the requests its keys drew, the
+ * one that, as the new partition's first hash, leaves the heavier side lightest (the first such on
+ * a tie). Each side keeps at least one bucket; undefined with fewer than two distinct hashes of
+ * positive weight inside the range (then nothing divides the load).
+ */
+export function chooseLoadSplitPoint(range: Pick<PartitionRange, 'start' | 'end'>, weighted: Iterable<{ readonly hash: number; readonly weight: number }>): number | undefined {
+  if (range.end - range.start < 2) return undefined;
+  const byHash = new Map<number, number>();
+  for (const { hash, weight } of weighted) if (rangeContains(range, hash) && weight > 0) byHash.set(hash, (byHash.get(hash) ?? 0) + weight);
+  const hashes = [...byHash.keys()].sort((a, b) => a - b);
+  if (hashes.length < 2) return undefined;
+  const total = [...byHash.values()].reduce((sum, weight) => sum + weight, 0);
+  let left = 0;
+  let best = 1;
+  let bestHeavier = Number.POSITIVE_INFINITY;
+  for (let at = 1; at < hashes.length; at++) {
+    left += byHash.get(hashes[at - 1]!)!;
+    const heavier = Math.max(left, total - left);
+    if (heavier < bestHeavier) {
+      best = at;
+      bestHeavier = heavier;
+    }
+  }
+  const point = hashes[best]!;
+  assert(point > range.start && point < range.end, 'a split point is strictly inside its range');
+  return point;
+}
+
 export function chooseSplitPoint(range: Pick<PartitionRange, 'start' | 'end'>, bucketHashes: Iterable<number>): number | undefined {
   if (range.end - range.start < 2) return undefined;
   const distinct = [...new Set([...bucketHashes].filter((hash) => rangeContains(range, hash)))].sort((a, b) => a - b);

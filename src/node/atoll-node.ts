@@ -209,7 +209,7 @@ export class AtollNode implements api.NodeApi {
     this.splits = new SplitAdmin({ driver, initialPartitions: partitions, replicationFactor, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
     const moveInProgress = (p: number): boolean => this.moves.movesInProgress().some((move) => move.partition === p);
     const knownPartitionCount = (): number => partitions + router.ranges.knownStarts().length;
-    this.autoSplitter = new AutoSplitter({ config: config.autoSplit ?? {}, driver, splits: this.splits, load: this.load, knownPartitionCount, maxPartitionCount: limits.maxPartitionCount, moveInProgress, clock, timers, logger });
+    this.autoSplitter = new AutoSplitter({ config: config.autoSplit ?? {}, driver, splits: this.splits, load: this.load, hashFunction: descriptor.hashFunction, knownPartitionCount, maxPartitionCount: limits.maxPartitionCount, moveInProgress, clock, timers, logger });
     this.maintenance = new Maintenance({
       id,
       preferredLeader: (partition) => rebalancer.preferredLeader(partition),

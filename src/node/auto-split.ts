@@ -10,8 +10,10 @@
  * - load: the partition's decayed request rate at this node (src/hotkeys, LoadTracker.rateOf); the
  *   leader serves every linearizable request of its partitions, so it sees nearly all of them.
  *
- * The split point is the split's own (the median bucket hash of the stored keys), and an automatic
- * split insists on keys on both sides: a partition whose keys all sit in one bucket would
+ * The split point: by key count, the split's own (the median bucket hash of the stored keys); by
+ * load, where the requests divide most evenly among the hottest keys' buckets (loadSplitPoint),
+ * when those keys carry at least half the partition's rate. An automatic split insists on keys on
+ * both sides: a partition whose keys all sit in one bucket would
  * otherwise be cut at its range's midpoint again and again without relief, so it is refused
  * (SPLIT_REFUSED 'single-bucket') and left alone for a while.
  *
@@ -28,6 +30,9 @@ import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import { isAtollError } from '../errors.js';
 import type { LoadTracker } from '../hotkeys/index.js';
+import { bucketOf } from '../keys/bucket.js';
+import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
+import { chooseLoadSplitPoint } from '../keys/partition-table.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
@@ -42,6 +47,11 @@ export interface AutoSplitConfig {
   /** Least time between two automatic splits this node starts (default AUTO_SPLIT_DEFAULTS.pauseMs). */
   readonly pauseMs?: number;
 }
+
+/** Hottest keys a load split point is chosen from (the tracker's capacity per partition). */
+const LOAD_POINT_KEYS = 64;
+/** Share of the partition's rate those keys must carry for their point to be used. */
+const LOAD_POINT_COVERAGE = 0.5;
 
 export const AUTO_SPLIT_DEFAULTS = Object.freeze({
   /** How often the job looks at the led partitions. */
@@ -62,7 +72,9 @@ export interface AutoSplitterOptions {
   readonly config: AutoSplitConfig;
   readonly driver: RaftDriver<PartitionReplica>;
   readonly splits: Pick<SplitAdmin, 'split'>;
-  readonly load: Pick<LoadTracker, 'rateOf'>;
+  readonly load: Pick<LoadTracker, 'rateOf' | 'hottestKeys'>;
+  /** The cluster's bucket hash (a load split point is a bucket hash of the hottest keys). */
+  readonly hashFunction: BucketHashName;
   /** Partitions the node knows now (the equal table's and the split ones: range-routing.ts). */
   knownPartitionCount(): number;
   readonly maxPartitionCount: number;
@@ -154,7 +166,8 @@ export class AutoSplitter {
     const partition = candidate.replica.id;
     const measures = { partition, reason: candidate.reason, keys: candidate.keys, requestsPerSecond: Math.round(candidate.requestsPerSecond) };
     try {
-      const result = await this.options.splits.split(partition, clock.wallMs() + AUTO_SPLIT_DEFAULTS.splitDeadlineMs, { needsKeysOnBothSides: true });
+      const pointHint = candidate.reason === 'load' ? this.loadSplitPoint(candidate, startedMs) : undefined;
+      const result = await this.options.splits.split(partition, clock.wallMs() + AUTO_SPLIT_DEFAULTS.splitDeadlineMs, { needsKeysOnBothSides: true, ...(pointHint !== undefined && { pointHint }) });
       this.splitsDone++;
       this.lastSplit = { ...result, reason: candidate.reason, atMs: clock.wallMs() };
       logger.info({ ...measures, newPartition: result.newPartition, start: result.start, mid: result.mid, end: result.end, maxKeys: config.maxKeys, maxRequestsPerSecond: config.maxRequestsPerSecond }, 'automatic split');
@@ -166,6 +179,21 @@ export class AutoSplitter {
     } finally {
       this.inFlight = false;
     }
+  }
+
+  /**
+   * A split by load cuts where the requests divide, not where the keys do: the point that splits
+   * the hottest keys' rates most evenly (chooseLoadSplitPoint), when those keys carry at least
+   * LOAD_POINT_COVERAGE of the partition's rate (else the keys' median stands in for the load's:
+   * the tracker cannot see how the rest spreads).
+   */
+  private loadSplitPoint(candidate: Candidate, nowMs: number): number | undefined {
+    const range = candidate.replica.mvcc.hashRange;
+    if (range === undefined || candidate.requestsPerSecond <= 0) return undefined;
+    const keys = this.options.load.hottestKeys(candidate.replica.id, LOAD_POINT_KEYS, nowMs);
+    const covered = keys.reduce((sum, key) => sum + key.requestsPerSecond, 0);
+    if (covered < LOAD_POINT_COVERAGE * candidate.requestsPerSecond) return undefined;
+    return chooseLoadSplitPoint(range, keys.map((key) => ({ hash: bucketHash(bucketOf(key.key), this.options.hashFunction), weight: key.requestsPerSecond })));
   }
 
   /** Whether a split is running now (tests). */

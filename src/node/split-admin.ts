@@ -66,9 +66,10 @@ export class SplitAdmin {
   /**
    * `needsKeysOnBothSides` (automatic splits, auto-split.ts): refuse 'single-bucket' unless the
    * stored keys span at least two bucket hashes, so that each side keeps some of them; a manual
-   * split of a range with fewer buckets still cuts at the range's midpoint.
+   * split of a range with fewer buckets still cuts at the range's midpoint. `pointHint`: the point
+   * to use when it lies inside the range (it is moved clear of the equal table's ids like any).
    */
-  async split(partition: number, deadlineMs: number, options: { readonly needsKeysOnBothSides?: boolean } = {}): Promise<SplitPartitionResult> {
+  async split(partition: number, deadlineMs: number, options: { readonly needsKeysOnBothSides?: boolean; readonly pointHint?: number } = {}): Promise<SplitPartitionResult> {
     const { driver, initialPartitions, hashFunction, clock } = this.options;
     if (!Number.isSafeInteger(partition) || partition < 0 || !this.options.isKnown(partition)) throw new AtollError('INVALID_ARGUMENT', `no partition ${String(partition)}`);
     const replica = driver.groups.get(partition);
@@ -85,7 +86,10 @@ export class SplitAdmin {
     if (options.needsKeysOnBothSides === true && new Set(hashes.filter((hash) => hash >= range.start && hash < range.end)).size < 2) {
       throw refused('single-bucket', `partition ${partition}'s keys lie in one bucket: splitting it would not divide them`, { partition });
     }
-    let mid = chooseSplitPoint(range, hashes);
+    // A hint (automatic splits by load: the point that halves the requests, chooseLoadSplitPoint)
+    // wins when it lies strictly inside the range; otherwise the stored keys' median.
+    const hint = options.pointHint;
+    let mid = hint !== undefined && Number.isSafeInteger(hint) && hint > range.start && hint < range.end ? hint : chooseSplitPoint(range, hashes);
     // A new partition's id is its first hash, so a point must be clear of the equal table's ids.
     if (mid !== undefined && !splitIdAllowed(mid, initialPartitions)) mid = Math.max(mid, initialPartitions) < range.end ? Math.max(mid, initialPartitions) : undefined;
     if (mid === undefined || mid <= range.start) {

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bucketHash, fnv1a32, hashSpaceSize } from '../../src/keys/bucket-hash.js';
 import {
+  chooseLoadSplitPoint,
+  chooseSplitPoint,
   partitionOf,
   partitionOfBucket,
   partitionOfHash,
@@ -121,5 +123,23 @@ describe('partitionOf', () => {
     for (let index = 0; index < 10_000; index++) counts[partitionOfBucket(`tenant-${index}`, 64)]! += 1;
     expect(Math.min(...counts)).toBeGreaterThan(156 * 0.6);
     expect(Math.max(...counts)).toBeLessThan(156 * 1.4);
+  });
+});
+
+describe('chooseLoadSplitPoint', () => {
+  const range = { start: 0, end: 1000 };
+  it('cuts where the requests divide most evenly, not where the hashes do', () => {
+    // Hashes 10..50; the load sits on 40 and 50: the keys' median (30) would leave it all on one side.
+    const weighted = [10, 20, 30].map((hash) => ({ hash, weight: 1 })).concat([{ hash: 40, weight: 50 }, { hash: 50, weight: 48 }]);
+    expect(chooseLoadSplitPoint(range, weighted)).toBe(50);
+    expect(chooseSplitPoint(range, weighted.map((w) => w.hash))).toBe(30);
+  });
+  it('keeps a bucket on each side, sums weights per hash, ignores hashes outside and weightless ones', () => {
+    expect(chooseLoadSplitPoint(range, [{ hash: 5, weight: 100 }, { hash: 7, weight: 1 }])).toBe(7);
+    expect(chooseLoadSplitPoint(range, [{ hash: 5, weight: 1 }, { hash: 7, weight: 100 }])).toBe(7);
+    expect(chooseLoadSplitPoint(range, [{ hash: 5, weight: 3 }, { hash: 5, weight: 3 }, { hash: 6, weight: 4 }, { hash: 9, weight: 5 }])).toBe(6);
+    expect(chooseLoadSplitPoint(range, [{ hash: 5, weight: 1 }, { hash: 2000, weight: 1 }])).toBeUndefined();
+    expect(chooseLoadSplitPoint(range, [{ hash: 5, weight: 1 }, { hash: 6, weight: 0 }])).toBeUndefined();
+    expect(chooseLoadSplitPoint({ start: 4, end: 5 }, [{ hash: 4, weight: 1 }])).toBeUndefined();
   });
 });
