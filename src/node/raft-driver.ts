@@ -217,7 +217,9 @@ export class RaftDriver<G extends DrivenGroup> {
     // hard state; the snapshot is already on disk), sent, applied and advanced like any other. A
     // group still installing is not visited (snapshot-imports.ts); it is touched when it is done.
     const visited: G[] = [];
-    const ready = this.imports.takeFinished();
+    // A group removed while its import ran (merged away, merge-apply.ts) is not staged again: its
+    // records are deleted, and staging its Ready would write some back.
+    const ready = this.imports.takeFinished().filter(({ group }) => this.groups.get(group.id) === group);
     for (const id of this.activity.takeDirty()) {
       const group = this.groups.get(id);
       if (group === undefined || group.installing === true) continue;
