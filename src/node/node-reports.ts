@@ -94,7 +94,7 @@ export class NodeReports {
         adminAddress: this.deps.config.adminAddresses?.get(id) ?? '',
       })),
       partitions,
-      mergedStarts: this.deps.router.ranges.mergedStarts(),
+      ...(this.deps.router.ranges.mergedStarts().length > 0 && { mergedStarts: this.deps.router.ranges.mergedStarts() }),
     };
   }
 

@@ -513,7 +513,8 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
     ...(decodeCount(message.memberTableVersion, 'member_table_version') > 0 && { memberTableVersion: decodeCount(message.memberTableVersion, 'member_table_version') }),
     nodes: decodeRepeated(message.nodes, 'nodes', decodeNodeInfo),
     partitions: decodeRepeated(message.partitions, 'partitions', decodePartitionInfo),
-    mergedStarts: decodeRepeated(message.mergedStarts, 'merged_starts', decodeMergedStart),
+    // Absent when none (and from servers older than merges).
+    ...(message.mergedStarts !== undefined && message.mergedStarts !== null && message.mergedStarts.length > 0 && { mergedStarts: decodeRepeated(message.mergedStarts, 'merged_starts', decodeMergedStart) }),
   };
 }
 
