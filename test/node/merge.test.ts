@@ -15,6 +15,8 @@ import type { ApplyResult } from '../../src/mvcc/index.js';
 import { encodeFreezeEntry, encodeMergeEntry } from '../../src/node/merge-entry.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import type { RangeRouting } from '../../src/node/range-routing.js';
+import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
+import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -209,5 +211,41 @@ describe('partition merge on a live three-node cluster', () => {
     expect(merged.mergedPartition).toBe(mid);
     expect(await waitFor(() => NODES.every((id) => !c.groups(id).has(mid)), 10_000)).toBe(true);
     for (const key of keys) expect(await get(c, 0, key)).toBe(`v1-${key}`);
+  });
+
+  it('merges on a replica whose right side lost its freeze apply in a crash: it applies its own stored entries first', { timeout: 90_000 }, async () => {
+    const { c, mid, keys } = await splitCluster();
+    const leader = await alignLeaders(c, 0, mid);
+    const victim = NODES.find((id) => id !== leader)!;
+    // The victim dies at the batch that applies the freeze in its replica of the right side: the
+    // entry is in its log (appended, synced, acknowledged), its store never applied it.
+    const freezeKey = Buffer.from(new MvccKeyLayout(partitionKeyPrefix('mvcc', mid)).freezeKey);
+    let died = false;
+    c.engines.get(victim)!.beforeWrite = (operations) => {
+      if (died || operations === 'deleteRange' || !operations.some((op) => op.type === 'put' && Buffer.from(op.key).equals(freezeKey))) return false;
+      died = true;
+      return true;
+    };
+    await proposeRaw(c, mid, encodeFreezeEntry({ nowMs: Date.now(), into: 0 }));
+    expect(await waitFor(() => died, 5_000)).toBe(true);
+    await waitFor(() => c.node(victim).failure !== undefined, 2_000);
+    await c.node(victim).close();
+    c.memory.get(victim)!.crash({ keepUnsyncedBatches: 0 });
+    // From now on the victim's right side hears nothing: only the merge entry in the left side's
+    // log can bring it through the freeze.
+    c.network.cutGroups.add(`${victim}:${mid}`);
+    await c.open(victim);
+    const right = c.groups(victim).get(mid)!;
+    expect(right.mvcc.frozen).toBeUndefined();
+    const freezeIndex = c.groups(leader).get(mid)!.mvcc.frozen!.index;
+    expect(right.storage.lastIndex()).toBeGreaterThanOrEqual(freezeIndex);
+
+    const merged = await atLeader(c, 0, (node) => c.node(node).mergePartition({ partition: 0 }, deadline(10_000)));
+    expect(merged.mergedPartition).toBe(mid);
+    expect(await waitFor(() => !c.groups(victim).has(mid), 10_000)).toBe(true);
+    expect(c.node(victim).failure).toBeUndefined();
+    const left = c.groups(victim).get(0)!;
+    expect(left.mvcc.hashRange).toEqual({ start: 0, end: 2 ** 31 });
+    for (const key of keys) expect(fromBytes((await left.mvcc.get(key, { nowMs: Date.now() })).value), key).toBe(`v1-${key}`);
   });
 });
