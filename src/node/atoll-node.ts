@@ -266,6 +266,7 @@ export class AtollNode implements api.NodeApi {
    * `right` leaves the loop and the routing table, and its waiters are told where its keys went.
    */
   private mergedAway(right: PartitionReplica, into: number): void {
+    right.retire();
     if (this.driver.groups.get(right.id) === right) this.driver.removeGroup(right.id);
     this.router.ranges.forget(right.id, into);
     right.failAll(new AtollError('PARTITION_MOVED', `partition ${right.id} was merged into partition ${into}: refresh the partition table and retry`, { servedPartitionId: right.id, mergedInto: into }));

@@ -169,6 +169,16 @@ export class PartitionReplica {
    */
   private applyingNow: Promise<void> | undefined;
   private importingNow: Promise<void> | undefined;
+  /**
+   * Set when the replica left the node for good (merged away, merge-apply.ts) while jobs beside
+   * the loop may still finish for it: from then on it stages no log record, so nothing writes its
+   * deleted Raft state back.
+   */
+  private retired = false;
+
+  retire(): void {
+    this.retired = true;
+  }
 
   /** Proposals waiting to be applied (metrics). */
   get proposalsPending(): number {
@@ -463,7 +473,7 @@ export class PartitionReplica {
 
   /** Raft asked for snapshot data this replica does not hold (a follower needs it). */
   needsSnapshotBuild(): boolean {
-    return this.held.wanted;
+    return !this.retired && this.held.wanted;
   }
 
   /** Versions below the compaction floor await physical removal and no step runs now. */
@@ -502,6 +512,7 @@ export class PartitionReplica {
    */
   compactLog(): WriteOperation[] {
     this.appliedSinceSnapshot = 0;
+    if (this.retired) return [];
     const index = this.mvcc.appliedIndex;
     if (index <= this.storage.snapshotMeta().index) return [];
     // Data built for an older point would no longer match the metadata; a follower in the middle
@@ -551,6 +562,7 @@ export class PartitionReplica {
    * next synced write. A snapshot overtaken meanwhile (one installed from the leader) is dropped.
    */
   adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
+    if (this.retired) return [];
     return this.held.adopt(snapshot, this.installing) ? this.recordSnapshot(snapshot.meta) : [];
   }
 

@@ -324,7 +324,8 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /** Starts the visited groups' log compaction, snapshot exports and storage compaction steps (group-jobs.ts). */
   private startJobs(visited: readonly G[]): void {
-    for (const group of visited) if (group.installing !== true) startGroupJobs(group, this.jobsHost);
+    // A group removed in this iteration (merged away) starts nothing: its records are deleted.
+    for (const group of visited) if (group.installing !== true && this.groups.get(group.id) === group) startGroupJobs(group, this.jobsHost);
   }
 
   private catchUpTicks(): void {

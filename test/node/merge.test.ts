@@ -17,6 +17,8 @@ import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import type { RangeRouting } from '../../src/node/range-routing.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
+import { prefixRange } from '../../src/storage/bytes.js';
+import { RaftLogKeys } from '../../src/node/raft-log-codec.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -137,6 +139,7 @@ describe('partition merge on a live three-node cluster', () => {
     for (const id of NODES) expect(c.groups(id).get(mid)!.mvcc.frozen).toBeUndefined();
 
     const leader = await alignLeaders(c, 0, mid);
+    const rightReplicas = NODES.map((id) => c.groups(id).get(mid)!);
     const merged = await c.node(leader).mergePartition({ partition: 0 }, deadline(10_000));
     expect(merged).toEqual({ partition: 0, mergedPartition: mid, start: 0, end: 2 ** 31 });
 
@@ -147,6 +150,15 @@ describe('partition merge on a live three-node cluster', () => {
       expect(ranges(c, id).mergedInto(mid)).toBe(0);
       for (const key of keys) expect(ranges(c, id).partitionOfBucket(bucketOf(key))).toBe(0);
     }
+    // Nothing of the right side is left on disk, and its retired replica objects stage no log record.
+    for (const id of NODES) {
+      for (const range of [new RaftLogKeys(mid).groupRange(), prefixRange(partitionKeyPrefix('mvcc', mid))]) {
+        const left: Uint8Array[] = [];
+        for await (const [key] of c.memory.get(id)!.iterate(range)) left.push(key);
+        expect(left, `node ${id}`).toEqual([]);
+      }
+    }
+    for (const replica of rightReplicas) expect(replica.compactLog()).toEqual([]);
     const info = await c.node(leader).clusterInfo(deadline());
     expect(info.partitions.map((partition) => partition.id)).toEqual([0, 1]);
     expect(info.partitions[0]).toMatchObject({ rangeStart: 0, rangeEnd: 2 ** 31 });
