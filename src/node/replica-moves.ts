@@ -191,8 +191,8 @@ export class ReplicaMoves {
       const replica = driver.groups.get(partition);
       if (replica === undefined) throw notApplied(this.options.notLeader(partition, 0, 'this node holds no replica of the partition'));
       const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
-      if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
       this.refuseWhileMerging(partition, replica);
+      if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
       const step = nextMoveStep({ conf: status.confState, leader: id, from, to, replicationFactor });
       switch (step.kind) {
         case 'done':

@@ -19,7 +19,7 @@ import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { RaftLogKeys } from '../../src/node/raft-log-codec.js';
-import { InProcessCluster, waitFor } from './in-process-cluster.js';
+import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
 const fromBytes = (value: Uint8Array | undefined): string | undefined => (value === undefined ? undefined : new TextDecoder().decode(value));
@@ -200,11 +200,24 @@ describe('partition merge on a live three-node cluster', () => {
     const { c, mid, keys } = await splitCluster();
     const leader = await alignLeaders(c, 0, mid);
     const rightKey = keys.find((key) => hashOf(key) >= mid)!;
+    // A watch on a key of R, at R's leader: the freeze ends it (nothing is published in R from then on).
+    const sink = new CollectingSink();
+    let watchEnded: unknown = 'running';
+    const abort = new AbortController();
+    void c
+      .node(leader)
+      .watch({ key: rightKey, progress: true }, { deadlineMs: Date.now() + 60_000, signal: abort.signal }, sink)
+      .then(() => (watchEnded = 'ended'))
+      .catch((error: unknown) => (watchEnded = error));
+    expect(await waitFor(() => sink.messages.length > 0, 5_000)).toBe(true);
     // An admin that crashed right after its freeze: R is frozen into 0, no merge entry yet.
     const frozen = await proposeRaw(c, mid, encodeFreezeEntry({ nowMs: Date.now(), into: 0 }));
     expect(frozen.error).toBeUndefined();
     expect(await waitFor(() => NODES.every((id) => c.groups(id).get(mid)?.mvcc.frozen?.into === 0), 5_000)).toBe(true);
     const freezeIndex = c.groups(leader).get(mid)!.mvcc.frozen!.index;
+    expect(await waitFor(() => watchEnded !== 'running', 5_000)).toBe(true);
+    expect(watchEnded).toMatchObject({ code: 'PARTITION_MOVED', details: { mergedInto: 0 } });
+    abort.abort();
     // Reads and writes of R's keys are refused with where they went; nothing changes.
     await expect(c.groups(leader).get(mid)!.mvcc.get(rightKey, { nowMs: Date.now() })).rejects.toMatchObject({ code: 'PARTITION_MOVED', details: { mergedInto: 0 } });
     // Moves and splits of either side are refused while the merge is pending.
