@@ -72,7 +72,10 @@ export class MergeAdmin {
     if (range === undefined) throw new AtollError('INVALID_ARGUMENT', `partition ${partition} has no hash range`);
     if (left.mvcc.frozen !== undefined) throw refused('in-progress', `partition ${partition} is itself frozen for a merge into partition ${left.mvcc.frozen.into}`, { partition });
     if (range.end >= hashSpaceSize) throw refused('no-right-neighbour', `partition ${partition} ends the hash space: it has no right neighbour`, { partition });
-    const rightId = this.options.ownerOfHash(range.end);
+    // The hosted replica that starts at L's end first: the routing table forgets R's start as soon
+    // as it meets R's freeze (a PARTITION_MOVED naming mergedInto), before the merge is done.
+    const hosted = [...driver.groups.values()].find((group) => group !== left && group.mvcc.mergedInto === undefined && group.mvcc.hashRange?.start === range.end);
+    const rightId = hosted?.id ?? this.options.ownerOfHash(range.end);
     if (rightId < initialPartitions) {
       throw refused('below-initial', `partition ${rightId}, right of partition ${partition}, is one of the ${initialPartitions} initial partitions: only a split partition can be merged away`, { partition, rightPartition: rightId });
     }

@@ -44,6 +44,31 @@ export interface MergeHost {
   tombstoneOps(start: number, into: number): WriteOperation[];
   /** After the merge batch: R leaves the loop, the routing table and the heal bookkeeping. */
   mergedAway(right: PartitionReplica, into: number): void;
+  /** Queues a loop task (the node's loop). */
+  enqueue?(task: () => void): void;
+  /** The replicas this node hosts now (the loop's groups). */
+  hosted?(): Iterable<PartitionReplica>;
+  /** Deletes a leftover R's records and writes its merged-start record, in one synced batch. */
+  deleteLeftover?(right: PartitionReplica, into: number): Promise<void>;
+}
+
+/**
+ * The replicas among `hosted` that a merge into `left` already absorbed: frozen into `left`, and
+ * starting inside `left`'s range. A replica of L that installed a snapshot taken after the merge
+ * never applied the merge entry, so its R stayed (frozen, and never led again: the other replicas
+ * deleted theirs). L's range can only have grown past R's start by that merge (a freeze has no
+ * undo, and L's range grows only by merging the partition frozen into it).
+ */
+export function absorbedBy(left: PartitionReplica, hosted: Iterable<PartitionReplica>): PartitionReplica[] {
+  const range = left.mvcc.hashRange;
+  if (range === undefined || left.mvcc.mergedInto !== undefined) return [];
+  const absorbed: PartitionReplica[] = [];
+  for (const group of hosted) {
+    if (group === left || group.mvcc.frozen?.into !== left.id || group.mvcc.mergedInto !== undefined) continue;
+    const start = group.mvcc.hashRange?.start ?? group.id;
+    if (start > range.start && start < range.end) absorbed.push(group);
+  }
+  return absorbed;
 }
 
 function sameMembers(a: readonly number[], b: readonly number[]): boolean {
@@ -116,6 +141,24 @@ export class MergeApplier {
     this.host.mergedAway(right, left.id);
     this.host.logger.info({ partition: left.id, right: merge.right, index: entry.index, freezeIndex: merge.freezeIndex, movedKeys: result.movedKeys, range: mvcc.hashRange }, 'partitions merged');
     return { index: entry.index, revision: mvcc.revision, applied: true, replayed: false, writes: [] };
+  }
+
+  /**
+   * `left` installed a snapshot (beside the loop): the replicas it absorbed (absorbedBy) leave the
+   * loop at the next iteration and their records are deleted.
+   */
+  installed(left: PartitionReplica): void {
+    const { enqueue, deleteLeftover } = this.host;
+    if (enqueue === undefined || deleteLeftover === undefined) return;
+    enqueue(() => {
+      const hosted = this.host.hosted?.() ?? [];
+      for (const right of absorbedBy(left, hosted)) {
+        right.retire();
+        this.host.mergedAway(right, left.id);
+        this.host.logger.warn({ partition: left.id, right: right.id }, 'a snapshot install covers a partition merged into this one: deleting the leftover replica');
+        void deleteLeftover(right, left.id).catch((error: unknown) => this.host.logger.error({ err: error, partition: right.id }, 'deleting a merged-away replica failed; the next start retries'));
+      }
+    });
   }
 
   private async refused(left: PartitionReplica, entry: Entry, merge: Pick<MergeEntry, 'nowMs' | 'freezeIndex'>, refusal: AtollError): Promise<ApplyResult> {

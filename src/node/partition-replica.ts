@@ -60,6 +60,7 @@ export interface ReplicaOptions {
   readonly merges?: {
     applyFreeze(replica: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult>;
     applyMerge(replica: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult>;
+    installed?(replica: PartitionReplica): void;
   };
   /** Opens the partition after a range an install shrank (split-heal.ts): a split this replica skipped. */
   readonly splitHeal?: {
@@ -385,6 +386,8 @@ export class PartitionReplica {
       ...(heal !== undefined && { alsoWriteFor: (after) => heal.opsAfterInstall(this.id, after) }),
     });
     heal?.installed(this.id);
+    // Partitions merged into this one while this replica lagged leave the node (merge-apply.ts).
+    this.options.merges?.installed?.(this);
     this.options.stagedSnapshots?.installed(this.id);
     assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
     this.appliedIndex = meta.index;

@@ -23,7 +23,7 @@ import { deleteLeftoverSpools, spoolRange } from './snapshot-spool.js';
 import { stagedDeleteOps } from './snapshot-staging.js';
 import { RaftLogKeys } from './raft-log-codec.js';
 import { PersistentLogStorage } from './raft-log-store.js';
-import { MergeApplier } from './merge-apply.js';
+import { absorbedBy, MergeApplier } from './merge-apply.js';
 import { tombstoneOps } from './merge-tombstones.js';
 import { SplitApplier } from './split-apply.js';
 import { splitGroupsOnDisk } from './split-groups.js';
@@ -109,6 +109,8 @@ export class ReplicaStore {
         this.heal.forget(right.id);
         options.mergedAway(right, into);
       },
+      ...(options.loop !== undefined && config.testBugs?.mergeLeavesLeftovers !== true && { enqueue: (task: () => void) => options.loop?.enqueue(task), hosted: () => options.loop?.groups.values() ?? [] }),
+      deleteLeftover: (right, into) => this.deleteLeftover(right.id, into),
     });
     this.settings = {
       electionTicks: config.electionTicks,
@@ -160,7 +162,7 @@ export class ReplicaStore {
     if (!seeded) ops.push({ type: 'put', key: SEEDED_KEY, value: Uint8Array.of(1) });
     await engine.write(ops, { sync: true });
     replicas.sort((a, b) => a.id - b.id);
-    return replicas;
+    return this.dropAbsorbed(replicas);
   }
 
   /**
@@ -231,6 +233,28 @@ export class ReplicaStore {
       // The node's key index budget, shared over its partitions (split partitions included).
       keyIndexMaxBytes: Math.floor((config.keyIndexBytes ?? NODE_DEFAULTS.keyIndexBytes) / Math.max(1, config.partitions)),
     });
+  }
+
+  /**
+   * Deletes a replica a merge absorbed while this node did not apply the merge (merge-apply.ts
+   * absorbedBy), with its merged-start record, in one synced batch.
+   */
+  async deleteLeftover(partition: number, into: number): Promise<void> {
+    const ops = [...(await this.deleteOps(partition)), ...tombstoneOps(partition, into)];
+    await this.options.engine.write(ops, { sync: true });
+    this.options.logger.info({ partition, into, keys: ops.length }, 'deleted a replica a merge absorbed');
+  }
+
+  /**
+   * Drops the replicas among `replicas` that a merge absorbed (a crash may have come between an
+   * install that covered them and their deletion): called at start, before the loop runs them.
+   */
+  async dropAbsorbed(replicas: PartitionReplica[]): Promise<PartitionReplica[]> {
+    const absorbed = new Map<PartitionReplica, number>();
+    if (this.options.config.testBugs?.mergeLeavesLeftovers === true) return replicas;
+    for (const left of replicas) for (const right of absorbedBy(left, replicas)) absorbed.set(right, left.id);
+    for (const [right, into] of absorbed) await this.deleteLeftover(right.id, into);
+    return replicas.filter((replica) => !absorbed.has(replica));
   }
 
   /**

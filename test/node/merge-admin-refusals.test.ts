@@ -20,7 +20,7 @@ interface Side {
   frozen?: { into: number; index: number };
 }
 
-function adminWith(left: Side, right: Side | undefined, moving: number[] = []): { admin: MergeAdmin; proposed: () => number } {
+function adminWith(left: Side, right: Side | undefined, moving: number[] = [], routesRight = true): { admin: MergeAdmin; proposed: () => number } {
   let proposals = 0;
   const fake = (id: number, range: { start: number; end: number }, side: Side): PartitionReplica =>
     ({
@@ -44,7 +44,7 @@ function adminWith(left: Side, right: Side | undefined, moving: number[] = []): 
     timers: systemTimers,
     moveInProgress: (partition) => moving.includes(partition),
     isKnown: (partition) => partition === 0 || partition === R,
-    ownerOfHash: (hash) => (hash >= R ? R : 0),
+    ownerOfHash: (hash) => (hash >= R && routesRight ? R : 0),
     notLeader: () => new AtollError('NOT_LEADER', 'not here'),
   });
   return { admin, proposed: () => proposals };
@@ -70,6 +70,12 @@ describe('MergeAdmin refusals', () => {
   it('proposes the freeze when both sides match', async () => {
     const { admin, proposed } = adminWith({}, {});
     // The fake never answers the proposal: the deadline ends the call, after the freeze was proposed.
+    await expect(admin.merge(0, Date.now() + 50)).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+    expect(proposed()).toBe(1);
+  });
+
+  it('finds the right neighbour among its replicas when the routing table already forgot its start (it met the freeze)', async () => {
+    const { admin, proposed } = adminWith({}, {}, [], false);
     await expect(admin.merge(0, Date.now() + 50)).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
     expect(proposed()).toBe(1);
   });
