@@ -55,7 +55,7 @@ describe('merging partitions online (3 nodes)', () => {
     let merged: Awaited<ReturnType<typeof mergeWithLeaderTransfer>>;
     try {
       await untilAtLeast(() => acknowledged.size, 20, 30_000);
-      merged = await mergeWithLeaderTransfer(admin, 0, 20_000);
+      merged = await mergeWithLeaderTransfer(admin, 0, 20_000, (line) => console.log(`merge: ${line}`));
       const atMerge = acknowledged.size;
       await untilAtLeast(() => acknowledged.size, atMerge + 20, 30_000);
     } finally {
