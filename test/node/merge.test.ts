@@ -13,6 +13,7 @@ import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { ApplyResult } from '../../src/mvcc/index.js';
 import { encodeFreezeEntry, encodeMergeEntry } from '../../src/node/merge-entry.js';
+import type { MergePartitionResult } from '../../src/node/merge-admin.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import type { RangeRouting } from '../../src/node/range-routing.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
@@ -90,6 +91,25 @@ async function alignLeaders(c: InProcessCluster, left: number, right: number): P
   throw new Error(`could not align the leaders of ${left} and ${right}`);
 }
 
+/**
+ * Merges `right` into `left` at the node leading both, aligning them again when the nodes' leader
+ * balancing moved one meanwhile (NOT_LEADER, leaders-differ: nothing applied), a bounded number of times.
+ */
+async function mergeAligned(c: InProcessCluster, left: number, right: number): Promise<MergePartitionResult> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const leader = await alignLeaders(c, left, right);
+    try {
+      return await c.node(leader).mergePartition({ partition: left }, deadline(10_000));
+    } catch (error) {
+      last = error;
+      const retry = isAtollError(error) && (['NOT_LEADER', 'NO_LEADER'].includes(error.code) || error.details?.['reason'] === 'leaders-differ');
+      if (!retry) throw error;
+    }
+  }
+  throw new Error(`merging ${right} into ${left}: ${String(last)}`);
+}
+
 /** Two initial partitions; partition 0 split at `mid` into 0 and `mid`, with writes on both sides. */
 async function splitCluster(): Promise<{ c: InProcessCluster; mid: number; keys: string[] }> {
   cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 100, partitions: 2 });
@@ -138,9 +158,9 @@ describe('partition merge on a live three-node cluster', () => {
     }
     for (const id of NODES) expect(c.groups(id).get(mid)!.mvcc.frozen).toBeUndefined();
 
-    const leader = await alignLeaders(c, 0, mid);
     const rightReplicas = NODES.map((id) => c.groups(id).get(mid)!);
-    const merged = await c.node(leader).mergePartition({ partition: 0 }, deadline(10_000));
+    const merged = await mergeAligned(c, 0, mid);
+    const leader = leaderOf(c, 0) ?? 1;
     expect(merged).toEqual({ partition: 0, mergedPartition: mid, start: 0, end: 2 ** 31 });
 
     // Every node: the right group is gone, the left owns both ranges, the start is a tombstone.
@@ -232,7 +252,7 @@ describe('partition merge on a live three-node cluster', () => {
     expect(NODES.every((id) => c.groups(id).has(mid))).toBe(true);
 
     // The next merge continues from the recorded freeze.
-    const merged = await atLeader(c, 0, (node) => c.node(node).mergePartition({ partition: 0 }, deadline(10_000)));
+    const merged = await mergeAligned(c, 0, mid);
     expect(merged.mergedPartition).toBe(mid);
     expect(await waitFor(() => NODES.every((id) => !c.groups(id).has(mid)), 10_000)).toBe(true);
     for (const key of keys) expect(await get(c, 0, key)).toBe(`v1-${key}`);
@@ -265,7 +285,7 @@ describe('partition merge on a live three-node cluster', () => {
     const freezeIndex = c.groups(leader).get(mid)!.mvcc.frozen!.index;
     expect(right.storage.lastIndex()).toBeGreaterThanOrEqual(freezeIndex);
 
-    const merged = await atLeader(c, 0, (node) => c.node(node).mergePartition({ partition: 0 }, deadline(10_000)));
+    const merged = await mergeAligned(c, 0, mid);
     expect(merged.mergedPartition).toBe(mid);
     expect(await waitFor(() => !c.groups(victim).has(mid), 10_000)).toBe(true);
     expect(c.node(victim).failure).toBeUndefined();
