@@ -29,6 +29,8 @@ export interface ClusterInfoMessage {
   nodeId: string | number;
   partitions: Array<{ id: number; leader: string | number; replicas: number[]; term: string | number; rangeStart?: string | number; rangeEnd?: string | number }>;
   nodes: Array<{ id: number; address: string; reachable: boolean; adminAddress?: string }>;
+  /** Range starts merged away (absent from servers older than merges). */
+  mergedStarts?: Array<{ start: number; into: number }>;
 }
 
 const clusterDefinition = protoLoader.loadSync(['atoll/v1/cluster.proto'], {

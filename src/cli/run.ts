@@ -19,6 +19,7 @@ import { AtollClient, type AtollClientOptions, type PutOptions } from '../client
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { addMembershipCommands, rebalancerText } from './membership.js';
+import { mergeWithLeaderTransfer } from './cluster-merge.js';
 import { clusterStatusJson, clusterStatusText, entryJson, getJson, json, jsonInteger, valueJson } from './format.js';
 import { InputReader, isText, writeValueFile, type InputLimit, type StdinSource } from './value-input.js';
 import { addTlsOptions, clientTlsOf, type TlsFlags } from './tls-flags.js';
@@ -510,6 +511,19 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
       act((partition) => async (client, print, globals) => {
         const result = await client.splitPartition(partition as number, { timeoutMs: globals.timeout ?? MOVE_TIMEOUT_MS });
         const text = `partition ${result.partition} split at hash ${result.mid}: partition ${result.partition} keeps [${result.start}, ${result.mid}), new partition ${result.newPartition} owns [${result.mid}, ${result.end})`;
+        print(globals.json === true ? json(result) : text);
+        return exitCodes.ok;
+      }),
+    );
+
+  cluster
+    .command('merge')
+    .description('join PARTITION with its right neighbour (the partition whose range starts at its end) into PARTITION; both must be on the same replicas, and the neighbour a split partition (cluster admin)')
+    .argument('<partition>', 'partition id', parseCount('PARTITION', 0))
+    .action(
+      act((partition) => async (client, print, globals) => {
+        const result = await mergeWithLeaderTransfer(client, partition as number, globals.timeout ?? MOVE_TIMEOUT_MS, globals.json === true ? undefined : print);
+        const text = `partition ${result.mergedPartition} merged into partition ${result.partition}, which now owns [${result.start}, ${result.end})`;
         print(globals.json === true ? json(result) : text);
         return exitCodes.ok;
       }),

@@ -70,6 +70,7 @@ import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-cred
 import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
 import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
 import type { SplitPartitionResult } from '../node/split-admin.js';
+import type { MergePartitionResult } from '../node/merge-admin.js';
 
 /** The subset of a logger the client uses; a pino logger fits. */
 export interface ClientLogger {
@@ -698,11 +699,20 @@ export class AtollClient {
    * partition's leader. Not retried after it was sent (a second split would split again).
    */
   async splitPartition(partition: number, options: CallOptions = {}): Promise<SplitPartitionResult> {
-    const checkedPartition = checked(() => {
-      if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0xffff_fffe) throw new AtollError('INVALID_ARGUMENT', 'partition must be a partition id');
-      return partition;
-    });
+    const checkedPartition = checkedPartitionId(partition);
     return this.withRetries({ write: true, route: () => checkedPartition, options }, (connection, deadlineMs, signal) => connection.splitPartition(checkedPartition, deadlineMs, signal));
+  }
+
+  /**
+   * Joins a partition with its right neighbour (cluster admin; `atoll cluster merge`): sent to the
+   * partition's leader, which must also lead the neighbour (else MERGE_REFUSED 'leaders-differ'
+   * with details.rightPartition: transfer that one's leadership and call again). Not retried after
+   * it was sent (a second merge would merge the next neighbour); a merge a deadline cut off after
+   * the freeze continues when called again.
+   */
+  async mergePartition(partition: number, options: CallOptions = {}): Promise<MergePartitionResult> {
+    const checkedPartition = checkedPartitionId(partition);
+    return this.withRetries({ write: true, route: () => checkedPartition, options }, (connection, deadlineMs, signal) => connection.mergePartition(checkedPartition, deadlineMs, signal));
   }
 
   /**
@@ -949,4 +959,12 @@ function scriptBucketOf(script: string, params: Record<string, string>): string 
 function consistencyOf(options: ReadOptions): { consistency?: Consistency } {
   const consistency = checkConsistency(options.consistency);
   return consistency === undefined ? {} : { consistency };
+}
+
+/** A partition id argument of the admin calls, checked before anything is sent. */
+function checkedPartitionId(partition: number): number {
+  return checked(() => {
+    if (!Number.isSafeInteger(partition) || partition < 0 || partition > 0xffff_fffe) throw new AtollError('INVALID_ARGUMENT', 'partition must be a partition id');
+    return partition;
+  });
 }

@@ -17,8 +17,9 @@ import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from
 import { StreamMultiplexer } from './stream-multiplexer.js';
 import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
 import { decodeChangeMemberResponse, decodeRebalanceResponse, encodeChangeMemberRequest, encodeRebalanceRequest } from '../server/move-codec.js';
-import { decodeSplitPartitionResponse, encodeSplitPartitionRequest } from '../server/split-codec.js';
+import { decodeMergePartitionResponse, decodeSplitPartitionResponse, encodeMergePartitionRequest, encodeSplitPartitionRequest } from '../server/split-codec.js';
 import type { SplitPartitionResult } from '../node/split-admin.js';
+import type { MergePartitionResult } from '../node/merge-admin.js';
 
 /** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
 const clientChannelOptions: grpc.ChannelOptions = Object.freeze({
@@ -98,6 +99,10 @@ export class NodeConnection {
 
   async splitPartition(partition: number, deadlineMs: number, signal: AbortSignal | undefined): Promise<SplitPartitionResult> {
     return decodeSplitPartitionResponse(await this.unary(clusterServiceDefinition, 'SplitPartition', encodeSplitPartitionRequest({ partition }), deadlineMs, signal));
+  }
+
+  async mergePartition(partition: number, deadlineMs: number, signal: AbortSignal | undefined): Promise<MergePartitionResult> {
+    return decodeMergePartitionResponse(await this.unary(clusterServiceDefinition, 'MergePartition', encodeMergePartitionRequest({ partition }), deadlineMs, signal));
   }
 
   async changeMember(request: ChangeMemberRequest, deadlineMs: number, signal: AbortSignal | undefined): Promise<ChangeMemberResponse> {

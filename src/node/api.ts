@@ -301,6 +301,11 @@ export interface ClusterInfoResponse {
   readonly memberTableVersion?: number;
   readonly nodes: readonly NodeInfo[];
   readonly partitions: readonly PartitionInfo[];
+  /**
+   * Range starts merged away (their partitions joined their left neighbour, into), as far as the
+   * answering node knows: never a partition again (range-routing.ts). Absent from older servers.
+   */
+  readonly mergedStarts?: ReadonlyArray<{ readonly start: number; readonly into: number }>;
 }
 
 export interface TransferLeaderRequest {

@@ -39,6 +39,8 @@ import { RaftDriver } from './raft-driver.js';
 import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
 import { ReplicaMoves } from './replica-moves.js';
 import { Rebalancer } from './rebalancer.js';
+import { MergeAdmin, type MergePartitionResult } from './merge-admin.js';
+import { loadTombstones } from './merge-tombstones.js';
 import { SplitAdmin, type SplitPartitionResult } from './split-admin.js';
 import { AutoSplitter } from './auto-split.js';
 import { ReplicaStore } from './replica-store.js';
@@ -75,6 +77,8 @@ export class AtollNode implements api.NodeApi {
   private readonly replicaStore: ReplicaStore;
   private readonly moves: ReplicaMoves;
   private readonly splits: SplitAdmin;
+  /** Joins a led partition with its right neighbour (merge-admin.ts). */
+  private readonly merges: MergeAdmin;
   /** Splits led partitions past the --auto-split-* thresholds (auto-split.ts); idle when none is set. */
   private readonly autoSplitter: AutoSplitter;
   /** The replicated member table, followed (membership.ts) and changed (membership-admin.ts). */
@@ -175,7 +179,7 @@ export class AtollNode implements api.NodeApi {
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers, bucketHash: descriptor.hashFunction });
     this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config) });
     const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
-    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica), loop: this.driver });
+    this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica), loop: this.driver, mergedAway: (right, into) => this.mergedAway(right, into) });
     const { partitions, replicationFactor } = config;
     const notLeader = this.router.notLeader.bind(this.router);
     const replicaStore = this.replicaStore;
@@ -206,8 +210,9 @@ export class AtollNode implements api.NodeApi {
     const isPartition = (p: number, learn: boolean): boolean => router.ranges.isKnown(p) || (learn && router.ranges.learn(p) && router.ranges.isKnown(p));
     this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, isPartition, healing: () => replicaStore.heal.awaitingFirstSnapshot(), ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
     const rebalancer = (this.rebalancer = new Rebalancer({ id, partitions, replicationFactor, ...config.rebalance, membership, driver, moves: this.moves, load: this.load, route, partitionOfKey, clock, timers, logger }));
-    this.splits = new SplitAdmin({ driver, initialPartitions: partitions, replicationFactor, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
+    this.splits = new SplitAdmin({ driver, initialPartitions: partitions, replicationFactor, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here'), isMergedStart: (hash) => router.ranges.mergedInto(hash) !== undefined });
     const moveInProgress = (p: number): boolean => this.moves.movesInProgress().some((move) => move.partition === p);
+    this.merges = new MergeAdmin({ driver, initialPartitions: partitions, replicationFactor, clock, timers, moveInProgress, isKnown: (p) => router.ranges.isKnown(p), ownerOfHash: (hash) => router.ranges.ownerOfHash(hash), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here') });
     const knownPartitionCount = (): number => partitions + router.ranges.knownStarts().length;
     this.autoSplitter = new AutoSplitter({ config: config.autoSplit ?? {}, driver, splits: this.splits, load: this.load, hashFunction: descriptor.hashFunction, knownPartitionCount, maxPartitionCount: limits.maxPartitionCount, moveInProgress, clock, timers, logger });
     this.maintenance = new Maintenance({
@@ -253,7 +258,20 @@ export class AtollNode implements api.NodeApi {
     const joined = this.descriptor.origin === 'joined';
     const replicas = await this.replicaStore.openAll((partition) => (joined ? [] : replicasOf(partition, this.nodeIds, config.replicationFactor)));
     for (const replica of replicas) this.driver.addGroup(replica);
+    // Starts this node's merges removed stay removed, whatever a peer still reports (merge-tombstones.ts).
+    for (const { start, into } of await loadTombstones(this.engine)) this.router.ranges.forget(start, into);
     this.logger.info({ partitions: config.partitions, hosted: this.driver.groups.size }, 'partitions opened');
+  }
+
+  /**
+   * A merge applied here folded `right` into `into` (merge-apply.ts, inside the loop's apply):
+   * `right` leaves the loop and the routing table, and its waiters are told where its keys went.
+   */
+  private mergedAway(right: PartitionReplica, into: number): void {
+    right.retire();
+    if (this.driver.groups.get(right.id) === right) this.driver.removeGroup(right.id);
+    this.router.ranges.forget(right.id, into);
+    right.failAll(new AtollError('PARTITION_MOVED', `partition ${right.id} was merged into partition ${into}: refresh the partition table and retry`, { servedPartitionId: right.id, mergedInto: into }));
   }
 
   // ------------------------------------------------------------ NodeApi: KV
@@ -403,6 +421,12 @@ export class AtollNode implements api.NodeApi {
   async splitPartition(request: { readonly partition: number }, context: api.CallContext): Promise<SplitPartitionResult> {
     requireClusterAdmin(await this.access.principalOf(context), 'splitting a partition');
     return this.splits.split(request.partition, context.deadlineMs);
+  }
+
+  /** Joins a partition with its right neighbour, run at its leader (merge-admin.ts; cluster admin only). */
+  async mergePartition(request: { readonly partition: number }, context: api.CallContext): Promise<MergePartitionResult> {
+    requireClusterAdmin(await this.access.principalOf(context), 'merging partitions');
+    return this.merges.merge(request.partition, context.deadlineMs);
   }
 
   /** Opens an empty replica of `partition` here for a move (Peer.PrepareReplica: peers only). */

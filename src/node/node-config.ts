@@ -124,6 +124,8 @@ export interface NodeTestBugs {
   readonly splitKeepsMovedKeys?: boolean;
   /** A replica whose snapshot install shrank its range (it skipped a split) does not open the new partition: it runs with RF - 1 replicas. */
   readonly splitHealDisabled?: boolean;
+  /** A replica of L that installs a snapshot taken after a merge keeps the R it hosts (merge-apply.ts absorbedBy never runs): a frozen, leaderless leftover. */
+  readonly mergeLeavesLeftovers?: boolean;
   /** A restarted node forgets which replicas a move opened on it: one whose first snapshot predates its addition is deleted as "moved away" while it is a voter. */
   readonly movedAwayAfterRestart?: boolean;
   /** A leader keeps a learner whose move stopped before promoting it (no move is coordinated for it anywhere): it stays in the configuration for good. */

@@ -95,6 +95,7 @@ export class NodeReports {
         adminAddress: this.deps.config.adminAddresses?.get(id) ?? '',
       })),
       partitions,
+      ...(this.deps.router.ranges.mergedStarts().length > 0 && { mergedStarts: this.deps.router.ranges.mergedStarts() }),
     };
   }
 

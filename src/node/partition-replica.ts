@@ -16,6 +16,7 @@ import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js
 import type { PersistentLogStorage } from './raft-log-store.js';
 import { ReadBarrier, type LeaseClock, type ReadWaiter } from './read-barrier.js';
 import { confAfter } from './conf-after.js';
+import { isFreezeEntry, isMergeEntry } from './merge-entry.js';
 import { isSplitEntry } from './split-entry.js';
 
 /** Raft settings the node uses for every partition group. */
@@ -52,6 +53,15 @@ export interface ReplicaOptions {
   readonly spool?: { readonly engine: StorageEngine; readonly logger?: Logger };
   /** Applies split entries (split-apply.ts); without it a split entry is a broken invariant. */
   readonly splits?: { apply(source: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult> };
+  /**
+   * Applies merge entries (merge-apply.ts): the freeze in the right partition's log, the merge in
+   * the left one's; without it either entry is a broken invariant.
+   */
+  readonly merges?: {
+    applyFreeze(replica: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult>;
+    applyMerge(replica: PartitionReplica, entry: Entry, conf: ConfState): Promise<ApplyResult>;
+    installed?(replica: PartitionReplica): void;
+  };
   /** Opens the partition after a range an install shrank (split-heal.ts): a split this replica skipped. */
   readonly splitHeal?: {
     opsBeforeInstall(partition: number, before: HashRange | undefined): WriteOperation[];
@@ -153,6 +163,23 @@ export class PartitionReplica {
   private confAtEntry: ConfState | undefined;
   /** Highest log index applied, including entries the state machine ignores (empty, membership). */
   appliedIndex: number;
+  /**
+   * The apply of the Ready in flight (apply), and the snapshot import running beside the loop
+   * (beginSnapshotImport), if any: a merge in the left neighbour waits for both before it reads
+   * this replica's store (merge-apply.ts), since the loop applies groups side by side.
+   */
+  private applyingNow: Promise<void> | undefined;
+  private importingNow: Promise<void> | undefined;
+  /**
+   * Set when the replica left the node for good (merged away, merge-apply.ts) while jobs beside
+   * the loop may still finish for it: from then on it stages no log record, so nothing writes its
+   * deleted Raft state back.
+   */
+  private retired = false;
+
+  retire(): void {
+    this.retired = true;
+  }
 
   /** Proposals waiting to be applied (metrics). */
   get proposalsPending(): number {
@@ -289,9 +316,43 @@ export class PartitionReplica {
     const snapshot = ready.snapshot;
     assert.ok(snapshot !== undefined && this.importsBesideLoop, `partition ${this.id}: only a snapshot Ready imports beside the loop`);
     assert.ok(this.installing && this.importedSnapshot === undefined, `partition ${this.id}: one snapshot import at a time, under the driver's installing mark`);
-    return this.installSnapshot(snapshot, ready.hardState).then(() => {
+    const importing = this.installSnapshot(snapshot, ready.hardState).then(() => {
       this.importedSnapshot = snapshot;
     });
+    this.importingNow = importing;
+    return importing;
+  }
+
+  /**
+   * Resolves when the apply in flight and the snapshot import beside the loop (if any) are done
+   * (never rejects: a failed one stops the node anyway). Called from another group's apply in the
+   * same iteration, it must first let the loop start every group's apply: the driver starts them
+   * in one synchronous pass, so one microtask later this replica's is recorded.
+   */
+  async settled(): Promise<void> {
+    await Promise.resolve();
+    await this.importingNow?.catch(() => undefined);
+    await this.applyingNow?.catch(() => undefined);
+  }
+
+  /**
+   * Applies this replica's own stored entries from its applied index through `index`, outside
+   * any Ready (merge-apply.ts: the left neighbour's merge entry proves they are committed, and
+   * this replica leaves the loop right after, so its RawNode's applied index no longer matters).
+   * Throws when the log does not hold them.
+   */
+  async applyStoredThrough(index: number): Promise<void> {
+    assert.ok(!this.installing, `partition ${this.id}: no catch-up while a snapshot imports`);
+    this.confAtEntry = this.raw.status().confState;
+    while (this.appliedIndex < index) {
+      const from = this.appliedIndex + 1;
+      if (from < this.storage.firstIndex() || index > this.storage.lastIndex()) {
+        throw new AtollError('INTERNAL', `partition ${this.id}: entries ${from}..${index} are not in the local log [${this.storage.firstIndex()}, ${this.storage.lastIndex()}]`);
+      }
+      const entries = this.storage.entries(from, index + 1, 4 * 1024 * 1024);
+      assert.ok(entries.length > 0 && entries[0]!.index === from, `partition ${this.id}: the log returns entry ${from}`);
+      for (const entry of entries) await this.applyEntry(entry);
+    }
   }
 
   /**
@@ -327,6 +388,8 @@ export class PartitionReplica {
       ...(heal !== undefined && { alsoWriteFor: (after) => heal.opsAfterInstall(this.id, after) }),
     });
     heal?.installed(this.id);
+    // Partitions merged into this one while this replica lagged leave the node (merge-apply.ts).
+    this.options.merges?.installed?.(this);
     this.options.stagedSnapshots?.installed(this.id);
     assert.equal(this.mvcc.appliedIndex, meta.index, 'the installed store is at the snapshot index the log records');
     this.appliedIndex = meta.index;
@@ -347,7 +410,13 @@ export class PartitionReplica {
   }
 
   /** Step 3: apply committed entries in order and answer the callers waiting on them. */
-  async apply(ready: Ready): Promise<void> {
+  apply(ready: Ready): Promise<void> {
+    const applying = this.applyReady(ready);
+    this.applyingNow = applying;
+    return applying;
+  }
+
+  private async applyReady(ready: Ready): Promise<void> {
     // Raft's configuration covers the previous Readies' conf changes (advance() applies this one's
     // after the batch); applyEntry folds this Ready's in, entry by entry, for split entries.
     this.confAtEntry = this.raw.status().confState;
@@ -377,6 +446,12 @@ export class PartitionReplica {
       assert.ok(this.options.splits !== undefined, `partition ${this.id}: a split entry on a replica that cannot split`);
       return this.answer(waiter, entry, await this.options.splits.apply(this, entry, this.confAtEntry ?? this.raw.status().confState));
     }
+    if (isFreezeEntry(entry.data) || isMergeEntry(entry.data)) {
+      const merges = this.options.merges;
+      assert.ok(merges !== undefined, `partition ${this.id}: a merge entry on a replica that cannot merge`);
+      const conf = this.confAtEntry ?? this.raw.status().confState;
+      return this.answer(waiter, entry, await (isFreezeEntry(entry.data) ? merges.applyFreeze(this, entry, conf) : merges.applyMerge(this, entry, conf)));
+    }
     const { nowMs, requestId, command } = decodeEntryPayload(entry.data);
     const result = await this.mvcc.apply(command, { index: entry.index, nowMs, ...(requestId !== undefined ? { requestId } : {}) });
     this.answer(waiter, entry, result);
@@ -403,7 +478,7 @@ export class PartitionReplica {
 
   /** Raft asked for snapshot data this replica does not hold (a follower needs it). */
   needsSnapshotBuild(): boolean {
-    return this.held.wanted;
+    return !this.retired && this.held.wanted;
   }
 
   /** Versions below the compaction floor await physical removal and no step runs now. */
@@ -442,6 +517,7 @@ export class PartitionReplica {
    */
   compactLog(): WriteOperation[] {
     this.appliedSinceSnapshot = 0;
+    if (this.retired) return [];
     const index = this.mvcc.appliedIndex;
     if (index <= this.storage.snapshotMeta().index) return [];
     // Data built for an older point would no longer match the metadata; a follower in the middle
@@ -491,6 +567,7 @@ export class PartitionReplica {
    * next synced write. A snapshot overtaken meanwhile (one installed from the leader) is dropped.
    */
   adoptSnapshot(snapshot: Snapshot): WriteOperation[] {
+    if (this.retired) return [];
     return this.held.adopt(snapshot, this.installing) ? this.recordSnapshot(snapshot.meta) : [];
   }
 

@@ -219,7 +219,9 @@ export class RaftDriver<G extends DrivenGroup> {
     // hard state; the snapshot is already on disk), sent, applied and advanced like any other. A
     // group still installing is not visited (snapshot-imports.ts); it is touched when it is done.
     const visited: G[] = [];
-    const ready = this.imports.takeFinished();
+    // A group removed while its import ran (merged away, merge-apply.ts) is not staged again: its
+    // records are deleted, and staging its Ready would write some back.
+    const ready = this.imports.takeFinished().filter(({ group }) => this.groups.get(group.id) === group);
     for (const id of this.activity.takeDirty()) {
       const group = this.groups.get(id);
       if (group === undefined || group.installing === true) continue;
@@ -324,7 +326,8 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /** Starts the visited groups' log compaction, snapshot exports and storage compaction steps (group-jobs.ts). */
   private startJobs(visited: readonly G[]): void {
-    for (const group of visited) if (group.installing !== true) startGroupJobs(group, this.jobsHost);
+    // A group removed in this iteration (merged away) starts nothing: its records are deleted.
+    for (const group of visited) if (group.installing !== true && this.groups.get(group.id) === group) startGroupJobs(group, this.jobsHost);
   }
 
   private catchUpTicks(): void {

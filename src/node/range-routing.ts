@@ -1,11 +1,18 @@
 /**
  * The node's partition table (issue 19): which partition owns a hash, now that splits make ranges
- * data. Every range start is known forever once known, because a split only adds a start (at its
- * split point) and never removes one (merges do not exist yet), and a partition's id follows from
- * its start (split-entry.ts): a start of the equal table is partition floor-formula id j, any
- * other start s is partition s. So the table is the set of split starts this node knows, and
+ * data. Starts grow, and a merged-away start is a tombstone, forever: a split adds a start (at its
+ * split point), a merge removes the right partition's start (only a split start: the equal
+ * table's never go, merge-apply.ts), and ids are never reused, so a start once tombstoned is never
+ * learned again. A partition's id follows from its start (split-entry.ts): a start of the equal
+ * table is partition floor-formula id j, any other start s is partition s. So the table is the
+ * set of split starts this node knows minus the tombstones it knows, and
  *
  *   owner(h) = the greatest known split start s with equalStart(j) < s <= h, else j = P-formula(h)
+ *
+ * Tombstones come from this node's merges (kept on disk, merge-tombstones.ts), from a merged
+ * partition's PARTITION_MOVED (details.mergedInto) and from peers' ClusterInfo (mergedStarts). A
+ * node that has not learned one routes to the merged-away partition, which no longer exists, so
+ * its forward reaches a node that applied the merge and routes by its own table.
  *
  * Invariant: every start in `starts` is a real range start (learned from a group this node hosts,
  * from a partition's PARTITION_MOVED answer naming its range end, or from a peer's ClusterInfo);
@@ -21,8 +28,10 @@ import { parseLeaseId } from './lease-id.js';
 const MAX_STARTS = 1_000_000;
 
 export class RangeRouting {
-  /** Known split starts (ids of partitions splits made), ascending, no duplicates. */
+  /** Known split starts (ids of partitions splits made), ascending, no duplicates, none tombstoned. */
   private starts: number[] = [];
+  /** Merged-away starts (never a start again), with the partition each was merged into. */
+  private readonly tombstones = new Map<number, number>();
 
   /** hosted.size when the hosted groups' ids were last learned. */
   private hostedSeen = -1;
@@ -50,11 +59,35 @@ export class RangeRouting {
 
   /** Learns a range start (a split partition's id, or a range end some partition reported). Returns whether it was new. */
   learn(start: number): boolean {
-    if (!this.isSplitStart(start) || this.starts.length >= MAX_STARTS) return false;
+    if (!this.isSplitStart(start) || this.tombstones.has(start) || this.starts.length >= MAX_STARTS) return false;
     const at = this.indexAfter(start);
     if (at > 0 && this.starts[at - 1] === start) return false;
     this.starts.splice(at, 0, start);
     return true;
+  }
+
+  /**
+   * Learns that the partition starting at `start` was merged into `into`: the start is gone for
+   * good. Returns whether it was new. Only split starts can be merged away.
+   */
+  forget(start: number, into: number): boolean {
+    if (!this.isSplitStart(start) || this.tombstones.has(start) || this.tombstones.size >= MAX_STARTS) return false;
+    this.tombstones.set(start, into);
+    // The hosted set shrinks with a merge: look at it afresh, so a group added next is not missed.
+    this.hostedSeen = -1;
+    const at = this.indexAfter(start);
+    if (at > 0 && this.starts[at - 1] === start) this.starts.splice(at - 1, 1);
+    return true;
+  }
+
+  /** Every merged-away start known, ascending, with the partition it went into (ClusterInfo). */
+  mergedStarts(): Array<{ readonly start: number; readonly into: number }> {
+    return [...this.tombstones].map(([start, into]) => ({ start, into })).sort((a, b) => a.start - b.start);
+  }
+
+  /** The partition `start`'s range was merged into, when it is a known tombstone. */
+  mergedInto(start: number): number | undefined {
+    return this.tombstones.get(start);
   }
 
   /** Every split start known, ascending (ClusterInfo, tests). */

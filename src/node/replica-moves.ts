@@ -174,6 +174,21 @@ export class ReplicaMoves {
     }
   }
 
+  /**
+   * A partition frozen for a merge, or one a frozen neighbour waits to merge into, keeps its
+   * replicas: the merge applies only while both sides have the same voters (merge-apply.ts), and
+   * a frozen partition can never change its own again, so a move would strand it.
+   */
+  private refuseWhileMerging(partition: number, replica: PartitionReplica): void {
+    const frozen = replica.mvcc.frozen;
+    if (frozen !== undefined) throw new AtollError('MERGE_REFUSED', `partition ${partition} is frozen for a merge into partition ${frozen.into}: its replicas cannot move`, { reason: 'in-progress', partition, mergedInto: frozen.into });
+    for (const other of this.options.driver.groups.values()) {
+      if (other.mvcc.frozen?.into === partition) {
+        throw new AtollError('MERGE_REFUSED', `partition ${other.id} is frozen for a merge into partition ${partition}: finish the merge (atoll cluster merge ${partition}) before moving replicas`, { reason: 'in-progress', partition, rightPartition: other.id });
+      }
+    }
+  }
+
   private async run(partition: number, from: number, to: number, deadlineMs: number): Promise<api.MoveReplicaResponse> {
     const { driver, clock, logger, replicationFactor, id } = this.options;
     let preparedAtMs = -Infinity;
@@ -182,6 +197,7 @@ export class ReplicaMoves {
       const replica = driver.groups.get(partition);
       if (replica === undefined) throw notApplied(this.options.notLeader(partition, 0, 'this node holds no replica of the partition'));
       const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
+      this.refuseWhileMerging(partition, replica);
       if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
       const step = nextMoveStep({ conf: status.confState, leader: id, from, to, replicationFactor });
       switch (step.kind) {

@@ -23,6 +23,8 @@ import { deleteLeftoverSpools, spoolRange } from './snapshot-spool.js';
 import { stagedDeleteOps } from './snapshot-staging.js';
 import { RaftLogKeys } from './raft-log-codec.js';
 import { PersistentLogStorage } from './raft-log-store.js';
+import { absorbedBy, MergeApplier } from './merge-apply.js';
+import { tombstoneOps } from './merge-tombstones.js';
 import { SplitApplier } from './split-apply.js';
 import { splitGroupsOnDisk } from './split-groups.js';
 import { healKey, SplitHeal, type HealLoop } from './split-heal.js';
@@ -55,6 +57,11 @@ export interface ReplicaStoreOptions {
   readonly addGroup?: (replica: PartitionReplica) => void;
   /** The node's loop: replicas a snapshot install finds it skipped the split of join it (split-heal.ts). */
   readonly loop?: HealLoop;
+  /**
+   * A merge applied here (merge-apply.ts): the right partition's replica leaves the loop and the
+   * routing table. Without it merge entries are a broken invariant (nothing proposes them).
+   */
+  readonly mergedAway?: (right: PartitionReplica, into: number) => void;
 }
 
 export class ReplicaStore {
@@ -66,6 +73,8 @@ export class ReplicaStore {
   private readonly splits: SplitApplier;
   /** Opens the partitions a snapshot install skipped the split of (split-heal.ts). */
   readonly heal: SplitHeal;
+  /** Applies merge freezes and merges for every replica this store opens (merge-apply.ts). */
+  private readonly merges: MergeApplier;
 
   constructor(private readonly options: ReplicaStoreOptions) {
     const { config } = options;
@@ -89,6 +98,20 @@ export class ReplicaStore {
         assert.ok(options.addGroup !== undefined, 'a node that applies splits adds their groups');
         options.addGroup(replica);
       },
+    });
+    this.merges = new MergeApplier({
+      initialPartitions: config.partitions,
+      logger: options.logger,
+      replica: (id) => options.loop?.groups.get(id),
+      raftDeleteOps: (id) => this.deleteOps(id, { keepStateMachine: true }),
+      tombstoneOps,
+      mergedAway: (right, into) => {
+        assert.ok(options.mergedAway !== undefined, 'a node that applies merges takes the merged partition out');
+        this.heal.forget(right.id);
+        options.mergedAway(right, into);
+      },
+      ...(options.loop !== undefined && config.testBugs?.mergeLeavesLeftovers !== true && { enqueue: (task: () => void) => options.loop?.enqueue(task), hosted: () => options.loop?.groups.values() ?? [] }),
+      deleteLeftover: (right, into) => this.deleteLeftover(right.id, into),
     });
     this.settings = {
       electionTicks: config.electionTicks,
@@ -140,7 +163,7 @@ export class ReplicaStore {
     if (!seeded) ops.push({ type: 'put', key: SEEDED_KEY, value: Uint8Array.of(1) });
     await engine.write(ops, { sync: true });
     replicas.sort((a, b) => a.id - b.id);
-    return replicas;
+    return this.dropAbsorbed(replicas);
   }
 
   /**
@@ -187,6 +210,7 @@ export class ReplicaStore {
         ...(this.options.stagedSnapshots && { stagedSnapshots: this.options.stagedSnapshots }),
         spool: { engine, logger },
         splits: this.splits,
+        merges: this.merges,
         splitHeal: this.heal,
       },
     );
@@ -213,18 +237,42 @@ export class ReplicaStore {
   }
 
   /**
+   * Deletes a replica a merge absorbed while this node did not apply the merge (merge-apply.ts
+   * absorbedBy), with its merged-start record, in one synced batch.
+   */
+  async deleteLeftover(partition: number, into: number): Promise<void> {
+    const ops = [...(await this.deleteOps(partition)), ...tombstoneOps(partition, into)];
+    await this.options.engine.write(ops, { sync: true });
+    this.options.logger.info({ partition, into, keys: ops.length }, 'deleted a replica a merge absorbed');
+  }
+
+  /**
+   * Drops the replicas among `replicas` that a merge absorbed (a crash may have come between an
+   * install that covered them and their deletion): called at start, before the loop runs them.
+   */
+  async dropAbsorbed(replicas: PartitionReplica[]): Promise<PartitionReplica[]> {
+    const absorbed = new Map<PartitionReplica, number>();
+    if (this.options.config.testBugs?.mergeLeavesLeftovers === true) return replicas;
+    for (const left of replicas) for (const right of absorbedBy(left, replicas)) absorbed.set(right, left.id);
+    for (const [right, into] of absorbed) await this.deleteLeftover(right.id, into);
+    return replicas.filter((replica) => !absorbed.has(replica));
+  }
+
+  /**
    * The operations that delete every record of `partition` on this node (its Raft log, hard state
    * and snapshot record, and its state machine), for one synced batch: after it, the node holds
-   * nothing of the partition and does not open it at the next start.
+   * nothing of the partition and does not open it at the next start. `keepStateMachine`: all but
+   * the MVCC records (a merge moves and deletes those itself, merge-plan.ts).
    */
-  async deleteOps(partition: number): Promise<WriteOperation[]> {
+  async deleteOps(partition: number, options: { readonly keepStateMachine?: boolean } = {}): Promise<WriteOperation[]> {
     const { engine, versionCache } = this.options;
     versionCache.clear(partition);
     this.heal.forget(partition);
     // The heal record, if the replica was opened for a skipped split (split-heal.ts).
     const ops: WriteOperation[] = [{ type: 'del', key: healKey(partition) }];
     const mvccPrefix = partitionKeyPrefix('mvcc', partition);
-    const ranges = [new RaftLogKeys(partition).groupRange(), prefixRange(mvccPrefix), prefixRange(partitionKeyPrefix('staging', partition)), spoolRange(partition)];
+    const ranges = [new RaftLogKeys(partition).groupRange(), prefixRange(partitionKeyPrefix('staging', partition)), spoolRange(partition)];
+    if (options.keepStateMachine !== true) ranges.push(prefixRange(mvccPrefix));
     for (const range of ranges) {
       for await (const [key] of engine.iterate(range)) {
         ops.push({ type: 'del', key });

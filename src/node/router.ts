@@ -157,8 +157,9 @@ export class Router {
       try {
         return await this.routeOnce(partition, operation, context);
       } catch (error) {
-        // A split moved the key (nothing was applied): learn the start the partition reported and
-        // route again to its new owner at once, within the same bound on attempts.
+        // A split or a merge moved the key (nothing was applied): learn the start the partition
+        // reported (or the merged-away start) and route again to the new owner at once, within the
+        // same bound on attempts.
         const moved = this.movedTo(error, operation, context, partition);
         if (moved !== undefined && attempt < MAX_ROUTE_ATTEMPTS) {
           partition = moved;
@@ -218,6 +219,11 @@ export class Router {
     if (!isAtollError(error, 'PARTITION_MOVED') || operation.kind === 'commit') return undefined;
     const rangeEnd = error.details?.['rangeEnd'];
     if (typeof rangeEnd === 'number') this.ranges.learn(rangeEnd);
+    // A partition frozen for a merge or merged away (merge-apply.ts): its start is a tombstone, and
+    // its keys belong to the partition it names (they are unavailable there until the merge applies).
+    const mergedInto = error.details?.['mergedInto'];
+    const served = error.details?.['servedPartitionId'];
+    if (typeof mergedInto === 'number' && typeof served === 'number') this.ranges.forget(served, mergedInto);
     const owner = this.partitionOf(operation, context.tenant);
     return owner !== partition ? owner : undefined;
   }
@@ -341,6 +347,8 @@ export class Router {
         if (!missing) break;
         try {
           const info = await driver.transport.clusterInfo(peer, this.options.clock.wallMs() + LEADER_REFRESH_TIMEOUT_MS);
+          // Merged-away starts first, so that a start the peer still lists (it has not applied the merge) is not learned.
+          for (const { start, into } of info.mergedStarts ?? []) this.ranges.forget(start, into);
           for (const partition of info.partitions) {
             // A split partition a peer reports: its id is its start (range-routing.ts).
             if (partition.id >= partitions) this.ranges.learn(partition.id);

@@ -14,9 +14,8 @@ import { bucketOf } from '../keys/bucket.js';
 import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { chooseSplitPoint } from '../keys/partition-table.js';
 import type { ApplyResult } from '../mvcc/index.js';
+import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
 import type { PartitionReplica } from './partition-replica.js';
-import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
 import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from './split-entry.js';
 
 /** At most this many stored keys are looked at to pick the split point. */
@@ -36,25 +35,20 @@ export interface SplitApi {
   splitPartition?(request: { readonly partition: number }, context: import('./api.js').CallContext): Promise<SplitPartitionResult>;
 }
 
-export interface SplitAdminOptions {
-  readonly driver: RaftDriver<PartitionReplica>;
-  readonly initialPartitions: number;
+export interface SplitAdminOptions extends PartitionAdminHost {
   readonly hashFunction: BucketHashName;
-  readonly clock: NodeClock;
-  readonly timers: NodeTimers;
-  /** True while a replica move of the partition is coordinated here. */
-  moveInProgress(partition: number): boolean;
   /**
    * The cluster's replication factor: more voters than this is a move between its promotion and
    * its removal of the source, perhaps coordinated by another node (a former leader); a split
    * then would found the new partition with those extra voters, which no move ever removes.
    */
   readonly replicationFactor?: number;
-  /** Whether the node's partition table knows the id (range-routing.ts). */
-  isKnown(partition: number): boolean;
-  /** NOT_LEADER naming the partition's leader as this node knows it (router.ts). */
-  notLeader(partition: number): AtollError;
+  /** Whether `hash` is a merged-away start (range-routing.ts): never a partition id again. */
+  isMergedStart?(hash: number): boolean;
 }
+
+/** At most this many hashes above a merged-away start are tried as the split point. */
+const MAX_POINT_SHIFT = 64;
 
 function refused(reason: string, message: string, details: Record<string, unknown> = {}): AtollError {
   return new AtollError('SPLIT_REFUSED', message, { reason, ...details });
@@ -79,6 +73,9 @@ export class SplitAdmin {
     if (range === undefined) throw new AtollError('INVALID_ARGUMENT', `partition ${partition} has no hash range`);
     const { confState } = replica.raw.status();
     const extraVoters = this.options.replicationFactor !== undefined && confState.voters.length > this.options.replicationFactor;
+    if (replica.mvcc.frozen !== undefined) throw refused('in-progress', `partition ${partition} is frozen for a merge into partition ${replica.mvcc.frozen.into}`, { partition });
+    // A neighbour frozen into this partition merges only while this range still ends where it starts.
+    for (const other of driver.groups.values()) if (other.mvcc.frozen?.into === partition) throw refused('in-progress', `partition ${other.id} is frozen for a merge into partition ${partition}: finish the merge first`, { partition });
     if (confState.learners.length > 0 || extraVoters || this.options.moveInProgress(partition)) {
       throw refused('in-progress', `partition ${partition} has a replica move in progress; split it after the move`, { partition });
     }
@@ -92,6 +89,8 @@ export class SplitAdmin {
     let mid = hint !== undefined && Number.isSafeInteger(hint) && hint > range.start && hint < range.end ? hint : chooseSplitPoint(range, hashes);
     // A new partition's id is its first hash, so a point must be clear of the equal table's ids.
     if (mid !== undefined && !splitIdAllowed(mid, initialPartitions)) mid = Math.max(mid, initialPartitions) < range.end ? Math.max(mid, initialPartitions) : undefined;
+    // Ids are never reused: a merged-away start moves the point up (a merge keeps no bucket boundary there).
+    for (let shift = 0; mid !== undefined && this.options.isMergedStart?.(mid) === true; shift++) mid = shift < MAX_POINT_SHIFT && mid + 1 < range.end ? mid + 1 : undefined;
     if (mid === undefined || mid <= range.start) {
       throw refused('single-bucket', `partition ${partition}'s range [${range.start}, ${range.end}) cannot split (one bucket)`, { partition });
     }
@@ -103,28 +102,7 @@ export class SplitAdmin {
   }
 
   private propose(replica: PartitionReplica, payload: Uint8Array, deadlineMs: number): Promise<ApplyResult> {
-    const { driver, clock, timers } = this.options;
-    return new Promise<ApplyResult>((resolve, reject) => {
-      let settled = false;
-      const timer = timers.after(Math.max(0, deadlineMs - clock.wallMs()), () => {
-        if (settled) return;
-        settled = true;
-        // The entry may still commit and apply: the caller reads ClusterInfo to find out.
-        reject(new AtollError('DEADLINE_EXCEEDED', `partition ${replica.id}: the split did not apply within the deadline; check the partition table`));
-      });
-      const finish = (action: () => void): void => {
-        if (settled) return;
-        settled = true;
-        timer.cancel();
-        action();
-      };
-      driver.enqueue(() => {
-        try {
-          replica.propose(payload, { resolve: (result) => finish(() => resolve(result)), reject: (error) => finish(() => reject(error)) });
-        } catch (error) {
-          finish(() => reject(replica.notLeaderError(error)));
-        }
-      });
-    });
+    // The entry may still commit and apply after the deadline: the caller reads ClusterInfo to find out.
+    return proposeAndWait(this.options, replica, payload, deadlineMs, 'the split');
   }
 }

@@ -155,6 +155,12 @@ export class WatchService {
     // applies, before any later entry of this partition applies.
     const watched = barrier.kind === 'get' ? barrier.request.key : (barrier.request as api.GetByPrefixRequest).prefix;
     const checkServed = (): void => {
+      // A merge ends it too, on any replica (merge-apply.ts): from R's freeze on nothing is
+      // published here, and after the merge the watched keys change in the left partition only.
+      const mergedInto = replica?.mvcc.mergedInto ?? replica?.mvcc.frozen?.into;
+      if (mergedInto !== undefined) {
+        throw new AtollError('PARTITION_MOVED', `partition ${partition} is being merged into partition ${mergedInto}: resume there`, { servedPartitionId: partition, mergedInto });
+      }
       checkLeader();
       const range = replica?.mvcc.hashRange;
       if (range === undefined || keyInHashRange(watched, range, this.options.bucketHash ?? defaultBucketHash)) return;

@@ -1,11 +1,12 @@
-/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves, member changes, the rebalancer, partition splits. */
+/** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves, member changes, the rebalancer, partition splits and merges. */
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../node/api.js';
 import { AtollError } from '../errors.js';
 import { decodeBackupPageRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from './move-codec.js';
-import { decodeSplitPartitionRequest, encodeSplitPartitionResponse } from './split-codec.js';
+import { decodeMergePartitionRequest, decodeSplitPartitionRequest, encodeMergePartitionResponse, encodeSplitPartitionResponse } from './split-codec.js';
+import type { MergeApi } from '../node/merge-admin.js';
 import type { SplitApi } from '../node/split-admin.js';
 import { unaryHandler } from './unary-handler.js';
 
@@ -32,6 +33,12 @@ export function clusterServiceHandlers(api: NodeApi, logger: ErrorLogger): grpc.
       const splitter = api as NodeApi & SplitApi;
       if (splitter.splitPartition === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not split partitions');
       return encodeSplitPartitionResponse(await splitter.splitPartition(request, scope.context));
+    }),
+    MergePartition: unaryHandler(logger, async (message, scope) => {
+      const request = decodeMergePartitionRequest(message);
+      const merger = api as NodeApi & MergeApi;
+      if (merger.mergePartition === undefined) throw new AtollError('INVALID_ARGUMENT', 'this node does not merge partitions');
+      return encodeMergePartitionResponse(await merger.mergePartition(request, scope.context));
     }),
     ChangeMember: unaryHandler(logger, async (message, scope) => {
       const request = decodeChangeMemberRequest(message);

@@ -477,6 +477,7 @@ export function encodeClusterInfoResponse(response: ClusterInfoResponse): Cluste
     nodes: response.nodes.map(encodeNodeInfo),
     memberTableVersion: String(response.memberTableVersion ?? 0),
     partitions: response.partitions.map(encodePartitionInfo),
+    mergedStarts: (response.mergedStarts ?? []).map(({ start, into }) => ({ start, into })),
   };
 }
 
@@ -514,6 +515,8 @@ export function decodeClusterInfoResponse(value: unknown): ClusterInfoResponse {
     ...(decodeCount(message.memberTableVersion, 'member_table_version') > 0 && { memberTableVersion: decodeCount(message.memberTableVersion, 'member_table_version') }),
     nodes: decodeRepeated(message.nodes, 'nodes', decodeNodeInfo),
     partitions: decodeRepeated(message.partitions, 'partitions', decodePartitionInfo),
+    // Absent when none (and from servers older than merges).
+    ...(message.mergedStarts !== undefined && message.mergedStarts !== null && message.mergedStarts.length > 0 && { mergedStarts: decodeRepeated(message.mergedStarts, 'merged_starts', decodeMergedStart) }),
   };
 }
 
@@ -541,6 +544,11 @@ export function decodeNodeInfo(value: unknown): NodeInfo {
     ...(zone !== '' && { zone }),
     ...(peerAddress !== '' && { peerAddress }),
   };
+}
+
+function decodeMergedStart(value: unknown): { start: number; into: number } {
+  const message = decodeMessage<{ start?: unknown; into?: unknown }>(value, 'MergedStart');
+  return { start: parseWireUint32(message.start ?? 0, 'start'), into: parseWireUint32(message.into ?? 0, 'into') };
 }
 
 function decodePartitionInfo(value: unknown): PartitionInfo {

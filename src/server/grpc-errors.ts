@@ -35,13 +35,20 @@ export const errorMetadataKeys = Object.freeze({
   reason: 'atoll-reason',
   /** PARTITION_MOVED: the end of the refusing partition's range, the first hash of the next one. */
   rangeEnd: 'atoll-range-end',
+  /** PARTITION_MOVED from a partition frozen for a merge or merged away: the partition its range went into. */
+  mergedInto: 'atoll-merged-into',
+  /** PARTITION_MOVED: the partition that refused (with mergedInto: the merged-away one, whose start is a tombstone). */
+  servedPartitionId: 'atoll-served-partition',
+  /** MERGE_REFUSED: the right partition of the merge, and (leaders-differ) the node leading the left one. */
+  rightPartition: 'atoll-right-partition',
+  leftLeader: 'atoll-left-leader',
 });
 
 /** A details.reason that may travel: short lowercase words and dashes. */
 const reasonPattern = /^[a-z][a-z-]{0,39}$/;
 
 /** The error details that travel as decimal metadata (errorMetadataKeys). */
-const revisionDetails = ['compactedRevision', 'resumeRevision', 'rangeEnd'] as const;
+const revisionDetails = ['compactedRevision', 'resumeRevision', 'rangeEnd', 'mergedInto', 'servedPartitionId', 'rightPartition', 'leftLeader'] as const;
 
 /** Where the current leader of a partition is, as far as the answering node knows. */
 export interface LeaderHint {

@@ -1,6 +1,8 @@
-/** Wire forms of Cluster.SplitPartition (proto/atoll/v1/cluster.proto). */
+/** Wire forms of Cluster.SplitPartition and Cluster.MergePartition (proto/atoll/v1/cluster.proto). */
 import { AtollError } from '../errors.js';
+import type { MergePartitionResult } from '../node/merge-admin.js';
 import type { SplitPartitionResult } from '../node/split-admin.js';
+import type { MergePartitionResponse as MergePartitionResponseMessage } from './generated/atoll/v1/MergePartitionResponse.js';
 import type { SplitPartitionRequest as SplitPartitionRequestMessage } from './generated/atoll/v1/SplitPartitionRequest.js';
 import type { SplitPartitionResponse as SplitPartitionResponseMessage } from './generated/atoll/v1/SplitPartitionResponse.js';
 import { parseWireCount, parseWireUint32 } from './wire-numbers.js';
@@ -30,6 +32,28 @@ export function decodeSplitPartitionResponse(value: unknown): SplitPartitionResu
     newPartition: parseWireUint32(message['newPartition'] ?? 0, 'new_partition'),
     start: parseWireCount(message['rangeStart'] ?? 0, 'range_start'),
     mid: parseWireCount(message['splitHash'] ?? 0, 'split_hash'),
+    end: parseWireCount(message['rangeEnd'] ?? 0, 'range_end'),
+  };
+}
+
+export function encodeMergePartitionRequest(request: { readonly partition: number }): { partition: number } {
+  return { partition: request.partition };
+}
+
+export function decodeMergePartitionRequest(value: unknown): { partition: number } {
+  return { partition: parseWireUint32(fields(value, 'MergePartitionRequest')['partition'] ?? 0, 'partition') };
+}
+
+export function encodeMergePartitionResponse(result: MergePartitionResult): MergePartitionResponseMessage {
+  return { partition: result.partition, mergedPartition: result.mergedPartition, rangeStart: result.start, rangeEnd: result.end };
+}
+
+export function decodeMergePartitionResponse(value: unknown): MergePartitionResult {
+  const message = fields(value, 'MergePartitionResponse');
+  return {
+    partition: parseWireUint32(message['partition'] ?? 0, 'partition'),
+    mergedPartition: parseWireUint32(message['mergedPartition'] ?? 0, 'merged_partition'),
+    start: parseWireCount(message['rangeStart'] ?? 0, 'range_start'),
     end: parseWireCount(message['rangeEnd'] ?? 0, 'range_end'),
   };
 }

@@ -58,4 +58,25 @@ describe('RangeRouting', () => {
     routing.learn(77);
     expect(routing.leasePartition('77.5')).toBe(77);
   });
+
+  it('forgets a merged-away start for good: its range joins the left neighbour, and it is never learned again', () => {
+    const routing = new RangeRouting(4, 'murmur3_32');
+    const p1 = partitionTable(4)[1]!;
+    const mid = p1.start + 1000;
+    routing.learn(mid);
+    routing.learn(mid + 10);
+    expect(routing.forget(mid + 10, mid)).toBe(true);
+    expect(routing.forget(mid + 10, mid)).toBe(false);
+    expect(routing.ownerOfHash(mid + 10)).toBe(mid);
+    expect(routing.isKnown(mid + 10)).toBe(false);
+    expect(routing.learn(mid + 10)).toBe(false);
+    expect(routing.mergedInto(mid + 10)).toBe(mid);
+    expect(routing.mergedStarts()).toEqual([{ start: mid + 10, into: mid }]);
+    expect(RangeTable.of(routing.table()).rangeOf(mid)).toEqual({ id: mid, start: mid, end: p1.end });
+    // A start never learned can be tombstoned first (a peer's ClusterInfo); an equal-table start never.
+    expect(routing.forget(mid + 20, mid)).toBe(true);
+    expect(routing.learn(mid + 20)).toBe(false);
+    expect(routing.forget(p1.start, 0)).toBe(false);
+    expect(routing.ownerOfHash(p1.start)).toBe(1);
+  });
 });

@@ -9,6 +9,7 @@ import { AtollError, isAtollError } from '../../src/errors.js';
 import { defaultLimits } from '../../src/limits.js';
 import type { KvOperation, KvResult } from '../../src/node/operations.js';
 import { Router, type RouterOptions } from '../../src/node/router.js';
+import { bucketHash } from '../../src/keys/bucket-hash.js';
 
 const putOp: KvOperation = { kind: 'put', request: { key: 'a/k', value: new Uint8Array([1]) } };
 const getOp: KvOperation = { kind: 'get', request: { key: 'a/k' } };
@@ -102,5 +103,18 @@ describe('router retry after a leader change', () => {
     const exhausted = await errorOf(long.router.route(0, putOp, { deadlineMs: Date.now() + 30_000 }));
     expect(exhausted.code).toBe('NOT_LEADER');
     expect(long.sent.length).toBe(12);
+  });
+
+  it('follows a merge: PARTITION_MOVED naming mergedInto tombstones the partition\'s start and routes to the left one at once', async () => {
+    const start = bucketHash('a');
+    const moved = new AtollError('PARTITION_MOVED', 'merged', { servedPartitionId: start, mergedInto: 0 });
+    const { router, sent } = routerWith([fail(moved), () => Promise.resolve(ok)]);
+    expect(router.ranges.learn(start)).toBe(true);
+    expect(router.partitionOf(putOp)).toBe(start);
+    await expect(router.route(start, putOp, { deadlineMs: Date.now() + 2_000 })).resolves.toBe(ok);
+    expect(sent.length).toBe(2);
+    expect(router.partitionOf(putOp)).toBe(0);
+    expect(router.ranges.isKnown(start)).toBe(false);
+    expect(router.ranges.learn(start)).toBe(false);
   });
 });

@@ -262,6 +262,13 @@ describe('gRPC error mapping', () => {
     }
   });
 
+  it('carries a merge\'s details: PARTITION_MOVED mergedInto and servedPartitionId, MERGE_REFUSED rightPartition and leftLeader', () => {
+    const moved = atollErrorOfServiceError(serviceErrorOf(new AtollError('PARTITION_MOVED', 'merged', { servedPartitionId: 3_000_000_000, mergedInto: 0 })));
+    expect(moved.details).toMatchObject({ servedPartitionId: 3_000_000_000, mergedInto: 0 });
+    const refused = atollErrorOfServiceError(serviceErrorOf(new AtollError('MERGE_REFUSED', 'leaders differ', { reason: 'leaders-differ', rightPartition: 7, leftLeader: 2 })));
+    expect(refused.details).toMatchObject({ reason: 'leaders-differ', rightPartition: 7, leftLeader: 2 });
+  });
+
   it('carries "certainly not applied" across a relay, without calling the relaying node unreachable', () => {
     const relayed = new AtollError('UNAVAILABLE', 'cannot reach the leader', { neverSent: true, fromTransport: true });
     const status = serviceErrorOf(relayed);

@@ -34,6 +34,9 @@ import type { KeyLoad as _atoll_v1_KeyLoad, KeyLoad__Output as _atoll_v1_KeyLoad
 import type { KeyRecord as _atoll_v1_KeyRecord, KeyRecord__Output as _atoll_v1_KeyRecord__Output } from './atoll/v1/KeyRecord.js';
 import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from './atoll/v1/LeaseRequest.js';
 import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from './atoll/v1/LeaseResponse.js';
+import type { MergePartitionRequest as _atoll_v1_MergePartitionRequest, MergePartitionRequest__Output as _atoll_v1_MergePartitionRequest__Output } from './atoll/v1/MergePartitionRequest.js';
+import type { MergePartitionResponse as _atoll_v1_MergePartitionResponse, MergePartitionResponse__Output as _atoll_v1_MergePartitionResponse__Output } from './atoll/v1/MergePartitionResponse.js';
+import type { MergedStart as _atoll_v1_MergedStart, MergedStart__Output as _atoll_v1_MergedStart__Output } from './atoll/v1/MergedStart.js';
 import type { MoveReplicaRequest as _atoll_v1_MoveReplicaRequest, MoveReplicaRequest__Output as _atoll_v1_MoveReplicaRequest__Output } from './atoll/v1/MoveReplicaRequest.js';
 import type { MoveReplicaResponse as _atoll_v1_MoveReplicaResponse, MoveReplicaResponse__Output as _atoll_v1_MoveReplicaResponse__Output } from './atoll/v1/MoveReplicaResponse.js';
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from './atoll/v1/NodeInfo.js';
@@ -106,6 +109,9 @@ export interface ProtoGrpcType {
       LeaseAction: EnumTypeDefinition
       LeaseRequest: MessageTypeDefinition<_atoll_v1_LeaseRequest, _atoll_v1_LeaseRequest__Output>
       LeaseResponse: MessageTypeDefinition<_atoll_v1_LeaseResponse, _atoll_v1_LeaseResponse__Output>
+      MergePartitionRequest: MessageTypeDefinition<_atoll_v1_MergePartitionRequest, _atoll_v1_MergePartitionRequest__Output>
+      MergePartitionResponse: MessageTypeDefinition<_atoll_v1_MergePartitionResponse, _atoll_v1_MergePartitionResponse__Output>
+      MergedStart: MessageTypeDefinition<_atoll_v1_MergedStart, _atoll_v1_MergedStart__Output>
       MoveReplicaRequest: MessageTypeDefinition<_atoll_v1_MoveReplicaRequest, _atoll_v1_MoveReplicaRequest__Output>
       MoveReplicaResponse: MessageTypeDefinition<_atoll_v1_MoveReplicaResponse, _atoll_v1_MoveReplicaResponse__Output>
       NodeInfo: MessageTypeDefinition<_atoll_v1_NodeInfo, _atoll_v1_NodeInfo__Output>

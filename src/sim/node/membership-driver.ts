@@ -76,6 +76,8 @@ export class MembershipDriver {
   moves = 0;
   /** Partitions the plan's splits made (their ids: the first hash of each new range), in order. */
   readonly splitsMade: number[] = [];
+  /** Merges the plan made (each took a partition out of splitsMade). */
+  private mergesMade = 0;
   /** The id a joining node gets: one above every node that ever ran (4 in a 3-node seed). */
   private readonly newNode: number;
 
@@ -129,10 +131,13 @@ export class MembershipDriver {
           break;
         case 'split': {
           let partition = plan.partition;
+          let source = partition;
           for (let i = 0; i < plan.count && this.scheduler.now < untilMs; i++) {
+            source = partition;
             partition = await this.split(partition, untilMs);
             await this.workload.sleep(500 + this.rng.int(1_500));
           }
+          if (plan.mergeBack === true && this.scheduler.now < untilMs) await this.merge(source, partition, untilMs);
           break;
         }
       }
@@ -140,7 +145,7 @@ export class MembershipDriver {
     } catch (error) {
       this.trace.add(`MEMBERSHIP gave up: ${error instanceof Error ? error.message : String(error)}`);
     }
-    this.trace.add(`MEMBERSHIP ${this.finished ? 'finished' : 'did not finish'}: ${this.moves} moves, ${this.splitsMade.length} splits`);
+    this.trace.add(`MEMBERSHIP ${this.finished ? 'finished' : 'did not finish'}: ${this.moves} moves, ${this.splitsMade.length + this.mergesMade} splits, ${this.mergesMade} merges`);
   }
 
   private async addNode(untilMs: number): Promise<void> {
@@ -302,6 +307,41 @@ export class MembershipDriver {
       await this.workload.sleep(500);
     }
     throw new Error(`splitting partition ${partition} did not succeed`);
+  }
+
+  /**
+   * Merges `right` (the partition the last split made) back into `left`, its source, at `left`'s
+   * leader, retried through faults (bounded). A merge is not idempotent (a repeat would merge the
+   * next neighbour), so before every attempt `left`'s range is read from its replicas: once it
+   * covers `right`'s start the merge applied. On 'leaders-differ' the right side's leadership is
+   * moved to the left side's leader first, as the CLI does.
+   */
+  private async merge(left: number, right: number, untilMs: number): Promise<void> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS * 2 && this.scheduler.now < untilMs; attempt++) {
+      const views = await this.partitionViews();
+      const leftView = views.get(left);
+      if (leftView?.range !== undefined && leftView.range.end > right) {
+        if (this.splitsMade.includes(right)) this.splitsMade.splice(this.splitsMade.indexOf(right), 1);
+        this.mergesMade++;
+        this.trace.add(`MEMBERSHIP merge of partition ${right} into ${left}: done, ${left} owns [${leftView.range.start}, ${leftView.range.end})`);
+        return;
+      }
+      const leader = leftView?.leader;
+      if (leader === undefined) {
+        await this.workload.sleep(300);
+        continue;
+      }
+      const answer = await this.workload.call(leader, (node, context) => node.mergePartition({ partition: left }, context), MOVE_CALL_MS);
+      if (answer.ok) continue;
+      this.trace.add(`MEMBERSHIP merge of partition ${right} into ${left} at node ${leader}: ${answer.error.slice(0, 160)}`);
+      const rightLeader = views.get(right)?.leader;
+      // The answer carries no details here: any refusal while another node leads the right side moves its leadership.
+      if (answer.error.startsWith('MERGE_REFUSED') && rightLeader !== undefined && rightLeader !== leader) {
+        await this.workload.call(rightLeader, (node, context) => node.transferLeader({ partition: right, targetNode: leader }, context), MOVE_CALL_MS);
+      }
+      await this.workload.sleep(500);
+    }
+    throw new Error(`merging partition ${right} into ${left} did not succeed`);
   }
 
   /** Every live node's replicas, read between loop iterations; a node that does not answer within 2 s is left out. */

@@ -113,6 +113,18 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
     invariant: 'rf-replicas-on-distinct-members',
     budget: 6,
   },
+  // A replica of the left partition that catches up by a snapshot taken after a merge keeps its
+  // replica of the right one (frozen, never led again) when absorbedBy does not run: a leftover
+  // the membership checker finds (a partition held on one node). Partition 0 splits at 1.5 s and
+  // is merged back while one node after another is cut off for 1.5 s every 2 s, with a snapshot
+  // point every 5 entries.
+  mergeLeavesLeftovers: {
+    bug: 'mergeLeavesLeftovers',
+    overrides: { isolateEveryMs: 2_000, snapshotEveryEntries: 5, logEntriesKeptAfterSnapshot: 1, membership: { kind: 'split', atMs: 1_500, partition: 0, count: 1, mergeBack: true } },
+    checker: 'membership',
+    invariant: 'rf-replicas-on-distinct-members',
+    budget: 8,
+  },
   // Today's snapshot install (issue 16): a node killed inside or right after an install never
   // opens again. Default settings: the seed below is the regression seed.
   nonAtomicSnapshotInstall: {

@@ -30,14 +30,16 @@ export type FaultEvent =
  * - replace: `victim` loses its disk for good; node 4 joins empty and receives its replicas,
  *   then the victim is removed;
  * - split: `count` partition splits (Cluster.SplitPartition at a partition's leader): first of
- *   partition `partition`, then each further one of the partition the previous split made.
+ *   partition `partition`, then each further one of the partition the previous split made; with
+ *   `mergeBack`, the last split is then undone by a merge (Cluster.MergePartition at the source's
+ *   leader, src/node/merge-admin.ts).
  */
 export type MembershipPlan =
   | { readonly kind: 'none' }
   | { readonly kind: 'moves'; readonly atMs: number; readonly count: number }
   | { readonly kind: 'grow-shrink'; readonly atMs: number; readonly leaver: number }
   | { readonly kind: 'replace'; readonly atMs: number; readonly victim: number }
-  | { readonly kind: 'split'; readonly atMs: number; readonly partition: number; readonly count: number };
+  | { readonly kind: 'split'; readonly atMs: number; readonly partition: number; readonly count: number; readonly mergeBack?: boolean };
 
 export interface NodeScenario {
   readonly seed: number;
@@ -139,9 +141,11 @@ export function scenarioFromSeed(seed: number, overrides: ScenarioOverrides = {}
   };
   const drawnMembership = drawMembership(rng, nodeIds, faultEndMs);
   // Drawn after the other plans (and always, so the order stays fixed): about one in eight of the
-  // seeds without membership changes splits partitions instead, while the faults run.
+  // seeds without membership changes splits partitions instead, while the faults run. Half of
+  // those merge the last split back (decided by the time's parity: no draw, so the schedules of
+  // every seed stay as they were).
   const split = { roll: rng.int(8), atMs: 500 + rng.int(Math.max(1, Math.floor(faultEndMs / 2))), partition: rng.int(scenario.partitions), count: rng.chance(0.3) ? 2 : 1 };
-  const membership: MembershipPlan = drawnMembership.kind === 'none' && split.roll === 0 ? { kind: 'split', atMs: split.atMs, partition: split.partition, count: split.count } : drawnMembership;
+  const membership: MembershipPlan = drawnMembership.kind === 'none' && split.roll === 0 ? { kind: 'split', atMs: split.atMs, partition: split.partition, count: split.count, mergeBack: split.atMs % 2 === 0 } : drawnMembership;
   const drawn = { ...scenario, membership };
   const { allowedFaults, crashPointKinds, crashPointTiming, powerLossEveryMs, isolateEveryMs, ...pinned } = overrides;
   const added: FaultEvent[] = [];
@@ -212,7 +216,7 @@ export function describeMembership(plan: MembershipPlan): string {
     case 'replace':
       return `, node ${plan.victim} loses its disk at ${plan.atMs} ms and node 4 replaces it`;
     case 'split':
-      return `, ${plan.count} split${plan.count > 1 ? 's' : ''} of partition ${plan.partition} from ${plan.atMs} ms`;
+      return `, ${plan.count} split${plan.count > 1 ? 's' : ''} of partition ${plan.partition} from ${plan.atMs} ms${plan.mergeBack === true ? ', then a merge back' : ''}`;
   }
 }
 

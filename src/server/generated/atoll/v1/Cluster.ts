@@ -8,6 +8,8 @@ import type { ChangeMemberRequest as _atoll_v1_ChangeMemberRequest, ChangeMember
 import type { ChangeMemberResponse as _atoll_v1_ChangeMemberResponse, ChangeMemberResponse__Output as _atoll_v1_ChangeMemberResponse__Output } from '../../atoll/v1/ChangeMemberResponse.js';
 import type { ClusterInfoRequest as _atoll_v1_ClusterInfoRequest, ClusterInfoRequest__Output as _atoll_v1_ClusterInfoRequest__Output } from '../../atoll/v1/ClusterInfoRequest.js';
 import type { ClusterInfoResponse as _atoll_v1_ClusterInfoResponse, ClusterInfoResponse__Output as _atoll_v1_ClusterInfoResponse__Output } from '../../atoll/v1/ClusterInfoResponse.js';
+import type { MergePartitionRequest as _atoll_v1_MergePartitionRequest, MergePartitionRequest__Output as _atoll_v1_MergePartitionRequest__Output } from '../../atoll/v1/MergePartitionRequest.js';
+import type { MergePartitionResponse as _atoll_v1_MergePartitionResponse, MergePartitionResponse__Output as _atoll_v1_MergePartitionResponse__Output } from '../../atoll/v1/MergePartitionResponse.js';
 import type { MoveReplicaRequest as _atoll_v1_MoveReplicaRequest, MoveReplicaRequest__Output as _atoll_v1_MoveReplicaRequest__Output } from '../../atoll/v1/MoveReplicaRequest.js';
 import type { MoveReplicaResponse as _atoll_v1_MoveReplicaResponse, MoveReplicaResponse__Output as _atoll_v1_MoveReplicaResponse__Output } from '../../atoll/v1/MoveReplicaResponse.js';
 import type { RebalanceRequest as _atoll_v1_RebalanceRequest, RebalanceRequest__Output as _atoll_v1_RebalanceRequest__Output } from '../../atoll/v1/RebalanceRequest.js';
@@ -62,6 +64,21 @@ export interface ClusterClient extends grpc.Client {
   clusterInfo(argument: _atoll_v1_ClusterInfoRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
   clusterInfo(argument: _atoll_v1_ClusterInfoRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
   clusterInfo(argument: _atoll_v1_ClusterInfoRequest, callback: grpc.requestCallback<_atoll_v1_ClusterInfoResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Joins a partition with its right neighbour (MergePartitionRequest).
+   */
+  MergePartition(argument: _atoll_v1_MergePartitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  MergePartition(argument: _atoll_v1_MergePartitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  MergePartition(argument: _atoll_v1_MergePartitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  MergePartition(argument: _atoll_v1_MergePartitionRequest, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Joins a partition with its right neighbour (MergePartitionRequest).
+   */
+  mergePartition(argument: _atoll_v1_MergePartitionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  mergePartition(argument: _atoll_v1_MergePartitionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  mergePartition(argument: _atoll_v1_MergePartitionRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
+  mergePartition(argument: _atoll_v1_MergePartitionRequest, callback: grpc.requestCallback<_atoll_v1_MergePartitionResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Moves one replica of a partition to another node (MoveReplicaRequest).
@@ -142,6 +159,11 @@ export interface ClusterHandlers extends grpc.UntypedServiceImplementation {
   ClusterInfo: grpc.handleUnaryCall<_atoll_v1_ClusterInfoRequest__Output, _atoll_v1_ClusterInfoResponse>;
   
   /**
+   * Joins a partition with its right neighbour (MergePartitionRequest).
+   */
+  MergePartition: grpc.handleUnaryCall<_atoll_v1_MergePartitionRequest__Output, _atoll_v1_MergePartitionResponse>;
+  
+  /**
    * Moves one replica of a partition to another node (MoveReplicaRequest).
    */
   MoveReplica: grpc.handleUnaryCall<_atoll_v1_MoveReplicaRequest__Output, _atoll_v1_MoveReplicaResponse>;
@@ -167,6 +189,7 @@ export interface ClusterDefinition extends grpc.ServiceDefinition {
   BackupPage: MethodDefinition<_atoll_v1_BackupPageRequest, _atoll_v1_BackupPageResponse, _atoll_v1_BackupPageRequest__Output, _atoll_v1_BackupPageResponse__Output>
   ChangeMember: MethodDefinition<_atoll_v1_ChangeMemberRequest, _atoll_v1_ChangeMemberResponse, _atoll_v1_ChangeMemberRequest__Output, _atoll_v1_ChangeMemberResponse__Output>
   ClusterInfo: MethodDefinition<_atoll_v1_ClusterInfoRequest, _atoll_v1_ClusterInfoResponse, _atoll_v1_ClusterInfoRequest__Output, _atoll_v1_ClusterInfoResponse__Output>
+  MergePartition: MethodDefinition<_atoll_v1_MergePartitionRequest, _atoll_v1_MergePartitionResponse, _atoll_v1_MergePartitionRequest__Output, _atoll_v1_MergePartitionResponse__Output>
   MoveReplica: MethodDefinition<_atoll_v1_MoveReplicaRequest, _atoll_v1_MoveReplicaResponse, _atoll_v1_MoveReplicaRequest__Output, _atoll_v1_MoveReplicaResponse__Output>
   Rebalance: MethodDefinition<_atoll_v1_RebalanceRequest, _atoll_v1_RebalanceResponse, _atoll_v1_RebalanceRequest__Output, _atoll_v1_RebalanceResponse__Output>
   SplitPartition: MethodDefinition<_atoll_v1_SplitPartitionRequest, _atoll_v1_SplitPartitionResponse, _atoll_v1_SplitPartitionRequest__Output, _atoll_v1_SplitPartitionResponse__Output>

@@ -2,6 +2,7 @@
 
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from '../../atoll/v1/NodeInfo.js';
 import type { PartitionInfo as _atoll_v1_PartitionInfo, PartitionInfo__Output as _atoll_v1_PartitionInfo__Output } from '../../atoll/v1/PartitionInfo.js';
+import type { MergedStart as _atoll_v1_MergedStart, MergedStart__Output as _atoll_v1_MergedStart__Output } from '../../atoll/v1/MergedStart.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface ClusterInfoResponse {
@@ -41,6 +42,11 @@ export interface ClusterInfoResponse {
    * The version of the member table the answering node follows (0: the founding members).
    */
   'memberTableVersion'?: (number | string | Long);
+  /**
+   * Range starts merged away (MergePartition) that the answering node knows: each was a split
+   * partition's id and start, and is never a partition again. `partitions` does not list them.
+   */
+  'mergedStarts'?: (_atoll_v1_MergedStart)[];
 }
 
 export interface ClusterInfoResponse__Output {
@@ -80,4 +86,9 @@ export interface ClusterInfoResponse__Output {
    * The version of the member table the answering node follows (0: the founding members).
    */
   'memberTableVersion': (string);
+  /**
+   * Range starts merged away (MergePartition) that the answering node knows: each was a split
+   * partition's id and start, and is never a partition again. `partitions` does not list them.
+   */
+  'mergedStarts': (_atoll_v1_MergedStart__Output)[];
 }
