@@ -6,32 +6,23 @@
  * through clients whose routing map still names the merged-away partition and through a fresh
  * one; ClusterInfo lists partitions 0 and 1 only, and the merged-away start as a tombstone.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AtollClient } from '../../src/client/index.js';
 import { mergeWithLeaderTransfer } from '../../src/cli/cluster-merge.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import { partitionOf } from '../../src/keys/partition-table.js';
-import { LocalCluster } from './local-cluster.js';
 import { untilAtLeast } from './paced.js';
+import { bucketsOfPartition, clientPerNode, useRangeCluster } from './range-support.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 2;
 
 describe('merging partitions online (3 nodes)', () => {
-  let cluster: LocalCluster;
-
-  beforeAll(async () => {
-    cluster = await LocalCluster.start({ nodes: NODES.length, partitions: PARTITIONS, logLevel: 'info' });
-  }, 60_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const fixture = useRangeCluster({ nodes: NODES.length, partitions: PARTITIONS });
 
   it('merges a split partition back under writes; nothing acknowledged is lost; stale clients follow', async () => {
-    const buckets: string[] = [];
-    for (let i = 0; buckets.length < 24 && i < 100_000; i++) if (partitionOf(`mp${i}/k`, PARTITIONS) === 0) buckets.push(`mp${i}`);
-    const clients = new Map<number, AtollClient>(NODES.map((id) => [id, cluster.client([cluster.addresses.get(id) as string])]));
+    const cluster = fixture.cluster;
+    const buckets = bucketsOfPartition('mp', 0, PARTITIONS, 24);
+    const clients = clientPerNode(cluster, NODES);
     const admin = clients.get(1) as AtollClient;
     const split = await admin.splitPartition(0, { timeoutMs: 20_000 });
     const moved = buckets.filter((bucket) => bucketHash(bucket) >= split.mid);

@@ -5,46 +5,23 @@
  * with its range on every node, clients route the moved buckets to it, and a restart of every
  * node keeps both partitions and all the data.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AtollClient } from '../../src/client/index.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import { partitionOf } from '../../src/keys/partition-table.js';
-import { LocalCluster } from './local-cluster.js';
+import { until } from './membership-support.js';
 import { untilAtLeast } from './paced.js';
+import { bucketsOfPartition, clientPerNode, useRangeCluster } from './range-support.js';
 
 const NODES = [1, 2, 3];
 const PARTITIONS = 2;
 
-/** Buckets of partition 0 (by the initial equal table). */
-function bucketsOfPartitionZero(count: number): string[] {
-  const buckets: string[] = [];
-  for (let i = 0; buckets.length < count && i < 100_000; i++) if (partitionOf(`sp${i}/k`, PARTITIONS) === 0) buckets.push(`sp${i}`);
-  return buckets;
-}
-
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition().catch(() => false)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return false;
-}
-
 describe('splitting a partition online (3 nodes)', () => {
-  let cluster: LocalCluster;
-
-  beforeAll(async () => {
-    cluster = await LocalCluster.start({ nodes: NODES.length, partitions: PARTITIONS, logLevel: 'info' });
-  }, 60_000);
-
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const fixture = useRangeCluster({ nodes: NODES.length, partitions: PARTITIONS });
 
   it('splits under writes through every node; nothing acknowledged is lost; clients route to the new partition; restarts keep it', async () => {
-    const buckets = bucketsOfPartitionZero(24);
-    const clients = new Map<number, AtollClient>(NODES.map((id) => [id, cluster.client([cluster.addresses.get(id) as string])]));
+    const cluster = fixture.cluster;
+    const buckets = bucketsOfPartition('sp', 0, PARTITIONS, 24);
+    const clients = clientPerNode(cluster, NODES);
     const acknowledged = new Map<string, string>();
     let stop = false;
     let reads = 0;
@@ -84,7 +61,7 @@ describe('splitting a partition online (3 nodes)', () => {
 
     // Every node lists the new partition with its range; a refreshed client routes to it.
     for (const id of NODES) {
-      const listed = await until(async () => (await cluster.clusterInfoOf(id)).partitions.some((p) => Number(p.id) === split.newPartition && Number(p.leader) !== 0), 15_000);
+      const listed = await until(async () => (await cluster.clusterInfoOf(id)).partitions.some((p) => Number(p.id) === split.newPartition && Number(p.leader) !== 0), 15_000, 100);
       expect(listed, `node ${id}`).toBe(true);
       const info = await cluster.clusterInfoOf(id);
       type Ranged = { rangeStart: string | number; rangeEnd: string | number };
@@ -109,7 +86,7 @@ describe('splitting a partition online (3 nodes)', () => {
     for (const id of NODES) await cluster.stopNode(id);
     for (const id of NODES) cluster.startNode(id);
     await cluster.waitReady();
-    expect(await until(async () => (await cluster.clusterInfoOf(1)).partitions.some((p) => Number(p.id) === split.newPartition && Number(p.leader) !== 0), 15_000)).toBe(true);
+    expect(await until(async () => (await cluster.clusterInfoOf(1)).partitions.some((p) => Number(p.id) === split.newPartition && Number(p.leader) !== 0), 15_000, 100)).toBe(true);
     const client = cluster.client();
     try {
       for (const [key, value] of acknowledged) expect((await client.get(key)).text(), key).toBe(value);
