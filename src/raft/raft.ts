@@ -616,9 +616,9 @@ export class Raft {
     }
   }
 
-  private bcastAppend(commitOnlyAllowed = false): void {
+  private bcastAppend(): void {
     for (const id of this.progress.keys()) {
-      if (id !== this.id) this.maybeSendAppend(id, true, commitOnlyAllowed);
+      if (id !== this.id) this.maybeSendAppend(id, true);
     }
   }
 
@@ -670,7 +670,7 @@ export class Raft {
     if (entries.length === 0 && !sendIfEmpty) return false;
     // Only a replicating follower's answer is not needed: a probed one must answer to be replicated to.
     const commitOnly = commitOnlyAllowed && entries.length === 0 && progress.state === 'replicate';
-    this.send({ type: 'app', to, term: this.term, index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed, ...(commitOnly ? { commitOnly } : {}) });
+    this.send({ type: 'app', to, term: this.term, index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed, commitOnly: commitOnly ? true : undefined });
     if (entries.length > 0) {
       progress.sentEntries((entries[entries.length - 1] as Entry).index, entriesBytes(entries));
     } else if (progress.state === 'probe') {
