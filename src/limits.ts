@@ -175,7 +175,7 @@ export function makeLimits(overrides: Partial<Limits> = {}): Limits {
 /** Asserts the relations the code relies on; a violation is a configuration bug, so it crashes. */
 export function assertLimits(limits: Limits): void {
   for (const [name, value] of Object.entries(limits)) {
-    assert(Number.isSafeInteger(value) && value > 0, `limit ${name} must be a positive integer`);
+    if (!(Number.isSafeInteger(value) && value > 0)) assert.fail(`limit ${name} must be a positive integer`);
   }
   // The key size is a product promise that clients rely on, not a tuning knob.
   assert.equal(limits.maxKeyBytes, 4 * kibibyte, 'maxKeyBytes is fixed at 4 KiB');

@@ -58,6 +58,8 @@ export class ExpiryIndex {
    */
   expiredKeys(nowMs: number, max: number): string[] {
     assert(Number.isSafeInteger(max) && max >= 0);
+    // Nothing due (the common case, asked every second of every led partition): no allocation.
+    if (this.heap.length === 0 || this.heap[0]!.expiresAtMs > nowMs) return [];
     const taken: Array<{ readonly expiresAtMs: number; readonly key: string }> = [];
     const takenKeys = new Set<string>();
     const maxPops = 4 * max + minRebuildSize;

@@ -1333,7 +1333,7 @@ export class MvccStore {
       if (record === undefined) {
         // Only an import that replaced the store meanwhile (the reader then fails), or a compaction
         // step that removed this tombstone meanwhile (it forgets the key first), explains it.
-        assert(this.epoch !== epoch || this.newestRevisionOf.get(key) !== newest, `key index names version ${newest} of a key that has no such version`);
+        if (!(this.epoch !== epoch || this.newestRevisionOf.get(key) !== newest)) assert.fail(`key index names version ${newest} of a key that has no such version`);
         return undefined;
       }
       found = { revision: newest, stored: decodeVersionRecord(record) };

@@ -288,6 +288,12 @@ export interface PartitionInfo {
   readonly topKeys?: readonly KeyLoad[];
 }
 
+/** ClusterInfo's request: without `partitions` (or with an empty list) every partition is listed. */
+export interface ClusterInfoRequest {
+  /** Only these partitions (stray-check.ts asks its peers about a few); unknown ids are left out. */
+  readonly partitions?: readonly number[];
+}
+
 export interface ClusterInfoResponse {
   /** The node that answered. */
   readonly nodeId: number;
@@ -416,7 +422,7 @@ export interface NodeApi {
   executeScript(request: ExecuteScriptRequest, context: CallContext): Promise<ExecuteScriptResponse>;
   /** Writes the watch's messages to `sink` until context.signal aborts (resolves) or the watch fails (rejects). */
   watch(request: WatchRequest, context: CallContext, sink: WatchSink): Promise<void>;
-  clusterInfo(context: CallContext): Promise<ClusterInfoResponse>;
+  clusterInfo(context: CallContext, request?: ClusterInfoRequest): Promise<ClusterInfoResponse>;
   transferLeader(request: TransferLeaderRequest, context: CallContext): Promise<void>;
   /** One page of a backup (Cluster.BackupPage). Optional: a node without it (a test fake) refuses the RPC with INVALID_ARGUMENT. */
   backupPage?(request: BackupPageRequest, context: CallContext): Promise<BackupPageResponse>;

@@ -381,8 +381,8 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ cluster API
 
-  async clusterInfo(context: api.CallContext): Promise<api.ClusterInfoResponse> {
-    return this.memberAdmin.decorate(await this.reports.clusterInfo(context));
+  async clusterInfo(context: api.CallContext, request?: api.ClusterInfoRequest): Promise<api.ClusterInfoResponse> {
+    return this.memberAdmin.decorate(await this.reports.clusterInfo(context, request));
   }
 
   /** Changes the member table (Cluster.ChangeMember; cluster admin). */

@@ -90,7 +90,7 @@ export class GroupActivity implements TickSource {
         if (group.installing === true) continue;
         // The parking invariant (see the top of this file): a group left unticked is quiesced, so
         // it misses no tick that could start an election or a CheckQuorum round.
-        assert.ok(this.awake.has(id) || group.raw.quiesced, `group ${id} is parked (unticked) but not quiesced`);
+        if (!(this.awake.has(id) || group.raw.quiesced)) assert.fail(`group ${id} is parked (unticked) but not quiesced`);
         this.dirty.add(id);
       }
     }

@@ -161,12 +161,13 @@ export class Maintenance {
     const { driver, logger, limits, clock } = this.options;
     let proposed = 0;
     const monotonicNow = clock.monotonicMs();
+    const wallNow = clock.wallMs();
     for (const replica of driver.groups.values()) {
       if (proposed >= EXPIRE_ENTRIES_PER_ROUND) break;
       if (replica.raw.role !== 'leader') continue;
       const inFlight = this.expiring.get(replica.id);
       if (inFlight !== undefined && monotonicNow - inFlight.sinceMs < EXPIRE_IN_FLIGHT_MS) continue;
-      const nowMs = Math.max(clock.wallMs(), replica.mvcc.appliedTimeMs);
+      const nowMs = Math.max(wallNow, replica.mvcc.appliedTimeMs);
       const entries = Math.min(EXPIRE_ENTRIES_PER_PARTITION, EXPIRE_ENTRIES_PER_ROUND - proposed);
       const keys = replica.mvcc.expiredKeys(nowMs, entries * limits.maxBatchOps);
       if (keys.length === 0) continue;

@@ -262,7 +262,7 @@ export class PartitionReplica {
 
   /** Serves the reads that arrived since the previous call under the lease, or starts a ReadIndex round for them. */
   startReadRound(): void {
-    assert.ok(!this.installing, `partition ${this.id}: no read round while a snapshot imports (its Ready is outstanding)`);
+    if (this.installing) assert.fail(`partition ${this.id}: no read round while a snapshot imports (its Ready is outstanding)`);
     this.reads.startRound(this.appliedIndex);
   }
 
@@ -314,8 +314,8 @@ export class PartitionReplica {
    */
   beginSnapshotImport(ready: Ready): Promise<void> {
     const snapshot = ready.snapshot;
-    assert.ok(snapshot !== undefined && this.importsBesideLoop, `partition ${this.id}: only a snapshot Ready imports beside the loop`);
-    assert.ok(this.installing && this.importedSnapshot === undefined, `partition ${this.id}: one snapshot import at a time, under the driver's installing mark`);
+    if (!(snapshot !== undefined && this.importsBesideLoop)) assert.fail(`partition ${this.id}: only a snapshot Ready imports beside the loop`);
+    if (!(this.installing && this.importedSnapshot === undefined)) assert.fail(`partition ${this.id}: one snapshot import at a time, under the driver's installing mark`);
     const importing = this.installSnapshot(snapshot, ready.hardState).then(() => {
       this.importedSnapshot = snapshot;
     });
@@ -342,7 +342,7 @@ export class PartitionReplica {
    * Throws when the log does not hold them.
    */
   async applyStoredThrough(index: number): Promise<void> {
-    assert.ok(!this.installing, `partition ${this.id}: no catch-up while a snapshot imports`);
+    if (this.installing) assert.fail(`partition ${this.id}: no catch-up while a snapshot imports`);
     this.confAtEntry = this.raw.status().confState;
     while (this.appliedIndex < index) {
       const from = this.appliedIndex + 1;
@@ -350,7 +350,7 @@ export class PartitionReplica {
         throw new AtollError('INTERNAL', `partition ${this.id}: entries ${from}..${index} are not in the local log [${this.storage.firstIndex()}, ${this.storage.lastIndex()}]`);
       }
       const entries = this.storage.entries(from, index + 1, 4 * 1024 * 1024);
-      assert.ok(entries.length > 0 && entries[0]!.index === from, `partition ${this.id}: the log returns entry ${from}`);
+      if (!(entries.length > 0 && entries[0]!.index === from)) assert.fail(`partition ${this.id}: the log returns entry ${from}`);
       for (const entry of entries) await this.applyEntry(entry);
     }
   }
@@ -398,7 +398,7 @@ export class PartitionReplica {
   private takeAccepted(meta: SnapshotMeta): StagedSnapshot {
     const accepted = this.acceptedSnapshot;
     // Invariant: the core adopts a snapshot only right after acceptSnapshot claimed its transfer.
-    assert.ok(accepted !== undefined && accepted.index === meta.index, `partition ${this.id}: the snapshot to install is the staged one the core accepted`);
+    if (!(accepted !== undefined && accepted.index === meta.index)) assert.fail(`partition ${this.id}: the snapshot to install is the staged one the core accepted`);
     this.acceptedSnapshot = undefined;
     return accepted.staged;
   }
@@ -443,12 +443,12 @@ export class PartitionReplica {
       return;
     }
     if (isSplitEntry(entry.data)) {
-      assert.ok(this.options.splits !== undefined, `partition ${this.id}: a split entry on a replica that cannot split`);
+      if (!(this.options.splits !== undefined)) assert.fail(`partition ${this.id}: a split entry on a replica that cannot split`);
       return this.answer(waiter, entry, await this.options.splits.apply(this, entry, this.confAtEntry ?? this.raw.status().confState));
     }
     if (isFreezeEntry(entry.data) || isMergeEntry(entry.data)) {
       const merges = this.options.merges;
-      assert.ok(merges !== undefined, `partition ${this.id}: a merge entry on a replica that cannot merge`);
+      if (!(merges !== undefined)) assert.fail(`partition ${this.id}: a merge entry on a replica that cannot merge`);
       const conf = this.confAtEntry ?? this.raw.status().confState;
       return this.answer(waiter, entry, await (isFreezeEntry(entry.data) ? merges.applyFreeze(this, entry, conf) : merges.applyMerge(this, entry, conf)));
     }
@@ -618,7 +618,7 @@ function assertStoreMatchesLog(id: number, mvcc: MvccStore, storage: PersistentL
   // log index; an empty store is the founding state at index 1), or the store carries the mark
   // and the log is as it was before that install began. The owner reconciles the second case
   // before building the replica (discardInterruptedInstall), so here only the first remains.
-  assert.ok(!mvcc.needsSnapshot, `partition ${id}: an interrupted snapshot install was not reconciled before open`);
+  if (mvcc.needsSnapshot) assert.fail(`partition ${id}: an interrupted snapshot install was not reconciled before open`);
   assert.ok(
     Math.max(mvcc.appliedIndex, 1) >= storage.snapshotMeta().index && mvcc.appliedIndex <= storage.lastIndex(),
     `partition ${id}: store applied ${mvcc.appliedIndex} outside the log [snapshot ${storage.snapshotMeta().index}, last ${storage.lastIndex()}]`,

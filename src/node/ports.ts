@@ -46,8 +46,8 @@ export interface NodeTransport {
   isReachable(peer: number): boolean;
   /** Sends a client request to another node, with the caller's deadline. */
   forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult>;
-  /** A peer's view of the cluster (leaders of partitions this node does not host). */
-  clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse>;
+  /** A peer's view of the cluster (leaders of partitions this node does not host); `partitions`: only those listed. */
+  clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse>;
   /** Asks a peer to open an empty replica of `partition` (a replica move's first step; replica-moves.ts). */
   prepareReplica?(peer: number, partition: number, deadlineMs: number): Promise<void>;
   /** Dials a new member at its peer address (membership.ts); a peer with a link keeps it. */

@@ -105,7 +105,7 @@ const uint64Bytes = 8;
 const entryHeaderBytes = versionBytes + uint64Bytes + uint64Bytes + 1;
 
 export function encodeEntry(entry: Entry): Uint8Array {
-  assert.ok(entry.type === EntryType.Normal || entry.type === EntryType.ConfChange, `unknown entry type ${entry.type}`);
+  if (!(entry.type === EntryType.Normal || entry.type === EntryType.ConfChange)) assert.fail(`unknown entry type ${entry.type}`);
   return new ByteWriter(entryHeaderBytes + entry.data.length)
     .uint8(RAFT_LOG_FORMAT_VERSION)
     .uint64(entry.term)

@@ -201,7 +201,7 @@ export class PersistentLogStorage implements LogStorage {
    */
   raiseCommitTo(applied: number): void {
     if (applied <= this.hardStateValue.commit) return;
-    assert.ok(applied <= this.lastIndex(), `applied index ${applied} is beyond the log (last ${this.lastIndex()})`);
+    if (!(applied <= this.lastIndex())) assert.fail(`applied index ${applied} is beyond the log (last ${this.lastIndex()})`);
     this.hardStateValue = { ...this.hardStateValue, commit: applied };
   }
 
@@ -223,12 +223,12 @@ export class PersistentLogStorage implements LogStorage {
     assertHardState(hardState);
     const previous = this.hardStateValue;
     if (hardStateEqual(previous, hardState)) return [];
-    assert.ok(hardState.term >= previous.term, `hard state term went back from ${previous.term} to ${hardState.term}`);
+    if (!(hardState.term >= previous.term)) assert.fail(`hard state term went back from ${previous.term} to ${hardState.term}`);
     assert.ok(
       hardState.term > previous.term || previous.vote === 0 || hardState.vote === previous.vote,
       `vote changed from ${previous.vote} to ${hardState.vote} within term ${hardState.term}`,
     );
-    assert.ok(hardState.commit >= previous.commit, `commit went back from ${previous.commit} to ${hardState.commit}`);
+    if (!(hardState.commit >= previous.commit)) assert.fail(`commit went back from ${previous.commit} to ${hardState.commit}`);
     const stored: HardState = { term: hardState.term, vote: hardState.vote, commit: hardState.commit };
     this.hardStateValue = stored;
     // Invariant (lazyCommit): the stored record's term and vote equal memory's; only its commit may lag.
@@ -250,12 +250,12 @@ export class PersistentLogStorage implements LogStorage {
     if (usable.length === 0) return [];
     const start = (usable[0] as Entry).index;
     const previousLast = this.lastIndex();
-    assert.ok(start <= previousLast + 1, `gap in log: appending ${start} after ${previousLast}`);
+    if (!(start <= previousLast + 1)) assert.fail(`gap in log: appending ${start} after ${previousLast}`);
     // The core only hands over entries after its commit index, and a snapshot never runs ahead of
     // what was applied: rewriting an entry the snapshot covers would mean committed entries changed.
     const snapshotIndex = this.snapshotMetaValue.index;
-    assert.ok(start > snapshotIndex, `appending ${start} rewrites entries covered by snapshot ${snapshotIndex}`);
-    assert.ok((usable[0] as Entry).term >= this.term(start - 1), `entry ${start} has a lower term than its predecessor`);
+    if (!(start > snapshotIndex)) assert.fail(`appending ${start} rewrites entries covered by snapshot ${snapshotIndex}`);
+    if (!((usable[0] as Entry).term >= this.term(start - 1))) assert.fail(`entry ${start} has a lower term than its predecessor`);
 
     const operations: WriteOperation[] = [];
     for (const entry of usable) operations.push({ type: 'put', key: this.keys.entry(entry.index), value: encodeEntry(entry) });
@@ -295,10 +295,10 @@ export class PersistentLogStorage implements LogStorage {
   stageSnapshotMeta(meta: SnapshotMeta): WriteOperation[] {
     assertSnapshotMeta(meta);
     const current = this.snapshotMetaValue;
-    assert.ok(meta.index >= current.index, `snapshot index went back from ${current.index} to ${meta.index}`);
-    assert.ok(meta.index <= this.lastIndex(), `snapshot index ${meta.index} beyond last index ${this.lastIndex()}`);
+    if (!(meta.index >= current.index)) assert.fail(`snapshot index went back from ${current.index} to ${meta.index}`);
+    if (!(meta.index <= this.lastIndex())) assert.fail(`snapshot index ${meta.index} beyond last index ${this.lastIndex()}`);
     const term = this.term(meta.index);
-    assert.ok(meta.term === term, `snapshot term ${meta.term} is not the term ${term} of entry ${meta.index}`);
+    if (!(meta.term === term)) assert.fail(`snapshot term ${meta.term} is not the term ${term} of entry ${meta.index}`);
     this.snapshotMetaValue = copySnapshotMeta(meta);
     this.assertInvariants();
     return [{ type: 'put', key: this.keys.snapshotMeta, value: encodeSnapshotMeta(this.snapshotMetaValue) }];
@@ -306,9 +306,9 @@ export class PersistentLogStorage implements LogStorage {
 
   /** Drops the entries up to and including `index`, which the snapshot must cover. */
   stageCompact(index: number): WriteOperation[] {
-    assert.ok(Number.isSafeInteger(index) && index >= 0, `compact index ${index} must be a non-negative integer`);
+    if (!(Number.isSafeInteger(index) && index >= 0)) assert.fail(`compact index ${index} must be a non-negative integer`);
     if (index <= this.truncated.index) return [];
-    assert.ok(index <= this.snapshotMetaValue.index, `compact(${index}) beyond snapshot ${this.snapshotMetaValue.index}`);
+    if (!(index <= this.snapshotMetaValue.index)) assert.fail(`compact(${index}) beyond snapshot ${this.snapshotMetaValue.index}`);
     const term = this.term(index);
     const operations = this.deleteEntriesThrough(index);
     this.ents.dropThrough(index);
@@ -437,7 +437,7 @@ function corrupt(groupId: number, reason: string): AtollError {
 // ------------------------------------------------------------------ argument checks
 
 function assertIndexOrTerm(value: number, what: string): void {
-  assert.ok(Number.isSafeInteger(value) && value >= 0, `${what} must be a non-negative integer, got ${value}`);
+  if (!(Number.isSafeInteger(value) && value >= 0)) assert.fail(`${what} must be a non-negative integer, got ${value}`);
 }
 
 function assertHardState(hardState: HardState): void {
@@ -450,7 +450,7 @@ function assertSnapshotMeta(meta: SnapshotMeta): void {
   assertIndexOrTerm(meta.index, 'snapshot index');
   assertIndexOrTerm(meta.term, 'snapshot term');
   for (const id of [...meta.confState.voters, ...meta.confState.learners]) {
-    assert.ok(Number.isSafeInteger(id) && id > 0, `member id ${id} must be a positive integer`);
+    if (!(Number.isSafeInteger(id) && id > 0)) assert.fail(`member id ${id} must be a positive integer`);
   }
 }
 
@@ -458,11 +458,11 @@ function assertContiguous(entries: readonly Entry[]): void {
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i] as Entry;
     assertIndexOrTerm(entry.term, 'entry term');
-    assert.ok(Number.isSafeInteger(entry.index) && entry.index >= 1, `entry index ${entry.index} must be a positive integer`);
+    if (!(Number.isSafeInteger(entry.index) && entry.index >= 1)) assert.fail(`entry index ${entry.index} must be a positive integer`);
     if (i === 0) continue;
     const previous = entries[i - 1] as Entry;
-    assert.ok(entry.index === previous.index + 1, `entries not contiguous: ${entry.index} after ${previous.index}`);
-    assert.ok(entry.term >= previous.term, `entry ${entry.index} has a lower term than entry ${previous.index}`);
+    if (!(entry.index === previous.index + 1)) assert.fail(`entries not contiguous: ${entry.index} after ${previous.index}`);
+    if (!(entry.term >= previous.term)) assert.fail(`entry ${entry.index} has a lower term than entry ${previous.index}`);
   }
 }
 

@@ -11,8 +11,13 @@
  * quiet followers (only the node they follow is asked). A suspect is handed to `leave` (stop and
  * delete) when a peer leads its partition in a term at least the replica's, has applied at least as
  * far (so its configuration is at least as new as the one naming this node a voter), and its
- * voters leave this node out. Cost on an idle node: field reads per group, one ClusterInfo per
- * followed node every FOLLOWER_CHECK_EVERY checks; no status() object (test/node/idle-sweeps.test.ts).
+ * voters leave this node out. Each peer is asked about the suspects it can answer for only
+ * (ClusterInfoRequest.partitions), and a follower check takes at most FOLLOWER_BATCH quiet followers,
+ * the next ones at the next (a node with 1,024 partitions covers its ~680 quiet followers in six
+ * follower checks, a minute; building and decoding every partition's report twice per peer every
+ * ten seconds was most of such a node's idle CPU). Cost on an idle node: field reads per group,
+ * one small ClusterInfo per followed node every FOLLOWER_CHECK_EVERY checks; no status() object
+ * (test/node/idle-sweeps.test.ts).
  *
  * Empty replicas opened for a skipped split (split-heal.ts) that still await their first snapshot
  * after HEAL_PATIENCE_MS are suspects too (every peer is asked): one is left when a peer leads the
@@ -29,6 +34,8 @@ import { HEAL_PATIENCE_MS } from './split-heal.js';
 const STRANDED_CHECK_MS = 2_000;
 /** Quiet followers are checked too every this many checks (one ClusterInfo per followed node). */
 const FOLLOWER_CHECK_EVERY = 5;
+/** At most this many quiet followers per follower check; the next check goes on past the last one taken. */
+export const FOLLOWER_BATCH = 128;
 const CALL_TIMEOUT_MS = 2_000;
 
 export interface StrayCheckOptions {
@@ -50,6 +57,8 @@ export class StrayCheck {
   /** Partitions with no known leader at the previous check. */
   private leaderlessBefore = new Set<number>();
   private checks = 0;
+  /** The follower checks go round the partitions in id order: the last one the previous check took. */
+  private followerCursor = -1;
 
   constructor(private readonly options: StrayCheckOptions) {}
 
@@ -75,16 +84,19 @@ export class StrayCheck {
       const followers = this.checks++ % FOLLOWER_CHECK_EVERY === 0;
       const suspects = new Map<number, { term: number; applied: number; learner: boolean }>();
       const leaderlessNow = new Set<number>();
-      // Leaderless suspects ask every peer; quiet followers only the node they follow.
-      const ask = new Set<number>();
-      let askAll = false;
+      // Leaderless suspects ask every peer; quiet followers only the node they follow. The
+      // partitions each peer is asked about (`everyPeer`: the leaderless and healing ones).
+      const ask = new Map<number, number[]>();
+      const everyPeer: number[] = [];
+      // Quiet followers in id order from past the cursor, wrapping round, at most FOLLOWER_BATCH.
+      const quiet = followers ? this.nextFollowers() : undefined;
       for (const [partition, replica] of driver.groups) {
         // Field reads first: a led group (the common case) builds no status() object.
         const lead = replica.raw.lead;
         if (lead === 0) leaderlessNow.add(partition);
         // A learner runs no election timer, so one whose leader stopped writing to it keeps that
         // leader's id without being quiesced: every FOLLOWER_CHECK_EVERY-th check asks about it too.
-        const suspect = lead === 0 ? this.leaderlessBefore.has(partition) : followers && lead !== id && (replica.raw.quiesced || !replica.raw.isVoter(id));
+        const suspect = lead === 0 ? this.leaderlessBefore.has(partition) : quiet?.has(partition) === true;
         if (!suspect) continue;
         // Learners too: a move's target whose removal (the move dropped, or moved on) never reached
         // it waits for a leader forever, as a source does. And a replica whose configuration does
@@ -96,8 +108,8 @@ export class StrayCheck {
         if (!voter && !replica.raw.isMember(id) && replica.raw.voterList().length === 0) continue;
         // Field reads (test/node/idle-sweeps.test.ts: an idle pass builds no status() object).
         suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter });
-        if (lead === 0) askAll = true;
-        else ask.add(lead);
+        if (lead === 0) everyPeer.push(partition);
+        else ask.set(lead, [...(ask.get(lead) ?? []), partition]);
       }
       this.leaderlessBefore = leaderlessNow;
       // Heal replicas still empty past their patience: no term or applied index of their own, so
@@ -107,12 +119,15 @@ export class StrayCheck {
         if (clock.monotonicMs() - sinceMs < HEAL_PATIENCE_MS) continue;
         healing.add(partition);
         suspects.set(partition, { term: 0, applied: 0, learner: false });
-        askAll = true;
+        everyPeer.push(partition);
       }
       if (suspects.size === 0) return;
       for (const [peer] of this.options.knownNodes) {
-        if (peer === id || suspects.size === 0 || (!askAll && !ask.has(peer)) || !driver.transport.isReachable(peer)) continue;
-        const info = await driver.transport.clusterInfo(peer, clock.wallMs() + CALL_TIMEOUT_MS).catch(() => undefined);
+        // With a leaderless or healing suspect every peer is asked about every suspect (as before
+        // the partitions filter: a peer may lead one this node thinks another leads).
+        const about = (everyPeer.length > 0 ? [...suspects.keys()] : (ask.get(peer) ?? [])).filter((partition) => suspects.has(partition));
+        if (peer === id || about.length === 0 || !driver.transport.isReachable(peer)) continue;
+        const info = await driver.transport.clusterInfo(peer, clock.wallMs() + CALL_TIMEOUT_MS, about).catch(() => undefined);
         for (const partition of info?.partitions ?? []) {
           const suspect = suspects.get(partition.id);
           // The peer leads in a term at least ours and applied at least as far, so its
@@ -133,5 +148,26 @@ export class StrayCheck {
     } finally {
       this.checking = false;
     }
+  }
+
+  /**
+   * The next FOLLOWER_BATCH quiet followers (by id, after the cursor, wrapping round): replicas led
+   * by another node that are quiesced, or learners (a learner runs no election timer, so one whose
+   * leader stopped writing to it keeps that leader's id without being quiesced).
+   */
+  private nextFollowers(): Set<number> {
+    const { driver, id } = this.options;
+    const quiet: number[] = [];
+    for (const [partition, replica] of driver.groups) {
+      const lead = replica.raw.lead;
+      if (lead !== 0 && lead !== id && (replica.raw.quiesced || !replica.raw.isVoter(id))) quiet.push(partition);
+    }
+    if (quiet.length <= FOLLOWER_BATCH) return new Set(quiet);
+    quiet.sort((a, b) => a - b);
+    const from = quiet.findIndex((partition) => partition > this.followerCursor);
+    const start = from < 0 ? 0 : from;
+    const taken = [...quiet.slice(start, start + FOLLOWER_BATCH), ...quiet.slice(0, Math.max(0, start + FOLLOWER_BATCH - quiet.length))];
+    this.followerCursor = taken[taken.length - 1] as number;
+    return new Set(taken);
   }
 }

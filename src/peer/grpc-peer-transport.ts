@@ -275,11 +275,11 @@ export class PeerTransport implements NodeTransport {
   }
 
   /** A peer's view of the cluster (used to learn leaders of partitions this node does not host). */
-  clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse> {
+  clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(noLink(peer));
     return new Promise((resolve, reject) => {
-      link.cluster.clusterInfo({}, this.metadata(), { deadline: deadlineMs }, (error, response) => {
+      link.cluster.clusterInfo({ partitions: partitions ?? [] }, this.metadata(), { deadline: deadlineMs }, (error, response) => {
         if (error) reject(atollErrorOfServiceError(error));
         else {
           try {

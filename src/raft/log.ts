@@ -67,7 +67,7 @@ class Unstable {
   }
 
   slice(lo: number, hi: number): Entry[] {
-    assert.ok(lo >= this.offset && hi <= this.offset + this.entries.length, `unstable slice [${lo},${hi}) out of range`);
+    if (!(lo >= this.offset && hi <= this.offset + this.entries.length)) assert.fail(`unstable slice [${lo},${hi}) out of range`);
     return this.entries.slice(lo - this.offset, hi - this.offset);
   }
 }
@@ -137,7 +137,7 @@ export class RaftLog {
     const lastNew = index + entries.length;
     const conflict = this.findConflict(entries);
     if (conflict !== 0) {
-      assert.ok(conflict > this.committed, `entry ${conflict} conflicts with committed ${this.committed}`);
+      if (!(conflict > this.committed)) assert.fail(`entry ${conflict} conflicts with committed ${this.committed}`);
       this.append(entries.slice(conflict - (index + 1)));
     }
     this.commitTo(Math.min(committed, lastNew));
@@ -147,7 +147,7 @@ export class RaftLog {
   append(entries: readonly Entry[]): number {
     if (entries.length === 0) return this.lastIndex();
     const after = (entries[0] as Entry).index - 1;
-    assert.ok(after >= this.committed, `append after ${after} would overwrite committed ${this.committed}`);
+    if (!(after >= this.committed)) assert.fail(`append after ${after} would overwrite committed ${this.committed}`);
     this.unstable.truncateAndAppend(entries);
     return this.lastIndex();
   }
@@ -176,13 +176,13 @@ export class RaftLog {
 
   commitTo(index: number): void {
     if (index <= this.committed) return;
-    assert.ok(index <= this.lastIndex(), `commit ${index} beyond last index ${this.lastIndex()}`);
+    if (!(index <= this.lastIndex())) assert.fail(`commit ${index} beyond last index ${this.lastIndex()}`);
     this.committed = index;
   }
 
   appliedTo(index: number): void {
     if (index === 0) return;
-    assert.ok(index <= this.committed && index >= this.applied, `applied ${index} outside [${this.applied}, ${this.committed}]`);
+    if (!(index <= this.committed && index >= this.applied)) assert.fail(`applied ${index} outside [${this.applied}, ${this.committed}]`);
     this.applied = index;
   }
 
@@ -217,9 +217,9 @@ export class RaftLog {
 
   /** Entries in [lo, hi) from storage and the unstable tail. Throws COMPACTED below firstIndex. */
   slice(lo: number, hi: number, maxBytes: number): Entry[] {
-    assert.ok(lo <= hi, `slice lo ${lo} > hi ${hi}`);
+    if (!(lo <= hi)) assert.fail(`slice lo ${lo} > hi ${hi}`);
     if (lo === hi) return [];
-    assert.ok(hi <= this.lastIndex() + 1, `slice hi ${hi} beyond last ${this.lastIndex()}`);
+    if (!(hi <= this.lastIndex() + 1)) assert.fail(`slice hi ${hi} beyond last ${this.lastIndex()}`);
     let result: Entry[] = [];
     const unstableStart = this.unstable.offset;
     if (lo < unstableStart) {

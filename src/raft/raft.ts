@@ -132,7 +132,7 @@ export class Raft {
     // Conf changes already applied by the host's state machine before a restart take effect now.
     const applied = this.config.applied;
     if (applied > 0) {
-      assert.ok(applied <= this.log.committed, `applied ${applied} beyond commit ${this.log.committed}`);
+      if (!(applied <= this.log.committed)) assert.fail(`applied ${applied} beyond commit ${this.log.committed}`);
       this.replayConfChanges(this.log.firstIndex(), applied);
       this.log.appliedTo(applied);
     }
@@ -256,7 +256,7 @@ export class Raft {
    * start). Liveness only: an election timeout may be any length for safety.
    */
   postponeElection(ticks: number): void {
-    assert.ok(Number.isSafeInteger(ticks) && ticks >= 0, `postponeElection(${ticks})`);
+    if (!(Number.isSafeInteger(ticks) && ticks >= 0)) assert.fail(`postponeElection(${ticks})`);
     if (this.role !== 'leader') this.randomizedElectionTimeout += ticks;
   }
 
@@ -411,7 +411,7 @@ export class Raft {
   // ---------------------------------------------------------------- step
 
   step(message: Message): void {
-    assert.ok(message.to === this.id, `message for ${message.to} delivered to ${this.id}`);
+    if (!(message.to === this.id)) assert.fail(`message for ${message.to} delivered to ${this.id}`);
     if (this.quiesced && this.wakesQuiescedGroup(message)) this.unquiesce();
     if (message.term > this.term) {
       if (message.type === 'vote' || message.type === 'preVote') {
@@ -1181,7 +1181,7 @@ export class Raft {
    * the leader's lease clock (leaseValid), and a clock that stood still would stretch the lease.
    */
   skipQuiescedTicks(count: number): void {
-    assert.ok(this.quiesced && Number.isSafeInteger(count) && count >= 0, `skipQuiescedTicks(${count}) on a node that is not quiesced`);
+    if (!(this.quiesced && Number.isSafeInteger(count) && count >= 0)) assert.fail(`skipQuiescedTicks(${count}) on a node that is not quiesced`);
     assert.ok(this.leadTransferee === NONE, 'a quiesced node has no transfer pending');
     this.ticks += count;
     this.startupQuietTicks = Math.max(0, this.startupQuietTicks - count);

@@ -115,7 +115,7 @@ export class MemoryLogStorage implements LogStorage {
   /** Records a snapshot of the state machine at `index` (which must be applied) for sending to followers. */
   createSnapshot(index: number, confState: ConfState, data: Uint8Array): Snapshot {
     assert.ok(index > this.snap.meta.index || index === this.snap.meta.index, 'snapshot index went back');
-    assert.ok(index <= this.lastIndex(), `snapshot index ${index} beyond last index ${this.lastIndex()}`);
+    if (!(index <= this.lastIndex())) assert.fail(`snapshot index ${index} beyond last index ${this.lastIndex()}`);
     this.snap = { meta: { index, term: this.term(index), confState }, data };
     return this.snap;
   }
@@ -124,7 +124,7 @@ export class MemoryLogStorage implements LogStorage {
   compact(index: number): void {
     const offset = this.offset();
     if (index <= offset) return;
-    assert.ok(index <= this.snap.meta.index, `compact(${index}) beyond snapshot ${this.snap.meta.index}`);
+    if (!(index <= this.snap.meta.index)) assert.fail(`compact(${index}) beyond snapshot ${this.snap.meta.index}`);
     const kept = this.ents.slice(index - offset);
     this.ents = kept;
   }
@@ -138,7 +138,7 @@ export class MemoryLogStorage implements LogStorage {
     const usable = first <= offset ? entries.slice(offset + 1 - first) : entries;
     if (usable.length === 0) return;
     const start = (usable[0] as Entry).index;
-    assert.ok(start <= this.lastIndex() + 1, `gap in log: appending ${start} after ${this.lastIndex()}`);
+    if (!(start <= this.lastIndex() + 1)) assert.fail(`gap in log: appending ${start} after ${this.lastIndex()}`);
     // Truncate a conflicting suffix in place, then push: appending stays O(new entries).
     this.ents.length = start - offset;
     for (const entry of usable) this.ents.push(entry);

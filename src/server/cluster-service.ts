@@ -2,7 +2,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../node/api.js';
 import { AtollError } from '../errors.js';
-import { decodeBackupPageRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
+import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from './move-codec.js';
 import { decodeMergePartitionRequest, decodeSplitPartitionRequest, encodeMergePartitionResponse, encodeSplitPartitionResponse } from './split-codec.js';
@@ -13,7 +13,7 @@ import { unaryHandler } from './unary-handler.js';
 /** Handlers for atoll.v1.Cluster, keyed by method name. */
 export function clusterServiceHandlers(api: NodeApi, logger: ErrorLogger): grpc.UntypedServiceImplementation {
   return {
-    ClusterInfo: unaryHandler(logger, async (_message, scope) => encodeClusterInfoResponse(await api.clusterInfo(scope.context))),
+    ClusterInfo: unaryHandler(logger, async (message, scope) => encodeClusterInfoResponse(await api.clusterInfo(scope.context, decodeClusterInfoRequest(message)))),
     TransferLeader: unaryHandler(logger, async (message, scope) => {
       await api.transferLeader(decodeTransferLeaderRequest(message), scope.context);
       return {};

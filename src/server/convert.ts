@@ -19,6 +19,7 @@ import type {
   BackupItem,
   BackupPageRequest,
   BackupPageResponse,
+  ClusterInfoRequest,
   ClusterInfoResponse,
   Consistency,
   DeleteRequest,
@@ -56,6 +57,7 @@ import type {
   BackupItemMessage,
   BackupPageRequestMessage,
   BackupPageResponseMessage,
+  ClusterInfoRequestMessage,
   ClusterInfoResponseMessage,
   ConsistencyName,
   DeleteRequestMessage,
@@ -466,6 +468,16 @@ export function decodeGetByPrefixResponse(value: unknown): GetByPrefixResponse {
 
 // -------------------------------------------------------------------------------------------------
 // Cluster
+
+/** At most this many ids in ClusterInfoRequest.partitions (a node asks about its own replicas). */
+const MAX_CLUSTER_INFO_PARTITIONS = 65_536;
+
+export function decodeClusterInfoRequest(value: unknown): ClusterInfoRequest {
+  const message = decodeMessage<ClusterInfoRequestMessage>(value, 'ClusterInfoRequest');
+  const partitions = decodeRepeated(message.partitions, 'partitions', (item) => parseWireUint32(item, 'partitions'));
+  if (partitions.length > MAX_CLUSTER_INFO_PARTITIONS) throw new AtollError('INVALID_ARGUMENT', `partitions lists ${partitions.length} ids; at most ${MAX_CLUSTER_INFO_PARTITIONS}`, { field: 'partitions' });
+  return partitions.length > 0 ? { partitions } : {};
+}
 
 export function encodeClusterInfoResponse(response: ClusterInfoResponse): ClusterInfoResponseMessage {
   return {

@@ -17,6 +17,7 @@ import type { BackupPageRequest } from './generated/atoll/v1/BackupPageRequest.j
 import type { BackupPageResponse } from './generated/atoll/v1/BackupPageResponse.js';
 import type { BeginTransactionRequest } from './generated/atoll/v1/BeginTransactionRequest.js';
 import type { BeginTransactionResponse } from './generated/atoll/v1/BeginTransactionResponse.js';
+import type { ClusterInfoRequest } from './generated/atoll/v1/ClusterInfoRequest.js';
 import type { ClusterInfoResponse } from './generated/atoll/v1/ClusterInfoResponse.js';
 import type { CommitRequest } from './generated/atoll/v1/CommitRequest.js';
 import type { CommitResponse } from './generated/atoll/v1/CommitResponse.js';
@@ -86,6 +87,7 @@ export type ExecuteScriptResponseMessage = ExecuteScriptResponse;
 export type NodeInfoMessage = NodeInfo;
 export type PartitionInfoMessage = PartitionInfo;
 export type KeyLoadMessage = KeyLoad;
+export type ClusterInfoRequestMessage = ClusterInfoRequest;
 export type ClusterInfoResponseMessage = ClusterInfoResponse;
 export type TransferLeaderRequestMessage = TransferLeaderRequest;
 export type BackupPageRequestMessage = BackupPageRequest;

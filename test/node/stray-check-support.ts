@@ -14,22 +14,30 @@ export interface ManualStrayCheck {
   check(): Promise<void>;
   stop(): void;
   readonly left: number[];
+  /** Each ClusterInfo call: the peer asked and the partitions named (empty: all). */
+  readonly asked: Array<{ peer: number; partitions: readonly number[] }>;
 }
 
 export function manualStrayCheck(options: {
   readonly id: number;
   readonly nodes: readonly number[];
   readonly groups: Map<number, PartitionReplica>;
-  /** What every peer answers to ClusterInfo. */
+  /** What every peer answers to ClusterInfo (only the partitions asked about, as a node does). */
   readonly info: api.ClusterInfoResponse;
   readonly nowMs?: () => number;
   readonly healing?: () => ReadonlyMap<number, number>;
 }): ManualStrayCheck {
+  const asked: Array<{ peer: number; partitions: readonly number[] }> = [];
+  const clusterInfo = async (peer: number, _deadlineMs: number, partitions: readonly number[] = []): Promise<api.ClusterInfoResponse> => {
+    asked.push({ peer, partitions: [...partitions] });
+    const only = new Set(partitions);
+    return partitions.length === 0 ? options.info : { ...options.info, partitions: options.info.partitions.filter((partition) => only.has(partition.id)) };
+  };
   const driver = {
     groups: options.groups,
     closed: false,
     enqueue: (task: () => void) => task(),
-    transport: { isReachable: () => true, clusterInfo: async () => options.info },
+    transport: { isReachable: () => true, clusterInfo },
   } as unknown as RaftDriver<PartitionReplica>;
   const nowMs = options.nowMs ?? (() => 0);
   let run: (() => void) | undefined;
@@ -59,5 +67,6 @@ export function manualStrayCheck(options: {
     },
     stop: () => strays.stop(),
     left,
+    asked,
   };
 }

@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import type * as api from '../../src/node/api.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import { FOLLOWER_BATCH } from '../../src/node/stray-check.js';
 import { manualStrayCheck } from './stray-check-support.js';
 
 const SELF = 2;
@@ -59,5 +60,29 @@ describe('StrayCheck', () => {
     // A learner runs no election timer: with its leader's id kept, the quiet-follower round asks.
     expect(await strays(replicaAs('learner', 1), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([PARTITION]);
     expect(await strays(replicaAs('voter', 1), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([]);
+  });
+
+  it('asks each peer about the suspects it leads only, and goes round many quiet followers a batch per follower check', async () => {
+    // 300 quiesced followers of node 1 (FOLLOWER_BATCH is 128): one of them, 250, is a stray.
+    const COUNT = 300;
+    const STRAY = 250;
+    const groups = new Map<number, PartitionReplica>();
+    for (let partition = 0; partition < COUNT; partition++) {
+      groups.set(partition, { id: partition, appliedIndex: 65, raw: { lead: 1, term: 2, quiesced: true, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 3] } } as unknown as PartitionReplica);
+    }
+    const partitions = Array.from({ length: COUNT }, (_, partition) => ({ id: partition, rangeStart: 0, rangeEnd: 1, replicas: partition === STRAY ? [1, 3, 5] : [1, 2, 3], learners: [], leader: 1, term: 2, commitIndex: 116, appliedIndex: 116, revision: 96 }));
+    const strayCheck = manualStrayCheck({ id: SELF, nodes: [1, 2, 3], groups, info: { partitions } as unknown as api.ClusterInfoResponse });
+    const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i);
+    // Checks 0, 5, 10 are follower checks (every fifth); the ones between ask nothing (all led).
+    await strayCheck.check();
+    expect(strayCheck.asked).toEqual([{ peer: 1, partitions: range(0, FOLLOWER_BATCH) }]);
+    expect(strayCheck.left).toEqual([]);
+    for (let i = 0; i < 5; i++) await strayCheck.check();
+    expect(strayCheck.asked.slice(1)).toEqual([{ peer: 1, partitions: range(FOLLOWER_BATCH, 2 * FOLLOWER_BATCH) }]);
+    expect(strayCheck.left).toEqual([STRAY]);
+    // The third batch wraps round: the last 44 and the first 84 (listed in the node's group order).
+    for (let i = 0; i < 5; i++) await strayCheck.check();
+    expect(strayCheck.asked.slice(2)).toEqual([{ peer: 1, partitions: [...range(0, 3 * FOLLOWER_BATCH - COUNT), ...range(2 * FOLLOWER_BATCH, COUNT)] }]);
+    strayCheck.stop();
   });
 });

@@ -172,6 +172,16 @@ describe('shape checks', () => {
     expect(codeOf(() => convert.decodeTransferLeaderRequest({ partition: 1, targetNode: 0 }))).toBe('INVALID_ARGUMENT');
   });
 
+  it('ClusterInfoRequest: partition ids as listed, none for all; a non-integer id or too many ids are INVALID_ARGUMENT', () => {
+    expect(convert.decodeClusterInfoRequest({})).toEqual({});
+    expect(convert.decodeClusterInfoRequest({ partitions: [] })).toEqual({});
+    expect(convert.decodeClusterInfoRequest({ partitions: [3, 0, 4096] })).toEqual({ partitions: [3, 0, 4096] });
+    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: [1.5] }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: [-1] }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: 'all' }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: Array.from({ length: 65_537 }, () => 0) }))).toBe('INVALID_ARGUMENT');
+  });
+
   it('revision 0 means the latest and is left out', () => {
     expect(convert.decodeGetRequest({ key: 'a', revision: '0' })).toEqual({ key: 'a', consistency: 'linearizable' });
     expect(convert.encodeGetRequest({ key: 'a', revision: 0 })).toEqual({ key: 'a', consistency: 'LINEARIZABLE' });

@@ -243,8 +243,9 @@ class SimTransport implements NodeTransport {
     );
   }
 
-  clusterInfo(peer: number, deadlineMs: number): Promise<ClusterInfoResponse> {
-    return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node, peerDeadlineMs) => node.clusterInfo({ deadlineMs: peerDeadlineMs }), (info) => structuredClone(info));
+  clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse> {
+    const request = partitions !== undefined && partitions.length > 0 ? { partitions } : undefined;
+    return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node, peerDeadlineMs) => node.clusterInfo({ deadlineMs: peerDeadlineMs }, request), (info) => structuredClone(info));
   }
 
   prepareReplica(peer: number, partition: number, deadlineMs: number): Promise<void> {
