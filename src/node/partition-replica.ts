@@ -343,7 +343,7 @@ export class PartitionReplica {
    */
   async applyStoredThrough(index: number): Promise<void> {
     if (this.installing) assert.fail(`partition ${this.id}: no catch-up while a snapshot imports`);
-    this.confAtEntry = this.raw.status().confState;
+    this.confAtEntry = this.raw.confState();
     while (this.appliedIndex < index) {
       const from = this.appliedIndex + 1;
       if (from < this.storage.firstIndex() || index > this.storage.lastIndex()) {
@@ -419,7 +419,7 @@ export class PartitionReplica {
   private async applyReady(ready: Ready): Promise<void> {
     // Raft's configuration covers the previous Readies' conf changes (advance() applies this one's
     // after the batch); applyEntry folds this Ready's in, entry by entry, for split entries.
-    this.confAtEntry = this.raw.status().confState;
+    this.confAtEntry = this.raw.confState();
     if (this.options.applyBeforeCommit === true) {
       // The defect: appended entries apply at once, contiguous with what is applied; committed
       // entries at or below the applied index are then skipped, even when the log replaced them.
@@ -444,12 +444,12 @@ export class PartitionReplica {
     }
     if (isSplitEntry(entry.data)) {
       if (!(this.options.splits !== undefined)) assert.fail(`partition ${this.id}: a split entry on a replica that cannot split`);
-      return this.answer(waiter, entry, await this.options.splits.apply(this, entry, this.confAtEntry ?? this.raw.status().confState));
+      return this.answer(waiter, entry, await this.options.splits.apply(this, entry, this.confAtEntry ?? this.raw.confState()));
     }
     if (isFreezeEntry(entry.data) || isMergeEntry(entry.data)) {
       const merges = this.options.merges;
       if (!(merges !== undefined)) assert.fail(`partition ${this.id}: a merge entry on a replica that cannot merge`);
-      const conf = this.confAtEntry ?? this.raw.status().confState;
+      const conf = this.confAtEntry ?? this.raw.confState();
       return this.answer(waiter, entry, await (isFreezeEntry(entry.data) ? merges.applyFreeze(this, entry, conf) : merges.applyMerge(this, entry, conf)));
     }
     const { nowMs, requestId, command } = decodeEntryPayload(entry.data);
@@ -523,7 +523,7 @@ export class PartitionReplica {
     // Data built for an older point would no longer match the metadata; a follower in the middle
     // of receiving it loses its transfer (its spool is deleted) and Raft asks again.
     this.held.drop();
-    return this.recordSnapshot({ index, term: this.storage.term(index), confState: this.raw.status().confState });
+    return this.recordSnapshot({ index, term: this.storage.term(index), confState: this.raw.confState() });
   }
 
   /** Drops exported snapshot data no follower asked for within `idleMs` (its spool is the cost). */
@@ -596,7 +596,7 @@ export class PartitionReplica {
 
   /** No voters and no learners: an empty replica a move opened, before its first snapshot (raft-driver.ts). */
   awaitingFirstSnapshot(): boolean {
-    const { voters, learners } = this.raw.status().confState;
+    const { voters, learners } = this.raw.confState();
     return voters.length === 0 && learners.length === 0;
   }
 

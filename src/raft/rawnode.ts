@@ -143,6 +143,11 @@ export class RawNode {
     return this.raft.learners.size === 0 ? [] : this.raft.confState().learners;
   }
 
+  /** The applied configuration, as status().confState (without the rest of a status object). */
+  confState(): ConfState {
+    return this.raft.confState();
+  }
+
   /** The voters of the applied configuration, in status().confState order (cheap: no progress Map). */
   voterList(): readonly number[] {
     return this.raft.confState().voters;

@@ -92,6 +92,26 @@ describe('ByteWriter and ByteReader', () => {
     reader.finish();
   });
 
+  it('writes the layout a DataView writes (big-endian), for any values', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0, max: 0xffff_ffff }), fc.maxSafeNat(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), (u16, u32, u64, i64) => {
+        const expected = new DataView(new ArrayBuffer(22));
+        expected.setUint16(0, u16, false);
+        expected.setUint32(2, u32, false);
+        expected.setBigUint64(6, BigInt(u64), false);
+        expected.setBigInt64(14, i64, false);
+        expect(new ByteWriter().uint16(u16).uint32(u32).uint64(u64).int64(i64).finish()).toEqual(new Uint8Array(expected.buffer));
+        const reader = new ByteReader(new Uint8Array(expected.buffer));
+        expect([reader.uint16(), reader.uint32(), reader.uint64(), reader.int64()]).toEqual([u16, u32, u64, i64]);
+      }),
+    );
+    // A uint64 past the safe integers is refused by the reader.
+    const tooBig = new Uint8Array(8);
+    new DataView(tooBig.buffer).setBigUint64(0, 2n ** 53n, false);
+    expect(() => new ByteReader(tooBig).uint64()).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => decodeUint64BE(tooBig)).toThrow();
+  });
+
   it('reports truncated and trailing input as INVALID_ARGUMENT', () => {
     const bytes = new ByteWriter().bytes(Uint8Array.of(1, 2, 3)).finish();
     expect(() => new ByteReader(bytes.subarray(0, 5)).bytes()).toThrow(AtollError);
