@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (options.heapGrowthPercent > 1000) program.error('error: --heap-growth-percent must be at most 1000');
   // Before the node allocates: V8 reads the factor at every full collection (docs/performance.md,
-  // "Memory": under a write load V8's own factor kept 200-230 MB of heap for 60-100 MB live).
+  // "Memory": under a mixed load V8's own factor kept 210-235 MB of heap for 60-100 MB live).
   if (options.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${options.heapGrowthPercent}`);
   const joinAddresses = (options.join ?? '').split(',').map((address) => address.trim()).filter((address) => address !== '');
   if (!options.peers && joinAddresses.length === 0) program.error('error: --peers (or ATOLL_PEERS) is required, or --join to join a running cluster');
