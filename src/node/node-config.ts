@@ -132,6 +132,16 @@ export interface NodeTestBugs {
   readonly orphanLearnersKept?: boolean;
   /** At start only the first loop iteration's campaign of preferred leaders, and no postponed elections elsewhere: a peer that starts later leaves groups to their election timers (an election storm at 1,024 partitions). */
   readonly noStartupCampaigns?: boolean;
+  /** A merge does not reset the left partition's watch hub: the right side's history comes in at revisions the hub claims to hold (issue 32). */
+  readonly hubNotResetOnMerge?: boolean;
+  /** A snapshot import (or a merge) raises a partition's revision without telling its watch hub (issue 32). */
+  readonly hubNotToldOfInstall?: boolean;
+  /** A transaction's scope is decided by the initial equal partition table and its reads are routed by key (issue 32). */
+  readonly txnScopeByInitialTable?: boolean;
+  /** A stale watch captures its replica at start and never notices the replica was removed from this node (issue 32). */
+  readonly staleWatchIgnoresRemoval?: boolean;
+  /** The lock service grants a waiter as soon as it sees its predecessor's delete proposed, before it is applied (issue 32). */
+  readonly lockGrantsBeforeDelete?: boolean;
 }
 
 export const NODE_DEFAULTS = {
