@@ -134,4 +134,14 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
     invariant: 'open-succeeds',
     budget: 10,
   },
+  // Issue 32 (lock-workload.ts): the simulated lock client hands the lock to the next waiter when
+  // its holder asks to unlock, before the revoke applied: the waiter writes the guarded key while
+  // the older waiter key still exists. Default settings.
+  lockGrantsBeforeDelete: {
+    bug: 'lockGrantsBeforeDelete',
+    overrides: {},
+    checker: 'lock',
+    invariant: 'one-holder',
+    budget: 5,
+  },
 };

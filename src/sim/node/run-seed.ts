@@ -20,6 +20,9 @@ import { checkPartitionRanges } from './split-checker.js';
 import { replicaDigests } from './state-digest.js';
 import { Trace } from './trace.js';
 import { Workload, workloadKeys } from './workload.js';
+import { checkLeases, checkLocks } from './lease-checker.js';
+import { LeaseWorkload } from './lease-workload.js';
+import { LockWorkload } from './lock-workload.js';
 
 export interface NodeSeedOptions {
   readonly testBugs?: NodeTestBugs;
@@ -92,6 +95,9 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     resendAnsweredRate: scenario.resendAnsweredRate,
     maxOpsPerClient: 400,
   });
+  // Leases and locks (issue 32): clients of their own, on an Rng of their own (the other streams keep their draws).
+  const leases = new LeaseWorkload(scheduler, cluster, workload, trace, { clients: 3, firstProcess: 200 });
+  const locks = new LockWorkload(scheduler, cluster, workload, trace, { clients: 3, firstProcess: 300, grantBeforeDelete: scenario.testBugs.lockGrantsBeforeDelete === true });
   const failures: CheckFailure[] = [];
   const finalReadOps = new Set<number>();
   const digestSamples: ReplicaDigest[] = [];
@@ -124,6 +130,8 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     // still disagree at some index they both passed through.
     const sampling = sampleDigests(cluster, workload, keys.buckets, () => faultsActive, digestSamples);
     const changing = membership.run(scenario.faultEndMs + MEMBERSHIP_BOUND_MS);
+    const leasing = leases.run(new Rng(seed * 15_485_863 + 11), scenario.faultEndMs);
+    const locking = locks.run(new Rng(seed * 32_452_843 + 7), scenario.faultEndMs);
     await workload.run(rng.fork(), scenario.faultEndMs);
     // Faults stop: the network heals and calms, every node is (re)started and stays up.
     faultsActive = false;
@@ -137,6 +145,8 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     await changing;
     failures.push(...(await proveLiveness(scenario, membership.splitsMade, cluster, workload, scheduler)));
     failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps, claimsStored)));
+    await Promise.all([leasing, locking]);
+    await leases.finish();
     await sampling;
     failures.push(...(await membership.check()));
     await workload.sleep(3_000);
@@ -165,6 +175,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     failures.push({ checker: 'counter', invariant: 'resend-answers-same', message: workload.resendMismatches.slice(0, 3).join('; ') });
   }
   failures.push(...checkTransactions(workload.txnRecords));
+  failures.push(...checkLeases(leases.leases, leases.finalProblems), ...checkLocks(locks.holds));
   for (const failure of failures) trace.add(`CHECK FAILED ${failure.checker}/${failure.invariant}: ${failure.message.split('\n')[0]}`);
   const crashes = cluster.everyNodeId.reduce((sum, id) => sum + cluster.crashCount(id), 0);
   trace.add(`done: ${scheduler.executed} events, ${history.events.length} history events, ${crashes} crashes, ${snapshotInstalls} installs, ${failures.length} failures`);
