@@ -37,6 +37,8 @@ export interface RandomTransactionOptions {
   /** Pages one prefix read may take (default 8) of `pageLimit` keys (default 100). */
   readonly maxPages?: number;
   readonly pageLimit?: number;
+  /** A long transaction: awaited after the begin and before the commit (txn-span.ts). */
+  readonly pause?: (stage: 'begun' | 'commit') => Promise<void>;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function runRandomTransaction(txnApi: TxnApi, rng: Rng, opts: Rando
     return { ...base, outcome: 'aborted', partition: -1, snapshotRevision: 0, writes: [], note: `begin failed: ${describe(error)}` };
   }
   const started = { ...base, partition: begun.partition, snapshotRevision: begun.snapshotRevision };
+  await opts.pause?.('begun');
   try {
     for (const key of plan.readKeys) reads.push(readOf(key, await txnApi.get({ key, transaction: begun.transaction }, opts.context())));
     if (plan.prefix !== undefined) prefixReads.push(await readPrefix(txnApi, begun.transaction, plan.prefix, opts));
@@ -79,6 +82,7 @@ export async function runRandomTransaction(txnApi: TxnApi, rng: Rng, opts: Rando
   const writes = writesOf(plan, id, reads, prefixReads);
   const finals = finalWrites(writes);
   if (finals.length === 0) return { ...started, outcome: 'committed', writes };
+  await opts.pause?.('commit');
   try {
     const committed = await txnApi.commit(
       {

@@ -18,6 +18,7 @@ import type { SimCluster } from './sim-cluster.js';
 import type { Trace } from './trace.js';
 import type { TxnRecord } from './isolation-checker.js';
 import { runRandomTransaction, type TxnApi } from './txn-workload.js';
+import { ISOLATION_BUCKETS, isolationTxnScope } from './txn-span.js';
 
 export interface WorkloadKeys {
   /** Register buckets, each with registerKeysPerBucket keys `<bucket>/k<i>`. */
@@ -39,9 +40,9 @@ export interface WorkloadKeys {
   readonly buckets: readonly string[];
 }
 
-export function workloadKeys(registerBuckets: number, keysPerBucket: number, counters: number, isolationBuckets = 2, isolationKeysPerBucket = 3): WorkloadKeys {
+export function workloadKeys(registerBuckets: number, keysPerBucket: number, counters: number, isolationBuckets: readonly string[] = ISOLATION_BUCKETS, isolationKeysPerBucket = 3): WorkloadKeys {
   const buckets = Array.from({ length: registerBuckets }, (_, i) => `r${i}`);
-  const isolation = Array.from({ length: isolationBuckets }, (_, i) => `x${i}`);
+  const isolation = [...isolationBuckets];
   const registers = buckets.flatMap((bucket) => Array.from({ length: keysPerBucket }, (_, i) => `${bucket}/k${i}`));
   const counterKeys = Array.from({ length: counters }, (_, i) => `c${i}/n`);
   const ttlKeys = ['t0/a', 't0/b'];
@@ -427,12 +428,13 @@ export class Workload {
    * when the commit certainly did not apply, unknown when its answer was lost.
    */
   private async isolationTransaction(rng: Rng): Promise<void> {
-    const bucket = rng.pick(this.keys.isolationBuckets);
-    const keys = Array.from({ length: this.keys.isolationKeysPerBucket }, (_, i) => `${bucket}/k${i}`);
+    // Which buckets it covers, and whether it pauses so a split or merge lands inside it (txn-span.ts).
+    const { keys, prefixes, pause } = isolationTxnScope(rng, this.keys.isolationBuckets, this.keys.isolationKeysPerBucket, (ms) => this.sleep(ms));
     const isolation = rng.chance(0.5) ? 'SERIALIZABLE' : 'SNAPSHOT';
     const record = await runRandomTransaction(this.txnApiOver(new Rng(rng.nextUint32())), rng, {
       keys,
-      prefixes: [bucket],
+      prefixes,
+      ...(pause !== undefined && { pause }),
       isolation,
       // Unused: rawCall builds each call's context (its deadline) on the node it goes to.
       context: () => ({ deadlineMs: 0 }),

@@ -1,0 +1,42 @@
+/**
+ * Isolation transactions that meet range changes (issue 32). The isolation checker
+ * (isolation-checker.ts) judges the random transactions of the isolation buckets; this file picks
+ * what one of them covers so that, in seeds that split or merge, they are begun before, during and
+ * after the change of their own partition:
+ *
+ * - buckets in every founding partition's moved side: x0 and x1 (fnv1a32 0.26 and 0.27 of the
+ *   first quarter of the hash space) lie above the median bucket of partition 0, and x2125 and
+ *   x4625 at the top of the third and fourth quarters, so a split of any founding partition that
+ *   holds buckets of the workload moves one of them (a split cuts at the median stored bucket
+ *   hash, src/keys/partition-table.ts chooseSplitPoint), and a second split (of the new partition)
+ *   moves it again;
+ * - a sibling bucket, x49 (0.045 of the first quarter), below every bucket of partition 0 but the
+ *   lease bucket: it stays when partition 0 splits. Three transactions in ten of x0 or x1 also
+ *   cover x49's keys: one partition before a split of partition 0 and after a merge back, two
+ *   sibling partitions in between (where a transaction must fail with a clear error, never read
+ *   the sibling at its own snapshot revision: NodeTestBugs.txnScopeByInitialTable);
+ * - one transaction in five pauses 0.3 to 2.5 s after it began and again before it commits, so a
+ *   split or merge lands between its begin, its reads and its commit.
+ */
+import type { Rng } from '../../raft/rng.js';
+
+export const SIBLING_BUCKET = 'x49';
+/** The isolation buckets: x0, x1, the sibling bucket and the two that cover the other founding partitions. */
+export const ISOLATION_BUCKETS: readonly string[] = ['x0', 'x1', SIBLING_BUCKET, 'x2125', 'x4625'];
+
+export interface IsolationTxnScope {
+  readonly keys: string[];
+  readonly prefixes: string[];
+  /** Sleeps at a stage of a long transaction (undefined: a short one). */
+  readonly pause: ((stage: 'begun' | 'commit') => Promise<void>) | undefined;
+}
+
+export function isolationTxnScope(rng: Rng, buckets: readonly string[], keysPerBucket: number, sleep: (ms: number) => Promise<void>): IsolationTxnScope {
+  const bucket = rng.pick(buckets);
+  const withSibling = (bucket === 'x0' || bucket === 'x1') && buckets.includes(SIBLING_BUCKET) && rng.chance(0.3);
+  const covered = withSibling ? [bucket, SIBLING_BUCKET] : [bucket];
+  const keys = covered.flatMap((b) => Array.from({ length: keysPerBucket }, (_, i) => `${b}/k${i}`));
+  const long = rng.chance(0.2);
+  const pauses = long ? [300 + rng.int(2_200), 300 + rng.int(2_200)] : [0, 0];
+  return { keys, prefixes: covered, pause: long ? (stage) => sleep(stage === 'begun' ? pauses[0]! : pauses[1]!) : undefined };
+}
