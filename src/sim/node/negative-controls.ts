@@ -144,4 +144,23 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
     invariant: 'one-holder',
     budget: 5,
   },
+  // Issue 32 (txn-span.ts, txn-realtime-checker.ts): a transaction's scope by the initial equal
+  // table, its reads routed by key. Partition 0 splits twice from 1.5 s and merges back while
+  // isolation transactions run alone (ten clients): one begun on x49 (which stays) then reads x0
+  // or x1 in the sibling partition at its own snapshot revision, a version older than commits
+  // acknowledged before it began (the sibling's revisions run behind once the lease and lock
+  // traffic is elsewhere).
+  txnScopeByInitialTable: {
+    bug: 'txnScopeByInitialTable',
+    overrides: {
+      installCrashRate: 0,
+      clients: 10,
+      thinkMs: [1, 20],
+      mix: { ...noMix, isolationTxn: 20 },
+      membership: { kind: 'split', atMs: 1_500, partition: 0, count: 2, mergeBack: true },
+    },
+    checker: 'isolation',
+    invariant: 'realtime-stale-read',
+    budget: 5,
+  },
 };

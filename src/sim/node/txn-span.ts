@@ -10,15 +10,21 @@
  *   holds buckets of the workload moves one of them (a split cuts at the median stored bucket
  *   hash, src/keys/partition-table.ts chooseSplitPoint), and a second split (of the new partition)
  *   moves it again;
- * - a sibling bucket, x49 (0.045 of the first quarter), below every bucket of partition 0 but the
- *   lease bucket: it stays when partition 0 splits. Three transactions in ten of x0 or x1 also
- *   cover x49's keys: one partition before a split of partition 0 and after a merge back, two
+ * - a sibling bucket, x49 (0.045 of the first quarter), below every other bucket of partition 0:
+ *   it stays when partition 0 splits. Four transactions in ten of x0, x1 or x49
+ *   cover both x49's keys and x0's or x1's: one partition before a split of partition 0 and after a merge back, two
  *   sibling partitions in between (where a transaction must fail with a clear error, never read
  *   the sibling at its own snapshot revision: NodeTestBugs.txnScopeByInitialTable);
  * - one transaction in five pauses 0.3 to 2.5 s after it began and again before it commits, so a
  *   split or merge lands between its begin, its reads and its commit.
  */
 import type { Rng } from '../../raft/rng.js';
+
+/** When a transaction's begin was invoked and when its last call (the commit, or a read) answered, virtual ms (txn-realtime-checker.ts). */
+export interface TxnTimes {
+  readonly beginInvokeMs: number;
+  readonly completeMs: number;
+}
 
 export const SIBLING_BUCKET = 'x49';
 /** The isolation buckets: x0, x1, the sibling bucket and the two that cover the other founding partitions. */
@@ -33,8 +39,8 @@ export interface IsolationTxnScope {
 
 export function isolationTxnScope(rng: Rng, buckets: readonly string[], keysPerBucket: number, sleep: (ms: number) => Promise<void>): IsolationTxnScope {
   const bucket = rng.pick(buckets);
-  const withSibling = (bucket === 'x0' || bucket === 'x1') && buckets.includes(SIBLING_BUCKET) && rng.chance(0.3);
-  const covered = withSibling ? [bucket, SIBLING_BUCKET] : [bucket];
+  const paired = ['x0', 'x1', SIBLING_BUCKET].every((b) => buckets.includes(b)) && ['x0', 'x1', SIBLING_BUCKET].includes(bucket) && rng.chance(0.4);
+  const covered = !paired ? [bucket] : bucket === SIBLING_BUCKET ? [bucket, rng.pick(['x0', 'x1'])] : [bucket, SIBLING_BUCKET];
   const keys = covered.flatMap((b) => Array.from({ length: keysPerBucket }, (_, i) => `${b}/k${i}`));
   const long = rng.chance(0.2);
   const pauses = long ? [300 + rng.int(2_200), 300 + rng.int(2_200)] : [0, 0];

@@ -18,7 +18,7 @@ import type { SimCluster } from './sim-cluster.js';
 import type { Trace } from './trace.js';
 import type { TxnRecord } from './isolation-checker.js';
 import { runRandomTransaction, type TxnApi } from './txn-workload.js';
-import { ISOLATION_BUCKETS, isolationTxnScope } from './txn-span.js';
+import { ISOLATION_BUCKETS, isolationTxnScope, type TxnTimes } from './txn-span.js';
 
 export interface WorkloadKeys {
   /** Register buckets, each with registerKeysPerBucket keys `<bucket>/k<i>`. */
@@ -108,6 +108,8 @@ export class Workload {
    * with partition -1; claims that wrote nothing and read no whole prefix are left out).
    */
   readonly txnRecords: TxnRecord[] = [];
+  /** When each isolation transaction began and finished (txn-realtime-checker.ts). */
+  readonly txnTimes = new Map<string, TxnTimes>();
   private valueCounter = 0;
   private requestCounter = 0;
   private claimCounter = 0;
@@ -431,6 +433,7 @@ export class Workload {
     // Which buckets it covers, and whether it pauses so a split or merge lands inside it (txn-span.ts).
     const { keys, prefixes, pause } = isolationTxnScope(rng, this.keys.isolationBuckets, this.keys.isolationKeysPerBucket, (ms) => this.sleep(ms));
     const isolation = rng.chance(0.5) ? 'SERIALIZABLE' : 'SNAPSHOT';
+    const beginInvokeMs = this.scheduler.now;
     const record = await runRandomTransaction(this.txnApiOver(new Rng(rng.nextUint32())), rng, {
       keys,
       prefixes,
@@ -442,6 +445,7 @@ export class Workload {
       maxWrites: 2,
     });
     this.txnRecords.push(record);
+    this.txnTimes.set(record.id, { beginInvokeMs, completeMs: this.scheduler.now });
     if (record.outcome !== 'committed') this.trace.add(`txn ${record.id} (${isolation}) ${record.outcome}: ${record.note ?? ''}`);
   }
 
