@@ -87,7 +87,8 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     ...(scenario.readMode !== undefined && { readMode: scenario.readMode }),
   });
   const history = new HistoryRecorder(() => scheduler.now, (line) => trace.add(line));
-  const keys = workloadKeys(4, 2, 2);
+  const issue32 = scenario.issue32Workloads !== false;
+  const keys = issue32 ? workloadKeys(4, 2, 2) : workloadKeys(4, 2, 2, ['x0', 'x1']);
   const workload = new Workload(scheduler, cluster, history, trace, keys, {
     clients: scenario.clients,
     mix: scenario.mix,
@@ -97,8 +98,8 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     maxOpsPerClient: 400,
   });
   // Leases and locks (issue 32): clients of their own, on an Rng of their own (the other streams keep their draws).
-  const leases = new LeaseWorkload(scheduler, cluster, workload, trace, { clients: 3, firstProcess: 200 });
-  const locks = new LockWorkload(scheduler, cluster, workload, trace, { clients: 3, firstProcess: 300, grantBeforeDelete: scenario.testBugs.lockGrantsBeforeDelete === true });
+  const leases = new LeaseWorkload(scheduler, cluster, workload, trace, { clients: issue32 ? 3 : 0, firstProcess: 200 });
+  const locks = new LockWorkload(scheduler, cluster, workload, trace, { clients: issue32 ? 3 : 0, firstProcess: 300, grantBeforeDelete: scenario.testBugs.lockGrantsBeforeDelete === true });
   const failures: CheckFailure[] = [];
   const finalReadOps = new Set<number>();
   const digestSamples: ReplicaDigest[] = [];

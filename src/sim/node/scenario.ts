@@ -67,6 +67,12 @@ export interface NodeScenario {
   readonly membership: MembershipPlan;
   /** Never drawn: the nodes' default (lease) unless a caller pins it (a negative control's settings). */
   readonly readMode?: 'safe' | 'lease';
+  /**
+   * Never drawn, on unless pinned off: issue 32's lease and lock clients (lease-workload.ts,
+   * lock-workload.ts) and isolation transactions across range changes (txn-span.ts). Regression
+   * seeds and controls found before them pin it off to keep the schedules they were found on.
+   */
+  readonly issue32Workloads?: boolean;
 }
 
 /**

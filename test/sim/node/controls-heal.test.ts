@@ -22,12 +22,15 @@ describe('whole-node simulator: a replica that skipped a split gets the new part
   // second and came back with the start-up campaigns, which took 410 away; a scan of seeds with
   // `testBugs.splitHealDisabled` for membership/rf-replicas-on-distinct-members finds new ones
   // (seeds 1-215 now give 12, 130, 192 and 215).
+  // Seed 215 runs without issue 32's lease, lock and range-change clients (scenario
+  // issue32Workloads), whose traffic took its skipped split away.
   for (const seed of [130, 192, 215]) {
     it(`seed ${seed}: passes with the heal, fails the membership checker without it`, async () => {
-      const healed = await runNodeSeed(seed, { traceLines: 1_000_000 });
+      const overrides = seed === 215 ? { issue32Workloads: false } : {};
+      const healed = await runNodeSeed(seed, { overrides, traceLines: 1_000_000 });
       expect(healed.failures).toEqual([]);
       expect(healed.trace.some((line) => line.includes('skipped the split'))).toBe(true);
-      const unhealed = await runNodeSeed(seed, { testBugs: { splitHealDisabled: true }, traceLines: 0 });
+      const unhealed = await runNodeSeed(seed, { testBugs: { splitHealDisabled: true }, overrides, traceLines: 0 });
       expect(unhealed.failures.some((f) => f.checker === 'membership' && f.invariant === 'rf-replicas-on-distinct-members')).toBe(true);
     }, 300_000);
   }
