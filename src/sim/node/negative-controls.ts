@@ -35,12 +35,30 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // and part replicas' states on 4 of 12. Not yet explained: the lease changes also changed when a
   // restarted node campaigns, which decides whether a follower that lost its acknowledged appends
   // wins the election after a power loss (the only way the defect loses an increment).
+  //
+  // Issue 32: after the ninth session's merge no seed in 1..40 reached the double fault with power
+  // losses alone (the follower that lost its acknowledged appends must win an election without the
+  // old leader, and the third replica must not hold them either). The schedule now makes the third
+  // replica miss them: one node after another is cut off both ways for 1.5 s every 2 s, and a power
+  // loss strikes every 3 s (so at 1 s into one cut-off, then at its start, in turn), for 16 s, under
+  // six clients' increments. Seed 7 (in 1..8).
   followerAckBeforeSync: {
     bug: 'followerAckBeforeSync',
-    overrides: { allowedFaults: ['power-loss'], powerLossEveryMs: 2_500, installCrashRate: 0, readMode: 'safe', membership: noMembership },
+    overrides: {
+      allowedFaults: ['power-loss'],
+      powerLossEveryMs: 3_000,
+      isolateEveryMs: 2_000,
+      faultEndMs: 16_000,
+      installCrashRate: 0,
+      readMode: 'safe',
+      membership: noMembership,
+      clients: 6,
+      thinkMs: [1, 20],
+      mix: { ...noMix, put: 2, read: 2, increment: 20, counterRead: 4 },
+    },
     checker: 'counter',
     invariant: 'exactly-once',
-    budget: 10,
+    budget: 8,
   },
   // An isolated leader applies proposals that never commit; its state leaves the others'.
   applyBeforeCommit: {

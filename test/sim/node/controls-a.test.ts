@@ -17,15 +17,10 @@ async function expectCaught(name: string): Promise<void> {
 }
 
 describe('whole-node simulator: negative controls', () => {
-  // Known gap (issue 18 notes): after the ninth session's merge (the nodes' rebalancer and its
-  // system record, heartbeat rounds every second tick, the Raft log window) no seed in 1..40
-  // produces the double fault this defect needs (a follower's lost acknowledged entry plus the
-  // leader's loss before it reaches a third replica), with safe or lease reads and with power
-  // losses every 1 s. The checker is unchanged (its planted-history tests still pass); the control
-  // waits for a schedule that makes the double fault likely, so it is skipped with this reason.
-  const followerAckSkip = 'followerAckBeforeSync: no seed in 1..40 reaches the double fault since the ninth session\'s merge (test/sim/node/controls-a.test.ts)';
-  if (process.env['ATOLL_RUN_WEAK_CONTROLS'] !== '1') console.log(`skipped: ${followerAckSkip}`);
-  it.skipIf(process.env['ATOLL_RUN_WEAK_CONTROLS'] !== '1')('a follower acknowledging appends before its synced write loses acknowledged increments (counter checker)', async () => {
+  // Skipped from the ninth session's merge until issue 32 gave the control a schedule that reaches
+  // the double fault (a follower's lost acknowledged entry, the third replica cut off, the old
+  // leader down through the next election): see negative-controls.ts.
+  it('a follower acknowledging appends before its synced write loses acknowledged increments (counter checker)', async () => {
     await expectCaught('followerAckBeforeSync');
     const caught = await firstCatch('followerAckBeforeSync');
     expect(caught!.failure.message).toMatch(/below the \d+ acknowledged/);
