@@ -23,7 +23,7 @@ import { Workload, workloadKeys } from './workload.js';
 import { checkLeases, checkLocks } from './lease-checker.js';
 import { LeaseWorkload } from './lease-workload.js';
 import { LockWorkload } from './lock-workload.js';
-import { checkRealTimeSnapshots } from './txn-realtime-checker.js';
+import { checkClearErrors, checkRealTimeSnapshots } from './txn-realtime-checker.js';
 
 export interface NodeSeedOptions {
   readonly testBugs?: NodeTestBugs;
@@ -177,7 +177,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     failures.push({ checker: 'counter', invariant: 'resend-answers-same', message: workload.resendMismatches.slice(0, 3).join('; ') });
   }
   failures.push(...checkTransactions(workload.txnRecords));
-  failures.push(...checkRealTimeSnapshots(workload.txnRecords, workload.txnTimes));
+  failures.push(...checkRealTimeSnapshots(workload.txnRecords, workload.txnTimes), ...checkClearErrors(workload.txnRecords));
   failures.push(...checkLeases(leases.leases, leases.finalProblems), ...checkLocks(locks.holds));
   for (const failure of failures) trace.add(`CHECK FAILED ${failure.checker}/${failure.invariant}: ${failure.message.split('\n')[0]}`);
   const crashes = cluster.everyNodeId.reduce((sum, id) => sum + cluster.crashCount(id), 0);

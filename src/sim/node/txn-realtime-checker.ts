@@ -11,6 +11,12 @@
  * a prefix read returned) is visible to it: the version read is at or after that commit's revision.
  * Keys a split moved away after the begin, or a merge brought in, are refused (TXN_CONFLICT,
  * OUTSIDE_TRANSACTION), so they are never read; a transaction whose begin failed read nothing.
+ *
+ * Invariant isolation/clear-error (checkClearErrors): a transaction that fails, whether or not a
+ * split or merge came between its begin and its reads or commit, fails with a stable error code
+ * other than INTERNAL (TXN_CONFLICT, OUTSIDE_TRANSACTION, PARTITION_MOVED, UNAVAILABLE, ...), or
+ * because the simulated network lost the call (the simulator's own "did not answer" and "died
+ * before answering"); never with a bare error or an internal one.
  */
 import type { CheckFailure } from './node-checkers.js';
 import type { TxnRecord } from './isolation-checker.js';
@@ -48,6 +54,22 @@ export function checkRealTimeSnapshots(records: readonly TxnRecord[], times: Rea
         ];
       }
     }
+  }
+  return [];
+}
+
+/** The failures the simulator's clients make up themselves (workload.ts call and rawCall): a lost call, a node down. */
+const SIM_CALL_LOST = /^(node \d+ (did not answer|died before answering|refused the connection)|no answer|the node died before answering|connection refused)/;
+
+export function checkClearErrors(records: readonly TxnRecord[]): CheckFailure[] {
+  for (const record of records) {
+    if (record.outcome === 'committed' || record.note === undefined) continue;
+    const failed = /^(begin|read|commit) failed: (.*)$/s.exec(record.note);
+    if (failed === undefined || failed === null) continue;
+    const text = failed[2] as string;
+    const code = /^([A-Z][A-Z_]+)[ :(]/.exec(text)?.[1];
+    if (SIM_CALL_LOST.test(text) || (code !== undefined && code !== 'INTERNAL')) continue;
+    return [{ checker: 'isolation', invariant: 'clear-error', message: `transaction ${record.id} (partition ${record.partition}, snapshot ${record.snapshotRevision}) ${record.outcome}: ${record.note.slice(0, 300)}` }];
   }
   return [];
 }

@@ -74,3 +74,24 @@ describe('lock checker', () => {
     expect(checkLocks([hold(3, [{ revision: 5 }, { fenced: true, at: 100 }], undefined, 200), hold(4, [{ revision: 9 }])]).map((f) => f.invariant)).toEqual(['one-holder']);
   });
 });
+
+describe('transaction real-time and clear-error rules', () => {
+  const base = { isolation: 'SNAPSHOT' as const, prefixReads: [], partition: 0 };
+  it('fails a read older than a commit acknowledged before the begin, passes a newer one', async () => {
+    const { checkRealTimeSnapshots } = await import('../../../src/sim/node/txn-realtime-checker.js');
+    const writer = { ...base, id: 'w', outcome: 'committed' as const, snapshotRevision: 4, commitRevision: 9, reads: [], writes: [{ key: 'x0/k0', value: 'w' }] };
+    const stale = { ...base, id: 't', outcome: 'committed' as const, snapshotRevision: 12, reads: [{ key: 'x0/k0', modRevision: 5, value: 'old' }], writes: [] };
+    const times = new Map([['w', { beginInvokeMs: 0, completeMs: 10 }], ['t', { beginInvokeMs: 20, completeMs: 30 }]]);
+    expect(checkRealTimeSnapshots([writer, stale], times).map((f) => f.invariant)).toEqual(['realtime-stale-read']);
+    const concurrent = new Map([['w', { beginInvokeMs: 0, completeMs: 25 }], ['t', { beginInvokeMs: 20, completeMs: 30 }]]);
+    expect(checkRealTimeSnapshots([writer, stale], concurrent)).toEqual([]);
+  });
+
+  it('fails an INTERNAL or bare error, passes codes and lost calls', async () => {
+    const { checkClearErrors } = await import('../../../src/sim/node/txn-realtime-checker.js');
+    const failed = (note: string) => ({ ...base, id: note, outcome: 'aborted' as const, snapshotRevision: 1, reads: [], writes: [], note });
+    expect(checkClearErrors([failed('read failed: TXN_CONFLICT: range changed'), failed('commit failed: node 2 did not answer'), failed('begin failed: UNAVAILABLE (not applied): x')])).toEqual([]);
+    expect(checkClearErrors([failed('commit failed: INTERNAL: oops')]).map((f) => f.invariant)).toEqual(['clear-error']);
+    expect(checkClearErrors([failed('read failed: Cannot read properties of undefined')]).map((f) => f.invariant)).toEqual(['clear-error']);
+  });
+});
