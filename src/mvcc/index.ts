@@ -32,6 +32,7 @@ export {
   type StorageCompactionResult,
   type StoredChange,
   type StoredChangeAt,
+  type RevisionResetReason,
 } from './mvcc-store.js';
 export { MvccKeyLayout } from './key-layout.js';
 export { readSnapshotHeader, type SnapshotHeader } from './snapshot-format.js';

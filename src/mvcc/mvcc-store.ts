@@ -367,6 +367,9 @@ export interface StoredChange {
   readonly stored: StoredVersion;
 }
 
+/** Why a store's revision or history moved without a commit (setCommitListener's reset). */
+export type RevisionResetReason = 'import' | 'merge' | 'merged-away';
+
 /** A stored version and its revision (changesSince). */
 export interface StoredChangeAt extends StoredChange {
   readonly revision: number;
@@ -446,6 +449,8 @@ export class MvccStore {
   private leases = new LeaseTable();
   private readonly keyIndexEnabled: boolean;
   private commitListener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined;
+  /** Told whenever the revision or the history moves without a commit (see setCommitListener). */
+  private resetListener: ((revision: number, reason: RevisionResetReason) => void) | undefined;
   /**
    * True while the separate applied-index, applied-time and revision records of the format before
    * applied-record.ts may be stored: the next apply batch deletes them beside the 'applied' record.
@@ -1256,11 +1261,21 @@ export class MvccStore {
   /**
    * Tells `listener` about each revision as it commits (synchronously, in revision order, after the
    * store moved to it), with the versions the entry stored. One listener per store (the watch hub).
-   * A snapshot import moves the revision without calling it: the listener sees the jump at the next
-   * commit and must treat the gap as unknown.
+   *
+   * `reset` is told, synchronously in the same step that changes the in-memory revision (so no
+   * reader ever sees the store's revision ahead of what its listener was told), every time the
+   * store's revision or retained history moves WITHOUT a commit (issue 32): a snapshot import or
+   * the discard of an interrupted one ('import'), a merge that brought the right side's history in
+   * at revisions the left side had already passed ('merge'), and the right side of a merge, which
+   * holds nothing from then on ('merged-away'). After a reset, nothing the listener cached about
+   * revisions at or below `revision` may be trusted: the store's own history is the truth.
    */
-  setCommitListener(listener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined): void {
+  setCommitListener(
+    listener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined,
+    reset?: (revision: number, reason: RevisionResetReason) => void,
+  ): void {
     this.commitListener = listener;
+    this.resetListener = listener === undefined ? undefined : reset;
   }
 
   /**
@@ -1777,6 +1792,7 @@ export class MvccStore {
       this.appliedTimeValue = header.appliedTimeMs ?? 0;
       this.ownedRange = header.range;
       this.frozenValue = header.freeze;
+      this.resetListener?.(this.revisionValue, 'import');
       // The expiry mark and newest creation time come from the imported queue entries.
       this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
       await this.rebuildKeyState();
@@ -1813,6 +1829,7 @@ export class MvccStore {
       this.expiry.clear();
       this.leases.clear();
       this.interruptedImportIndexValue = undefined;
+      this.resetListener?.(0, 'import');
       await this.rebuildKeyState();
       this.needsSnapshotValue = false;
       return this.status();
@@ -2022,6 +2039,10 @@ export class MvccStore {
       this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
       assert.equal(this.dedup.count, plan.dedup.count, 'the merged dedup queue is what the plan wrote');
       right.mergedIntoValue = this.partition?.id ?? 0;
+      // Both histories changed without a commit: the left one gained the right's versions at
+      // revisions its listener may already hold, the right one is gone.
+      this.resetListener?.(revision, 'merge');
+      right.resetListener?.(right.revisionValue, 'merged-away');
       right.dedup.adopt(emptyDedupState);
       this.cache?.clear(this.cacheStoreId);
       right.cache?.clear(right.cacheStoreId);

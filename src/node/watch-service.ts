@@ -34,6 +34,7 @@ import { runWatcher, type WatchSink, type WatchTarget } from '../watch/watcher.j
 import type * as api from './api.js';
 import type { KvExecutor } from './kv-executor.js';
 import type { NodeAccess } from './node-access.js';
+import type { NodeTestBugs } from './node-config.js';
 import type { KvOperation } from './operations.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers } from './ports.js';
@@ -54,6 +55,8 @@ export interface WatchServiceOptions {
   readonly timers: NodeTimers;
   /** The cluster's bucket hash (a split's range check); default defaultBucketHash. */
   readonly bucketHash?: BucketHashName;
+  /** Planted defects (negative controls): hubNotResetOnMerge, hubNotToldOfInstall, staleWatchIgnoresRemoval. */
+  readonly testBugs?: NodeTestBugs;
 }
 
 export class WatchService {
@@ -141,7 +144,12 @@ export class WatchService {
     const stale = request.stale === true;
     const checkLeader = (): void => {
       if (replica === undefined) throw router.notLeader(partition, router.remoteLeaderOf(partition) ?? 0, 'watches are served by the partition leader');
-      // A stale watch needs only a replica here, which a node keeps for as long as it runs.
+      // A stale watch needs only a replica here, but the replica it started on: a move that took
+      // this node's copy away (or replaced it with a new one) leaves the captured store unfed for
+      // good, so the watch ends and the client resumes at a replica that has the partition (issue 32).
+      if (stale && this.options.testBugs?.staleWatchIgnoresRemoval !== true && driver.groups.get(partition) !== replica) {
+        throw router.notLeader(partition, router.leaderOf(partition), 'this node no longer holds a replica of the partition');
+      }
       if (stale) return;
       const status = replica.raw.status();
       if (status.role !== 'leader') {
@@ -222,6 +230,7 @@ export class WatchService {
       },
       sink,
       {
+        ...(this.options.testBugs?.hubNotToldOfInstall === true && { unguardedHub: true }),
         target,
         startRevision,
         keysOnly: request.keysOnly === true,
@@ -245,7 +254,16 @@ export class WatchService {
     // watch waiting on it stalled (the membership fault run's watcher stopped one revision short).
     if (entry === undefined || entry.replica !== replica) {
       const created = new WatchHub(replica.mvcc.revision, { maxChanges: this.options.limits.watchRingChanges, maxBytes: this.options.limits.watchRingBytes });
-      replica.mvcc.setCommitListener((revision, changes) => created.publish(revision, changes));
+      const bugs = this.options.testBugs;
+      replica.mvcc.setCommitListener(
+        (revision, changes) => created.publish(revision, changes),
+        (revision, reason) => {
+          // Negative controls: the defects of issue 32, a hub left as it was by a merge or an install.
+          if (reason === 'merge' && bugs?.hubNotResetOnMerge === true) return;
+          if (reason !== 'merge' && bugs?.hubNotToldOfInstall === true) return;
+          created.reset(revision);
+        },
+      );
       entry = { replica, hub: created };
       this.hubs.set(partition, entry);
     }

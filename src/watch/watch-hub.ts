@@ -7,8 +7,14 @@
  * Invariants (asserted in publish and since):
  * - The ring holds every version stored at each revision in (floor, top], and nothing else; the
  *   entries are in revision order. floor <= top.
- * - Revisions arrive one at a time in order (top + 1). A jump (a snapshot import moved the store
- *   without commits) empties the ring: floor = top = the revision before the new one.
+ * - Revisions arrive one at a time in order (top + 1). A jump empties the ring: floor = top = the
+ *   revision before the new one.
+ * - top is the store's revision at every moment a watcher can look (issue 32): the store tells the
+ *   hub through reset() in the same synchronous step as every change of its revision or history
+ *   that is not a commit (a snapshot import, a merge, the discard of an interrupted import), and
+ *   reset empties the ring (floor = top = that revision) and wakes every waiter. Without it a
+ *   caught-up watcher saw the store ahead of the hub and asked again forever (a merge or an
+ *   install froze the node), and a merge's incoming history hid behind a ring that claimed it.
  * - Eviction removes whole revisions from the front and raises floor to the evicted revision, so
  *   a revision is either wholly in the ring or not at all.
  * - Count and bytes stay within maxChanges and maxBytes after every publish (one revision larger
@@ -88,6 +94,20 @@ export class WatchHub {
       this.head = 0;
     }
     assert(this.floorValue <= this.topValue && this.size <= this.bounds.maxChanges, 'hub invariants');
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /**
+   * The store's revision or history moved without a commit (MvccStore's reset listener): nothing
+   * at or below `revision` is known here any more. Wakes every waiter, so each re-reads the store.
+   */
+  reset(revision: number): void {
+    assert(Number.isSafeInteger(revision) && revision >= 0, 'reset revision');
+    this.ring = [];
+    this.head = 0;
+    this.bytes = 0;
+    this.floorValue = revision;
+    this.topValue = revision;
     for (const wake of [...this.waiters]) wake();
   }
 

@@ -87,6 +87,8 @@ export interface WatcherOptions {
   readonly monotonicMs: () => number;
   readonly after: (ms: number, run: () => void) => { cancel(): void };
   readonly signal: AbortSignal;
+  /** TEST ONLY (negative control hubNotToldOfInstall): trust the hub even when it is behind the store. */
+  readonly unguardedHub?: boolean;
 }
 
 function matches(target: WatchTarget, key: string): boolean {
@@ -128,9 +130,20 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
   if (options.progress === true) await send({ revision: cursor, events: [], progress: true });
   while (!signal.aborted) {
     source.checkLeader();
-    if (source.revision() > cursor) {
-      const batch = source.hub.since(cursor) ?? (await source.changesSince(target, cursor, options.readBounds));
+    const storeRevision = source.revision();
+    if (storeRevision > cursor) {
+      // The ring answers only when it is as new as the store (hub.top is the store's revision;
+      // a hub behind it would answer a batch that ends at the cursor, and the loop would ask again
+      // without ever awaiting); otherwise the store's history does.
+      const fromHub = options.unguardedHub === true || source.hub.top >= storeRevision ? source.hub.since(cursor) : undefined;
+      const batch = fromHub ?? (await source.changesSince(target, cursor, options.readBounds));
       if (signal.aborted) return;
+      if (batch.through <= cursor && options.unguardedHub !== true) {
+        // Invariant: a batch read because the store is past the cursor ends past it. If one ever
+        // does not, wait for the next change instead of spinning: a watcher never holds the loop.
+        await source.hub.wait(options.leaderCheckMs ?? options.progressIntervalMs, options.after, signal);
+        continue;
+      }
       // Group the batch's matching changes by revision: one message per revision, in order.
       let events: WatchEvent[] = [];
       let revision = 0;

@@ -21,12 +21,7 @@ import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { RaftLogKeys } from '../../src/node/raft-log-codec.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
-
-const text = (value: string): Uint8Array => new TextEncoder().encode(value);
-const fromBytes = (value: Uint8Array | undefined): string | undefined => (value === undefined ? undefined : new TextDecoder().decode(value));
-const hashOf = (key: string): number => bucketHash(bucketOf(key));
-const NODES = [1, 2, 3];
-const RETRYABLE = ['NOT_LEADER', 'NO_LEADER', 'UNAVAILABLE', 'DEADLINE_EXCEEDED', 'PARTITION_MOVED'];
+import { alignLeaders, atLeader, deadline, fromBytes, get, hashOf, leaderOf, mergeAligned, NODES, proposeRaw, put, ranges, splitCluster as splitClusterOf, text } from './merge-support.js';
 
 let cluster: InProcessCluster | undefined;
 afterEach(async () => {
@@ -34,94 +29,7 @@ afterEach(async () => {
   cluster = undefined;
 });
 
-function leaderOf(c: InProcessCluster, partition: number): number | undefined {
-  return NODES.find((id) => c.groups(id).get(partition)?.raw.status().role === 'leader');
-}
-
-const ranges = (c: InProcessCluster, id: number): RangeRouting => (c.node(id) as unknown as { router: { ranges: RangeRouting } }).router.ranges;
-
-/** Runs `call` at the leader of `partition` (the loopback network forwards nothing), retrying while leadership moves. */
-async function atLeader<T>(c: InProcessCluster, partition: number, call: (node: number) => Promise<T>): Promise<T> {
-  let last: unknown;
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const leader = leaderOf(c, partition);
-    if (leader !== undefined) {
-      try {
-        return await call(leader);
-      } catch (error) {
-        last = error;
-        if (!isAtollError(error) || !RETRYABLE.includes(error.code)) throw error;
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`partition ${partition}: no leader answered: ${String(last)}`);
-}
-
-const deadline = (ms = 2_000): { deadlineMs: number } => ({ deadlineMs: Date.now() + ms });
-
-async function get(c: InProcessCluster, partition: number, key: string, revision?: number): Promise<string | undefined> {
-  const got = await atLeader(c, partition, (node) => c.node(node).get({ key, ...(revision !== undefined && { revision }) }, deadline()));
-  return got.found ? fromBytes(got.value) : undefined;
-}
-
-/** Puts at the partition's leader; a retry carries the same request id, so it applies once. */
-async function put(c: InProcessCluster, partition: number, key: string, value: string): Promise<number> {
-  const requestId = `put-${key}-${value}`;
-  return (await atLeader(c, partition, (node) => c.node(node).put({ key, value: text(value), requestId }, deadline()))).revision;
-}
-
-/** Proposes raw bytes to `partition` at its leader and waits for the apply (entries no admin would propose). */
-async function proposeRaw(c: InProcessCluster, partition: number, payload: Uint8Array): Promise<ApplyResult> {
-  const leader = leaderOf(c, partition)!;
-  const replica = c.groups(leader).get(partition)!;
-  const driver = (c.node(leader) as unknown as { driver: { enqueue(task: () => void): void } }).driver;
-  return new Promise((resolve, reject) => driver.enqueue(() => replica.propose(payload, { resolve, reject })));
-}
-
-/** Moves `right`'s leadership to the node leading `left` (the merge admin needs both led by one node). */
-async function alignLeaders(c: InProcessCluster, left: number, right: number): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const target = leaderOf(c, left);
-    const current = leaderOf(c, right);
-    if (target !== undefined && target === current) return target;
-    if (target !== undefined && current !== undefined) await c.node(current).transferLeader({ partition: right, targetNode: target }, deadline()).catch(() => undefined);
-    await waitFor(() => leaderOf(c, right) === leaderOf(c, left) && leaderOf(c, left) !== undefined, 2_000);
-  }
-  throw new Error(`could not align the leaders of ${left} and ${right}`);
-}
-
-/**
- * Merges `right` into `left` at the node leading both, aligning them again when the nodes' leader
- * balancing moved one meanwhile (NOT_LEADER, leaders-differ: nothing applied), a bounded number of times.
- */
-async function mergeAligned(c: InProcessCluster, left: number, right: number): Promise<MergePartitionResult> {
-  let last: unknown;
-  for (let attempt = 0; attempt < 10; attempt++) {
-    const leader = await alignLeaders(c, left, right);
-    try {
-      return await c.node(leader).mergePartition({ partition: left }, deadline(10_000));
-    } catch (error) {
-      last = error;
-      const retry = isAtollError(error) && (['NOT_LEADER', 'NO_LEADER'].includes(error.code) || error.details?.['reason'] === 'leaders-differ');
-      if (!retry) throw error;
-    }
-  }
-  throw new Error(`merging ${right} into ${left}: ${String(last)}`);
-}
-
-/** Two initial partitions; partition 0 split at `mid` into 0 and `mid`, with writes on both sides. */
-async function splitCluster(): Promise<{ c: InProcessCluster; mid: number; keys: string[] }> {
-  cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 100, partitions: 2 });
-  const c = cluster;
-  await c.start();
-  expect(await waitFor(() => leaderOf(c, 0) !== undefined && leaderOf(c, 1) !== undefined, 10_000)).toBe(true);
-  const keys = Array.from({ length: 200 }, (_, i) => `user${i}/profile`).filter((key) => hashOf(key) < 2 ** 31);
-  for (const key of keys) await put(c, 0, key, `v1-${key}`);
-  const split = await atLeader(c, 0, (node) => c.node(node).splitPartition({ partition: 0 }, deadline(5_000)));
-  expect(await waitFor(() => NODES.every((id) => c.groups(id).has(split.newPartition)) && leaderOf(c, split.newPartition) !== undefined, 10_000)).toBe(true);
-  return { c, mid: split.mid, keys };
-}
+const splitCluster = (): ReturnType<typeof splitClusterOf> => splitClusterOf((c) => (cluster = c));
 
 describe('partition merge on a live three-node cluster', () => {
   it('joins a split partition back: every key with its history at the left, the right id gone for good, dedup kept', { timeout: 90_000 }, async () => {

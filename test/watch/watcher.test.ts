@@ -118,6 +118,43 @@ describe('watcher', () => {
     expect(sink.events().every((e) => !e.includes('other/'))).toBe(true);
   });
 
+  it('never holds the loop when the store is ahead of a hub nobody told (a move of the store without a commit)', async () => {
+    const partition = await Partition.create(memoryEngineKind);
+    for (let round = 0; round < 5; round++) await writeSome(partition, round);
+    const source = sourceOf(partition);
+    // Later writes reach the store but not the hub: the hub stays behind, as a merge or an install
+    // without its reset would leave it (issue 32). The old watcher asked the hub again and again.
+    partition.store.setCommitListener(undefined);
+    let synchronousRounds = 0;
+    let spun = false;
+    const turn = setInterval(() => {
+      synchronousRounds = 0;
+    }, 1);
+    const guarded: WatchSource = {
+      ...source,
+      checkLeader: () => {
+        // Thousands of rounds without one timer turn: the watcher never awaited anything real.
+        if (++synchronousRounds > 10_000) {
+          spun = true;
+          throw new AtollError('INTERNAL', 'the watcher spun without yielding');
+        }
+      },
+    };
+    const sink = new RecordingSink();
+    const abort = new AbortController();
+    const start = partition.store.revision;
+    const running = runWatcher(guarded, sink, options({ keyPrefix: 's/' }, start, abort.signal, { leaderCheckMs: 10 }));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let round = 5; round < 8; round++) await writeSome(partition, round);
+    const expected = await expectedHistory(partition, 's/', start);
+    await until(() => sink.events().length >= expected.length || spun, 'the events');
+    abort.abort();
+    clearInterval(turn);
+    await running;
+    expect(spun).toBe(false);
+    expect(sink.events()).toEqual(expected);
+  });
+
   it('re-reads the store when it falls behind the ring, and pages a long catch-up at whole revisions', async () => {
     const partition = await Partition.create(memoryEngineKind);
     const source = sourceOf(partition, { maxChanges: 3, maxBytes: 1 << 20 });
