@@ -6,4 +6,4 @@
  */
 import type { Limits } from '../../limits.js';
 
-export const simWatchLimits: Partial<Limits> = { watchRingChanges: 16, watchReadChanges: 8, watchProgressIntervalMs: 500, watchStallMs: 800 };
+export const simWatchLimits: Partial<Limits> = { watchRingChanges: 64, watchReadChanges: 8, watchProgressIntervalMs: 500, watchStallMs: 800 };
