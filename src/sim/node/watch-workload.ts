@@ -69,7 +69,7 @@ export interface WatchRecord {
   lastRevision: number | undefined;
   readonly messages: ReceivedMessage[];
   attempts: number;
-  /** Why each attempt ended (codes). */
+  /** Why each attempt ended: `CODE@n<node>` (the node it ran on). */
   readonly endings: string[];
   /** Why the watch stopped: 'finished' (finish() cancelled it), or a final code, 'attempts', 'loop-liveness'. */
   ended: string | undefined;
@@ -165,7 +165,10 @@ export class WatchWorkload {
     for (const record of this.records) {
       const events = record.messages.reduce((sum, message) => sum + message.events.length, 0);
       const codes = new Map<string, number>();
-      for (const code of record.endings) codes.set(code, (codes.get(code) ?? 0) + 1);
+      for (const ending of record.endings) {
+        const code = ending.split('@')[0] as string;
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+      }
       this.trace.add(
         `watch ${record.id} done: ${targetDescription(record.target)}${record.stale ? ' stale' : ''}, (${record.startRevision ?? '-'}, ${record.lastRevision ?? '-'}], ` +
           `${record.messages.length} messages, ${events} events, ${record.attempts} attempts [${[...codes].map(([code, n]) => `${code}x${n}`).join(' ')}], ended ${record.ended}, caught up ${record.caughtUp ?? '-'}`,
@@ -208,7 +211,7 @@ export class WatchWorkload {
       hinted = undefined;
       record.attempts++;
       const ending = await this.attempt(record, node, rng);
-      record.endings.push(ending.code);
+      record.endings.push(`${ending.code}@n${node}`);
       if (this.stopped) break;
       if (ending.code === 'LOOP_LIVENESS') {
         record.ended = 'loop-liveness';
