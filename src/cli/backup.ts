@@ -8,6 +8,15 @@
  * written; the manifest, written last, records per partition its revision, key count and hash. A
  * directory without manifest.json is not a backup.
  *
+ * Shapes (issue 32): a cluster's partition table is not always P equal ranges: splits and merges
+ * make it any list of contiguous ranges, and a split-made partition's id is not below P. So the
+ * manifest (version 2) records each partition's hash range [start, end) beside its id, and restore
+ * checks that the ranges tile the hash space exactly once and that every key of a file hashes
+ * into its entry's range. Restore never routes by the backup's table: it writes with ordinary
+ * puts, which the client routes by the TARGET's own ClusterInfo ranges (its splits and merges, any
+ * partition and node count). A version-1 manifest (no ranges) is read as the equal table of its
+ * partitionCount, as the build that wrote it assumed.
+ *
  * A restore first checks everything it can without writing: the manifest's shape, every file's
  * SHA-256 and size, every record's shape and the per-file key counts (BACKUP_DAMAGED), the
  * caller's right to write every tenant in it, and that the target holds no keys
@@ -15,12 +24,16 @@
  * puts, a bounded number at a time. Values and remaining TTLs are kept; revisions are new.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { InvalidArgumentError, type Command } from 'commander';
 import { AtollClient, type AtollClientOptions } from '../client/index.js';
 import { AtollError } from '../errors.js';
+import { bucketOf } from '../keys/bucket.js';
+import { bucketHash, isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
+import { equalRangeOf, partitionIdLimit, RangeTable, type PartitionRange } from '../keys/partition-table.js';
+import { tenantTag } from '../keys/tenant-keys.js';
 import { limits } from '../limits.js';
 import { clientTlsOf, type TlsFlags } from './tls-flags.js';
 
@@ -43,12 +56,18 @@ export interface BackupIo {
 }
 
 export const backupFormat = 'atoll-backup';
-export const backupFormatVersion = 1;
+/** The version `atoll backup` writes: 2 records each partition's hash range. */
+export const backupFormatVersion = 2;
+/** Versions `atoll restore` reads: 1 (before ranges: P equal ranges, ids 0..P-1) and 2. */
+const readableVersions: readonly number[] = [1, 2];
 export const manifestName = 'manifest.json';
 
 /** One partition's entry in the manifest. */
 export interface ManifestPartition {
   readonly id: number;
+  /** The partition's hash range [start, end) in the source's table when it was read (version 2). */
+  readonly start: number;
+  readonly end: number;
   /** Every key of the file is the partition's state at this revision. */
   readonly revision: number;
   readonly keys: number;
@@ -60,8 +79,14 @@ export interface ManifestPartition {
 
 export interface Manifest {
   readonly format: typeof backupFormat;
-  readonly version: typeof backupFormatVersion;
+  /** 2 when written now; restore also reads 1 (whose entries carry no start and end). */
+  readonly version: number;
   readonly createdAt: string;
+  /**
+   * partitionCount is the source's initial (equal-table) count, as ClusterInfo reports it; the
+   * partitions list may hold more entries (splits) or fewer (merges). hashFunction names the
+   * bucket hash the ranges are of.
+   */
   readonly cluster: { readonly partitionCount: number; readonly replicationFactor: number; readonly hashFunction: string; readonly nodes: readonly string[] };
   /** The tenant the backup is limited to (a tenant admin's), or null: every tenant but the system's. */
   readonly tenant: string | null;
@@ -82,12 +107,14 @@ interface BackupRecord {
   readonly e: number;
 }
 
-/** The manifest is small (one entry per partition); anything larger is not one. */
-const maxManifestBytes = 4 * 1024 * 1024;
+/** The manifest holds one entry (under 512 bytes, pretty-printed) per partition; anything larger is not one. */
+const maxManifestBytes = limits.maxPartitionCount * 512 + 64 * 1024;
 /** A record holds one key and one value, base64 (4/3), plus framing. */
 const maxRecordChars = limits.maxKeyBytes * 6 + Math.ceil(limits.maxValueBytes / 3) * 4 + 1024;
 /** How many times a partition's backup starts over when its revision was compacted meanwhile. */
 const maxPartitionAttempts = 3;
+/** How many times the whole backup starts over when the partition table changed while it ran. */
+const maxTableAttempts = 3;
 const maxConcurrency = 64;
 
 function parseConcurrency(text: string): number {
@@ -103,6 +130,30 @@ function damaged(message: string): AtollError {
 function partitionFileName(id: number): string {
   return `partition-${String(id).padStart(4, '0')}.jsonl`;
 }
+
+/**
+ * The bucket hash of a record's key as the cluster routes it: the hash of the INTERNAL key's bucket,
+ * which starts with the tenant's tag (tenant-keys.ts), so two tenants' buckets of one name hash apart.
+ */
+function recordHash(tenant: string, key: string, hash: BucketHashName): number {
+  return bucketHash(bucketOf(`${tenantTag(tenant)}${key}`), hash);
+}
+
+/** The cluster's partition table from its ClusterInfo (its splits and merges), or undefined when the answer lists no complete table. */
+function tableOfInfo(info: { readonly partitions: ReadonlyArray<{ readonly id: number; readonly rangeStart: number; readonly rangeEnd: number }> }): RangeTable | undefined {
+  try {
+    return RangeTable.of(info.partitions.map((partition) => ({ id: partition.id, start: partition.rangeStart, end: partition.rangeEnd })));
+  } catch {
+    return undefined;
+  }
+}
+
+function sameTable(a: RangeTable, b: RangeTable): boolean {
+  return a.size === b.size && a.ranges.every((range, i) => range.id === b.ranges[i]!.id && range.start === b.ranges[i]!.start && range.end === b.ranges[i]!.end);
+}
+
+/** Thrown inside a backup attempt when a partition served a key outside the range the backup's table gives it: the table changed. */
+class TableChanged extends Error {}
 
 /** Runs `work` over `items`, at most `concurrency` at a time; the first failure stops new starts and is thrown. */
 async function forEachBounded<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -138,12 +189,14 @@ function closeStream(stream: WriteStream): Promise<void> {
 /** Reads one partition at one revision into its file in `dir` (hashing as it writes); returns its manifest entry. */
 async function backupPartition(
   client: AtollClient,
-  id: number,
+  range: PartitionRange,
+  hashName: BucketHashName,
   dir: string,
   timeoutMs: number | undefined,
   tenants: Set<string>,
   progress: (keys: number) => void,
 ): Promise<ManifestPartition> {
+  const id = range.id;
   const file = partitionFileName(id);
   const temporary = join(dir, `${file}.partial`);
   for (let attempt = 1; ; attempt++) {
@@ -161,6 +214,10 @@ async function backupPartition(
         revision = page.revision;
         let chunk = '';
         for (const item of page.items) {
+          // Invariant of a finished backup: every key of a file hashes into its entry's range
+          // (restore checks it). A key outside means the table changed since it was read.
+          const hash = recordHash(item.tenant, item.key, hashName);
+          if (hash < range.start || hash >= range.end) throw new TableChanged(`partition ${id} holds a key of hash ${hash}, outside [${range.start}, ${range.end})`);
           tenants.add(item.tenant);
           const record: BackupRecord = { t: item.tenant, k: item.key, v: Buffer.from(item.value).toString('base64'), e: item.expiresAtMs };
           chunk += `${JSON.stringify(record)}\n`;
@@ -177,7 +234,7 @@ async function backupPartition(
       } while (pageToken !== '');
       await closeStream(stream);
       renameSync(temporary, join(dir, file));
-      return { id, revision, keys, file, bytes, sha256: hash.digest('hex') };
+      return { id, start: range.start, end: range.end, revision, keys, file, bytes, sha256: hash.digest('hex') };
     } catch (error) {
       stream.destroy();
       // A long partition read at an old revision can meet the compaction floor: start it over.
@@ -190,38 +247,77 @@ async function backupPartition(
   }
 }
 
-function checkManifest(value: unknown): Manifest {
+/** A manifest that passed its checks, with every entry's range (version 1: the equal table's) and the hash its ranges are of. */
+interface CheckedManifest {
+  readonly manifest: Manifest;
+  readonly hash: BucketHashName;
+}
+
+/**
+ * Checks a manifest's shape (BACKUP_DAMAGED otherwise). Version 2: the entries' ranges tile
+ * [0, 2^32) exactly once (RangeTable.of), ids are distinct partition ids, files are named by id.
+ * Version 1 recorded no ranges: it must hold exactly the partitionCount equal partitions 0..P-1
+ * (one taken after a split or merge cannot be checked, and is refused), and each entry is given
+ * its equal range. Either way the result's entries all carry start and end.
+ */
+function checkManifest(value: unknown): CheckedManifest {
   const fail = (what: string): never => {
     throw damaged(`${manifestName}: ${what}`);
   };
-  if (typeof value !== 'object' || value === null) return fail('not a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
   const manifest = value as Record<string, unknown>;
   if (manifest['format'] !== backupFormat) fail(`format is not "${backupFormat}"`);
-  if (manifest['version'] !== backupFormatVersion) fail(`version ${String(manifest['version'])} is not ${backupFormatVersion}`);
+  const version = manifest['version'];
+  if (typeof version !== 'number' || !readableVersions.includes(version)) fail(`version ${String(version)} is not one this build reads (${readableVersions.join(', ')})`);
   const cluster = manifest['cluster'] as Record<string, unknown> | undefined;
-  if (typeof cluster !== 'object' || cluster === null || !Number.isSafeInteger(cluster['partitionCount'])) fail('cluster.partitionCount is missing');
+  if (typeof cluster !== 'object' || cluster === null) return fail('cluster is missing');
+  const count = cluster['partitionCount'];
+  if (!Number.isSafeInteger(count) || (count as number) < 1 || (count as number) > limits.maxPartitionCount) fail(`cluster.partitionCount is not an integer in [1, ${limits.maxPartitionCount}]`);
+  // Servers always name their hash; an empty name could only come from a build before the field
+  // was filled, all of which routed by FNV-1a (as the client's ClusterMap reads it).
+  const named = version === 1 && cluster['hashFunction'] === '' ? legacyBucketHash : cluster['hashFunction'];
+  if (!isBucketHashName(named)) return fail(`cluster.hashFunction ${JSON.stringify(String(named).slice(0, 64))} is not a bucket hash this build knows`);
   const tenants = manifest['tenants'];
   if (!Array.isArray(tenants) || !tenants.every((tenant) => typeof tenant === 'string')) fail('tenants is not a list of names');
   const partitions = manifest['partitions'];
   if (!Array.isArray(partitions)) return fail('partitions is not a list');
-  const count = (cluster as { partitionCount: number }).partitionCount;
-  if (partitions.length !== count) fail(`${partitions.length} partition entries for ${count} partitions`);
+  if (partitions.length < 1 || partitions.length > limits.maxPartitionCount) fail(`${partitions.length} partition entries: a table has 1 to ${limits.maxPartitionCount}`);
+  if (version === 1 && partitions.length !== count) {
+    fail(`${partitions.length} partition entries for ${String(count)} partitions (a version-1 backup records no ranges, so it must hold the ${String(count)} equal partitions; take a new backup with this build)`);
+  }
   const seen = new Set<number>();
+  const entries: ManifestPartition[] = [];
   for (const entry of partitions as unknown[]) {
+    if (typeof entry !== 'object' || entry === null) return fail('a partition entry is not an object');
     const p = entry as Record<string, unknown>;
     const id = p['id'];
-    if (typeof p !== 'object' || p === null || !Number.isSafeInteger(id) || (id as number) < 0 || (id as number) >= count || seen.has(id as number)) fail('a partition entry has a bad or repeated id');
+    const idLimit = version === 1 ? (count as number) : partitionIdLimit;
+    if (!Number.isSafeInteger(id) || (id as number) < 0 || (id as number) >= idLimit || seen.has(id as number)) fail('a partition entry has a bad or repeated id');
     seen.add(id as number);
     for (const field of ['revision', 'keys', 'bytes']) {
       if (!Number.isSafeInteger(p[field]) || (p[field] as number) < 0) fail(`partition ${String(id)}: ${field} is not a count`);
     }
     if (p['file'] !== partitionFileName(id as number)) fail(`partition ${String(id)}: file must be ${partitionFileName(id as number)}`);
     if (typeof p['sha256'] !== 'string' || !/^[0-9a-f]{64}$/.test(p['sha256'])) fail(`partition ${String(id)}: sha256 is not 64 hex digits`);
+    let range: { start: number; end: number };
+    if (version === 1) {
+      range = equalRangeOf(id as number, count as number);
+    } else {
+      if (!Number.isSafeInteger(p['start']) || !Number.isSafeInteger(p['end'])) fail(`partition ${String(id)}: start and end are not a hash range`);
+      range = { start: p['start'] as number, end: p['end'] as number };
+    }
+    entries.push({ ...(p as unknown as ManifestPartition), start: range.start, end: range.end });
   }
-  return value as Manifest;
+  // Every hash has exactly one owner among the entries: no gap (a missing partition) and no overlap.
+  try {
+    RangeTable.of(entries.map((entry) => ({ id: entry.id, start: entry.start, end: entry.end })));
+  } catch (error) {
+    fail(`the partitions' hash ranges do not cover [0, 2^32) exactly once: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { manifest: { ...(value as Manifest), partitions: entries }, hash: named };
 }
 
-function readManifest(dir: string): Manifest {
+function readManifest(dir: string): CheckedManifest {
   const path = join(dir, manifestName);
   let text: string;
   try {
@@ -261,8 +357,8 @@ async function* recordsOf(path: string): AsyncGenerator<BackupRecord> {
   }
 }
 
-/** Checks one file against its manifest entry: size, SHA-256, then every record's shape and the key count. */
-async function verifyPartitionFile(dir: string, entry: ManifestPartition, tenants: ReadonlySet<string>): Promise<void> {
+/** Checks one file against its manifest entry: size, SHA-256, then every record's shape, that its key hashes into the entry's range, and the key count. */
+async function verifyPartitionFile(dir: string, entry: ManifestPartition, tenants: ReadonlySet<string>, hashName: BucketHashName): Promise<void> {
   const path = join(dir, entry.file);
   if (!existsSync(path)) throw damaged(`${path} is missing`);
   const size = statSync(path).size;
@@ -273,8 +369,13 @@ async function verifyPartitionFile(dir: string, entry: ManifestPartition, tenant
   if (digest !== entry.sha256) throw damaged(`${path}: SHA-256 ${digest} does not match the manifest's ${entry.sha256}`);
   let keys = 0;
   for await (const record of recordsOf(path)) {
-    if (!tenants.has(record.t)) throw damaged(`${path}: a key of tenant ${record.t}, which the manifest does not list`);
     keys++;
+    if (!tenants.has(record.t)) throw damaged(`${path}: a key of tenant ${record.t}, which the manifest does not list`);
+    // The file is the partition of its entry's range: a key outside it is in the wrong file.
+    const hash = recordHash(record.t, record.k, hashName);
+    if (hash < entry.start || hash >= entry.end) {
+      throw damaged(`${path}:${keys}: key ${JSON.stringify(record.k.slice(0, 64))} hashes to ${hash}, outside partition ${entry.id}'s range [${entry.start}, ${entry.end})`);
+    }
   }
   if (keys !== entry.keys) throw damaged(`${path} holds ${keys} keys; the manifest says ${entry.keys}`);
 }
@@ -298,39 +399,67 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
         if (whoami['clusterAdmin'] !== true && whoami['role'] !== 'admin') {
           throw new AtollError('PERMISSION_DENIED', `a backup needs a tenant admin token or the cluster admin token; this token's role is ${String(whoami['role'])}`);
         }
-        const info = await client.clusterInfo();
         mkdirSync(out, { recursive: true });
-        const ids = info.partitions.map((partition) => partition.id);
-        let keys = 0;
-        let reported = 0;
-        let done = 0;
         const started = Date.now();
-        const entries: ManifestPartition[] = [];
-        const tenants = new Set<string>();
-        progressLine(`backup: ${ids.length} partitions from ${info.nodes.length} nodes into ${out}`);
-        await forEachBounded(ids, concurrency, async (id) => {
-          const entry = await backupPartition(client, id, out, globals.timeout, tenants, (added) => {
-            keys += added;
-            // A line per 10,000 keys, so a large partition shows progress before it is done.
-            if (keys - reported >= 10_000) {
-              reported = keys;
-              progressLine(`backup: ${keys} keys so far (${done}/${ids.length} partitions done)`);
-            }
-          });
-          entries.push(entry);
-          done++;
-          progressLine(`backup: partition ${id} done at revision ${entry.revision}: ${entry.keys} keys (${done}/${ids.length} partitions, ${keys} keys)`);
-        });
-        entries.sort((a, b) => a.id - b.id);
-        const manifest: Manifest = {
-          format: backupFormat,
-          version: backupFormatVersion,
-          createdAt: new Date().toISOString(),
-          cluster: { partitionCount: info.partitionCount, replicationFactor: info.replicationFactor, hashFunction: info.hashFunction, nodes: info.nodes.map((node) => node.address) },
-          tenant: whoami['clusterAdmin'] === true ? null : String(whoami['tenant']),
-          tenants: [...tenants].sort(),
-          partitions: entries,
-        };
+        let keys = 0;
+        let entries: ManifestPartition[] = [];
+        let manifest: Manifest | undefined;
+        // Bounded: maxTableAttempts attempts. Each reads the partition table, backs up every
+        // partition of it, and reads the table again: the backup is kept only when the table did
+        // not change in between (a split or merge meanwhile would have moved keys between
+        // partitions read at different moments), so the ranges the manifest records are the ones
+        // the files were read under.
+        for (let attempt = 1; manifest === undefined; attempt++) {
+          const info = await client.clusterInfo();
+          const table = tableOfInfo(info);
+          if (table === undefined) throw new AtollError('UNAVAILABLE', 'the cluster listed no complete partition table (a node still starting?); try again');
+          // Servers always name their hash; an empty name is an old build's FNV-1a (as ClusterMap reads it).
+          const hashName = info.hashFunction === '' ? legacyBucketHash : info.hashFunction;
+          if (!isBucketHashName(hashName)) throw new AtollError('CLUSTER_MISMATCH', `the cluster routes keys by the bucket hash ${JSON.stringify(hashName.slice(0, 64))}, which this build does not know; use a newer atoll`);
+          // Files of an attempt that started over (the directory was new or empty: all of it is ours).
+          for (const name of readdirSync(out)) if (name.startsWith('partition-')) rmSync(join(out, name), { force: true });
+          keys = 0;
+          entries = [];
+          let reported = 0;
+          let done = 0;
+          const tenants = new Set<string>();
+          const ranges = table.ranges;
+          progressLine(`backup: ${ranges.length} partitions (initial count ${info.partitionCount}) from ${info.nodes.length} nodes into ${out}`);
+          try {
+            await forEachBounded(ranges, concurrency, async (range) => {
+              const entry = await backupPartition(client, range, hashName, out, globals.timeout, tenants, (added) => {
+                keys += added;
+                // A line per 10,000 keys, so a large partition shows progress before it is done.
+                if (keys - reported >= 10_000) {
+                  reported = keys;
+                  progressLine(`backup: ${keys} keys so far (${done}/${ranges.length} partitions done)`);
+                }
+              });
+              entries.push(entry);
+              done++;
+              progressLine(`backup: partition ${range.id} done at revision ${entry.revision}: ${entry.keys} keys (${done}/${ranges.length} partitions, ${keys} keys)`);
+            });
+          } catch (error) {
+            if (!(error instanceof TableChanged)) throw error;
+          }
+          const after = tableOfInfo(await client.clusterInfo());
+          if (entries.length === ranges.length && after !== undefined && sameTable(table, after)) {
+            entries.sort((a, b) => a.start - b.start);
+            manifest = {
+              format: backupFormat,
+              version: backupFormatVersion,
+              createdAt: new Date().toISOString(),
+              cluster: { partitionCount: info.partitionCount, replicationFactor: info.replicationFactor, hashFunction: hashName, nodes: info.nodes.map((node) => node.address) },
+              tenant: whoami['clusterAdmin'] === true ? null : String(whoami['tenant']),
+              tenants: [...tenants].sort(),
+              partitions: entries,
+            };
+          } else if (attempt >= maxTableAttempts) {
+            throw new AtollError('UNAVAILABLE', `the partition table changed during each of ${maxTableAttempts} attempts (splits or merges); run the backup again when they settle`);
+          } else {
+            progressLine('backup: the partition table changed while the backup ran (a split or merge): starting over');
+          }
+        }
         // The manifest is written last and renamed into place: a directory with one is complete.
         writeFileSync(join(out, `${manifestName}.partial`), `${JSON.stringify(manifest, null, 2)}\n`);
         renameSync(join(out, `${manifestName}.partial`), join(out, manifestName));
@@ -352,11 +481,11 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
       act((options) => async (client, print, globals) => {
         const { from, force, concurrency } = options as { from: string; force?: boolean; concurrency: number };
         // 1. The backup, whole, before anything is written.
-        const manifest = readManifest(from);
+        const { manifest, hash } = readManifest(from);
         const tenants = new Set(manifest.tenants);
         let total = 0;
         for (const entry of manifest.partitions) {
-          await verifyPartitionFile(from, entry, tenants);
+          await verifyPartitionFile(from, entry, tenants, hash);
           total += entry.keys;
         }
         progressLine(`restore: ${from} verified: ${manifest.partitions.length} partition files, ${total} keys, ${tenants.size} tenants`);
@@ -380,6 +509,12 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
           }
         }
         // 4. The writes. Other tenants' keys go through a short-lived readwrite token of that tenant.
+        // Routing: every key goes where the TARGET's own table puts it, never by the backup's
+        // ranges: a put is routed by the client's map, which is the target's ClusterInfo (its
+        // splits and merges; any partition and node count), refreshed below before the first put,
+        // and a node that no longer owns a key's range answers PARTITION_MOVED, which the client
+        // follows. So the source's and the target's shapes are independent.
+        progressLine(`restore: the target has ${info.partitions.length} partitions (initial count ${info.partitionCount}) on ${info.nodes.length} nodes; keys are routed by its table`);
         const clients = new Map<string, AtollClient>([[ownTenant, client]]);
         const temporaryTokens: string[] = [];
         const endpoints = ((options as { addresses?: string }).addresses ?? globals.endpoints ?? io.env['ATOLL_ENDPOINTS'] ?? io.defaultEndpoints).split(',');
@@ -393,7 +528,10 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
             const created = await client.authCall('CreateToken', { tenant, role: 'readwrite', name: 'atoll-restore' });
             temporaryTokens.push(String((created['info'] as Record<string, unknown>)['id']));
             const tenantOptions: AtollClientOptions = { endpoints, pipelining: true, token: String(created['token']), ...(globals.timeout !== undefined && { defaultTimeoutMs: globals.timeout }), ...(tls !== undefined && { tls }) };
-            clients.set(tenant, io.createClient?.(tenantOptions) ?? new AtollClient(tenantOptions));
+            const tenantClient = io.createClient?.(tenantOptions) ?? new AtollClient(tenantOptions);
+            clients.set(tenant, tenantClient);
+            // Its routing map is the target's table before its first put (ClusterInfo refreshes it).
+            await tenantClient.clusterInfo();
           }
           for (const entry of manifest.partitions) {
             const inFlight = new Set<Promise<void>>();

@@ -8,12 +8,13 @@ import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BucketHashName } from '../keys/bucket-hash.js';
+import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { defaultTenant, toInternalKey } from '../keys/tenant-keys.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import { encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
 import type { TxnHandleKeys } from '../txn/txn-handle.js';
+import { keyInHashRange } from '../mvcc/split-plan.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import type { Admission } from './admission.js';
 import { DeadlineWheel } from './deadline-wheel.js';
@@ -138,6 +139,7 @@ export class KvExecutor {
         const scope = this.txnScope(r.transaction, tenant);
         scope.checkAlive(this.nowAt(replica), limits);
         let command = scope.commandOf(r);
+        this.checkTxnHere(replica, scope, [...command.writes.map((write) => write.key), ...command.readKeys], command.readPrefixes);
         if (this.options.testBugs?.tornTransactions === true && command.writes.length > 1) {
           await this.propose(replica, { ...command, writes: command.writes.slice(0, 1) }, context);
           command = { ...command, writes: command.writes.slice(1) };
@@ -196,7 +198,18 @@ export class KvExecutor {
     // The snapshot clock: taken after the barrier, on the partition clock's rule (see nowAt).
     const startedAtMs = this.nowAt(replica);
     const tenant = context.tenant ?? defaultTenant;
-    const handle = { partition: replica.id, partitionCount: this.options.partitions, tenant, bucket, snapshotRevision: replica.mvcc.revision, isolation, startedAtMs };
+    // The range the partition owns now is the transaction's scope (issue 32; TxnScope.checkBucket).
+    const range = this.options.testBugs?.txnScopeByInitialTable === true ? undefined : replica.mvcc.hashRange;
+    const handle = {
+      partition: replica.id,
+      partitionCount: this.options.partitions,
+      tenant,
+      bucket,
+      snapshotRevision: replica.mvcc.revision,
+      isolation,
+      startedAtMs,
+      ...(range !== undefined && { range: { start: range.start, end: range.end } }),
+    };
     return {
       transaction: this.options.txnKeys.encode(handle),
       partition: replica.id,
@@ -228,9 +241,39 @@ export class KvExecutor {
 
   /** A get inside a transaction: at its snapshot revision and clock, confined to its partition. */
   private async txnGet(replica: PartitionReplica, request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
-    const { handle } = this.txnRead(request.transaction!, context.tenant, request.revision, (scope) => scope.checkKey(request.key));
+    const { handle } = this.txnRead(request.transaction!, context.tenant, request.revision, (scope) => {
+      scope.checkKey(request.key);
+      this.checkTxnHere(replica, scope, [request.key], []);
+    });
     await this.ensureRevision(replica, handle.snapshotRevision, context);
     return getResponseOf(await replica.mvcc.get(request.key, { nowMs: handle.startedAtMs, revision: handle.snapshotRevision }));
+  }
+
+  /**
+   * A transaction runs at its own partition only (issue 32): the router sends its reads and its
+   * commit there by the handle, so another partition serving one is refused; and a key its
+   * partition held at begin that a later split moved away can no longer be read or written at its
+   * snapshot here, so the transaction must run again (TXN_CONFLICT, reason range-changed).
+   */
+  private checkTxnHere(replica: PartitionReplica, scope: TxnScope, keys: readonly string[], keyPrefixes: readonly string[]): void {
+    if (this.options.testBugs?.txnScopeByInitialTable === true) return;
+    const { handle } = scope;
+    if (replica.id !== handle.partition) {
+      throw new AtollError('OUTSIDE_TRANSACTION', `partition ${replica.id} cannot serve a transaction of partition ${handle.partition}`, {
+        partition: replica.id,
+        transactionPartition: handle.partition,
+      });
+    }
+    const range = replica.mvcc.hashRange;
+    if (range === undefined) return;
+    const hash = this.options.bucketHash ?? defaultBucketHash;
+    // A prefix lies in one bucket (prefixBucket), whose own name routes like any key of it.
+    const moved = [...keys, ...keyPrefixes.map((keyPrefix) => bucketOf(keyPrefix))].find((key) => !keyInHashRange(key, range, hash));
+    if (moved === undefined) return;
+    throw new AtollError('TXN_CONFLICT', `partition ${replica.id} was split after the transaction began and no longer holds ${JSON.stringify(moved)}: run the transaction again`, {
+      reason: 'range-changed',
+      transactionPartition: handle.partition,
+    });
   }
 
   private txnRead(transaction: string, tenant: string | undefined, revision: number | undefined, check: (scope: TxnScope) => void): TxnScope {
@@ -251,7 +294,10 @@ export class KvExecutor {
     const txn =
       request.transaction === undefined
         ? undefined
-        : this.txnRead(request.transaction, context.tenant, token?.revision ?? request.revision, (s) => s.checkPrefix(request.prefix)).handle;
+        : this.txnRead(request.transaction, context.tenant, token?.revision ?? request.revision, (s) => {
+            s.checkPrefix(request.prefix);
+            this.checkTxnHere(replica, s, [], [scope.keyPrefix]);
+          }).handle;
     if (txn !== undefined) await this.ensureRevision(replica, txn.snapshotRevision, context);
     else if (!token && request.consistency !== 'stale') await this.readBarrier(replica, context);
     // A transaction's snapshot revision is a real revision even when it is 0 (begun before the

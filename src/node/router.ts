@@ -94,9 +94,20 @@ export class Router {
   partitionOf(operation: KvOperation, tenant = 'default'): number {
     switch (operation.kind) {
       case 'getByPrefix':
+        if (operation.request.transaction !== undefined && this.options.testBugs?.txnScopeByInitialTable !== true) {
+          return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
+        }
         return this.partitionOfBucket(prefixBucket(operation.request.prefix).bucket);
       case 'commit':
         return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
+      case 'get':
+      case 'exists':
+        // A read inside a transaction runs at the transaction's partition, whatever the key's owner
+        // is now (issue 32): only there is the snapshot revision the transaction's.
+        if (operation.request.transaction !== undefined && this.options.testBugs?.txnScopeByInitialTable !== true) {
+          return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
+        }
+        return this.partitionOfKey(operation.request.key);
       case 'executeScript':
         return this.partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)));
       case 'lease':

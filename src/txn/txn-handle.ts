@@ -32,6 +32,11 @@ export interface TxnHandle {
   readonly isolation: Isolation;
   /** The leader's clock at begin: reads use it as "now", and the lifetime counts from it. */
   readonly startedAtMs: number;
+  /**
+   * The hash range the partition owned at begin, [start, end) (issue 32): the transaction's scope
+   * as of its snapshot. Absent in handles of older nodes, whose scope is the equal table's.
+   */
+  readonly range?: { readonly start: number; readonly end: number };
 }
 
 const handlePrefix = 'atx2.';
@@ -52,6 +57,7 @@ interface HandleJson {
   r: number;
   i: 's' | 'z';
   t: number;
+  g?: [number, number];
 }
 
 function invalid(reason: string): AtollError {
@@ -71,6 +77,7 @@ function payloadOf(handle: TxnHandle): string {
     r: handle.snapshotRevision,
     i: handle.isolation === 'serializable' ? 'z' : 's',
     t: handle.startedAtMs,
+    ...(handle.range !== undefined && { g: [handle.range.start, handle.range.end] as [number, number] }),
   };
   return Buffer.from(JSON.stringify(json), 'utf8').toString('base64url');
 }
@@ -98,7 +105,7 @@ export function decodeTxnHandle(text: unknown): TxnHandle {
     throw invalid('it does not decode');
   }
   if (typeof json !== 'object' || json === null) throw invalid('it does not decode');
-  const { p, n, e, b, r, i, t } = json as Partial<HandleJson>;
+  const { p, n, e, b, r, i, t, g } = json as Partial<HandleJson>;
   // A partition a split made has an id past n (its first hash, src/node/split-entry.ts).
   if (!isCount(p) || !isCount(n) || n < 1 || (p >= n && p >= 0xffff_ffff)) throw invalid('bad partition');
   if (typeof e !== 'string' || e.length === 0 || e.length > 63) throw invalid('bad tenant');
@@ -106,7 +113,9 @@ export function decodeTxnHandle(text: unknown): TxnHandle {
   if (!isCount(r)) throw invalid('bad snapshot revision');
   if (i !== 's' && i !== 'z') throw invalid('bad isolation');
   if (!isCount(t)) throw invalid('bad start time');
-  return { partition: p, partitionCount: n, tenant: e, bucket: b, snapshotRevision: r, isolation: i === 'z' ? 'serializable' : 'snapshot', startedAtMs: t };
+  if (g !== undefined && (!Array.isArray(g) || g.length !== 2 || !isCount(g[0]) || !isCount(g[1]) || g[0] >= g[1] || g[1] > 2 ** 32)) throw invalid('bad range');
+  const handle = { partition: p, partitionCount: n, tenant: e, bucket: b, snapshotRevision: r, isolation: i === 'z' ? 'serializable' : 'snapshot', startedAtMs: t } as const;
+  return g === undefined ? handle : { ...handle, range: { start: g[0], end: g[1] } };
 }
 
 export interface TxnHandleSecrets {

@@ -62,6 +62,19 @@ export class TxnScope {
   }
 
   checkBucket(bucket: string, what: string): void {
+    const { range } = this.handle;
+    if (range !== undefined) {
+      // The scope as of the snapshot: the range the partition owned at begin (issue 32). The equal
+      // table is not the partition table once a split or a merge ran.
+      const hash = bucketHash(bucket, this.hash);
+      if (hash >= range.start && hash < range.end) return;
+      throw new AtollError(
+        'OUTSIDE_TRANSACTION',
+        `${what} is in bucket ${JSON.stringify(bucket)}, outside the range of partition ${this.handle.partition} when the transaction on bucket ` +
+          `${JSON.stringify(this.handle.bucket)} began: a transaction covers one partition`,
+        { bucket, transactionBucket: this.handle.bucket, transactionPartition: this.handle.partition },
+      );
+    }
     const partition = partitionOfBucket(bucket, this.handle.partitionCount, this.hash);
     if (partition === this.handle.partition) return;
     // A partition a split made has its first hash as id (src/node/split-entry.ts) and lies inside

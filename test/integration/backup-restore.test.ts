@@ -7,7 +7,10 @@
  *   anything is written: the target stays empty;
  * - `atoll restore` seeds a fresh cluster with the same keys, values and (remaining) TTLs, every
  *   tenant's keys in its tenant; a second restore into it is refused (RESTORE_TARGET_NOT_EMPTY);
- * - a tenant admin token backs up its own tenant's keys only.
+ * - a tenant admin token backs up its own tenant's keys only;
+ * - a backup taken after a split of the three-node source restores into a one-node cluster of
+ *   another partition count that was itself split (issue 32, defect 5; the in-process cases are
+ *   in test/cli/backup-any-shape.test.ts).
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -239,6 +242,38 @@ describe('backup and restore', () => {
     const denied = await cli(['--endpoints', source.endpoints.join(','), 'backup', '--out', join(work, 'denied')], writer);
     expect(denied.stderr).toMatch(/^error PERMISSION_DENIED: /);
     expect(denied.code).toBe(2);
+  }, 60_000);
+
+  it('a backup after a split restores into a one-node cluster of another partition count, itself split', async () => {
+    const split = await admin.splitPartition(1, { timeoutMs: 20_000 });
+    const dir = join(work, 'after-split');
+    const backup = await cli(['--endpoints', source.endpoints.join(','), 'backup', '--out', dir], sourceToken);
+    expect(backup.code, backup.stderr).toBe(0);
+    const { manifest, records } = readBackup(dir);
+    expect(manifest.version).toBe(2);
+    expect(manifest.partitions.map((entry) => entry.id)).toContain(split.newPartition);
+    expect(manifest.partitions).toHaveLength(PARTITIONS + 1);
+    const smallToken = newToken();
+    const file = join(work, 'admin-token-small');
+    writeFileSync(file, `${smallToken}\n`, { mode: 0o600 });
+    const small = await LocalCluster.start({ nodes: 1, partitions: 3, extraArgs: ['--admin-token-file', file, '--replication-factor', '1'] });
+    const smallAdmin = new AtollClient({ endpoints: small.endpoints, token: smallToken, defaultTimeoutMs: 10_000 });
+    try {
+      // An empty partition splits at its range's midpoint.
+      await smallAdmin.splitPartition(0, { timeoutMs: 20_000 });
+      expect((await smallAdmin.clusterInfo()).partitions).toHaveLength(4);
+      const restore = await cli(['restore', '--from', dir, '--addresses', small.endpoints.join(',')], smallToken);
+      expect(restore.code, restore.stderr).toBe(0);
+      expect(restore.stdout).toContain(`restored ${records.length} keys`);
+      const check = await cli(['--endpoints', small.endpoints.join(','), 'backup', '--out', join(work, 'small-check')], smallToken);
+      expect(check.code, check.stderr).toBe(0);
+      const restored = readBackup(join(work, 'small-check'));
+      expect(restored.manifest.partitions).toHaveLength(4);
+      expect(restored.records.map(recordId).sort()).toEqual(records.map(recordId).sort());
+    } finally {
+      smallAdmin.close();
+      await small.stop();
+    }
   }, 60_000);
 
   it('CLI usage errors print error CODE: message and exit 2', async () => {

@@ -97,7 +97,12 @@ export async function mergeAligned(c: InProcessCluster, left: number, right: num
 /** Two initial partitions; partition 0 split at `mid` into 0 and `mid`, with writes on both sides. */
 export async function splitCluster(
   track: (c: InProcessCluster) => void,
-  options: { readonly snapshotEveryEntries?: number; readonly logEntriesKeptAfterSnapshot?: number } = {},
+  options: {
+    readonly snapshotEveryEntries?: number;
+    readonly logEntriesKeptAfterSnapshot?: number;
+    /** Runs after the writes, just before the split (what a test needs begun before it). */
+    readonly beforeSplit?: (c: InProcessCluster, keys: readonly string[]) => Promise<void>;
+  } = {},
 ): Promise<{ c: InProcessCluster; mid: number; keys: string[] }> {
   const c = new InProcessCluster({ snapshotEveryEntries: options.snapshotEveryEntries ?? 10_000, logEntriesKeptAfterSnapshot: options.logEntriesKeptAfterSnapshot ?? 100, partitions: 2 });
   track(c);
@@ -105,6 +110,7 @@ export async function splitCluster(
   expect(await waitFor(() => leaderOf(c, 0) !== undefined && leaderOf(c, 1) !== undefined, 10_000)).toBe(true);
   const keys = Array.from({ length: 200 }, (_, i) => `user${i}/profile`).filter((key) => hashOf(key) < 2 ** 31);
   for (const key of keys) await put(c, 0, key, `v1-${key}`);
+  await options.beforeSplit?.(c, keys);
   const split = await atLeader(c, 0, (node) => c.node(node).splitPartition({ partition: 0 }, deadline(5_000)));
   expect(await waitFor(() => NODES.every((id) => c.groups(id).has(split.newPartition)) && leaderOf(c, split.newPartition) !== undefined, 10_000)).toBe(true);
   return { c, mid: split.mid, keys };
