@@ -212,6 +212,7 @@ export class WatchWorkload {
       record.attempts++;
       const ending = await this.attempt(record, node, rng);
       record.endings.push(`${ending.code}@n${node}`);
+      this.trace.add(`watch ${record.id} attempt ${record.attempts} at n${node} ended ${ending.code}, resumes after ${record.lastRevision ?? 'now'}`);
       if (this.stopped) break;
       if (ending.code === 'LOOP_LIVENESS') {
         record.ended = 'loop-liveness';
