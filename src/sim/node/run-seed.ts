@@ -20,6 +20,10 @@ import { checkPartitionRanges } from './split-checker.js';
 import { replicaDigests } from './state-digest.js';
 import { Trace } from './trace.js';
 import { Workload, workloadKeys } from './workload.js';
+// Watches (issue 32): the watch workload, its checker and the event-loop liveness probe.
+import { activateProbe, LoopProbe } from './loop-liveness.js';
+import { checkWatches } from './watch-checker.js';
+import { WATCHES_PER_SEED, WatchWorkload } from './watch-workload.js';
 
 export interface NodeSeedOptions {
   readonly testBugs?: NodeTestBugs;
@@ -92,6 +96,10 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     resendAnsweredRate: scenario.resendAnsweredRate,
     maxOpsPerClient: 400,
   });
+  // Watches: their own rng stream (the other streams' draws stay as they were).
+  const watches = new WatchWorkload(scheduler, cluster, trace, keys, seed, scenario.watches ?? WATCHES_PER_SEED);
+  workload.onWriteAcked = (key, value, revision) => watches.writeAcked(key, value, revision);
+  const loopProbe = new LoopProbe(scheduler);
   const failures: CheckFailure[] = [];
   const finalReadOps = new Set<number>();
   const digestSamples: ReplicaDigest[] = [];
@@ -124,6 +132,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     // still disagree at some index they both passed through.
     const sampling = sampleDigests(cluster, workload, keys.buckets, () => faultsActive, digestSamples);
     const changing = membership.run(scenario.faultEndMs + MEMBERSHIP_BOUND_MS);
+    watches.start(Math.floor(scenario.faultEndMs * 0.6));
     await workload.run(rng.fork(), scenario.faultEndMs);
     // Faults stop: the network heals and calms, every node is (re)started and stays up.
     faultsActive = false;
@@ -137,11 +146,13 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     await changing;
     failures.push(...(await proveLiveness(scenario, membership.splitsMade, cluster, workload, scheduler)));
     failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps, claimsStored)));
+    await watches.finish();
     await sampling;
     failures.push(...(await membership.check()));
     await workload.sleep(3_000);
     failures.push(...(await compareDigests(cluster, workload, keys.buckets, digestSamples)));
     failures.push(...(await checkPartitionRanges(cluster, workload, SIM_BUCKET_HASH)));
+    failures.push(...(await checkWatches(watches.records, watches.acked, cluster, SIM_BUCKET_HASH)));
   };
   let finished = false;
   let harnessError: unknown;
@@ -152,13 +163,20 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
       finished = true;
     },
   );
-  const withinBudget = await scheduler.runUntil(MAX_VIRTUAL_MS, MAX_EVENTS, () => finished);
+  const deactivateProbe = activateProbe(loopProbe);
+  let withinBudget: boolean;
+  try {
+    withinBudget = await scheduler.runUntil(MAX_VIRTUAL_MS, MAX_EVENTS, () => finished);
+  } finally {
+    deactivateProbe();
+  }
   if (!finished) {
     failures.push({ checker: 'harness', invariant: 'bounded-run', message: withinBudget ? `the run did not finish within ${MAX_VIRTUAL_MS} virtual ms` : `the run took more than ${MAX_EVENTS} events` });
   }
   if (harnessError !== undefined) failures.push({ checker: 'harness', invariant: 'no-harness-error', message: harnessError instanceof Error ? (harnessError.stack ?? harnessError.message) : String(harnessError) });
 
   failures.unshift(...checkRestarts(cluster.failures));
+  failures.unshift(...loopProbe.failures());
   failures.push(...checkHistory(history.events, keys, finalReadOps));
   failures.push(...checkClaims(workload.claimsCommitted, claimsStored));
   if (workload.resendMismatches.length > 0) {

@@ -67,6 +67,8 @@ export interface NodeScenario {
   readonly membership: MembershipPlan;
   /** Never drawn: the nodes' default (lease) unless a caller pins it (a negative control's settings). */
   readonly readMode?: 'safe' | 'lease';
+  /** Never drawn: the watches of the watch workload (watch-workload.ts; default WATCHES_PER_SEED, 0: none). */
+  readonly watches?: number;
 }
 
 /**
