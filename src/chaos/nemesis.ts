@@ -86,6 +86,12 @@ export class Nemesis {
     if (!this.partitionIds.includes(id)) this.partitionIds.push(id);
   }
 
+  /** A partition a merge folded away (split-nemesis.ts): leader faults no longer draw it. */
+  forgetPartition(id: number): void {
+    const at = this.partitionIds.indexOf(id);
+    if (at >= 0 && this.partitionIds.length > 1) this.partitionIds.splice(at, 1);
+  }
+
   /** Runs faults until stop() or the deadline, then heals everything. */
   async run(untilMs: number): Promise<void> {
     while (!this.stopped && performance.now() < untilMs) {

@@ -131,8 +131,8 @@ async function runWithTopology(options: ChaosOptions, log: (line: string) => voi
     ...(topology ? { topology } : {}),
   });
   const membership = options.membership === true ? new MembershipNemesis(cluster, { seed: options.seed, log }) : undefined;
-  // With membership faults, partitions also split (split-nemesis.ts); leader faults then hit the new ones too.
-  const splits = options.membership === true ? new SplitNemesis(cluster, { seed: options.seed, log, onSplit: (id) => nemesis.knownPartition(id) }) : undefined;
+  // With membership faults, partitions also split and merge back (split-nemesis.ts); leader faults then hit the new ones too.
+  const splits = options.membership === true ? new SplitNemesis(cluster, { seed: options.seed, log, onSplit: (id) => nemesis.knownPartition(id), onMerge: (id) => nemesis.forgetPartition(id) }) : undefined;
   let membershipProblems: string[] = [];
   const progress = setInterval(() => {
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);

@@ -13,12 +13,20 @@
  * they need nothing of this file; what changes is the table (`partitions`), which the fault
  * nemesis draws from and the recovery probes route by (nemesis.ts, runner.ts).
  *
+ * Merges (issue 32): after a split applied, the next draw merges it back half of the time
+ * (`atoll cluster merge L`, with the CLI's leader alignment, mergeWithLeaderTransfer), if the
+ * table still shows the two sides adjacent. Watches of the merged-away side end PARTITION_MOVED and
+ * resume at the left side; transactions begun before it are refused their right-side keys. Refusals
+ * (`leased-keys` while the lock workload's lease sits on the right side, `in-progress`,
+ * `replicas-differ`) are expected and change nothing.
+ *
  * Bounds: at most `maxSplits` splits per run, one call at a time, each with a deadline.
  */
 import { performance } from 'node:perf_hooks';
 import { AtollClient } from '../client/index.js';
 import { AtollError } from '../errors.js';
 import { Rng } from '../raft/rng.js';
+import { mergeWithLeaderTransfer } from '../cli/cluster-merge.js';
 import type { LocalCluster } from './local-cluster.js';
 
 /** One split call's deadline (a commit on a quorum, under faults). */
@@ -34,6 +42,8 @@ export interface SplitNemesisOptions {
   readonly maxSplits?: number;
   /** Told each new partition (the fault nemesis then draws it too). */
   readonly onSplit?: (newPartition: number) => void;
+  /** Told each merged-away partition (the fault nemesis stops drawing it). */
+  readonly onMerge?: (mergedPartition: number) => void;
 }
 
 /** One partition of the current table: its id and hash range [start, end). */
@@ -47,8 +57,12 @@ export class SplitNemesis {
   private readonly rng: Rng;
   /** Splits that applied, in order (the run's report). */
   readonly splits: Array<{ partition: number; newPartition: number; mid: number; atMs: number }> = [];
+  /** Merges that applied, in order (the run's report). */
+  readonly merges: Array<{ partition: number; mergedPartition: number; atMs: number }> = [];
   /** Refusals and failures, by reason (the run's report). */
   readonly refusals: Record<string, number> = {};
+  /** The last split, to merge back at the next draw (half of the splits). */
+  private mergeNext: { partition: number; newPartition: number } | undefined;
 
   constructor(
     private readonly cluster: LocalCluster,
@@ -66,13 +80,16 @@ export class SplitNemesis {
       for (let draw = 0; draw < 1_000 && this.splits.length < maxSplits; draw++) {
         await this.sleep(GAP_MS[0] + this.rng.int(GAP_MS[1] - GAP_MS[0]));
         if (performance.now() >= untilMs) break;
-        await this.splitOne(client);
+        const merge = this.mergeNext;
+        this.mergeNext = undefined;
+        if (merge !== undefined) await this.mergeOne(client, merge);
+        else await this.splitOne(client);
       }
     } finally {
       client.close();
     }
     const refused = Object.entries(this.refusals).map(([reason, count]) => `${reason} ${count}`).join(', ');
-    this.options.log(`splits: ${this.splits.length} partition splits applied${refused !== '' ? `; refused or failed: ${refused}` : ''}`);
+    this.options.log(`splits: ${this.splits.length} partition splits and ${this.merges.length} merges applied${refused !== '' ? `; refused or failed: ${refused}` : ''}`);
   }
 
   private async splitOne(client: AtollClient): Promise<void> {
@@ -90,14 +107,37 @@ export class SplitNemesis {
       this.splits.push({ partition, newPartition: result.newPartition, mid: result.mid, atMs: performance.now() });
       this.options.onSplit?.(result.newPartition);
       this.options.log(`splits: partition ${partition} split at hash ${result.mid}: it keeps [${result.start}, ${result.mid}), new partition ${result.newPartition} owns [${result.mid}, ${result.end})`);
+      if (this.rng.int(2) === 0) this.mergeNext = { partition, newPartition: result.newPartition };
     } catch (error) {
       this.refused(error instanceof AtollError && error.code === 'SPLIT_REFUSED' ? String(error.details?.['reason']) : error instanceof AtollError ? error.code : 'error', error, partition);
     }
   }
 
-  private refused(reason: string, error: unknown, partition?: number): void {
+  /** Merges a split back when the table still shows its two sides adjacent (any other change since: nothing). */
+  private async mergeOne(client: AtollClient, merge: { partition: number; newPartition: number }): Promise<void> {
+    let table: TablePartition[];
+    try {
+      table = partitionTableOf(await client.clusterInfo({ timeoutMs: 2_000 }));
+    } catch (error) {
+      this.refused('cluster-info', error);
+      return;
+    }
+    const at = table.findIndex((partition) => partition.id === merge.partition);
+    if (at < 0 || table[at + 1]?.id !== merge.newPartition) return;
+    try {
+      const result = await mergeWithLeaderTransfer(client, merge.partition, SPLIT_TIMEOUT_MS, (line) => this.options.log(`merges: ${line}`));
+      this.merges.push({ partition: result.partition, mergedPartition: result.mergedPartition, atMs: performance.now() });
+      this.options.onMerge?.(result.mergedPartition);
+      this.options.log(`merges: partition ${result.mergedPartition} merged into partition ${result.partition}, which owns [${result.start}, ${result.end})`);
+    } catch (error) {
+      const reason = error instanceof AtollError && error.code === 'MERGE_REFUSED' ? `merge-${String(error.details?.['reason'])}` : error instanceof AtollError ? `merge-${error.code}` : 'merge-error';
+      this.refused(reason, error, merge.partition, 'merge');
+    }
+  }
+
+  private refused(reason: string, error: unknown, partition?: number, action = 'split'): void {
     this.refusals[reason] = (this.refusals[reason] ?? 0) + 1;
-    const what = partition === undefined ? 'reading the table' : `split of partition ${partition}`;
+    const what = partition === undefined ? 'reading the table' : `${action} of partition ${partition}`;
     this.options.log(`splits: ${what} not done (${reason}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}); later`);
   }
 

@@ -40,6 +40,7 @@ import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
 import { ReplicaMoves } from './replica-moves.js';
 import { Rebalancer } from './rebalancer.js';
 import { MergeAdmin, type MergePartitionResult } from './merge-admin.js';
+import { StrandedFreezes } from './stranded-freezes.js';
 import { loadTombstones } from './merge-tombstones.js';
 import { SplitAdmin, type SplitPartitionResult } from './split-admin.js';
 import { AutoSplitter } from './auto-split.js';
@@ -51,6 +52,9 @@ import { WatchService } from './watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 
 export { NODE_DEFAULTS, type AtollNodeConfig, type NodeTestBugs } from './node-config.js';
+
+/** The deadline of a merge the node finishes itself (stranded-freezes.ts): a freeze wait and two commits. */
+const STRANDED_MERGE_CALL_MS = 10_000;
 
 /** One Atoll node: the rooms above, wired; see the file comment. */
 export class AtollNode implements api.NodeApi {
@@ -229,6 +233,7 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
       logger,
+      strandedFreezes: new StrandedFreezes({ id, clock, logger, merge: (left) => this.merges.merge(left, clock.wallMs() + STRANDED_MERGE_CALL_MS) }),
     });
   }
 

@@ -12,6 +12,7 @@ import { encodeEntryPayload, type PartitionReplica } from './partition-replica.j
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { Router } from './router.js';
+import type { StrandedFreezes } from './stranded-freezes.js';
 
 const BALANCE_INTERVAL_MS = 1_000;
 /** Leadership transfers started per balancing round, at most. */
@@ -47,6 +48,8 @@ export interface MaintenanceOptions {
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
   readonly logger: Logger;
+  /** Merges whose freeze was left behind, finished once a second (stranded-freezes.ts). */
+  readonly strandedFreezes?: StrandedFreezes;
 }
 
 export class Maintenance {
@@ -67,6 +70,7 @@ export class Maintenance {
       timers.every(BALANCE_INTERVAL_MS, () =>
         driver.enqueue(() => {
           this.balanceLeaders();
+          this.options.strandedFreezes?.sweep(driver.groups);
           this.compactHistory();
           this.removeExpiredKeys();
           access.publishUsage();
@@ -130,6 +134,9 @@ export class Maintenance {
     for (const [partition, replica] of driver.groups) {
       // Cheap checks first (field reads): only a leader away from its preferred node needs status().
       if (replica.raw.role !== 'leader') continue;
+      // A frozen partition serves nothing until its merge applies, which needs it led where its
+      // left neighbour is (stranded-freezes.ts): balancing it would pull it away again.
+      if (replica.mvcc.frozen !== undefined) continue;
       const preferred = (this.options.transferTarget ?? this.options.preferredLeader)(partition);
       if (preferred === undefined || preferred === id || !replica.raw.isVoter(preferred) || !driver.transport.isReachable(preferred)) continue;
       // Replicas move (replica-moves.ts): the preferred leader (rebalancer.ts) counts only while it is a voter.

@@ -60,9 +60,20 @@ function sameSet(a: readonly number[], b: readonly number[]): boolean {
 }
 
 export class MergeAdmin {
+  /** The merge of each left partition running on this node: a second call joins it (stranded-freezes.ts). */
+  private readonly running = new Map<number, Promise<MergePartitionResult>>();
+
   constructor(private readonly options: MergeAdminOptions) {}
 
-  async merge(partition: number, deadlineMs: number): Promise<MergePartitionResult> {
+  merge(partition: number, deadlineMs: number): Promise<MergePartitionResult> {
+    const running = this.running.get(partition);
+    if (running !== undefined) return running;
+    const started = this.mergeOnce(partition, deadlineMs).finally(() => this.running.delete(partition));
+    this.running.set(partition, started);
+    return started;
+  }
+
+  private async mergeOnce(partition: number, deadlineMs: number): Promise<MergePartitionResult> {
     const { driver, initialPartitions } = this.options;
     if (!Number.isSafeInteger(partition) || partition < 0 || !this.options.isKnown(partition)) throw new AtollError('INVALID_ARGUMENT', `no partition ${String(partition)}`);
     const left = driver.groups.get(partition);

@@ -16,7 +16,7 @@
  * client routes by the target's ClusterInfo ranges.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -213,6 +213,13 @@ describe('a backup restores into a cluster of any shape', () => {
       }
     }
     expect(records.map(recordId).sort()).toEqual(written.map(recordId).sort());
+  });
+
+  it('is readable by its owner only: the directory it made 0700, every file 0600 (issue 33)', () => {
+    expect(statSync(afterSplit).mode & 0o777).toBe(0o700);
+    const files = readdirSync(afterSplit);
+    expect(files.length).toBe(SOURCE_PARTITIONS + 2 + 1);
+    for (const name of files) expect({ name, mode: statSync(join(afterSplit, name)).mode & 0o777 }).toEqual({ name, mode: 0o600 });
   });
 
   it('(a) restores into a fresh cluster of the same initial partition count', async () => {

@@ -144,6 +144,49 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
     invariant: 'rf-replicas-on-distinct-members',
     budget: 8,
   },
+  // ---- Watches (issue 32; watch-checker.ts, loop-liveness.ts) ----
+  // A merge that leaves the left partition's watch hub as it was: a watch of the right partition's
+  // keys resumes at the left one after PARTITION_MOVED, and the ring (which never held R's history,
+  // brought in at R's revisions) answers for it: the watch misses R's last changes.
+  hubNotResetOnMerge: {
+    bug: 'hubNotResetOnMerge',
+    overrides: { installCrashRate: 0, watches: 8, membership: { kind: 'split', atMs: 1_500, partition: 0, count: 1, mergeBack: true } },
+    checker: 'watch',
+    invariant: 'no-gap',
+    budget: 10,
+  },
+  // A snapshot install that raises the store's revision without telling the hub, with a watcher
+  // that trusts the hub: a caught-up watcher gets an empty batch and asks again forever without
+  // awaiting anything (the node's event loop is stuck). One node after another is cut off for 1.5 s
+  // every 2 s with a snapshot point every 5 entries, so the cut-off replica catches up by install.
+  hubNotToldOfInstall: {
+    bug: 'hubNotToldOfInstall',
+    overrides: {
+      installCrashRate: 0,
+      watches: 8,
+      allowedFaults: [],
+      isolateEveryMs: 2_500,
+      snapshotEveryEntries: 5,
+      logEntriesKeptAfterSnapshot: 1,
+      clients: 8,
+      thinkMs: [1, 20],
+      mix: { ...noMix, put: 10, del: 2, read: 4 },
+      membership: noMembership,
+    },
+    checker: 'loop-liveness',
+    invariant: 'task-yields',
+    budget: 10,
+  },
+  // A stale watch that keeps serving from a replica moved off its node: the captured store is never
+  // fed again, the watch stays at its revision with progress messages, and never catches up.
+  // Node 4 joins at 1 s and receives replicas, then node 1 leaves (its replicas move away).
+  staleWatchIgnoresRemoval: {
+    bug: 'staleWatchIgnoresRemoval',
+    overrides: { installCrashRate: 0, watches: 8, membership: { kind: 'grow-shrink', atMs: 1_000, leaver: 1 } },
+    checker: 'watch',
+    invariant: 'catches-up',
+    budget: 10,
+  },
   // Today's snapshot install (issue 16): a node killed inside or right after an install never
   // opens again. Default settings: the seed below is the regression seed.
   nonAtomicSnapshotInstall: {

@@ -13,7 +13,7 @@ import { checkIsolation, type TxnRecord } from './isolation-checker.js';
 import type { NodeFailure } from './sim-cluster.js';
 import type { WorkloadKeys } from './workload.js';
 
-export type CheckerName = 'restart' | 'linearizability' | 'counter' | 'no-lost-write' | 'serializable-claims' | 'digest' | 'liveness' | 'isolation' | 'membership' | 'split' | 'harness' | 'lease' | 'lock';
+export type CheckerName = 'restart' | 'linearizability' | 'counter' | 'no-lost-write' | 'serializable-claims' | 'digest' | 'liveness' | 'isolation' | 'membership' | 'split' | 'harness' | 'watch' | 'loop-liveness' | 'lease' | 'lock';
 
 export interface CheckFailure {
   readonly checker: CheckerName;

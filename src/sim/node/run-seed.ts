@@ -24,6 +24,10 @@ import { checkLeases, checkLocks } from './lease-checker.js';
 import { LeaseWorkload } from './lease-workload.js';
 import { LockWorkload } from './lock-workload.js';
 import { checkClearErrors, checkRealTimeSnapshots } from './txn-realtime-checker.js';
+// Watches (issue 32): the watch workload, its checker and the event-loop liveness probe.
+import { activateProbe, LoopProbe } from './loop-liveness.js';
+import { checkWatches } from './watch-checker.js';
+import { WATCHES_PER_SEED, WatchWorkload } from './watch-workload.js';
 
 export interface NodeSeedOptions {
   readonly testBugs?: NodeTestBugs;
@@ -100,6 +104,10 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
   // Leases and locks (issue 32): clients of their own, on an Rng of their own (the other streams keep their draws).
   const leases = new LeaseWorkload(scheduler, cluster, workload, trace, { clients: issue32 ? 3 : 0, firstProcess: 200 });
   const locks = new LockWorkload(scheduler, cluster, workload, trace, { clients: issue32 ? 3 : 0, firstProcess: 300, grantBeforeDelete: scenario.testBugs.lockGrantsBeforeDelete === true });
+  // Watches: their own rng stream (the other streams' draws stay as they were).
+  const watches = new WatchWorkload(scheduler, cluster, trace, keys, seed, scenario.watches ?? WATCHES_PER_SEED);
+  workload.onWriteAcked = (key, value, revision) => watches.writeAcked(key, value, revision);
+  const loopProbe = new LoopProbe(scheduler);
   const failures: CheckFailure[] = [];
   const finalReadOps = new Set<number>();
   const digestSamples: ReplicaDigest[] = [];
@@ -134,6 +142,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     const changing = membership.run(scenario.faultEndMs + MEMBERSHIP_BOUND_MS);
     const leasing = leases.run(new Rng(seed * 15_485_863 + 11), scenario.faultEndMs);
     const locking = locks.run(new Rng(seed * 32_452_843 + 7), scenario.faultEndMs);
+    watches.start(Math.floor(scenario.faultEndMs * 0.6));
     await workload.run(rng.fork(), scenario.faultEndMs);
     // Faults stop: the network heals and calms, every node is (re)started and stays up.
     faultsActive = false;
@@ -149,11 +158,13 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps, claimsStored)));
     await Promise.all([leasing, locking]);
     await leases.finish();
+    await watches.finish();
     await sampling;
     failures.push(...(await membership.check()));
     await workload.sleep(3_000);
     failures.push(...(await compareDigests(cluster, workload, keys.buckets, digestSamples)));
     failures.push(...(await checkPartitionRanges(cluster, workload, SIM_BUCKET_HASH)));
+    failures.push(...(await checkWatches(watches.records, watches.acked, cluster, SIM_BUCKET_HASH)));
   };
   let finished = false;
   let harnessError: unknown;
@@ -164,13 +175,20 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
       finished = true;
     },
   );
-  const withinBudget = await scheduler.runUntil(MAX_VIRTUAL_MS, MAX_EVENTS, () => finished);
+  const deactivateProbe = activateProbe(loopProbe);
+  let withinBudget: boolean;
+  try {
+    withinBudget = await scheduler.runUntil(MAX_VIRTUAL_MS, MAX_EVENTS, () => finished);
+  } finally {
+    deactivateProbe();
+  }
   if (!finished) {
     failures.push({ checker: 'harness', invariant: 'bounded-run', message: withinBudget ? `the run did not finish within ${MAX_VIRTUAL_MS} virtual ms` : `the run took more than ${MAX_EVENTS} events` });
   }
   if (harnessError !== undefined) failures.push({ checker: 'harness', invariant: 'no-harness-error', message: harnessError instanceof Error ? (harnessError.stack ?? harnessError.message) : String(harnessError) });
 
   failures.unshift(...checkRestarts(cluster.failures));
+  failures.unshift(...loopProbe.failures());
   failures.push(...checkHistory(history.events, keys, finalReadOps));
   failures.push(...checkClaims(workload.claimsCommitted, claimsStored));
   if (workload.resendMismatches.length > 0) {

@@ -73,6 +73,8 @@ export interface NodeScenario {
    * seeds and controls found before them pin it off to keep the schedules they were found on.
    */
   readonly issue32Workloads?: boolean;
+  /** Never drawn: the watches of the watch workload (watch-workload.ts; default WATCHES_PER_SEED, 0: none). */
+  readonly watches?: number;
 }
 
 /**

@@ -15,6 +15,7 @@ import { IncarnationEngine, SimDisk, type CrashPointKind, type CrashTiming } fro
 import { NodeHost, type ClockModel } from './sim-host.js';
 import type { SimNetwork } from './sim-network.js';
 import { traceLogger, type Trace } from './trace.js';
+import { simWatchLimits } from './watch-limits.js';
 
 export interface ClusterSettings {
   readonly nodeIds: readonly number[];
@@ -202,6 +203,8 @@ export class SimCluster {
       bucketHash: SIM_BUCKET_HASH,
       ...(this.settings.zones?.get(node) !== undefined && { zone: this.settings.zones.get(node) as string }),
       testBugs: this.settings.testBugs,
+      // Watch limits only (watch-workload.ts): small, so rings overflow and stalls end watches within a seed.
+      limits: simWatchLimits,
       ...(slot.joined !== undefined && { joined: slot.joined }),
       ...(this.settings.readMode !== undefined && { readMode: this.settings.readMode }),
       logger: traceLogger(node, this.trace, (level, message) => {

@@ -115,6 +115,8 @@ export class Workload {
   private claimCounter = 0;
   private stopAtMs = 0;
   opsDone = 0;
+  /** Told of every acknowledged register put, conditional put and delete, with its revision (the watch checker's hook). */
+  onWriteAcked: (key: string, value: string | null, revision: number) => void = () => undefined;
   private readonly lastSeen = new Map<string, string | null>();
 
   constructor(
@@ -296,6 +298,7 @@ export class Workload {
       api.put({ key, value: encoder.encode(value), ...(ttlMs !== undefined && { ttlMs }), ...(returnPrevious && { returnPrevious }) }, context),
     );
     this.finishWrite(op, outcome);
+    if (outcome.ok) this.onWriteAcked(key, value, outcome.value.revision);
   }
 
   private finishWrite(op: number, outcome: CallOutcome<unknown>): void {
@@ -311,6 +314,7 @@ export class Workload {
     const outcome = await this.call(node, (api, context) =>
       api.put({ key, value: encoder.encode(next), ...(expected === null ? { ifAbsent: true } : { ifValue: encoder.encode(expected) }) }, context),
     );
+    if (outcome.ok && outcome.value.applied) this.onWriteAcked(key, next, outcome.value.revision);
     if (outcome.ok) this.history.complete(op, 'ok', outcome.value.applied);
     else this.history.complete(op, outcome.definite ? 'fail' : 'info', undefined, outcome.error);
   }
@@ -318,7 +322,9 @@ export class Workload {
   private async del(process: number, rng: Rng, node: number): Promise<void> {
     const key = rng.pick(this.keys.registers);
     const op = this.history.invoke(process, 'write', key, null);
-    this.finishWrite(op, await this.call(node, (api, context) => api.delete({ key }, context)));
+    const outcome = await this.call(node, (api, context) => api.delete({ key }, context));
+    this.finishWrite(op, outcome);
+    if (outcome.ok && outcome.value.deleted) this.onWriteAcked(key, null, outcome.value.revision);
   }
 
   /** A linearizable get of a register; `marks` collects its op id (the final reads). */
