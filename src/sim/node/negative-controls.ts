@@ -148,9 +148,11 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // A merge that leaves the left partition's watch hub as it was: a watch of the right partition's
   // keys resumes at the left one after PARTITION_MOVED, and the ring (which never held R's history,
   // brought in at R's revisions) answers for it: the watch misses R's last changes.
+  // Without the lease, lock and range-change clients (issue32Workloads, branch h-simlease): seed 2;
+  // with them the first catch is seed 17.
   hubNotResetOnMerge: {
     bug: 'hubNotResetOnMerge',
-    overrides: { installCrashRate: 0, watches: 8, membership: { kind: 'split', atMs: 1_500, partition: 0, count: 1, mergeBack: true } },
+    overrides: { issue32Workloads: false, installCrashRate: 0, watches: 8, membership: { kind: 'split', atMs: 1_500, partition: 0, count: 1, mergeBack: true } },
     checker: 'watch',
     invariant: 'no-gap',
     budget: 10,
