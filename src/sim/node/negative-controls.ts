@@ -135,11 +135,12 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // replica of the right one (frozen, never led again) when absorbedBy does not run: a leftover
   // the membership checker finds (a partition held on one node). Partition 0 splits at 1.5 s and
   // is merged back while one node after another is cut off for 1.5 s every 2 s, with a snapshot
-  // point every 5 entries. Without issue 32's lease, lock and range-change clients (seed 4; with
-  // them no seed in 1..8 catches it).
+  // point every 5 entries. Seed 4 (with issue 32's lease, lock and range-change clients; since the
+  // watch workload and the nodes' finishing of stranded freezes merged, no seed in 1..8 catches it
+  // without them, issue32Workloads: false).
   mergeLeavesLeftovers: {
     bug: 'mergeLeavesLeftovers',
-    overrides: { issue32Workloads: false, isolateEveryMs: 2_000, snapshotEveryEntries: 5, logEntriesKeptAfterSnapshot: 1, membership: { kind: 'split', atMs: 1_500, partition: 0, count: 1, mergeBack: true } },
+    overrides: { isolateEveryMs: 2_000, snapshotEveryEntries: 5, logEntriesKeptAfterSnapshot: 1, membership: { kind: 'split', atMs: 1_500, partition: 0, count: 1, mergeBack: true } },
     checker: 'membership',
     invariant: 'rf-replicas-on-distinct-members',
     budget: 8,
