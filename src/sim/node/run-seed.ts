@@ -24,6 +24,7 @@ import { checkLeases, checkLocks } from './lease-checker.js';
 import { LeaseWorkload } from './lease-workload.js';
 import { LockWorkload } from './lock-workload.js';
 import { checkClearErrors, checkRealTimeSnapshots } from './txn-realtime-checker.js';
+import { runRangeChangeClients } from './txn-span.js';
 // Watches (issue 32): the watch workload, its checker and the event-loop liveness probe.
 import { activateProbe, LoopProbe } from './loop-liveness.js';
 import { checkWatches } from './watch-checker.js';
@@ -142,6 +143,10 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     const changing = membership.run(scenario.faultEndMs + MEMBERSHIP_BOUND_MS);
     const leasing = leases.run(new Rng(seed * 15_485_863 + 11), scenario.faultEndMs);
     const locking = locks.run(new Rng(seed * 32_452_843 + 7), scenario.faultEndMs);
+    // Transactions in flight across the splits and merges of split seeds (txn-span.ts).
+    const spanning = issue32 && scenario.membership.kind === 'split'
+      ? runRangeChangeClients(2, scenario.membership.atMs - 1_000, scenario.faultEndMs, new Rng(seed * 49_979_687 + 5), { now: () => scheduler.now, sleep: (ms) => workload.sleep(ms) }, (own) => workload.isolationTransaction(own))
+      : Promise.resolve();
     watches.start(Math.floor(scenario.faultEndMs * 0.6));
     await workload.run(rng.fork(), scenario.faultEndMs);
     // Faults stop: the network heals and calms, every node is (re)started and stays up.
@@ -156,7 +161,7 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     await changing;
     failures.push(...(await proveLiveness(scenario, membership.splitsMade, cluster, workload, scheduler)));
     failures.push(...(await finalReads(keys, cluster, workload, scheduler, finalReadOps, claimsStored)));
-    await Promise.all([leasing, locking]);
+    await Promise.all([leasing, locking, spanning]);
     await leases.finish();
     await watches.finish();
     await sampling;

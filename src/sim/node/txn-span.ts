@@ -48,3 +48,26 @@ export function isolationTxnScope(rng: Rng, buckets: readonly string[], keysPerB
   const pauses = long ? [300 + rng.int(2_200), 300 + rng.int(2_200)] : [0, 0];
   return { keys, prefixes: covered, pause: long ? (stage) => sleep(stage === 'begun' ? pauses[0]! : pauses[1]!) : undefined };
 }
+
+/**
+ * In seeds that split (and merge): `count` more clients that run only isolation transactions (with
+ * the draws above) from a second before the first split is due until the fault window ends, so
+ * that transactions are in flight whenever a split or merge applies. Their own random stream.
+ */
+export async function runRangeChangeClients(
+  count: number,
+  fromMs: number,
+  untilMs: number,
+  rng: Rng,
+  clock: { now(): number; sleep(ms: number): Promise<void> },
+  transaction: (rng: Rng) => Promise<void>,
+): Promise<void> {
+  const client = async (own: Rng): Promise<void> => {
+    await clock.sleep(Math.max(0, fromMs - clock.now()) + own.int(200));
+    for (let i = 0; i < 400 && clock.now() < untilMs; i++) {
+      await transaction(own);
+      await clock.sleep(5 + own.int(50));
+    }
+  };
+  await Promise.all(Array.from({ length: count }, () => client(rng.fork())));
+}

@@ -435,7 +435,7 @@ export class Workload {
    * record goes to txnRecords for the isolation checker. It classifies its own outcome: aborted
    * when the commit certainly did not apply, unknown when its answer was lost.
    */
-  private async isolationTransaction(rng: Rng): Promise<void> {
+  async isolationTransaction(rng: Rng): Promise<void> {
     // Which buckets it covers, and whether it pauses so a split or merge lands inside it (txn-span.ts).
     const { keys, prefixes, pause } = isolationTxnScope(rng, this.keys.isolationBuckets, this.keys.isolationKeysPerBucket, (ms) => this.sleep(ms));
     const isolation = rng.chance(0.5) ? 'SERIALIZABLE' : 'SNAPSHOT';
