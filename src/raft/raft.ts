@@ -354,7 +354,7 @@ export class Raft {
     }
     for (const id of this.voters) {
       if (id === this.id) continue;
-      this.send({ type: 'preVote', to: id, term: this.term + 1, index: this.log.lastIndex(), logTerm: this.log.lastTerm() });
+      this.send({ type: 'preVote', to: id, term: this.term + 1, index: this.log.lastIndex(), logTerm: this.log.lastTerm(), commit: this.log.committed });
     }
   }
 
@@ -373,6 +373,7 @@ export class Raft {
         term: this.term,
         index: this.log.lastIndex(),
         logTerm: this.log.lastTerm(),
+        commit: this.log.committed,
         ...(transfer ? { force: true } : {}),
       });
     }
@@ -413,6 +414,8 @@ export class Raft {
   step(message: Message): void {
     if (!(message.to === this.id)) assert.fail(`message for ${message.to} delivered to ${this.id}`);
     if (this.quiesced && this.wakesQuiescedGroup(message)) this.unquiesce();
+    // Before any term or lease check: what a candidate's commit proves holds whatever its term.
+    if (message.type === 'vote' || message.type === 'preVote') this.maybeLearnCommit(message);
     if (message.term > this.term) {
       if (message.type === 'vote' || message.type === 'preVote') {
         if (!message.force && this.inLease()) return;
@@ -484,6 +487,26 @@ export class Raft {
     } else {
       this.send({ type: responseType, to: message.from, term: this.term, reject: true });
     }
+  }
+
+  /**
+   * A (pre)candidate sends its commit index with its last entry. Every entry at or below a node's
+   * commit index is committed for good, and where this log holds the candidate's last entry (same
+   * index, same term) the two logs are equal through it (Log Matching, Raft §5.3): so this node may
+   * commit through min(candidate's commit, that index), whatever the message's term. Liveness
+   * (issue 32, whole-node simulator seed 611): a node that a committed configuration change made a
+   * voter, but which never heard that commit, has the longest log after a power loss, refuses every
+   * other candidate (§5.4.1) and, a learner by its own applied configuration, never campaigns;
+   * learning the commit here applies the promotion, and it campaigns. Checked before leader
+   * stickiness and the term (a request ignored for them still carries a true commit).
+   * Not at a leader: its commit index is the group's.
+   */
+  private maybeLearnCommit(message: Message): void {
+    if (this.role === 'leader' || message.commit === undefined || message.index === undefined || message.logTerm === undefined) return;
+    const through = Math.min(message.commit, message.index);
+    if (through <= this.log.committed || message.index > this.log.lastIndex()) return;
+    if (!this.log.matchTerm(message.index, message.logTerm)) return;
+    this.log.commitTo(through);
   }
 
   private stepCandidate(message: Message): void {

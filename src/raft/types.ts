@@ -87,7 +87,7 @@ export interface Message {
   /** app: index preceding `entries`; appResp: last matching index (or rejected index); vote: last index; snapResp: snapshot index; readIndexResp: read index. */
   readonly index?: number;
   readonly entries?: readonly Entry[];
-  /** app/heartbeat: leader commit; appResp/heartbeatResp: follower commit. */
+  /** app/heartbeat: leader commit; appResp/heartbeatResp: follower commit; vote/preVote: candidate commit (a voter whose log holds the candidate's last entry commits through it). */
   readonly commit?: number;
   readonly reject?: boolean;
   /** appResp reject: the follower's guess of the highest index that may match. */

@@ -466,3 +466,53 @@ describe('restart (Raft §5.1 persistent state)', () => {
     expect(h.appliedTexts(2)).toEqual(['a', 'b']);
   });
 });
+
+describe('commit learned from a vote request (Raft §5.3 Log Matching; issue 32, node simulator seed 611)', () => {
+  /** A leader (1) promotes learner 4; the promotion commits at 1 and 2, but its commit never reaches 3 or 4. */
+  function promotionUnheardBy34(): { h: Harness; promotion: number } {
+    const h = new Harness([1, 2, 3], {}, [4]);
+    electLeader(h, 1);
+    h.node(1).raw.proposeConfChange({ type: 'addLearner', node: 4 });
+    h.flush(1);
+    h.stabilize();
+    h.run(5);
+    expect(h.status(4).confState).toEqual({ voters: [1, 2, 3], learners: [4] });
+    const promotion = h.node(1).raw.proposeConfChange({ type: 'addVoter', node: 4 }).index;
+    h.flush(1);
+    h.deliver((m) => m.type === 'app' && (m.entries?.length ?? 0) > 0);
+    h.deliver((m) => m.type === 'appResp');
+    expect(h.status(1).commit).toBeGreaterThanOrEqual(promotion);
+    h.drop((m) => m.to === 3 || m.to === 4);
+    h.deliver((m) => m.to === 2);
+    expect(h.status(2).commit).toBeGreaterThanOrEqual(promotion);
+    for (const id of [3, 4]) expect(h.status(id).commit).toBeLessThan(promotion);
+    expect(h.status(4).confState.voters).not.toContain(4);
+    // The leader is gone for good.
+    h.partition([1], [2, 3, 4]);
+    return { h, promotion };
+  }
+
+  it("a voter whose log holds the candidate's last entry commits through the candidate's commit: a promotion it never heard applies", () => {
+    const { h, promotion } = promotionUnheardBy34();
+    h.campaign(2);
+    // Only the (pre)vote requests: no leader has told 3 or 4 anything since.
+    h.deliver((m) => m.from === 2 && (m.type === 'vote' || m.type === 'preVote'));
+    for (const id of [3, 4]) expect(h.status(id).commit).toBeGreaterThanOrEqual(promotion);
+    expect(h.status(4).confState.voters).toEqual([1, 2, 3, 4]);
+  });
+
+  it("a voter whose log differs at the candidate's last entry learns no commit from it", () => {
+    const { h, promotion } = promotionUnheardBy34();
+    // The candidate's last entry (the promotion's index) at a term no other log has there: an
+    // impossible log for a real candidate, which is what shows that the guard is the term match.
+    const before = h.status(3).commit;
+    h.node(2).storage.append([{ term: 99, index: promotion, type: 0, data: new Uint8Array(0) } as never]);
+    expect(h.node(2).storage.lastIndex()).toBe(promotion);
+    h.restart(2);
+    // A restarted node campaigns only after its start-up quiet ticks.
+    for (let i = 0; i < 40 && !h.queue.some((m) => m.from === 2 && (m.type === 'vote' || m.type === 'preVote')); i++) h.tick(2);
+    expect(h.deliver((m) => m.from === 2 && m.to === 3 && (m.type === 'vote' || m.type === 'preVote'))).toBeGreaterThan(0);
+    expect(h.status(3).commit).toBe(before);
+    expect(before).toBeLessThan(promotion);
+  });
+});
