@@ -334,6 +334,17 @@ export class MembershipDriver {
       const answer = await this.workload.call(leader, (node, context) => node.mergePartition({ partition: left }, context), MOVE_CALL_MS);
       if (answer.ok) continue;
       this.trace.add(`MEMBERSHIP merge of partition ${right} into ${left} at node ${leader}: ${answer.error.slice(0, 160)}`);
+      // 'replicas-differ' (the nodes' rebalancer moved a replica of one side between the split and
+      // the merge): move R's replicas onto L's nodes first, as an operator would (docs/api.md).
+      const rightView = views.get(right);
+      if (/are on different nodes|has no replica on this node/.test(answer.error) && rightView !== undefined && rightView.learners.length === 0 && leftView !== undefined && leftView.learners.length === 0) {
+        const from = rightView.voters.find((id) => !leftView.voters.includes(id));
+        const to = leftView.voters.find((id) => !rightView.voters.includes(id));
+        if (from !== undefined && to !== undefined) {
+          await this.move(right, from, to, untilMs);
+          continue;
+        }
+      }
       const rightLeader = views.get(right)?.leader;
       // The answer carries no details here: any refusal while another node leads the right side moves its leadership.
       if (answer.error.startsWith('MERGE_REFUSED') && rightLeader !== undefined && rightLeader !== leader) {
