@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
+
+/**
+ * Seeds past the tuned range 1-1000 that once failed (issue 32, item 6), each named with the
+ * class it showed and the fix that made it pass. Replay one with `npm run sim:node -- --seed S`.
+ */
+const seeds: ReadonlyArray<readonly [number, string]> = [
+  [1430, 'a move never finished: a quiesced leader demoted its learner to probe on an unreachable report and never lifted it (raft.ts reportUnreachable)'],
+];
+
+describe('whole-node simulator, seeds from wider ranges', () => {
+  for (const [seed, what] of seeds) {
+    it(`seed ${seed} passes every checker (${what})`, async () => {
+      const result = await runNodeSeed(seed, { traceLines: 0 });
+      expect(result.failures.map((f) => `${f.checker}/${f.invariant}: ${f.message.split('\n')[0]}`)).toEqual([]);
+    }, 120_000);
+  }
+});
