@@ -7,6 +7,7 @@ import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
  */
 const seeds: ReadonlyArray<readonly [number, string]> = [
   [1430, 'a move never finished: a quiesced leader demoted its learner to probe on an unreachable report and never lifted it (raft.ts reportUnreachable)'],
+  [1499, 'a merged-away replica stayed beside the merged one: it stored the freeze but a crash lost its apply and commit index (merge-apply.ts absorbedBy)'],
 ];
 
 describe('whole-node simulator, seeds from wider ranges', () => {
