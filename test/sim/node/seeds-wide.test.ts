@@ -8,6 +8,8 @@ import { runNodeSeed } from '../../../src/sim/node/run-seed.js';
 const seeds: ReadonlyArray<readonly [number, string]> = [
   [1430, 'a move never finished: a quiesced leader demoted its learner to probe on an unreachable report and never lifted it (raft.ts reportUnreachable)'],
   [1499, 'a merged-away replica stayed beside the merged one: it stored the freeze but a crash lost its apply and commit index (merge-apply.ts absorbedBy)'],
+  [30359, 'a grow-shrink never finished: a joiner restarted before its first table refresh reported itself active (membership.ts initialTable)'],
+  [20852, 'a fatal stop: an L reset by an interrupted install reported its founding range, so its R was deleted as absorbed before L applied the merge (merge-apply.ts absorbedBy)'],
 ];
 
 describe('whole-node simulator, seeds from wider ranges', () => {
