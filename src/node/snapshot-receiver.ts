@@ -21,11 +21,13 @@ import { equalBytes } from '../storage/bytes.js';
 import type { SnapshotAckItem, SnapshotChunkItem, TransferId } from './raft-wire.js';
 import { PayloadDigest, type SnapshotTicket } from './snapshot-payload.js';
 import { readStagedChunks, stagedChunkDeletes, stagingKey } from './snapshot-staging.js';
-import { MAX_INCOMING_TRANSFERS, TRANSFER_IDLE_MS, TRANSFER_WINDOW, type TransferHost } from './snapshot-transfer.js';
+import { MAX_INCOMING_TRANSFERS, TRANSFER_IDLE_MS, TRANSFER_WINDOW, type TransferGroup, type TransferHost } from './snapshot-transfer.js';
 
 interface Incoming {
   readonly id: TransferId;
   readonly group: number;
+  /** The replica it stages chunks for (the host's group object when the transfer started). */
+  readonly replica: TransferGroup;
   /** Chunks received and checked (the next expected seq). */
   next: number;
   /** Chunks on disk (acknowledged). */
@@ -84,6 +86,15 @@ export class SnapshotReceiver {
     // the transfer, and the core then answers it with where its log stands (raft.ts).
     if (chunk.term < group.raw.status().term) return refuse('from an older term');
     let transfer = this.incoming.get(groupId);
+    // Invariant: a transfer's staged chunks belong to the replica it started for. A replica that
+    // leaves this node deletes its staging records with the rest (ReplicaMoves.leave); a replica
+    // opened again for a later move that met the old transfer's state (the same snapshot, so the
+    // same id) was told every chunk was staged, and its install found them missing and stopped the
+    // node (simulator seed 60097). So a transfer of a replaced replica is discarded, not resumed.
+    if (transfer !== undefined && transfer.replica !== group && !transfer.claimed) {
+      this.discard(transfer, 'its replica left this node');
+      transfer = undefined;
+    }
     if (transfer !== undefined && sameTransfer(transfer.id, chunk)) {
       if (chunk.seq < transfer.next || transfer.complete) return this.ack(transfer, false); // A duplicate: say where it stands.
       if (chunk.seq > transfer.next) {
@@ -99,16 +110,17 @@ export class SnapshotReceiver {
       if (transfer !== undefined && (transfer.claimed || transfer.id.term > chunk.term)) return refuse('another transfer is being installed or is newer');
       if (transfer !== undefined) this.discard(transfer, 'a new transfer replaces it');
       if (this.incoming.size >= MAX_INCOMING_TRANSFERS) return; // At the node's bound: the leader retries later.
-      transfer = this.start(groupId, chunk, group.snapshotCheck?.());
+      transfer = this.start(groupId, group, chunk, group.snapshotCheck?.());
     }
     this.accept(transfer, chunk, refuse);
   }
 
-  private start(group: number, chunk: SnapshotChunkItem, check: Incoming['check']): Incoming {
+  private start(group: number, replica: TransferGroup, chunk: SnapshotChunkItem, check: Incoming['check']): Incoming {
     const { from, to, term, index, snapTerm, digest } = chunk;
     const transfer: Incoming = {
       id: { from, to, term, index, snapTerm, digest },
       group,
+      replica,
       next: 0,
       written: 0,
       buffered: 0,
