@@ -145,6 +145,33 @@ describe('the snapshot receiver (follower side)', () => {
     expect(read).toEqual(exported.chunks);
   });
 
+  it('does not ask a transfer it declined to start (at its bound) to start over, so the leader does not resend at network speed (seed 2003)', async () => {
+    const h = await receiverHarness();
+    const exported = await exportOf(40, 20_000);
+    const others = [7, 8];
+    const groups = new Map<number, TransferGroup>([[GROUP, h.group], ...others.map((id) => [id, { ...h.group, id }] as [number, TransferGroup])]);
+    const receiver = new SnapshotReceiver({
+      id: FOLLOWER,
+      engine: h.engine,
+      clock: { monotonicMs: () => 0, wallMs: () => 0 },
+      logger: pino({ level: 'silent' }),
+      maxChunkBytes: maxSnapshotChunkBytes(),
+      group: (id) => groups.get(id),
+      send: (_peer, items) => h.sent.push(...items),
+      refuse: (_from, _group, reason) => h.refusals.push(reason),
+    });
+    // Two transfers of other groups fill the node's bound (MAX_INCOMING_TRANSFERS).
+    for (const id of others) receiver.onChunk(LEADER, id, chunkItems(exported)[0]!);
+    await drain();
+    expect(receiver.active).toBe(2);
+    h.sent.length = 0;
+    // A window of GROUP's transfer: its first chunk is declined, and the rest must not ask for chunk 0 again.
+    for (const item of chunkItems(exported).slice(0, 3)) receiver.onChunk(LEADER, GROUP, item);
+    await drain();
+    const asked = h.sent.filter((m) => m.group === GROUP && m.transfer?.kind === 'ack');
+    expect(asked).toEqual([]);
+  });
+
   it('refuses a truncated stream: nothing to install, and a timeout discards what was staged', async () => {
     const h = await receiverHarness();
     const exported = await exportOf(40, 20_000);

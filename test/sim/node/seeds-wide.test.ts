@@ -10,6 +10,8 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [1499, 'a merged-away replica stayed beside the merged one: it stored the freeze but a crash lost its apply and commit index (merge-apply.ts absorbedBy)'],
   [30359, 'a grow-shrink never finished: a joiner restarted before its first table refresh reported itself active (membership.ts initialTable)'],
   [60097, 'a fatal stop: a replica opened again for a move resumed the snapshot transfer staged for the replica that had left, whose chunks were deleted (snapshot-receiver.ts)'],
+  [2003, 'a run that never ended: a follower at its bound of incoming transfers declined a first chunk, then asked for it again on every later chunk, and the leader resent the window at once, at network speed (snapshot-receiver.ts)'],
+  [60766, 'a run that never ended after a node lost its disk and was replaced: the same declined-transfer storm as 2003 (snapshot-receiver.ts)'],
   [20852, 'a fatal stop: an L reset by an interrupted install reported its founding range, so its R was deleted as absorbed before L applied the merge (merge-apply.ts absorbedBy)'],
 ];
 
