@@ -88,6 +88,22 @@ export function advertisedAdminAddress(bound: string, clientAddress: string): st
   return `${clientAddress.slice(0, clientAddress.lastIndexOf(':'))}:${bound.slice(colon + 1)}`;
 }
 
+/**
+ * The table a node follows before it applied any: the founding one (every member active), except
+ * on a node that joined (--join) and has not yet recorded a table. Invariant: a node reports and
+ * acts on no member state it was not given. A joiner knows the members as the member it joined
+ * through listed them, itself 'joining'; the founding table called them all active, so a joiner
+ * restarted before its first refresh answered ClusterInfo with itself active, and an operator's
+ * activate whose answer was lost looked done while the replicated table still said joining
+ * (simulator seed 30359: the later leave was refused for good). Version 0: any recorded table
+ * replaces it at the first refresh.
+ */
+function initialTable(descriptor: ClusterDescriptor): MemberTable {
+  const founding = foundingTable(descriptor.members);
+  if (descriptor.origin !== 'joined') return founding;
+  return { ...founding, members: founding.members.map((member) => ({ ...member, state: descriptor.members.find((m) => m.id === member.id)?.state ?? 'active' })) };
+}
+
 export class Membership {
   private table: MemberTable;
   private descriptor: ClusterDescriptor;
@@ -101,7 +117,7 @@ export class Membership {
 
   constructor(private readonly options: MembershipOptions) {
     this.descriptor = options.descriptor;
-    this.table = options.descriptor.memberTable ?? foundingTable(options.descriptor.members);
+    this.table = options.descriptor.memberTable ?? initialTable(options.descriptor);
     this.applyAddressBook();
   }
 

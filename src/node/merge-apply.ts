@@ -26,9 +26,9 @@ import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import type { ApplyResult } from '../mvcc/index.js';
-import type { ConfState, Entry } from '../raft/types.js';
+import { EntryType, type ConfState, type Entry } from '../raft/types.js';
 import type { WriteOperation } from '../storage/storage-engine.js';
-import { decodeFreezeEntry, decodeMergeEntry, type MergeEntry } from './merge-entry.js';
+import { decodeFreezeEntry, decodeMergeEntry, isFreezeEntry, type MergeEntry } from './merge-entry.js';
 import type { PartitionReplica } from './partition-replica.js';
 
 /** What the applier needs from the node (replica-store.ts and the node wire it). */
@@ -53,22 +53,56 @@ export interface MergeHost {
 }
 
 /**
- * The replicas among `hosted` that a merge into `left` already absorbed: frozen into `left`, and
- * starting inside `left`'s range. A replica of L that installed a snapshot taken after the merge
+ * The replicas among `hosted` that a merge into `left` already absorbed: frozen into `left` (or
+ * holding the freeze into `left` in their log, storesFreezeInto), and starting inside `left`'s range. A replica of L that installed a snapshot taken after the merge
  * never applied the merge entry, so its R stayed (frozen, and never led again: the other replicas
  * deleted theirs). L's range can only have grown past R's start by that merge (a freeze has no
  * undo, and L's range grows only by merging the partition frozen into it).
  */
 export function absorbedBy(left: PartitionReplica, hosted: Iterable<PartitionReplica>): PartitionReplica[] {
   const range = left.mvcc.hashRange;
-  if (range === undefined || left.mvcc.mergedInto !== undefined) return [];
+  // A replica of L that applied nothing (opened empty, or reset after a crash cut its install
+  // short: discardInterruptedInstall) reports its founding range, which may cover R's start without
+  // any merge: it proves nothing, and deleting R then stopped the node when L later applied the
+  // merge entry and found no R (simulator seed 20852).
+  if (range === undefined || left.mvcc.mergedInto !== undefined || left.mvcc.appliedIndex === 0) return [];
   const absorbed: PartitionReplica[] = [];
   for (const group of hosted) {
-    if (group === left || group.mvcc.frozen?.into !== left.id || group.mvcc.mergedInto !== undefined) continue;
+    if (group === left || group.mvcc.mergedInto !== undefined) continue;
     const start = group.mvcc.hashRange?.start ?? group.id;
-    if (start > range.start && start < range.end) absorbed.push(group);
+    if (!(start > range.start && start < range.end)) continue;
+    if (group.mvcc.frozen?.into === left.id || storesFreezeInto(group, left.id)) absorbed.push(group);
   }
   return absorbed;
+}
+
+/**
+ * Whether `group`'s own log holds, past what it applied, a freeze entry into `into`. A replica of R
+ * that stored the freeze but lost its apply and the commit index with it (the commit index is
+ * stored lazily, so a crash may take both; simulator seed 1499) is not frozen after its restart,
+ * and can never apply the freeze again: the others deleted their replicas of R when they merged,
+ * so no leader will tell it the entry committed. The freeze in its log names R as the partition
+ * frozen into L; once L's range covers R's start, L merged it, whether or not this replica saw its
+ * own freeze commit.
+ */
+function storesFreezeInto(group: PartitionReplica, into: number): boolean {
+  const storage = group.storage;
+  const last = storage.lastIndex();
+  let next = Math.max(group.mvcc.appliedIndex, storage.firstIndex() - 1) + 1;
+  while (next <= last) {
+    const entries = storage.entries(next, last + 1, 1024 * 1024);
+    if (entries.length === 0) return false;
+    for (const entry of entries) {
+      if (entry.type !== EntryType.Normal || !isFreezeEntry(entry.data)) continue;
+      try {
+        if (decodeFreezeEntry(entry.data).into === into) return true;
+      } catch {
+        // A malformed freeze froze nothing (applyFreeze refuses it).
+      }
+    }
+    next = (entries[entries.length - 1] as Entry).index + 1;
+  }
+  return false;
 }
 
 function sameMembers(a: readonly number[], b: readonly number[]): boolean {

@@ -55,6 +55,8 @@ export interface StagedSnapshot {
 
 export class SnapshotReceiver {
   private readonly incoming = new Map<number, Incoming>();
+  /** Per group, the last transfer whose first chunk this node declined to start (see onChunk). */
+  private readonly declined = new Map<number, TransferId>();
   /** Per group, the end of its staging writes (see the invariants). */
   private readonly tails = new Map<number, Promise<void>>();
   /** Bytes received and not yet written, all transfers (tests and metrics). */
@@ -103,13 +105,27 @@ export class SnapshotReceiver {
       }
     } else {
       // Another transfer: a new snapshot, or a new leader or term. Only its first chunk starts it.
+      // Invariant: a transfer whose first chunk this node declined (below) is not asked to start
+      // over by its later chunks: the leader restarts its window at once on that request, so each
+      // declined window asked for the next, at network speed, for as long as the decline lasted
+      // (simulator seed 2003: millions of events within a few virtual ms). The leader's resend
+      // timer brings the first chunk again (snapshot-sender.ts tick).
       if (chunk.seq !== 0) {
+        const declined = this.declined.get(groupId);
+        if (declined !== undefined && sameTransfer(declined, chunk)) return refuse('for a transfer this node declined to start');
         refuse('for a transfer this node does not expect');
         return this.sendAck(groupId, chunk, 0, true);
       }
-      if (transfer !== undefined && (transfer.claimed || transfer.id.term > chunk.term)) return refuse('another transfer is being installed or is newer');
+      if (transfer !== undefined && (transfer.claimed || transfer.id.term > chunk.term)) {
+        this.declined.set(groupId, transferIdOf(chunk));
+        return refuse('another transfer is being installed or is newer');
+      }
       if (transfer !== undefined) this.discard(transfer, 'a new transfer replaces it');
-      if (this.incoming.size >= MAX_INCOMING_TRANSFERS) return; // At the node's bound: the leader retries later.
+      if (this.incoming.size >= MAX_INCOMING_TRANSFERS) {
+        this.declined.set(groupId, transferIdOf(chunk));
+        return; // At the node's bound: the leader retries later.
+      }
+      this.declined.delete(groupId);
       transfer = this.start(groupId, group, chunk, group.snapshotCheck?.());
     }
     this.accept(transfer, chunk, refuse);
@@ -247,6 +263,11 @@ export class SnapshotReceiver {
     const ack: SnapshotAckItem = { kind: 'ack', from: this.host.id, to: from, term, index, snapTerm, digest, next, refused };
     this.host.send(from, [{ group, transfer: ack }]);
   }
+}
+
+function transferIdOf(chunk: SnapshotChunkItem): TransferId {
+  const { from, to, term, index, snapTerm, digest } = chunk;
+  return { from, to, term, index, snapTerm, digest };
 }
 
 function sameTransfer(a: TransferId, b: TransferId): boolean {

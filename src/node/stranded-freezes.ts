@@ -82,7 +82,7 @@ export class StrandedFreezes {
         .merge(left)
         .then(
           () => logger.info({ partition: left, rightPartition: right.id }, 'finished a merge whose freeze was left behind'),
-          (error: unknown) => logger.info({ partition: left, rightPartition: right.id, err: error instanceof Error ? error.message : String(error) }, 'a left-behind merge is not finished yet; trying again later'),
+          (error: unknown) => logger.warn({ partition: left, rightPartition: right.id, err: error instanceof Error ? error.message : String(error) }, 'a left-behind merge is not finished yet; trying again later'),
         )
         .finally(() => this.merging.delete(left));
       return;

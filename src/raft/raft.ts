@@ -1221,6 +1221,13 @@ export class Raft {
   /** The transport could not reach `peer`. A follower that lost its leader starts counting again. */
   reportUnreachable(peer: NodeId): void {
     if (this.role === 'leader') {
+      // Invariant: a quiesced leader holds every follower at 'replicate' with everything matched
+      // (maybeQuiesce), and nothing is in flight, so an unreachable report (typically the quiesce
+      // heartbeat itself, sent to a node that just crashed) has nothing to resend and must not
+      // demote: a quiet group sends no heartbeat, so nothing would ever lift a probe state again,
+      // and a move waiting for its learner to be 'replicate' waited forever (simulator seed 1430).
+      // Once woken, sends that fail demote as usual.
+      if (this.quiesced) return;
       const progress = this.progress.get(peer);
       if (progress && progress.state === 'replicate') progress.becomeProbe();
       return;

@@ -34,6 +34,8 @@ async function receiverHarness(): Promise<{
   refusals: string[];
   group: TransferGroup;
   staged: () => Promise<number>;
+  /** The group the host answers with now (a test replaces it: a replica that left and came back). */
+  current: { group: TransferGroup };
 }> {
   const engine = new MemoryEngine();
   const target = await Partition.create(memoryEngineKind);
@@ -45,13 +47,14 @@ async function receiverHarness(): Promise<{
     raw: { isMember: (peer: number) => peer === LEADER || peer === FOLLOWER, status: () => ({ term: 2, commit: 1 }) } as unknown as RawNode,
     snapshotCheck: () => target.store.snapshotCheck(),
   };
+  const current = { group };
   const receiver = new SnapshotReceiver({
     id: FOLLOWER,
     engine,
     clock: { monotonicMs: () => 0, wallMs: () => 0 },
     logger: pino({ level: 'silent' }),
     maxChunkBytes: maxSnapshotChunkBytes(),
-    group: (id) => (id === GROUP ? group : undefined),
+    group: (id) => (id === GROUP ? current.group : undefined),
     send: (_peer, items) => sent.push(...items),
     refuse: (_from, _group, reason) => refusals.push(reason),
   });
@@ -60,7 +63,7 @@ async function receiverHarness(): Promise<{
     for await (const _ of engine.iterate(prefixRange(Uint8Array.of(0x04)))) count++;
     return count;
   };
-  return { receiver, engine, sent, refusals, group, staged };
+  return { receiver, engine, sent, refusals, group, staged, current };
 }
 
 /** A real export (index, chunks, digest) of a partition with `keys` keys of `valueBytes` each. */
@@ -114,6 +117,59 @@ describe('the snapshot receiver (follower side)', () => {
     for await (const chunk of staged!.chunks()) read.push(chunk);
     expect(read).toEqual(exported.chunks);
     expect(h.receiver.peakBufferedBytes).toBeLessThanOrEqual(TRANSFER_WINDOW * maxSnapshotChunkBytes());
+  });
+
+  it('does not resume a transfer staged for a replica that left: the replica opened again gets the chunks again (seed 60097)', async () => {
+    const h = await receiverHarness();
+    const exported = await exportOf(40, 20_000);
+    const items = chunkItems(exported);
+    for (const item of items) h.receiver.onChunk(LEADER, GROUP, item);
+    await drain();
+    expect(await h.staged()).toBe(exported.chunks.length);
+    // The replica leaves before installing it: its records go, staged chunks included
+    // (ReplicaMoves.leave), and a later move opens a new replica of the group here.
+    for await (const [key] of h.engine.iterate(prefixRange(Uint8Array.of(0x04)))) await h.engine.write([{ type: 'del', key }]);
+    h.current.group = { ...h.group };
+    h.sent.length = 0;
+    // The leader streams the same snapshot (same transfer id) to the new replica.
+    h.receiver.onChunk(LEADER, GROUP, items[0]!);
+    await drain();
+    const acks = h.sent.map((m) => m.transfer).filter((t) => t?.kind === 'ack');
+    expect(acks.at(-1)).toMatchObject({ next: 1, refused: false });
+    for (const item of items.slice(1)) h.receiver.onChunk(LEADER, GROUP, item);
+    await drain();
+    const staged = h.receiver.claim(GROUP, exported.index, 1, ticketOf(exported));
+    expect(staged).toBeDefined();
+    const read: Uint8Array[] = [];
+    for await (const chunk of staged!.chunks()) read.push(chunk);
+    expect(read).toEqual(exported.chunks);
+  });
+
+  it('does not ask a transfer it declined to start (at its bound) to start over, so the leader does not resend at network speed (seed 2003)', async () => {
+    const h = await receiverHarness();
+    const exported = await exportOf(40, 20_000);
+    const others = [7, 8];
+    const groups = new Map<number, TransferGroup>([[GROUP, h.group], ...others.map((id) => [id, { ...h.group, id }] as [number, TransferGroup])]);
+    const receiver = new SnapshotReceiver({
+      id: FOLLOWER,
+      engine: h.engine,
+      clock: { monotonicMs: () => 0, wallMs: () => 0 },
+      logger: pino({ level: 'silent' }),
+      maxChunkBytes: maxSnapshotChunkBytes(),
+      group: (id) => groups.get(id),
+      send: (_peer, items) => h.sent.push(...items),
+      refuse: (_from, _group, reason) => h.refusals.push(reason),
+    });
+    // Two transfers of other groups fill the node's bound (MAX_INCOMING_TRANSFERS).
+    for (const id of others) receiver.onChunk(LEADER, id, chunkItems(exported)[0]!);
+    await drain();
+    expect(receiver.active).toBe(2);
+    h.sent.length = 0;
+    // A window of GROUP's transfer: its first chunk is declined, and the rest must not ask for chunk 0 again.
+    for (const item of chunkItems(exported).slice(0, 3)) receiver.onChunk(LEADER, GROUP, item);
+    await drain();
+    const asked = h.sent.filter((m) => m.group === GROUP && m.transfer?.kind === 'ack');
+    expect(asked).toEqual([]);
   });
 
   it('refuses a truncated stream: nothing to install, and a timeout discards what was staged', async () => {

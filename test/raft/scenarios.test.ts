@@ -437,6 +437,25 @@ describe('quiescence', () => {
     expect(h.status(1).quiesced).toBe(false);
   });
 
+  it('an unreachable report to a quiesced leader leaves its follower replicating (simulator seed 1430)', () => {
+    // The quiesce heartbeat to a node that just crashed fails and the transport reports it: a
+    // probe state set then was never lifted (a quiet group sends no heartbeat), and a move waiting
+    // for its learner to be 'replicate' before promoting it waited forever.
+    const h = new Harness([1, 2, 3], { quiesceAfterTicks: 3 });
+    electLeader(h, 1);
+    h.propose(1, 'a');
+    h.stabilize();
+    h.run(20);
+    expect(h.status(1).quiesced).toBe(true);
+    h.node(1).raw.reportUnreachable(3);
+    h.run(200);
+    expect(h.status(1).quiesced).toBe(true);
+    expect(h.status(1).progress.get(3)?.state).toBe('replicate');
+    h.propose(1, 'b');
+    h.stabilize();
+    expect(h.appliedTexts(3)).toEqual(['a', 'b']);
+  });
+
   it('followers of a quiesced leader that dies elect a new one once the transport reports it', () => {
     const h = new Harness([1, 2, 3], { quiesceAfterTicks: 3 });
     electLeader(h, 1);

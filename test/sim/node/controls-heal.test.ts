@@ -21,12 +21,14 @@ describe('whole-node simulator: a replica that skipped a split gets the new part
   // changes: 215 stopped skipping a split when members began to follow the member table every
   // second and came back with the start-up campaigns, which took 410 away; a scan of seeds with
   // `testBugs.splitHealDisabled` for membership/rf-replicas-on-distinct-members finds new ones
-  // (seeds 1-215 now give 12, 130, 192 and 215).
-  // Seed 215 runs without issue 32's lease, lock and range-change clients (scenario
-  // issue32Workloads), whose traffic took its skipped split away.
-  for (const seed of [130, 192, 215]) {
+  // (seeds 1-215 now give 12, 130, 192 and 215). 215 stopped skipping a split when the schedule moved
+  // with issue 32's fixes (a quiesced leader no longer demotes a follower on an unreachable report,
+  // raft.ts reportUnreachable); 12 took its place (a scan of seeds 1-192 with the heal disabled gives 12, 130 and 192).
+  for (const seed of [12, 130, 192]) {
     it(`seed ${seed}: passes with the heal, fails the membership checker without it`, async () => {
-      const overrides = seed === 215 ? { issue32Workloads: false } : {};
+      // The schedules these seeds were found on, without issue 32's lease, lock and range-change
+      // clients (scenario issue32Workloads): their traffic moves where a replica skips a split.
+      const overrides = { issue32Workloads: false };
       const healed = await runNodeSeed(seed, { overrides, traceLines: 1_000_000 });
       expect(healed.failures).toEqual([]);
       expect(healed.trace.some((line) => line.includes('skipped the split'))).toBe(true);
