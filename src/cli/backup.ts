@@ -37,6 +37,10 @@ import { tenantTag } from '../keys/tenant-keys.js';
 import { limits } from '../limits.js';
 import { clientTlsOf, type TlsFlags } from './tls-flags.js';
 
+/** A backup's files and the directory it creates are its owner's only: a cluster admin's backup holds every tenant's values. */
+const backupFileMode = 0o600;
+const backupDirMode = 0o700;
+
 type Print = (line: string) => void;
 interface Globals extends TlsFlags {
   json?: boolean;
@@ -200,7 +204,8 @@ async function backupPartition(
   const file = partitionFileName(id);
   const temporary = join(dir, `${file}.partial`);
   for (let attempt = 1; ; attempt++) {
-    const stream = createWriteStream(temporary, { flags: 'w' });
+    // Owner-only (issue 33): a cluster admin's backup holds every tenant's values.
+    const stream = createWriteStream(temporary, { flags: 'w', mode: backupFileMode });
     const hash = createHash('sha256');
     let revision = 0;
     let pageToken = '';
@@ -399,7 +404,7 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
         if (whoami['clusterAdmin'] !== true && whoami['role'] !== 'admin') {
           throw new AtollError('PERMISSION_DENIED', `a backup needs a tenant admin token or the cluster admin token; this token's role is ${String(whoami['role'])}`);
         }
-        mkdirSync(out, { recursive: true });
+        mkdirSync(out, { recursive: true, mode: backupDirMode });
         const started = Date.now();
         let keys = 0;
         let entries: ManifestPartition[] = [];
@@ -461,7 +466,7 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
           }
         }
         // The manifest is written last and renamed into place: a directory with one is complete.
-        writeFileSync(join(out, `${manifestName}.partial`), `${JSON.stringify(manifest, null, 2)}\n`);
+        writeFileSync(join(out, `${manifestName}.partial`), `${JSON.stringify(manifest, null, 2)}\n`, { mode: backupFileMode });
         renameSync(join(out, `${manifestName}.partial`), join(out, manifestName));
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
         if (globals.json === true) print(JSON.stringify({ out, partitions: entries.length, keys, seconds: Number(seconds) }));
