@@ -334,6 +334,20 @@ export class MembershipDriver {
       const answer = await this.workload.call(leader, (node, context) => node.mergePartition({ partition: left }, context), MOVE_CALL_MS);
       if (answer.ok) continue;
       this.trace.add(`MEMBERSHIP merge of partition ${right} into ${left} at node ${leader}: ${answer.error.slice(0, 160)}`);
+      // 'replicas-differ': the nodes' rebalancer moved a replica of one side only (a move it was
+      // assigned before the split, run after it). The refusal asks the operator to move the
+      // replicas so that both sides have the same; an operator does, one replica of the right side
+      // at a time (seeds 50692, 50769 and 60048 were refused until their bound).
+      const leftVoters = leftView?.voters ?? [];
+      const rightVoters = views.get(right)?.voters ?? [];
+      if (answer.error.includes('are on different nodes') && leftVoters.length === RF && rightVoters.length === RF) {
+        const from = rightVoters.find((node) => !leftVoters.includes(node));
+        const to = leftVoters.find((node) => !rightVoters.includes(node));
+        if (from !== undefined && to !== undefined) {
+          await this.move(right, from, to, untilMs);
+          continue;
+        }
+      }
       const rightLeader = views.get(right)?.leader;
       // The answer carries no details here: any refusal while another node leads the right side moves its leadership.
       if (answer.error.startsWith('MERGE_REFUSED') && rightLeader !== undefined && rightLeader !== leader) {
