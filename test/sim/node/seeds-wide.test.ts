@@ -15,6 +15,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [50692, 'a merge back refused for good (replicas-differ): the rebalancer moved one side only; the simulator operator now moves the other side as the refusal asks (membership-driver.ts merge)'],
   [50769, 'the same as 50692'],
   [60048, 'the same as 50692'],
+  [70142, 'exactly-once: a failed increment applied: a replica that moved away failed its waiting proposals NOT_LEADER (marked not applied) though the entry applied on the others (replica-moves.ts leave)'],
   [20852, 'a fatal stop: an L reset by an interrupted install reported its founding range, so its R was deleted as absorbed before L applied the merge (merge-apply.ts absorbedBy)'],
 ];
 
