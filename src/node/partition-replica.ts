@@ -600,9 +600,12 @@ export class PartitionReplica {
     return voters.length === 0 && learners.length === 0;
   }
 
-  /** Fails everything still waiting (shutdown). */
-  failAll(error: AtollError): void {
-    for (const waiter of this.proposals.values()) waiter.reject(error);
+  /**
+   * Fails everything still waiting (shutdown, or the replica leaves this node). `proposalsError`,
+   * when given, is what the proposals get instead of `error` (see ReplicaMoves.leave).
+   */
+  failAll(error: AtollError, proposalsError: AtollError = error): void {
+    for (const waiter of this.proposals.values()) waiter.reject(proposalsError);
     this.proposals.clear();
     this.reads.failAll(error);
   }

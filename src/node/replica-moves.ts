@@ -367,7 +367,7 @@ export class ReplicaMoves {
       for (const partition of closed) {
         const replica = driver.groups.get(partition);
         driver.removeGroup(partition);
-        replica?.failAll(this.options.notLeader(partition, 0, 'this node was removed from the cluster'));
+        replica?.failAll(this.options.notLeader(partition, 0, 'this node was removed from the cluster'), outcomeUnknown(partition, 'this node was removed from the cluster'));
       }
       if (closed.length > 0) logger.warn({ partitions: closed }, 'removed from the cluster: closed the replicas this node still hosted');
     });
@@ -378,7 +378,7 @@ export class ReplicaMoves {
     const { driver } = this.options;
     if (this.deleting.has(partition) || driver.groups.get(partition) !== replica) return;
     driver.removeGroup(partition);
-    replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'));
+    replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'), outcomeUnknown(partition, 'the replica moved to another node'));
     this.deleting.add(partition);
     void this.deleteReplica(partition);
   }
@@ -423,6 +423,20 @@ export class ReplicaMoves {
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.options.timers.after(ms, resolve));
   }
+}
+
+/**
+ * What a write still waiting on a replica that leaves this node gets. Invariant: a proposal is
+ * answered "not applied" (NOT_LEADER / NO_LEADER, which kv-executor.ts marks neverSent) only when
+ * its log index applied another entry or Raft refused it; a replica that leaves has not seen its
+ * waiters' indexes apply. A deposed leader whose entry a quorum stored, then removed from the group
+ * and caught up by a snapshot past that entry (or deleted as a stray), never applies it here, yet
+ * the others did: answered NOT_LEADER, the write counted as failed while it applied (a counter
+ * read one more than its acknowledged increments). So its outcome is unknown: UNAVAILABLE without
+ * the not-applied mark, and the caller resends it with its request id (deduplicated).
+ */
+function outcomeUnknown(partition: number, why: string): AtollError {
+  return new AtollError('UNAVAILABLE', `partition ${partition}: ${why} before this write's outcome was known; it may have applied (resend it with its request id)`, { partition });
 }
 
 /** The same error, marked as certainly not applied: the caller's client retries it at the leader. */

@@ -12,6 +12,10 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [60097, 'a fatal stop: a replica opened again for a move resumed the snapshot transfer staged for the replica that had left, whose chunks were deleted (snapshot-receiver.ts)'],
   [2003, 'a run that never ended: a follower at its bound of incoming transfers declined a first chunk, then asked for it again on every later chunk, and the leader resent the window at once, at network speed (snapshot-receiver.ts)'],
   [60766, 'a run that never ended after a node lost its disk and was replaced: the same declined-transfer storm as 2003 (snapshot-receiver.ts)'],
+  [50692, 'a merge back refused for good (replicas-differ): the rebalancer moved one side only; the simulator operator now moves the other side as the refusal asks (membership-driver.ts merge)'],
+  [50769, 'the same as 50692'],
+  [60048, 'the same as 50692'],
+  [70142, 'exactly-once: a failed increment applied: a replica that moved away failed its waiting proposals NOT_LEADER (marked not applied) though the entry applied on the others (replica-moves.ts leave)'],
   [20852, 'a fatal stop: an L reset by an interrupted install reported its founding range, so its R was deleted as absorbed before L applied the merge (merge-apply.ts absorbedBy)'],
 ];
 
