@@ -149,10 +149,14 @@ export class ReplicaMoves {
     }
   }
 
-  /** Whether `partition` is a partition id: the founding table's, or (isPartition) a split one. */
+  /**
+   * Whether `partition` is a partition id: the founding table's, one hosted here, or (isPartition)
+   * a split one. Hosted counts: the routing table forgets a frozen R's start as soon as the node
+   * meets its freeze, and a move of a frozen R is allowed (see keptForMerge; chaos seed 202).
+   */
   private isPartition(partition: number, learn: boolean): boolean {
     if (!Number.isSafeInteger(partition) || partition < 0) return false;
-    if (partition < this.options.partitions) return true;
+    if (partition < this.options.partitions || this.options.driver.groups.has(partition)) return true;
     return this.options.isPartition?.(partition, learn) ?? false;
   }
 
