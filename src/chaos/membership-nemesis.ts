@@ -52,8 +52,11 @@ export class MembershipNemesis {
     this.rng = new Rng(options.seed * 31 + 7);
   }
 
-  private client(): AtollClient {
-    return new AtollClient({ endpoints: this.cluster.endpoints, defaultTimeoutMs: 5_000 });
+  /** A client of the members; `excluding`'s endpoint left out (see change()). */
+  private client(excluding?: number): AtollClient {
+    const skipped = excluding === undefined ? undefined : this.cluster.addresses.get(excluding);
+    const endpoints = this.cluster.endpoints.filter((endpoint) => endpoint !== skipped);
+    return new AtollClient({ endpoints: endpoints.length > 0 ? endpoints : this.cluster.endpoints, defaultTimeoutMs: 5_000 });
   }
 
   /** Runs the four steps once (each finishes once started); resolves when done, never rejects. */
@@ -110,6 +113,11 @@ export class MembershipNemesis {
    */
   private async change(request: ChangeMemberRequest, stopMs: number): Promise<number> {
     const client = this.client();
+    // Whether the change is in place is read from the other members: a joiner answers ClusterInfo
+    // from the table it joined with (itself 'joining', version 0) until it records the replicated
+    // one, so asking it made a lost `add` look applied (seed 202: the leave that followed was
+    // refused for good, 'add a node first').
+    const others = this.client(request.id);
     try {
       for (let attempt = 0; attempt < MAX_ATTEMPTS && performance.now() < stopMs; attempt++) {
         try {
@@ -117,7 +125,8 @@ export class MembershipNemesis {
           this.say(`membership: ${request.action} node ${request.id}: member table version ${answer.version}`);
           return answer.version;
         } catch (error) {
-          const info = await client.clusterInfo().catch(() => undefined);
+          const answered = await others.clusterInfo().catch(() => undefined);
+          const info = answered !== undefined && (answered.memberTableVersion ?? 0) > 0 ? answered : undefined;
           const node = info?.nodes.find((n) => n.id === request.id);
           const inPlace =
             request.action === 'add' ? node !== undefined : request.action === 'remove' ? node === undefined && info !== undefined : node?.state === (request.action === 'leave' ? 'leaving' : 'active');
@@ -132,6 +141,7 @@ export class MembershipNemesis {
       }
     } finally {
       client.close();
+      others.close();
     }
     throw new Error(`${request.action} node ${request.id} did not succeed`);
   }

@@ -211,7 +211,11 @@ export class AtollNode implements api.NodeApi {
     const refreshMembers = async (): Promise<void> => void (await membership.refresh());
     const memberState = (node: number): string | undefined => membership.current().members.find((member) => member.id === node)?.state;
     // Split partitions move too: known ids, or a split start a peer's PrepareReplica names (learned).
-    const isPartition = (p: number, learn: boolean): boolean => router.ranges.isKnown(p) || (learn && router.ranges.learn(p) && router.ranges.isKnown(p));
+    // A move's target (learn) also accepts a merged-away start: the routing table tombstones a
+    // frozen R's start as soon as the node meets its freeze, and a frozen R may move (a voter of R
+    // lost for good is replaced that way: docs/architecture.md "Splits and moves during a merge").
+    // The coordinator is R's leader, so R is live there; its snapshot carries the freeze.
+    const isPartition = (p: number, learn: boolean): boolean => router.ranges.isKnown(p) || (learn && (router.ranges.mergedInto(p) !== undefined || (router.ranges.learn(p) && router.ranges.isKnown(p))));
     this.moves = new ReplicaMoves({ id, partitions, replicationFactor, limits, knownNodes: peers, refreshMembers, memberState, driver, store: replicaStore, engine, clock, timers, logger, notLeader, isPartition, healing: () => replicaStore.heal.awaitingFirstSnapshot(), ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
     const rebalancer = (this.rebalancer = new Rebalancer({ id, partitions, replicationFactor, ...config.rebalance, membership, driver, moves: this.moves, load: this.load, route, partitionOfKey, clock, timers, logger }));
     this.splits = new SplitAdmin({ driver, initialPartitions: partitions, replicationFactor, hashFunction: descriptor.hashFunction, clock, timers, moveInProgress: (p) => this.moves.movesInProgress().some((move) => move.partition === p), isKnown: (p) => router.ranges.isKnown(p), notLeader: (p) => router.notLeader(p, router.leaderOf(p), 'no replica of the partition here'), isMergedStart: (hash) => router.ranges.mergedInto(hash) !== undefined });

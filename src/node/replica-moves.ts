@@ -149,10 +149,14 @@ export class ReplicaMoves {
     }
   }
 
-  /** Whether `partition` is a partition id: the founding table's, or (isPartition) a split one. */
+  /**
+   * Whether `partition` is a partition id: the founding table's, one hosted here, or (isPartition)
+   * a split one. Hosted counts: the routing table forgets a frozen R's start as soon as the node
+   * meets its freeze, and a move of a frozen R is allowed (see keptForMerge; chaos seed 202).
+   */
   private isPartition(partition: number, learn: boolean): boolean {
     if (!Number.isSafeInteger(partition) || partition < 0) return false;
-    if (partition < this.options.partitions) return true;
+    if (partition < this.options.partitions || this.options.driver.groups.has(partition)) return true;
     return this.options.isPartition?.(partition, learn) ?? false;
   }
 
@@ -174,21 +178,6 @@ export class ReplicaMoves {
     }
   }
 
-  /**
-   * A partition frozen for a merge, or one a frozen neighbour waits to merge into, keeps its
-   * replicas: the merge applies only while both sides have the same voters (merge-apply.ts), and
-   * a frozen partition can never change its own again, so a move would strand it.
-   */
-  private refuseWhileMerging(partition: number, replica: PartitionReplica): void {
-    const frozen = replica.mvcc.frozen;
-    if (frozen !== undefined) throw new AtollError('MERGE_REFUSED', `partition ${partition} is frozen for a merge into partition ${frozen.into}: its replicas cannot move`, { reason: 'in-progress', partition, mergedInto: frozen.into });
-    for (const other of this.options.driver.groups.values()) {
-      if (other.mvcc.frozen?.into === partition) {
-        throw new AtollError('MERGE_REFUSED', `partition ${other.id} is frozen for a merge into partition ${partition}: finish the merge (atoll cluster merge ${partition}) before moving replicas`, { reason: 'in-progress', partition, rightPartition: other.id });
-      }
-    }
-  }
-
   private async run(partition: number, from: number, to: number, deadlineMs: number): Promise<api.MoveReplicaResponse> {
     const { driver, clock, logger, replicationFactor, id } = this.options;
     let preparedAtMs = -Infinity;
@@ -197,7 +186,6 @@ export class ReplicaMoves {
       const replica = driver.groups.get(partition);
       if (replica === undefined) throw notApplied(this.options.notLeader(partition, 0, 'this node holds no replica of the partition'));
       const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
-      this.refuseWhileMerging(partition, replica);
       if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
       const step = nextMoveStep({ conf: status.confState, leader: id, from, to, replicationFactor });
       switch (step.kind) {
@@ -345,6 +333,7 @@ export class ReplicaMoves {
       // (added and removed again between two sweeps): it is no longer new, so it moved away.
       if (members.includes(id) || replica.raw.wasMember) this.notYetMember.delete(partition);
       if (members.length === 0 || members.includes(id) || replica.exporting || replica.compactingStorage) continue;
+      if (this.keptForMerge(replica)) continue;
       // A new replica may first install a snapshot older than its own addition (one the leader
       // held for another follower); the log that follows adds it. It is not "moved away".
       if (this.notYetMember.has(partition)) continue;
@@ -371,6 +360,25 @@ export class ReplicaMoves {
       }
       if (closed.length > 0) logger.warn({ partitions: closed }, 'removed from the cluster: closed the replicas this node still hosted');
     });
+  }
+
+  /**
+   * Whether a replica this node is no longer a member of stays anyway, for a merge: R frozen into
+   * L while this node hosts L (not merged away, and not yet covering R's start). A move of a frozen
+   * R is allowed (docs/architecture.md "Partition merges", "Moves during a merge": a voter of R
+   * gone for good is replaced that way), so R's configuration may drop this node after the merge
+   * admin saw it store the freeze and proposed the merge entry with it among L's voters: this
+   * node's L then applies that entry, and needs R's log through F here (merge-apply.ts stops the
+   * node without it). The frozen replica applies nothing and serves nothing; it leaves when L's
+   * merge applies here (merge-apply.ts), when an install of L covers it (absorbedBy), or at the
+   * first sweep after this node's L moved away too.
+   */
+  private keptForMerge(replica: PartitionReplica): boolean {
+    const into = replica.mvcc.frozen?.into;
+    if (into === undefined || replica.mvcc.mergedInto !== undefined) return false;
+    const left = this.options.driver.groups.get(into);
+    if (left === undefined || left.mvcc.mergedInto !== undefined) return false;
+    return left.raw.isMember(this.options.id);
   }
 
   /** Takes a replica out of the driver (a loop task) and deletes its data. */

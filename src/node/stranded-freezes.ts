@@ -1,8 +1,9 @@
 /**
  * Merges a crash, a lost connection or a deadline cut off after the freeze (issue 32). A merge
  * freezes R first (merge-entry.ts) and folds it into L with a second entry (merge-admin.ts); a
- * freeze has no undo, and from it until the merge applies R's keys take no writes, R's replicas
- * cannot move, and the rebalancer stops at R. The merge admin continues from the recorded freeze
+ * freeze has no undo, and from it until the merge applies R's keys take no writes (R's and L's
+ * replicas may still move: a voter of R lost for good is replaced that way, and the merge waits
+ * until both sides have the same voters again; replica-moves.ts keptForMerge). The merge admin continues from the recorded freeze
  * whenever it runs again, but nothing ran it again unless an operator did: one cut-off
  * `atoll cluster merge` left a bucket range unwritable for good (the fault suite's merges found it).
  *

@@ -1,7 +1,7 @@
 /**
  * A merge cut off after its freeze is finished by the nodes themselves (issue 32;
  * src/node/stranded-freezes.ts). The admin froze R into L and died before the merge entry: R's keys
- * take no writes and its replicas cannot move until the merge applies. The old node waited for an
+ * take no writes until the merge applies. The old node waited for an
  * operator to run `atoll cluster merge` again, forever; the fault suite's merges left a bucket
  * range unwritable that way. Now R's leader, after STRANDED_FREEZE_MS of one term, runs the merge
  * where it also leads L, or hands R's leadership to L's leader, which then runs it.
