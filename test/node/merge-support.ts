@@ -56,11 +56,22 @@ export async function put(c: InProcessCluster, partition: number, key: string, v
 }
 
 /** Proposes raw bytes to `partition` at its leader and waits for the apply (entries no admin would propose). */
-export async function proposeRaw(c: InProcessCluster, partition: number, payload: Uint8Array): Promise<ApplyResult> {
+export async function proposeRaw(c: InProcessCluster, partition: number, payload: Uint8Array, timeoutMs = 5_000): Promise<ApplyResult> {
   const leader = leaderOf(c, partition)!;
   const replica = c.groups(leader).get(partition)!;
   const driver = (c.node(leader) as unknown as { driver: { enqueue(task: () => void): void } }).driver;
-  return new Promise((resolve, reject) => driver.enqueue(() => replica.propose(payload, { resolve, reject })));
+  // Bounded: a proposal a leadership change dropped (a transfer under way) is never answered.
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`partition ${partition}: the proposal at node ${leader} was not answered in ${timeoutMs} ms`)), timeoutMs);
+    const settle = { resolve: (result: ApplyResult) => (clearTimeout(timer), resolve(result)), reject: (error: unknown) => (clearTimeout(timer), reject(error)) };
+    driver.enqueue(() => {
+      try {
+        replica.propose(payload, settle);
+      } catch (error) {
+        settle.reject(error);
+      }
+    });
+  });
 }
 
 /** Moves `right`'s leadership to the node leading `left` (the merge admin needs both led by one node). */

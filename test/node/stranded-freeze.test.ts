@@ -26,10 +26,20 @@ describe('a merge whose freeze was left behind', () => {
     // Leaders on different nodes where possible: the finisher must hand R's leadership over first.
     const leftLeader = leaderOf(c, 0)!;
     const other = NODES.find((id) => id !== leftLeader)!;
-    if (leaderOf(c, mid) === leftLeader) await c.node(leftLeader).transferLeader({ partition: mid, targetNode: other }, deadline()).catch(() => undefined);
-    // The admin that crashed right after its freeze.
-    const frozen = await proposeRaw(c, mid, encodeFreezeEntry({ nowMs: Date.now(), into: 0 }));
-    expect(frozen.error).toBeUndefined();
+    if (leaderOf(c, mid) === leftLeader) {
+      await c.node(leftLeader).transferLeader({ partition: mid, targetNode: other }, deadline()).catch(() => undefined);
+      // A proposal made while the transfer runs is dropped unanswered: wait until it is over.
+      await waitFor(() => leaderOf(c, mid) !== undefined && leaderOf(c, mid) !== leftLeader, 5_000);
+    }
+    // The admin that crashed right after its freeze (proposed again at the current leader if a
+    // leadership change dropped it: a second freeze into the same partition changes nothing).
+    let frozen: Awaited<ReturnType<typeof proposeRaw>> | undefined;
+    for (let attempt = 0; attempt < 5 && frozen === undefined; attempt++) {
+      frozen = await proposeRaw(c, mid, encodeFreezeEntry({ nowMs: Date.now(), into: 0 })).catch(() => undefined);
+      if (frozen === undefined) await waitFor(() => leaderOf(c, mid) !== undefined, 2_000);
+    }
+    expect(frozen).toBeDefined();
+    expect(frozen?.error).toBeUndefined();
     expect(await waitFor(() => NODES.every((id) => c.groups(id).get(mid)?.mvcc.frozen?.into === 0), 5_000)).toBe(true);
     const frozenAt = Date.now();
     // Nobody merges: within a few patiences, every node has R folded into L.
