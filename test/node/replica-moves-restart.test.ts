@@ -23,6 +23,8 @@ const SELF = 5;
 function replicaNamedBefore(wasMember: boolean): PartitionReplica {
   return {
     raw: { isMember: () => false, wasMember, status: () => ({ confState: { voters: [2, 3, 4], learners: [] } }), lead: 0 },
+    // Not frozen for a merge, not merged away (a frozen R is kept for its merge: keptForMerge).
+    mvcc: { frozen: undefined, mergedInto: undefined },
     exporting: false,
     compactingStorage: false,
     failAll: () => undefined,
