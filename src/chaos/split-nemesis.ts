@@ -92,15 +92,19 @@ export class SplitNemesis {
     this.options.log(`splits: ${this.splits.length} partition splits and ${this.merges.length} merges applied${refused !== '' ? `; refused or failed: ${refused}` : ''}`);
   }
 
-  private async splitOne(client: AtollClient): Promise<void> {
-    let table: TablePartition[];
+  /** The cluster's table now, or undefined (counted as a 'cluster-info' failure) when no node answered. */
+  private async tableOf(client: AtollClient): Promise<TablePartition[] | undefined> {
     try {
-      table = partitionTableOf(await client.clusterInfo({ timeoutMs: 2_000 }));
+      return partitionTableOf(await client.clusterInfo({ timeoutMs: 2_000 }));
     } catch (error) {
       this.refused('cluster-info', error);
-      return;
+      return undefined;
     }
-    if (table.length === 0) return;
+  }
+
+  private async splitOne(client: AtollClient): Promise<void> {
+    const table = await this.tableOf(client);
+    if (table === undefined || table.length === 0) return;
     const partition = this.rng.pick(table).id;
     try {
       const result = await client.splitPartition(partition, { timeoutMs: SPLIT_TIMEOUT_MS });
@@ -115,13 +119,8 @@ export class SplitNemesis {
 
   /** Merges a split back when the table still shows its two sides adjacent (any other change since: nothing). */
   private async mergeOne(client: AtollClient, merge: { partition: number; newPartition: number }): Promise<void> {
-    let table: TablePartition[];
-    try {
-      table = partitionTableOf(await client.clusterInfo({ timeoutMs: 2_000 }));
-    } catch (error) {
-      this.refused('cluster-info', error);
-      return;
-    }
+    const table = await this.tableOf(client);
+    if (table === undefined) return;
     const at = table.findIndex((partition) => partition.id === merge.partition);
     if (at < 0 || table[at + 1]?.id !== merge.newPartition) return;
     try {

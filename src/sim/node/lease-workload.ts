@@ -38,6 +38,15 @@ export interface CallRecord extends Interval {
   readonly error?: string;
 }
 
+/** Runs a call and records its interval on the simulator's clock and its outcome (ok, fail, unknown). */
+export async function timedCall<T>(now: () => number, run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
+  const invokeMs = now();
+  const outcome = await run();
+  const completeMs = now();
+  const record: CallRecord = outcome.ok ? { invokeMs, completeMs, outcome: 'ok' } : { invokeMs, completeMs, outcome: outcome.definite ? 'fail' : 'unknown', error: outcome.error };
+  return { outcome, record };
+}
+
 export interface LeaseKeyRecord {
   readonly key: string;
   /** The Put with `lease`: only an acknowledged one certainly attached the key. */
@@ -100,12 +109,8 @@ export class LeaseWorkload {
     return rng.pick(this.cluster.nodeIds);
   }
 
-  private async timed<T>(run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
-    const invokeMs = this.now;
-    const outcome = await run();
-    const completeMs = this.now;
-    const record: CallRecord = outcome.ok ? { invokeMs, completeMs, outcome: 'ok' } : { invokeMs, completeMs, outcome: outcome.definite ? 'fail' : 'unknown', error: outcome.error };
-    return { outcome, record };
+  private timed<T>(run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
+    return timedCall(() => this.now, run);
   }
 
   private async client(process: number, rng: Rng): Promise<void> {

@@ -29,7 +29,7 @@
  */
 import type { WatchSink } from '../../node/api.js';
 import type { Rng } from '../../raft/rng.js';
-import type { CallRecord } from './lease-workload.js';
+import { timedCall, type CallRecord } from './lease-workload.js';
 import type { Scheduler } from './scheduler.js';
 import type { SimCluster } from './sim-cluster.js';
 import type { Trace } from './trace.js';
@@ -105,12 +105,8 @@ export class LockWorkload {
     return rng.pick(this.cluster.nodeIds);
   }
 
-  private async timed<T>(run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
-    const invokeMs = this.now;
-    const outcome = await run();
-    const completeMs = this.now;
-    const record: CallRecord = outcome.ok ? { invokeMs, completeMs, outcome: 'ok' } : { invokeMs, completeMs, outcome: outcome.definite ? 'fail' : 'unknown', error: outcome.error };
-    return { outcome, record };
+  private timed<T>(run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
+    return timedCall(() => this.now, run);
   }
 
   private async client(process: number, rng: Rng): Promise<void> {
