@@ -439,8 +439,8 @@ export class AtollNode implements api.NodeApi {
   }
 
   /** Opens an empty replica of `partition` here for a move (Peer.PrepareReplica: peers only). */
-  prepareReplica(partition: number): Promise<void> {
-    return this.moves.prepare(partition);
+  prepareReplica(partition: number, voteFloor: number): Promise<void> {
+    return this.moves.prepare(partition, voteFloor);
   }
 
   /** One page of a partition's live keys at one revision, for `atoll backup` (node-reports.ts). */

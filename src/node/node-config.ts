@@ -138,6 +138,8 @@ export interface NodeTestBugs {
   readonly hubNotToldOfInstall?: boolean;
   /** A transaction's scope is decided by the initial equal partition table and its reads are routed by key (issue 32). */
   readonly txnScopeByInitialTable?: boolean;
+  /** A replica opened empty for a move votes at once (no vote floor): fresh from a snapshot older than its node's removal, it votes as the voter it was (issue 32). */
+  readonly prepareWithoutVoteFloor?: boolean;
   /** A stale watch captures its replica at start and never notices the replica was removed from this node (issue 32). */
   readonly staleWatchIgnoresRemoval?: boolean;
   /** The lock service grants a waiter as soon as it sees its predecessor's delete proposed, before it is applied (issue 32). */

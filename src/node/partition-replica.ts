@@ -217,6 +217,8 @@ export class PartitionReplica {
       maxMessageBytes: 1024 * 1024,
       maxInflightBytes: 64 * 1024 * 1024,
       snapshotChunkBytes: 1024 * 1024,
+      // A replica opened empty for a move votes only once it committed what its leader had (replica-moves.ts prepare).
+      voteFloor: storage.voteFloor(),
       acceptSnapshot: (snapshot) => {
         // The data is a ticket; its chunks came beside Raft and were checked as they were staged
         // (snapshot-receiver.ts). Accepted only when a complete staged transfer matches it.
@@ -376,11 +378,15 @@ export class PartitionReplica {
     // deleted in the import's final batch.
     const staged = this.takeAccepted(meta);
     // A range the snapshot shrinks means a split this replica skipped: the heal's records land in
-    // the same batch (split-heal.ts). Only a replica that held state had a range to shrink.
+    // the same batch (split-heal.ts). Only a replica that held state had a range to shrink: one
+    // past its founding snapshot (index 1), even when its store applied nothing yet (a founder cut
+    // off from the start owns its equal-table range: simulator seed 1302, where such a replica's
+    // first install came after a split and the new partition ran on two replicas, and a merge
+    // back waited for the third for good).
     // Its record of the current range's end goes first, unsynced: the import's synced mark, written
     // next, makes it durable, and an import a crash cuts off empties the store but not the record.
     const heal = this.options.splitHeal;
-    const recordHole = heal?.opsBeforeInstall(this.id, this.mvcc.appliedIndex > 0 ? this.mvcc.hashRange : undefined) ?? [];
+    const recordHole = heal?.opsBeforeInstall(this.id, this.appliedIndex > 0 ? this.mvcc.hashRange : undefined) ?? [];
     if (recordHole.length > 0) await this.options.spool?.engine.write(recordHole);
     await this.mvcc.importSnapshot(staged.chunks(), {
       alsoWrite: [...logOps, ...staged.deleteOps()],

@@ -49,7 +49,7 @@ export interface NodeTransport {
   /** A peer's view of the cluster (leaders of partitions this node does not host); `partitions`: only those listed. */
   clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse>;
   /** Asks a peer to open an empty replica of `partition` (a replica move's first step; replica-moves.ts). */
-  prepareReplica?(peer: number, partition: number, deadlineMs: number): Promise<void>;
+  prepareReplica?(peer: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void>;
   /** Dials a new member at its peer address (membership.ts); a peer with a link keeps it. */
   addPeer?(peer: number, address: string): void;
   /** Closes the link to a removed member and never dials it again. */

@@ -45,6 +45,7 @@ export const raftLogKeyTags = Object.freeze({
   hardState: 0x68, // 'h'
   snapshotMeta: 0x73, // 's'
   truncatedState: 0x74, // 't'
+  voteFloor: 0x76, // 'v'
 });
 
 /** Index and term of the last entry no longer in the log; the log holds (index, lastIndex]. */
@@ -59,6 +60,8 @@ export class RaftLogKeys {
   readonly hardState: Uint8Array;
   readonly snapshotMeta: Uint8Array;
   readonly truncatedState: Uint8Array;
+  /** A replica opened empty for a move: the commit index it must reach before it votes (raft.ts, voteFloor). */
+  readonly voteFloor: Uint8Array;
   private readonly entryPrefix: Uint8Array;
 
   constructor(readonly groupId: number) {
@@ -66,6 +69,7 @@ export class RaftLogKeys {
     this.hardState = concatBytes(this.prefix, Uint8Array.of(raftLogKeyTags.hardState));
     this.snapshotMeta = concatBytes(this.prefix, Uint8Array.of(raftLogKeyTags.snapshotMeta));
     this.truncatedState = concatBytes(this.prefix, Uint8Array.of(raftLogKeyTags.truncatedState));
+    this.voteFloor = concatBytes(this.prefix, Uint8Array.of(raftLogKeyTags.voteFloor));
     this.entryPrefix = concatBytes(this.prefix, Uint8Array.of(raftLogKeyTags.entry));
   }
 
@@ -82,7 +86,7 @@ export class RaftLogKeys {
    * What a stored key under this group's prefix is. `undefined` for a key of another group or an
    * unknown tag, which load() reports as corruption.
    */
-  classify(key: Uint8Array): { kind: 'entry'; index: number } | { kind: 'hardState' | 'snapshotMeta' | 'truncatedState' } | undefined {
+  classify(key: Uint8Array): { kind: 'entry'; index: number } | { kind: 'hardState' | 'snapshotMeta' | 'truncatedState' | 'voteFloor' } | undefined {
     const prefixLength = this.prefix.length;
     if (key.length <= prefixLength) return undefined;
     for (let offset = 0; offset < prefixLength; offset++) if (key[offset] !== this.prefix[offset]) return undefined;
@@ -96,6 +100,7 @@ export class RaftLogKeys {
     if (tag === raftLogKeyTags.hardState) return { kind: 'hardState' };
     if (tag === raftLogKeyTags.snapshotMeta) return { kind: 'snapshotMeta' };
     if (tag === raftLogKeyTags.truncatedState) return { kind: 'truncatedState' };
+    if (tag === raftLogKeyTags.voteFloor) return { kind: 'voteFloor' };
     return undefined;
   }
 }
@@ -176,6 +181,17 @@ export function decodeTruncatedState(value: Uint8Array): TruncatedState {
   const truncated = { index: reader.uint64(), term: reader.uint64() };
   reader.finish();
   return truncated;
+}
+
+export function encodeVoteFloor(index: number): Uint8Array {
+  return new ByteWriter(versionBytes + uint64Bytes).uint8(RAFT_LOG_FORMAT_VERSION).uint64(index).finish();
+}
+
+export function decodeVoteFloor(value: Uint8Array): number {
+  const reader = openRecord(value, 'raft vote floor');
+  const index = reader.uint64();
+  reader.finish();
+  return index;
 }
 
 function openRecord(value: Uint8Array, what: string): ByteReader {

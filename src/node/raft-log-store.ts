@@ -51,10 +51,12 @@ import {
   decodeHardState,
   decodeSnapshotMeta,
   decodeTruncatedState,
+  decodeVoteFloor,
   encodeEntry,
   encodeHardState,
   encodeSnapshotMeta,
   encodeTruncatedState,
+  encodeVoteFloor,
   type TruncatedState,
 } from './raft-log-codec.js';
 import { LogWindow } from './log-window.js';
@@ -88,6 +90,7 @@ interface LoadedRecords {
   snapshotMeta: SnapshotMeta;
   truncated: TruncatedState;
   entries: Entry[];
+  voteFloor: number;
 }
 
 export class PersistentLogStorage implements LogStorage {
@@ -102,6 +105,7 @@ export class PersistentLogStorage implements LogStorage {
   // Invariant: the window holds the entries truncated.index + 1 .. lastIndex() (their terms never
   // decrease along the log): the terms of all, the newest of them in memory (log-window.ts).
   private ents: LogWindow;
+  private readonly storedVoteFloor: number;
 
   private constructor(keys: RaftLogKeys, snapshotSource: SnapshotSource, records: LoadedRecords, engine: StorageEngine, options: LogStorageOptions) {
     this.groupId = keys.groupId;
@@ -110,6 +114,7 @@ export class PersistentLogStorage implements LogStorage {
     this.hardStateValue = records.hardState;
     this.snapshotMetaValue = records.snapshotMeta;
     this.truncated = records.truncated;
+    this.storedVoteFloor = records.voteFloor;
     const getSync = engine.getSync?.bind(engine);
     const readEntry = (index: number): Entry | undefined => {
       const value = getSync?.(keys.entry(index));
@@ -136,6 +141,7 @@ export class PersistentLogStorage implements LogStorage {
       snapshotMeta: EMPTY_SNAPSHOT_META,
       truncated: EMPTY_TRUNCATED_STATE,
       entries: [],
+      voteFloor: 0,
     };
     for await (const [key, value] of engine.iterate(keys.groupRange())) {
       readRecord(keys, key, value, records);
@@ -191,6 +197,21 @@ export class PersistentLogStorage implements LogStorage {
 
   hardState(): HardState {
     return this.hardStateValue;
+  }
+
+  /**
+   * The commit index below which this replica neither votes nor campaigns (Raft's voteFloor), or 0:
+   * recorded when the replica was opened empty for a move (stageVoteFloor), and 0 once the stored
+   * commit index reached it. Read when the core is built (after raiseCommitTo).
+   */
+  voteFloor(): number {
+    return this.storedVoteFloor > this.hardStateValue.commit ? this.storedVoteFloor : 0;
+  }
+
+  /** The operations that record `index` as the vote floor of a replica about to be opened empty (load reads it). */
+  static stageVoteFloor(groupId: number, index: number): WriteOperation[] {
+    if (!(Number.isSafeInteger(index) && index >= 0)) assert.fail(`vote floor ${index} is not an index`);
+    return [{ type: 'put', key: new RaftLogKeys(groupId).voteFloor, value: encodeVoteFloor(index) }];
   }
 
   /**
@@ -400,6 +421,9 @@ function readRecord(keys: RaftLogKeys, key: Uint8Array, value: Uint8Array, recor
         return;
       case 'truncatedState':
         records.truncated = decodeTruncatedState(value);
+        return;
+      case 'voteFloor':
+        records.voteFloor = decodeVoteFloor(value);
         return;
     }
   } catch (error) {

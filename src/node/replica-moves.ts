@@ -29,6 +29,7 @@ import type { NodeTestBugs } from './node-config.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { ReplicaStore } from './replica-store.js';
+import { PersistentLogStorage } from './raft-log-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
 import { OrphanLearners } from './orphan-learners.js';
 import { StrayCheck } from './stray-check.js';
@@ -123,15 +124,26 @@ export class ReplicaMoves {
     return [...this.active].map(([partition, move]) => ({ partition, ...move }));
   }
 
-  /** Opens an empty replica of `partition` here, unless one is open (Peer.PrepareReplica). Idempotent. */
-  async prepare(partition: number): Promise<void> {
-    const { driver, store, logger } = this.options;
+  /**
+   * Opens an empty replica of `partition` here, unless one is open (Peer.PrepareReplica). Idempotent.
+   * `voteFloor` is the leader's commit index when it asked: recorded (synced) before the replica
+   * opens, so until the replica has committed through it, across restarts, it neither votes nor
+   * campaigns (RaftConfig.voteFloor). Raft ids are node ids, so this replica may be a new incarnation
+   * of one the group removed; the leader's snapshot may predate that removal and name it a voter
+   * (whole-node simulator seeds 5486 and 60347: such a replica elected a leader that had missed the
+   * removal, which overwrote committed entries). An open replica keeps the floor it has: raising it
+   * on a voter could leave a group without the votes to elect a leader.
+   */
+  async prepare(partition: number, voteFloor: number): Promise<void> {
+    const { driver, store, engine, logger } = this.options;
     if (!this.isPartition(partition, true)) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
     if (driver.groups.has(partition)) return;
     if (this.deleting.has(partition)) throw new AtollError('UNAVAILABLE', `partition ${partition}: the previous replica is still being deleted; retry`);
     const pending = this.preparing.get(partition);
     if (pending !== undefined) return pending;
     const opening = (async () => {
+      const floor = this.options.testBugs?.prepareWithoutVoteFloor === true ? 0 : voteFloor;
+      await engine.write(PersistentLogStorage.stageVoteFloor(partition, floor), { sync: true });
       const replica = await store.open(partition, true);
       if (replica === undefined) throw new AtollError('INTERNAL', `partition ${partition}: could not open an empty replica`);
       await this.inLoop(() => {
@@ -139,7 +151,7 @@ export class ReplicaMoves {
         driver.addGroup(replica);
         this.notYetMember.add(partition);
       }, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
-      logger.info({ partition }, 'opened an empty replica for a move; the leader sends a snapshot');
+      logger.info({ partition, voteFloor: floor }, 'opened an empty replica for a move; the leader sends a snapshot');
     })();
     this.preparing.set(partition, opening);
     try {
@@ -200,7 +212,7 @@ export class ReplicaMoves {
             await this.advanceStateMachine(replica, deadlineMs);
             break;
           }
-          await this.prepareOn(to, partition, deadlineMs);
+          await this.prepareOn(to, partition, status.commit, deadlineMs);
           preparedAtMs = clock.monotonicMs();
           await this.proposeAndWait(replica, { type: 'addLearner', node: to }, deadlineMs);
           break;
@@ -223,7 +235,7 @@ export class ReplicaMoves {
           } else {
             if (clock.monotonicMs() - preparedAtMs >= REPREPARE_MS) {
               preparedAtMs = clock.monotonicMs();
-              await this.prepareOn(to, partition, deadlineMs).catch((error: unknown) => logger.debug({ err: error, partition, to }, 'asking the learner to open its replica failed; trying again'));
+              await this.prepareOn(to, partition, status.commit, deadlineMs).catch((error: unknown) => logger.debug({ err: error, partition, to }, 'asking the learner to open its replica failed; trying again'));
             }
             await this.sleep(POLL_MS);
           }
@@ -274,12 +286,13 @@ export class ReplicaMoves {
     });
   }
 
-  private async prepareOn(node: number, partition: number, deadlineMs: number): Promise<void> {
-    if (node === this.options.id) return this.prepare(partition);
+  /** Asks `node` to open an empty replica, with this leader's commit index as its vote floor (see prepare). */
+  private async prepareOn(node: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void> {
+    if (node === this.options.id) return this.prepare(partition, voteFloor);
     const callDeadline = Math.min(deadlineMs, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
     const transport = this.options.driver.transport;
     if (transport.prepareReplica === undefined) throw new AtollError('UNAVAILABLE', 'this node\'s transport cannot ask peers to open replicas');
-    await transport.prepareReplica(node, partition, callDeadline);
+    await transport.prepareReplica(node, partition, voteFloor, callDeadline);
   }
 
   /**

@@ -222,11 +222,20 @@ export class SnapshotReceiver {
     if (transfer?.claimed === true) this.discard(transfer, 'the group did not need it');
   }
 
-  /** Discards transfers that made no progress for TRANSFER_IDLE_MS (claimed ones excepted). */
+  /**
+   * Discards transfers that made no progress for TRANSFER_IDLE_MS, and complete ones the group's
+   * log already covers (claimed ones excepted). The core answers a MsgSnap at or below its commit
+   * index without asking acceptSnapshot (raft.ts handleSnapshotChunk), so such a transfer would
+   * never be claimed: it held one of the node's MAX_INCOMING_TRANSFERS slots until it went idle,
+   * and every other group's snapshot was declined meanwhile (simulator seed 1836: a restarted node
+   * caught two groups up from the log after staging their snapshots, and two others waited 30 s).
+   */
   tick(): void {
     const now = this.host.clock.monotonicMs();
     for (const transfer of [...this.incoming.values()]) {
-      if (!transfer.claimed && now - transfer.lastProgressMs > TRANSFER_IDLE_MS) this.discard(transfer, 'no progress');
+      if (transfer.claimed) continue;
+      if (now - transfer.lastProgressMs > TRANSFER_IDLE_MS) this.discard(transfer, 'no progress');
+      else if (transfer.complete && (this.host.group(transfer.group)?.raw.status().commit ?? 0) >= transfer.id.index) this.discard(transfer, 'the log already covers it');
     }
   }
 

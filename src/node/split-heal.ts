@@ -27,8 +27,12 @@
  * - At start every record whose partition the disk does not hold opens an empty replica (a
  *   crash between an install and its open loses nothing: reopen); one whose partition is on disk
  *   keeps its hole for that replica's next install.
- * - Only a replica that held state before the install has a range to shrink (applied index > 0):
- *   an empty replica a move opened gets today's range, which says nothing about splits it missed.
+ * - Only a replica that held state before the install has a range to shrink (its applied index,
+ *   which counts the founding snapshot at index 1, > 0: a founder that never applied an entry owns
+ *   its equal-table range): an empty replica a move opened gets today's range, which says nothing
+ *   about splits it missed. (One whose first install a crash cut off is reset to a founding state
+ *   at index 1 and counts as holding its partition's equal-table range: a later install may open a
+ *   partition this node does not belong to, which the stray check deletes.)
  * - A partition this node already hosts is never opened twice (checked at the install and again
  *   in the loop before the group is added).
  *

@@ -15,6 +15,7 @@ import { atollErrorOfServiceError, serviceErrorOf } from '../server/grpc-errors.
 import type { KvOperation, KvResult } from '../node/operations.js';
 import type { NodeTransport, TransportEvents } from '../node/ports.js';
 import { packageDefinition } from '../server/protos.js';
+import { formatWireInt64 } from '../server/wire-numbers.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
@@ -293,11 +294,11 @@ export class PeerTransport implements NodeTransport {
   }
 
   /** Asks a peer to open an empty replica of `partition` (Peer.PrepareReplica; replica-moves.ts). */
-  prepareReplica(peer: number, partition: number, deadlineMs: number): Promise<void> {
+  prepareReplica(peer: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(new AtollError('INVALID_ARGUMENT', `unknown peer ${peer}`));
     return new Promise((resolve, reject) => {
-      link.client.prepareReplica({ partition }, this.metadata(), { deadline: deadlineMs }, (error) => {
+      link.client.prepareReplica({ partition, voteFloor: formatWireInt64(voteFloor) }, this.metadata(), { deadline: deadlineMs }, (error) => {
         if (error) reject(atollErrorOfServiceError(error));
         else resolve();
       });

@@ -98,17 +98,17 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
       );
     },
     prepareReplica: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      let partition: number;
+      let request: { partition: number; voteFloor: number };
       try {
         const refusal = peerCallRefusal(node, call, 'Peer.PrepareReplica', logger);
         if (refusal !== undefined) throw refusal;
         throwIfWireProblem(call.request);
-        partition = decodePrepareReplicaRequest(call.request);
+        request = decodePrepareReplicaRequest(call.request);
       } catch (error) {
         callback(serviceErrorOf(error, logger));
         return;
       }
-      node.prepareReplica(partition).then(
+      node.prepareReplica(request.partition, request.voteFloor).then(
         () => callback(null, {}),
         (error: unknown) => callback(serviceErrorOf(error, logger)),
       );

@@ -57,6 +57,16 @@ export interface RaftConfig {
    * not install never replaces the log. Default: accept.
    */
   readonly acceptSnapshot?: (snapshot: Snapshot) => boolean;
+  /**
+   * A commit index this node must reach before it votes or campaigns; 0: none. A host sets it on a
+   * replica it opened empty to be added to the group, to the leader's commit index when it asked
+   * (Raft ids here are node ids, so the replica may be a new incarnation of one the group removed):
+   * until its log holds everything committed then, a stale configuration (from a snapshot older
+   * than its removal) may name it a voter, and its vote or candidacy would be that of a voter that
+   * forgot its log. Past the floor it holds every entry committed up to its own addition, and its
+   * votes are those of any new member.
+   */
+  readonly voteFloor?: number;
   readonly bugs?: RaftBugs;
 }
 
@@ -78,6 +88,7 @@ export const RAFT_DEFAULTS = {
   snapshotChunkBytes: 512 * 1024,
   quiesceAfterTicks: 0,
   batchAppends: false,
+  voteFloor: 0,
   acceptSnapshot: (_snapshot: Snapshot): boolean => true,
 };
 

@@ -153,7 +153,12 @@ export class Raft {
   }
 
   promotable(): boolean {
-    return this.voters.has(this.id);
+    return this.voters.has(this.id) && this.pastVoteFloor();
+  }
+
+  /** Whether this node's log holds every entry committed when its host opened it for an addition (config.voteFloor). */
+  private pastVoteFloor(): boolean {
+    return this.log.committed >= this.config.voteFloor;
   }
 
   // ---------------------------------------------------------------- role transitions
@@ -473,9 +478,10 @@ export class Raft {
   private handleVoteRequest(message: Message): void {
     const isPreVote = message.type === 'preVote';
     const canVote =
-      this.vote === message.from ||
+      this.pastVoteFloor() &&
+      (this.vote === message.from ||
       (this.vote === NONE && this.lead === NONE) ||
-      (isPreVote && message.term > this.term);
+      (isPreVote && message.term > this.term));
     const upToDate = this.log.isUpToDate(message.index ?? 0, message.logTerm ?? 0);
     const responseType = isPreVote ? 'preVoteResp' : 'voteResp';
     if (canVote && upToDate) {

@@ -38,8 +38,9 @@ export function decodeMoveReplicaResponse(value: unknown): MoveReplicaResponse {
   return { voters: voters.map((voter) => parseWireUint32(voter, 'voters')) };
 }
 
-export function decodePrepareReplicaRequest(value: unknown): number {
-  return parseWireUint32(fields(value, 'PrepareReplicaRequest')['partition'] ?? 0, 'partition');
+export function decodePrepareReplicaRequest(value: unknown): { partition: number; voteFloor: number } {
+  const message = fields(value, 'PrepareReplicaRequest');
+  return { partition: parseWireUint32(message['partition'] ?? 0, 'partition'), voteFloor: parseWireCount(message['voteFloor'] ?? 0, 'vote_floor') };
 }
 
 const memberActions = ['add', 'activate', 'leave', 'remove'] as const;

@@ -11,7 +11,7 @@ import { negativeControls } from './node/negative-controls.js';
 import { runNodeSeed, type NodeSeedResult } from './node/run-seed.js';
 import type { ScenarioOverrides } from './node/scenario.js';
 
-const bugNames = ['followerAckBeforeSync', 'applyBeforeCommit', 'dedupForgetsOnSnapshot', 'serializableSkipsPrefixValidation', 'nonAtomicSnapshotInstall', 'leaseIgnoresMargin', 'moveRemovesSourceEarly', 'splitKeepsMovedKeys', 'splitHealDisabled', 'mergeLeavesLeftovers', 'movedAwayAfterRestart', 'orphanLearnersKept', 'noStartupCampaigns', 'lockGrantsBeforeDelete', 'txnScopeByInitialTable'] as const;
+const bugNames = ['followerAckBeforeSync', 'applyBeforeCommit', 'dedupForgetsOnSnapshot', 'serializableSkipsPrefixValidation', 'nonAtomicSnapshotInstall', 'leaseIgnoresMargin', 'moveRemovesSourceEarly', 'splitKeepsMovedKeys', 'splitHealDisabled', 'mergeLeavesLeftovers', 'movedAwayAfterRestart', 'orphanLearnersKept', 'noStartupCampaigns', 'lockGrantsBeforeDelete', 'txnScopeByInitialTable', 'prepareWithoutVoteFloor'] as const;
 
 interface CliOptions {
   seeds: number;
@@ -80,7 +80,12 @@ function bugFlags(bugs: NodeTestBugs, control: string | undefined): string {
 
 function report(result: NodeSeedResult, bugs: NodeTestBugs, control: string | undefined): void {
   console.log(`sim:node: seed ${result.seed} FAILED (${result.scenario})`);
-  for (const failure of result.failures.slice(0, 5)) console.log(`sim:node:   ${failure.checker} / ${failure.invariant}: ${failure.message.split('\n')[0]}`);
+  for (const failure of result.failures.slice(0, 5)) {
+    const [first, ...more] = failure.message.split('\n');
+    console.log(`sim:node:   ${failure.checker} / ${failure.invariant}: ${first}`);
+    // The next few lines of a long message (the caught-up check's replica states, say).
+    for (const line of more.slice(0, 12)) console.log(`sim:node:     ${line}`);
+  }
   if (result.failures.length > 5) console.log(`sim:node:   ... and ${result.failures.length - 5} more`);
   console.log(`sim:node:   replay with: npm run sim:node -- --seed ${result.seed}${bugFlags(bugs, control)}`);
 }

@@ -66,6 +66,20 @@ async function receiverHarness(): Promise<{
   return { receiver, engine, sent, refusals, group, staged, current };
 }
 
+/** Another receiver over the harness's engine and outboxes, with groups of its own. */
+function receiverOf(h: Awaited<ReturnType<typeof receiverHarness>>, group: (id: number) => TransferGroup | undefined): SnapshotReceiver {
+  return new SnapshotReceiver({
+    id: FOLLOWER,
+    engine: h.engine,
+    clock: { monotonicMs: () => 0, wallMs: () => 0 },
+    logger: pino({ level: 'silent' }),
+    maxChunkBytes: maxSnapshotChunkBytes(),
+    group,
+    send: (_peer, items) => h.sent.push(...items),
+    refuse: (_from, _group, reason) => h.refusals.push(reason),
+  });
+}
+
 /** A real export (index, chunks, digest) of a partition with `keys` keys of `valueBytes` each. */
 async function exportOf(keys: number, valueBytes: number): Promise<{ index: number; chunks: Uint8Array[]; digest: Uint8Array }> {
   const source = await Partition.create(memoryEngineKind);
@@ -150,16 +164,7 @@ describe('the snapshot receiver (follower side)', () => {
     const exported = await exportOf(40, 20_000);
     const others = [7, 8];
     const groups = new Map<number, TransferGroup>([[GROUP, h.group], ...others.map((id) => [id, { ...h.group, id }] as [number, TransferGroup])]);
-    const receiver = new SnapshotReceiver({
-      id: FOLLOWER,
-      engine: h.engine,
-      clock: { monotonicMs: () => 0, wallMs: () => 0 },
-      logger: pino({ level: 'silent' }),
-      maxChunkBytes: maxSnapshotChunkBytes(),
-      group: (id) => groups.get(id),
-      send: (_peer, items) => h.sent.push(...items),
-      refuse: (_from, _group, reason) => h.refusals.push(reason),
-    });
+    const receiver = receiverOf(h, (id) => groups.get(id));
     // Two transfers of other groups fill the node's bound (MAX_INCOMING_TRANSFERS).
     for (const id of others) receiver.onChunk(LEADER, id, chunkItems(exported)[0]!);
     await drain();
@@ -170,6 +175,31 @@ describe('the snapshot receiver (follower side)', () => {
     await drain();
     const asked = h.sent.filter((m) => m.group === GROUP && m.transfer?.kind === 'ack');
     expect(asked).toEqual([]);
+  });
+
+  it('gives up a complete transfer its group\'s log came to cover, so the node\'s bound takes another group\'s transfer at once (seed 1836)', async () => {
+    const h = await receiverHarness();
+    const exported = await exportOf(40, 20_000);
+    const commits = new Map<number, number>([[7, 1], [8, 1], [GROUP, 1]]);
+    const groups = new Map([...commits.keys()].map((id) => [id, { ...h.group, id, raw: { isMember: () => true, status: () => ({ term: 2, commit: commits.get(id) }) } as unknown as RawNode }]));
+    const receiver = receiverOf(h, (id) => groups.get(id));
+    // Groups 7 and 8 stage whole snapshots: the node's bound (MAX_INCOMING_TRANSFERS) is full.
+    for (const id of [7, 8]) for (const item of chunkItems(exported)) receiver.onChunk(LEADER, id, item);
+    await drain();
+    expect(receiver.active).toBe(2);
+    receiver.tick();
+    expect(receiver.active).toBe(2);
+    // Both groups catch up from the log instead (their core answers the MsgSnap without claiming it).
+    commits.set(7, exported.index);
+    commits.set(8, exported.index + 5);
+    receiver.tick();
+    expect(receiver.active).toBe(0);
+    await drain();
+    expect(await h.staged()).toBe(0);
+    // Another group's transfer starts at once.
+    for (const item of chunkItems(exported)) receiver.onChunk(LEADER, GROUP, item);
+    await drain();
+    expect(receiver.claim(GROUP, exported.index, 1, ticketOf(exported))).toBeDefined();
   });
 
   it('refuses a truncated stream: nothing to install, and a timeout discards what was staged', async () => {

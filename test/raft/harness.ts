@@ -186,6 +186,18 @@ export class Harness {
     node.raw = this.makeRaw(id, node.storage, node.appliedIndex);
   }
 
+  /**
+   * Replaces node `id` with a new, empty replica under the same id (a host that deleted its
+   * replica and opened a fresh one for a later addition), built with `overrides` (a voteFloor).
+   */
+  reincarnate(id: NodeId, overrides: Partial<RaftConfig> = {}): void {
+    const node = this.node(id);
+    this.queue = this.queue.filter((message) => message.to !== id);
+    const storage = new MemoryLogStorage();
+    const raw = new RawNode({ id, storage, rng: new Rng(id * 7919 + 1), electionTicks: 10, heartbeatTicks: 1, ...this.overrides, ...overrides });
+    this.nodes.set(id, { ...node, raw, storage, applied: [], readStates: [], droppedReads: [], appliedIndex: 0 });
+  }
+
   leader(): NodeId | undefined {
     for (const [id, node] of this.nodes) if (node.raw.status().role === 'leader') return id;
     return undefined;

@@ -374,7 +374,20 @@ async function compareDigests(cluster: SimCluster, workload: Workload, buckets: 
   }
   const failures = checkDigests(all);
   if (lagging.length > 0) {
-    failures.push({ checker: 'restart', invariant: 'caught-up', message: `replicas at different applied indexes after ${DIGEST_ROUNDS} s of quiet: ${lagging.join('; ')}` });
+    // What each replica of a lagging partition says of itself (and a leader of its followers): where to look first.
+    const partitions = new Set(lagging.map((line) => Number(/^partition (\d+)/.exec(line)?.[1])));
+    const details: string[] = [];
+    for (const id of cluster.nodeIds) {
+      const states = await cluster.apiOf(id)?.betweenIterations((replicas) =>
+        [...replicas.values()].filter((replica) => partitions.has(replica.id)).map((replica) => {
+          const st = replica.raw.status();
+          const progress = [...st.progress].filter(([peer]) => peer !== id).map(([peer, p]) => `${peer}:${p.state}@${p.match}`);
+          return `partition ${replica.id} at n${id}: ${st.role} term ${st.term} lead ${st.lead} commit ${st.commit} applied ${replica.appliedIndex} last ${st.lastIndex}${progress.length > 0 ? ` followers ${progress.join(' ')}` : ''}`;
+        }),
+      );
+      details.push(...(states ?? []));
+    }
+    failures.push({ checker: 'restart', invariant: 'caught-up', message: `replicas at different applied indexes after ${DIGEST_ROUNDS} s of quiet: ${lagging.join('; ')}\n${details.join('\n')}` });
   }
   return failures;
 }

@@ -248,8 +248,8 @@ class SimTransport implements NodeTransport {
     return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node, peerDeadlineMs) => node.clusterInfo({ deadlineMs: peerDeadlineMs }, request), (info) => structuredClone(info));
   }
 
-  prepareReplica(peer: number, partition: number, deadlineMs: number): Promise<void> {
-    return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node) => node.prepareReplica(partition), () => undefined);
+  prepareReplica(peer: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void> {
+    return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node) => node.prepareReplica(partition, voteFloor), () => undefined);
   }
 
   close(): void {

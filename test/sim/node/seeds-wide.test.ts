@@ -17,6 +17,11 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [60048, 'the same as 50692'],
   [70142, 'exactly-once: a failed increment applied: a replica that moved away failed its waiting proposals NOT_LEADER (marked not applied) though the entry applied on the others (replica-moves.ts leave)'],
   [20852, 'a fatal stop: an L reset by an interrupted install reported its founding range, so its R was deleted as absorbed before L applied the merge (merge-apply.ts absorbedBy)'],
+  [5486, 'digest: a sample taken before a pause read a replica the node deleted as moved away when it resumed (state-digest.ts keeps only replicas still open after the scan)'],
+  [60347, 'the same as 5486'],
+  [6112, 'the same as 5486'],
+  [1302, 'a merge back waited for good: a founder that never applied an entry installed its first snapshot after a split, recorded no hole, and the new partition ran on two replicas (partition-replica.ts: the founding snapshot counts as state)'],
+  [1836, 'a replica stayed behind: two complete staged transfers the log came to cover held both incoming slots, and other groups\' snapshots were declined for 30 s (snapshot-receiver.ts tick)'],
 ];
 
 describe('whole-node simulator, seeds from wider ranges', () => {

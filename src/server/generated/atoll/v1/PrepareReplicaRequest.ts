@@ -1,5 +1,6 @@
 // Original file: proto/atoll/v1/cluster.proto
 
+import type { Long } from '@grpc/proto-loader';
 
 /**
  * Internal. A partition's leader asks this node to open an empty replica of the partition, which the
@@ -7,6 +8,11 @@
  */
 export interface PrepareReplicaRequest {
   'partition'?: (number);
+  /**
+   * The leader's commit index when it asked: the new replica neither votes nor campaigns until it
+   * has committed through it (node ids are reused as Raft ids, so a stale snapshot may name it a voter).
+   */
+  'voteFloor'?: (number | string | Long);
 }
 
 /**
@@ -15,4 +21,9 @@ export interface PrepareReplicaRequest {
  */
 export interface PrepareReplicaRequest__Output {
   'partition': (number);
+  /**
+   * The leader's commit index when it asked: the new replica neither votes nor campaigns until it
+   * has committed through it (node ids are reused as Raft ids, so a stale snapshot may name it a voter).
+   */
+  'voteFloor': (string);
 }
