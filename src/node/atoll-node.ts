@@ -7,6 +7,7 @@
  * NodeApi, the cluster and access-control calls, and the plain methods the Peer service needs.
  */
 import type { Logger } from 'pino';
+import type { VoteFloor } from '../raft/types.js';
 import { AtollError } from '../errors.js';
 import { LoadTracker } from '../hotkeys/index.js';
 import { defaultLimits, makeLimits, type Limits } from '../limits.js';
@@ -439,7 +440,7 @@ export class AtollNode implements api.NodeApi {
   }
 
   /** Opens an empty replica of `partition` here for a move (Peer.PrepareReplica: peers only). */
-  prepareReplica(partition: number, voteFloor: number): Promise<void> {
+  prepareReplica(partition: number, voteFloor: VoteFloor): Promise<void> {
     return this.moves.prepare(partition, voteFloor);
   }
 

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { VoteFloor } from '../raft/types.js';
 /**
  * The node's ports to the outside world: clock, timers, randomness, storage and the peer transport
  * come in through these small interfaces, so the Raft driver and the rooms around it never reach
@@ -49,7 +50,7 @@ export interface NodeTransport {
   /** A peer's view of the cluster (leaders of partitions this node does not host); `partitions`: only those listed. */
   clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse>;
   /** Asks a peer to open an empty replica of `partition` (a replica move's first step; replica-moves.ts). */
-  prepareReplica?(peer: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void>;
+  prepareReplica?(peer: number, partition: number, voteFloor: VoteFloor, deadlineMs: number): Promise<void>;
   /** Dials a new member at its peer address (membership.ts); a peer with a link keeps it. */
   addPeer?(peer: number, address: string): void;
   /** Closes the link to a removed member and never dials it again. */

@@ -35,7 +35,7 @@ import assert from 'node:assert/strict';
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 import { concatBytes, encodeUint64BE, prefixRange } from '../storage/bytes.js';
 import { partitionKeyPrefix } from '../storage/keyspace.js';
-import { EntryType, type Entry, type HardState, type SnapshotMeta } from '../raft/types.js';
+import { EntryType, type Entry, type HardState, type SnapshotMeta, type VoteFloor } from '../raft/types.js';
 
 export const RAFT_LOG_FORMAT_VERSION = 1;
 
@@ -60,7 +60,7 @@ export class RaftLogKeys {
   readonly hardState: Uint8Array;
   readonly snapshotMeta: Uint8Array;
   readonly truncatedState: Uint8Array;
-  /** A replica opened empty for a move: the commit index it must reach before it votes (raft.ts, voteFloor). */
+  /** A replica opened empty for a move: the log position a log must reach before it votes for it (RaftConfig.voteFloor). */
   readonly voteFloor: Uint8Array;
   private readonly entryPrefix: Uint8Array;
 
@@ -183,15 +183,15 @@ export function decodeTruncatedState(value: Uint8Array): TruncatedState {
   return truncated;
 }
 
-export function encodeVoteFloor(index: number): Uint8Array {
-  return new ByteWriter(versionBytes + uint64Bytes).uint8(RAFT_LOG_FORMAT_VERSION).uint64(index).finish();
+export function encodeVoteFloor(floor: VoteFloor): Uint8Array {
+  return new ByteWriter(versionBytes + 2 * uint64Bytes).uint8(RAFT_LOG_FORMAT_VERSION).uint64(floor.term).uint64(floor.index).finish();
 }
 
-export function decodeVoteFloor(value: Uint8Array): number {
+export function decodeVoteFloor(value: Uint8Array): VoteFloor {
   const reader = openRecord(value, 'raft vote floor');
-  const index = reader.uint64();
+  const floor = { term: reader.uint64(), index: reader.uint64() };
   reader.finish();
-  return index;
+  return floor;
 }
 
 function openRecord(value: Uint8Array, what: string): ByteReader {

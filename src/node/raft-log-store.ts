@@ -42,6 +42,7 @@ import {
   type HardState,
   type Snapshot,
   type SnapshotMeta,
+  type VoteFloor,
 } from '../raft/types.js';
 import { bytesToHex } from '../storage/bytes.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
@@ -83,6 +84,7 @@ export interface SnapshotSource {
 const EMPTY_CONF_STATE: ConfState = Object.freeze({ voters: Object.freeze([]), learners: Object.freeze([]) });
 const EMPTY_SNAPSHOT_META: SnapshotMeta = Object.freeze({ index: 0, term: 0, confState: EMPTY_CONF_STATE });
 const EMPTY_TRUNCATED_STATE: TruncatedState = Object.freeze({ index: 0, term: 0 });
+const NO_VOTE_FLOOR: VoteFloor = Object.freeze({ term: 0, index: 0 });
 
 /** What load() assembles from the records of one group before checking it. */
 interface LoadedRecords {
@@ -90,7 +92,7 @@ interface LoadedRecords {
   snapshotMeta: SnapshotMeta;
   truncated: TruncatedState;
   entries: Entry[];
-  voteFloor: number;
+  voteFloor: VoteFloor;
 }
 
 export class PersistentLogStorage implements LogStorage {
@@ -105,7 +107,7 @@ export class PersistentLogStorage implements LogStorage {
   // Invariant: the window holds the entries truncated.index + 1 .. lastIndex() (their terms never
   // decrease along the log): the terms of all, the newest of them in memory (log-window.ts).
   private ents: LogWindow;
-  private readonly storedVoteFloor: number;
+  private readonly storedVoteFloor: VoteFloor;
 
   private constructor(keys: RaftLogKeys, snapshotSource: SnapshotSource, records: LoadedRecords, engine: StorageEngine, options: LogStorageOptions) {
     this.groupId = keys.groupId;
@@ -141,7 +143,7 @@ export class PersistentLogStorage implements LogStorage {
       snapshotMeta: EMPTY_SNAPSHOT_META,
       truncated: EMPTY_TRUNCATED_STATE,
       entries: [],
-      voteFloor: 0,
+      voteFloor: NO_VOTE_FLOOR,
     };
     for await (const [key, value] of engine.iterate(keys.groupRange())) {
       readRecord(keys, key, value, records);
@@ -200,18 +202,18 @@ export class PersistentLogStorage implements LogStorage {
   }
 
   /**
-   * The commit index below which this replica neither votes nor campaigns (Raft's voteFloor), or 0:
-   * recorded when the replica was opened empty for a move (stageVoteFloor), and 0 once the stored
-   * commit index reached it. Read when the core is built (after raiseCommitTo).
+   * The log position a log must reach before this replica votes for it or campaigns with it
+   * (RaftConfig.voteFloor): recorded when the replica was opened empty for a move (stageVoteFloor),
+   * kept with the group's records (deleted with them); { term: 0, index: 0 } when none was.
    */
-  voteFloor(): number {
-    return this.storedVoteFloor > this.hardStateValue.commit ? this.storedVoteFloor : 0;
+  voteFloor(): VoteFloor {
+    return this.storedVoteFloor;
   }
 
-  /** The operations that record `index` as the vote floor of a replica about to be opened empty (load reads it). */
-  static stageVoteFloor(groupId: number, index: number): WriteOperation[] {
-    if (!(Number.isSafeInteger(index) && index >= 0)) assert.fail(`vote floor ${index} is not an index`);
-    return [{ type: 'put', key: new RaftLogKeys(groupId).voteFloor, value: encodeVoteFloor(index) }];
+  /** The operations that record `floor` as the vote floor of a replica about to be opened empty (load reads it). */
+  static stageVoteFloor(groupId: number, floor: VoteFloor): WriteOperation[] {
+    for (const value of [floor.term, floor.index]) if (!(Number.isSafeInteger(value) && value >= 0)) assert.fail(`vote floor ${value} is not a term or index`);
+    return [{ type: 'put', key: new RaftLogKeys(groupId).voteFloor, value: encodeVoteFloor(floor) }];
   }
 
   /**

@@ -21,7 +21,7 @@ import { AtollError } from '../errors.js';
 import type { Limits } from '../limits.js';
 import { encodeCommand } from '../mvcc/index.js';
 import { RaftError } from '../raft/errors.js';
-import type { ConfChange } from '../raft/types.js';
+import type { ConfChange, VoteFloor } from '../raft/types.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type * as api from './api.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
@@ -126,15 +126,14 @@ export class ReplicaMoves {
 
   /**
    * Opens an empty replica of `partition` here, unless one is open (Peer.PrepareReplica). Idempotent.
-   * `voteFloor` is the leader's commit index when it asked: recorded (synced) before the replica
-   * opens, so until the replica has committed through it, across restarts, it neither votes nor
-   * campaigns (RaftConfig.voteFloor). Raft ids are node ids, so this replica may be a new incarnation
-   * of one the group removed; the leader's snapshot may predate that removal and name it a voter
-   * (whole-node simulator seeds 5486 and 60347: such a replica elected a leader that had missed the
-   * removal, which overwrote committed entries). An open replica keeps the floor it has: raising it
-   * on a voter could leave a group without the votes to elect a leader.
+   * `voteFloor` is the leader's term and commit index when it asked: recorded (synced) before the
+   * replica opens, so across restarts it votes for, and campaigns with, only a log that reaches it
+   * (RaftConfig.voteFloor). Raft ids are node ids, so this replica may be a new incarnation of one
+   * the group removed; the leader's snapshot may predate that removal and name it a voter, and
+   * without the floor it helps a replica that missed the removal win an election and overwrite
+   * committed entries (test/raft/vote-floor.test.ts). An open replica keeps the floor it has.
    */
-  async prepare(partition: number, voteFloor: number): Promise<void> {
+  async prepare(partition: number, voteFloor: VoteFloor): Promise<void> {
     const { driver, store, engine, logger } = this.options;
     if (!this.isPartition(partition, true)) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
     if (driver.groups.has(partition)) return;
@@ -142,7 +141,7 @@ export class ReplicaMoves {
     const pending = this.preparing.get(partition);
     if (pending !== undefined) return pending;
     const opening = (async () => {
-      const floor = this.options.testBugs?.prepareWithoutVoteFloor === true ? 0 : voteFloor;
+      const floor = this.options.testBugs?.prepareWithoutVoteFloor === true ? { term: 0, index: 0 } : voteFloor;
       await engine.write(PersistentLogStorage.stageVoteFloor(partition, floor), { sync: true });
       const replica = await store.open(partition, true);
       if (replica === undefined) throw new AtollError('INTERNAL', `partition ${partition}: could not open an empty replica`);
@@ -212,7 +211,7 @@ export class ReplicaMoves {
             await this.advanceStateMachine(replica, deadlineMs);
             break;
           }
-          await this.prepareOn(to, partition, status.commit, deadlineMs);
+          await this.prepareOn(to, partition, { term: status.term, index: status.commit }, deadlineMs);
           preparedAtMs = clock.monotonicMs();
           await this.proposeAndWait(replica, { type: 'addLearner', node: to }, deadlineMs);
           break;
@@ -235,7 +234,7 @@ export class ReplicaMoves {
           } else {
             if (clock.monotonicMs() - preparedAtMs >= REPREPARE_MS) {
               preparedAtMs = clock.monotonicMs();
-              await this.prepareOn(to, partition, status.commit, deadlineMs).catch((error: unknown) => logger.debug({ err: error, partition, to }, 'asking the learner to open its replica failed; trying again'));
+              await this.prepareOn(to, partition, { term: status.term, index: status.commit }, deadlineMs).catch((error: unknown) => logger.debug({ err: error, partition, to }, 'asking the learner to open its replica failed; trying again'));
             }
             await this.sleep(POLL_MS);
           }
@@ -287,7 +286,7 @@ export class ReplicaMoves {
   }
 
   /** Asks `node` to open an empty replica, with this leader's commit index as its vote floor (see prepare). */
-  private async prepareOn(node: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void> {
+  private async prepareOn(node: number, partition: number, voteFloor: VoteFloor, deadlineMs: number): Promise<void> {
     if (node === this.options.id) return this.prepare(partition, voteFloor);
     const callDeadline = Math.min(deadlineMs, this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
     const transport = this.options.driver.transport;

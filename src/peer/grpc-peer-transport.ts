@@ -4,6 +4,7 @@
  * Peer.Raft. It sits above both src/node and src/server, so the node never depends on protobuf.
  */
 import * as grpc from '@grpc/grpc-js';
+import type { VoteFloor } from '../raft/types.js';
 import type { Logger } from 'pino';
 import { limits } from '../limits.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
@@ -294,11 +295,11 @@ export class PeerTransport implements NodeTransport {
   }
 
   /** Asks a peer to open an empty replica of `partition` (Peer.PrepareReplica; replica-moves.ts). */
-  prepareReplica(peer: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void> {
+  prepareReplica(peer: number, partition: number, voteFloor: VoteFloor, deadlineMs: number): Promise<void> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(new AtollError('INVALID_ARGUMENT', `unknown peer ${peer}`));
     return new Promise((resolve, reject) => {
-      link.client.prepareReplica({ partition, voteFloor: formatWireInt64(voteFloor) }, this.metadata(), { deadline: deadlineMs }, (error) => {
+      link.client.prepareReplica({ partition, voteFloorTerm: formatWireInt64(voteFloor.term), voteFloorIndex: formatWireInt64(voteFloor.index) }, this.metadata(), { deadline: deadlineMs }, (error) => {
         if (error) reject(atollErrorOfServiceError(error));
         else resolve();
       });

@@ -98,7 +98,7 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
       );
     },
     prepareReplica: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      let request: { partition: number; voteFloor: number };
+      let request: ReturnType<typeof decodePrepareReplicaRequest>;
       try {
         const refusal = peerCallRefusal(node, call, 'Peer.PrepareReplica', logger);
         if (refusal !== undefined) throw refusal;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Rng } from './rng.js';
 import type { LogStorage } from './storage.js';
-import type { NodeId, Snapshot } from './types.js';
+import type { NodeId, Snapshot, VoteFloor } from './types.js';
 
 /**
  * Deliberate defects for negative controls: the simulator must catch each one. Never set outside
@@ -58,15 +58,18 @@ export interface RaftConfig {
    */
   readonly acceptSnapshot?: (snapshot: Snapshot) => boolean;
   /**
-   * A commit index this node must reach before it votes or campaigns; 0: none. A host sets it on a
-   * replica it opened empty to be added to the group, to the leader's commit index when it asked
-   * (Raft ids here are node ids, so the replica may be a new incarnation of one the group removed):
-   * until its log holds everything committed then, a stale configuration (from a snapshot older
-   * than its removal) may name it a voter, and its vote or candidacy would be that of a voter that
-   * forgot its log. Past the floor it holds every entry committed up to its own addition, and its
-   * votes are those of any new member.
+   * A log position this node votes for, and campaigns with, only once a log reaches it (types.ts
+   * VoteFloor). A host sets it on a replica it opened empty to be added to the group, to the
+   * leader's (term, commit index) when it asked: Raft ids here are node ids, so the replica may be a
+   * new incarnation of one the group removed, and a snapshot older than that removal names it a
+   * voter with a log that forgot what the old one acknowledged. A log at or past the floor holds
+   * every entry committed when the floor was taken: the leader of `term` held them, a log ending in
+   * that term at or past `index` matches its log there, and a leader of a later term holds every
+   * entry committed before it (Leader Completeness). So the replica never helps elect a log that
+   * lacks a committed entry; and since no such log can win a correct election anyway, the floor
+   * costs no liveness.
    */
-  readonly voteFloor?: number;
+  readonly voteFloor?: VoteFloor;
   readonly bugs?: RaftBugs;
 }
 
@@ -88,7 +91,7 @@ export const RAFT_DEFAULTS = {
   snapshotChunkBytes: 512 * 1024,
   quiesceAfterTicks: 0,
   batchAppends: false,
-  voteFloor: 0,
+  voteFloor: { term: 0, index: 0 } as VoteFloor,
   acceptSnapshot: (_snapshot: Snapshot): boolean => true,
 };
 

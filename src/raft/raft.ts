@@ -10,6 +10,7 @@ import {
   decodeConfChange,
   entriesBytes,
   entryBytes,
+  reachesVoteFloor,
   type ConfChange,
   type ConfState,
   type Entry,
@@ -153,12 +154,8 @@ export class Raft {
   }
 
   promotable(): boolean {
-    return this.voters.has(this.id) && this.pastVoteFloor();
-  }
-
-  /** Whether this node's log holds every entry committed when its host opened it for an addition (config.voteFloor). */
-  private pastVoteFloor(): boolean {
-    return this.log.committed >= this.config.voteFloor;
+    // A replica opened for an addition campaigns only with a log at or past its vote floor (config.voteFloor).
+    return this.voters.has(this.id) && reachesVoteFloor(this.log.lastTerm(), this.log.lastIndex(), this.config.voteFloor);
   }
 
   // ---------------------------------------------------------------- role transitions
@@ -478,7 +475,7 @@ export class Raft {
   private handleVoteRequest(message: Message): void {
     const isPreVote = message.type === 'preVote';
     const canVote =
-      this.pastVoteFloor() &&
+      reachesVoteFloor(message.logTerm ?? 0, message.index ?? 0, this.config.voteFloor) &&
       (this.vote === message.from ||
       (this.vote === NONE && this.lead === NONE) ||
       (isPreVote && message.term > this.term));

@@ -26,6 +26,21 @@ export interface HardState {
   readonly commit: number;
 }
 
+/**
+ * A log position (the leader's term and commit index when a host opened an empty replica for an
+ * addition) that a log must reach, in Raft's up-to-date order (§5.4.1), before the replica votes for
+ * it or campaigns with it (RaftConfig.voteFloor). { term: 0, index: 0 }: none.
+ */
+export interface VoteFloor {
+  readonly term: number;
+  readonly index: number;
+}
+
+/** Whether a log ending at (lastTerm, lastIndex) is at least `floor` in Raft's up-to-date order. */
+export function reachesVoteFloor(lastTerm: number, lastIndex: number, floor: VoteFloor): boolean {
+  return lastTerm > floor.term || (lastTerm === floor.term && lastIndex >= floor.index);
+}
+
 /** Group membership. Learners receive the log but neither vote nor count towards a quorum. */
 export interface ConfState {
   readonly voters: readonly NodeId[];

@@ -38,9 +38,10 @@ export function decodeMoveReplicaResponse(value: unknown): MoveReplicaResponse {
   return { voters: voters.map((voter) => parseWireUint32(voter, 'voters')) };
 }
 
-export function decodePrepareReplicaRequest(value: unknown): { partition: number; voteFloor: number } {
+export function decodePrepareReplicaRequest(value: unknown): { partition: number; voteFloor: { term: number; index: number } } {
   const message = fields(value, 'PrepareReplicaRequest');
-  return { partition: parseWireUint32(message['partition'] ?? 0, 'partition'), voteFloor: parseWireCount(message['voteFloor'] ?? 0, 'vote_floor') };
+  const voteFloor = { term: parseWireCount(message['voteFloorTerm'] ?? 0, 'vote_floor_term'), index: parseWireCount(message['voteFloorIndex'] ?? 0, 'vote_floor_index') };
+  return { partition: parseWireUint32(message['partition'] ?? 0, 'partition'), voteFloor };
 }
 
 const memberActions = ['add', 'activate', 'leave', 'remove'] as const;

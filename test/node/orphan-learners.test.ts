@@ -55,7 +55,7 @@ async function withLearner(testBugs: NodeTestBugs): Promise<Setup> {
   const { scheduler, cluster, leader } = setup;
   const before = leader();
   // What a move's first step does (replica-moves.ts), and nothing after it: no move is coordinated.
-  void cluster.apiOf(LEARNER)?.prepareReplica(0, 0);
+  void cluster.apiOf(LEARNER)?.prepareReplica(0, { term: 0, index: 0 });
   driverOf(cluster, before?.id ?? 0)?.enqueue(() => driverOf(cluster, before?.id ?? 0)?.groups.get(0)?.raw.proposeConfChange({ type: 'addLearner', node: LEARNER }));
   expect(await scheduler.runUntil(scheduler.now + 5_000, MAX_EVENTS, () => leader()?.conf.learners.includes(LEARNER) === true)).toBe(true);
   return setup;

@@ -249,24 +249,32 @@ describe('PersistentLogStorage: crash between staging and writing', () => {
     expect(() => reloaded.raiseCommitTo(9)).toThrow(/beyond the log/);
   });
 
-  it('keeps the vote floor of a replica opened empty for a move across a restart, until its commit reaches it', async () => {
+  it('keeps the vote floor of a replica opened empty for a move across a restart, with its records', async () => {
     const engine = new MemoryEngine();
-    await engine.write(PersistentLogStorage.stageVoteFloor(1, 5), { sync: true });
+    await engine.write(PersistentLogStorage.stageVoteFloor(1, { term: 2, index: 6 }), { sync: true });
     engine.crash();
     const empty = await loadGroup(engine, 1);
-    expect(empty.voteFloor()).toBe(5);
-    expect((await loadGroup(engine, 2)).voteFloor()).toBe(0);
+    expect(empty.voteFloor()).toEqual({ term: 2, index: 6 });
+    expect((await loadGroup(engine, 2)).voteFloor()).toEqual({ term: 0, index: 0 });
     await engine.write([...empty.stageBootstrap(members), ...empty.stageEntries(run(2, 8, 1))], { sync: true });
-    await engine.write(empty.stageHardState({ term: 1, vote: 1, commit: 4 }), { sync: true });
     engine.crash();
-    const behind = await loadGroup(engine, 1);
-    expect(behind.voteFloor()).toBe(5);
-    // A RawNode built with it refuses to vote (it holds entries through 8, but commits through 4 only).
-    const raw = new RawNode({ id: 1, storage: behind, rng: new Rng(1), electionTicks: 10, heartbeatTicks: 1, voteFloor: behind.voteFloor() });
-    raw.step({ type: 'vote', from: 2, to: 1, term: 2, index: 8, logTerm: 1 });
-    expect(raw.ready().messages).toEqual([expect.objectContaining({ type: 'voteResp', to: 2, reject: true })]);
-    await engine.write(behind.stageHardState({ term: 1, vote: 1, commit: 5 }), { sync: true });
-    expect((await loadGroup(engine, 1)).voteFloor()).toBe(0);
+    const reloaded = await loadGroup(engine, 1);
+    expect(reloaded.voteFloor()).toEqual({ term: 2, index: 6 });
+    // A RawNode built with it votes only for a log that reaches (term 2, index 6).
+    const voteOf = (logTerm: number, index: number): boolean => {
+      const raw = new RawNode({ id: 1, storage: reloaded, rng: new Rng(1), electionTicks: 10, heartbeatTicks: 1, voteFloor: reloaded.voteFloor() });
+      raw.step({ type: 'vote', from: 2, to: 1, term: 3, index, logTerm });
+      const answer = raw.ready().messages.find((message) => message.type === 'voteResp');
+      return answer !== undefined && answer.reject !== true;
+    };
+    expect(voteOf(1, 9)).toBe(false); // Longer than this log, but of an older term than the floor.
+    expect(voteOf(2, 5)).toBe(false);
+    expect(voteOf(2, 6)).toBe(true);
+    expect(voteOf(3, 1)).toBe(true);
+    // It lies in the group's range, which deleting the replica deletes (ReplicaStore.deleteOps).
+    const inRange: string[] = [];
+    for await (const [key] of engine.iterate(new RaftLogKeys(1).groupRange())) inRange.push(Buffer.from(key).toString('hex'));
+    expect(inRange).toContain(Buffer.from(new RaftLogKeys(1).voteFloor).toString('hex'));
   });
 
   it('with lazyCommit writes no record for a commit-only change, and always writes term and vote with the commit beside them', async () => {

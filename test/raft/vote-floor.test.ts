@@ -1,12 +1,12 @@
 /**
  * A replica re-added to a node the group removed it from carries the node's id again (Raft ids are
  * node ids). Fresh from the leader's latest snapshot, which may predate the removal and name it a
- * voter, it must not vote (or campaign) until its log holds what was committed when its host opened
- * it (RaftConfig.voteFloor; replica-moves.ts passes the leader's commit index). Without the floor a
+ * voter, it must vote only for a log, and campaign only with one, that reaches the leader's term and
+ * commit index when its host opened it (RaftConfig.voteFloor; replica-moves.ts). Without the floor a
  * voter that missed the removal wins an election with its vote and overwrites committed entries.
  */
 import { describe, expect, it } from 'vitest';
-import type { ConfChange } from '../../src/raft/types.js';
+import type { ConfChange, VoteFloor } from '../../src/raft/types.js';
 import { Harness } from './harness.js';
 
 function change(h: Harness, leader: number, confChange: ConfChange): void {
@@ -20,9 +20,9 @@ function change(h: Harness, leader: number, confChange: ConfChange): void {
  * Voters 1, 2, 3 with leader 1 and a snapshot at 'a'; node 2 is cut off; 4 replaces 3 and 'b'
  * commits on {1, 4}; then 3 is added again, empty, with `voteFloor`, and takes the leader's
  * snapshot (still the one naming 3 a voter), after which 1 and 4 are cut off from 2 and 3.
- * Returns the harness and the commit index the leader had when it opened the new replica.
+ * Returns the harness and the leader's term and commit index when it opened the new replica.
  */
-function staleSnapshotScenario(voteFloor: (commit: number) => number): { h: Harness; floor: number } {
+function staleSnapshotScenario(voteFloor: (leader: VoteFloor) => VoteFloor): { h: Harness; floor: VoteFloor } {
   const h = new Harness([1, 2, 3], {}, [4]);
   h.campaign(1);
   h.stabilize();
@@ -40,7 +40,7 @@ function staleSnapshotScenario(voteFloor: (commit: number) => number): { h: Harn
   h.stabilize();
   expect(h.status(1).confState.voters).toEqual([1, 2, 4]);
   expect(h.appliedTexts(4)).toContain('b');
-  const floor = h.status(1).commit;
+  const floor = { term: h.status(1).term, index: h.status(1).commit };
   h.reincarnate(3, { voteFloor: voteFloor(floor) });
   h.node(1).raw.proposeConfChange({ type: 'addLearner', node: 3 });
   h.flush(1);
@@ -59,7 +59,7 @@ function staleSnapshotScenario(voteFloor: (commit: number) => number): { h: Harn
 
 describe('vote floor of a re-added replica', () => {
   it('without a floor, the stale replica elects a voter that missed its removal, which loses a committed entry', () => {
-    const { h } = staleSnapshotScenario(() => 0);
+    const { h } = staleSnapshotScenario(() => ({ term: 0, index: 0 }));
     for (let round = 0; round < 100 && ![2, 3].some((id) => h.status(id).role === 'leader'); round++) h.run(1);
     const leader = [2, 3].find((id) => h.status(id).role === 'leader');
     // This is the hazard the floor closes: a leader in a configuration committed entries left.
@@ -69,9 +69,9 @@ describe('vote floor of a re-added replica', () => {
     expect(h.appliedTexts(2)).toEqual(['a', 'c']);
   });
 
-  it('with the floor, neither votes nor campaigns until it holds the commit index it was opened at, then serves as a voter', () => {
-    const { h, floor } = staleSnapshotScenario((commit) => commit);
-    expect(h.status(3).commit).toBeLessThan(floor);
+  it('with the floor, votes for no log and campaigns with none that lacks what was committed when it was opened, then serves as a voter', () => {
+    const { h, floor } = staleSnapshotScenario((leader) => leader);
+    expect(h.status(3).lastIndex).toBeLessThan(floor.index);
     h.run(100);
     expect([2, 3].map((id) => h.status(id).role)).not.toContain('leader');
     expect(h.appliedTexts(2)).toEqual(['a']);
@@ -82,7 +82,7 @@ describe('vote floor of a re-added replica', () => {
     expect([1, 4]).toContain(leader);
     h.propose(leader, 'c');
     h.run(10);
-    expect(h.status(3).commit).toBeGreaterThanOrEqual(floor);
+    expect(h.status(3).commit).toBeGreaterThanOrEqual(floor.index);
     expect(h.appliedTexts(3)).toEqual(['b', 'c']);
     expect(h.appliedTexts(2)).toEqual(['a', 'b', 'c']);
     change(h, leader, { type: 'addVoter', node: 3 });

@@ -15,6 +15,7 @@
  * The deadline travels as time remaining, as gRPC's does, and is enforced on the caller's clock.
  */
 import { AtollError } from '../../errors.js';
+import type { VoteFloor } from '../../raft/types.js';
 import type { Rng } from '../../raft/rng.js';
 import type { ClusterInfoResponse } from '../../node/api.js';
 import type { KvOperation, KvResult } from '../../node/operations.js';
@@ -248,7 +249,7 @@ class SimTransport implements NodeTransport {
     return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node, peerDeadlineMs) => node.clusterInfo({ deadlineMs: peerDeadlineMs }, request), (info) => structuredClone(info));
   }
 
-  prepareReplica(peer: number, partition: number, voteFloor: number, deadlineMs: number): Promise<void> {
+  prepareReplica(peer: number, partition: number, voteFloor: VoteFloor, deadlineMs: number): Promise<void> {
     return this.network.call(this.endpoint, peer, deadlineMs, undefined, (node) => node.prepareReplica(partition, voteFloor), () => undefined);
   }
 

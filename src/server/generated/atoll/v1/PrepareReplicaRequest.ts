@@ -9,10 +9,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface PrepareReplicaRequest {
   'partition'?: (number);
   /**
-   * The leader's commit index when it asked: the new replica neither votes nor campaigns until it
-   * has committed through it (node ids are reused as Raft ids, so a stale snapshot may name it a voter).
+   * The leader's term and commit index when it asked: the new replica votes for, and campaigns with,
+   * only a log at or past that position (node ids are Raft ids, so a stale snapshot may name it a voter).
    */
-  'voteFloor'?: (number | string | Long);
+  'voteFloorTerm'?: (number | string | Long);
+  'voteFloorIndex'?: (number | string | Long);
 }
 
 /**
@@ -22,8 +23,9 @@ export interface PrepareReplicaRequest {
 export interface PrepareReplicaRequest__Output {
   'partition': (number);
   /**
-   * The leader's commit index when it asked: the new replica neither votes nor campaigns until it
-   * has committed through it (node ids are reused as Raft ids, so a stale snapshot may name it a voter).
+   * The leader's term and commit index when it asked: the new replica votes for, and campaigns with,
+   * only a log at or past that position (node ids are Raft ids, so a stale snapshot may name it a voter).
    */
-  'voteFloor': (string);
+  'voteFloorTerm': (string);
+  'voteFloorIndex': (string);
 }
