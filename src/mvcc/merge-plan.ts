@@ -20,7 +20,8 @@
  * m-N+1; every evicted entry of either side is deleted with its record. An id both sides know
  * keeps L's result (a request id names one request, so this does not happen with honest clients).
  * A recorded PARTITION_MOVED (nothing applied) is forgotten, so its retry applies in the merged
- * partition instead of being answered with the refusal again.
+ * partition instead of being answered with the refusal again; the other side's record of the same
+ * id (the retry that applied there) is kept.
  * When N > m, the oldest entries are evicted (dropped) so the queue fits under m.
  *
  * The expiry mark (dedup-table.ts: the oldest live entry's createdBeforeMs; timestamped ids at or
@@ -110,11 +111,13 @@ async function planMergedDedup(
   const rightLive = await liveEntries(engine, right, 'right');
   await deleteQueue(engine, left.layout, operations);
   await deleteQueue(engine, right.layout, operations);
-  const leftIds = new Set(leftLive.map((live) => live.entry.requestId));
   // A recorded PARTITION_MOVED applied nothing; kept, it would answer the retry the merged
   // partition should now apply (a key of R that L once refused, or R's own refusals). Forgotten,
-  // the retry applies once.
+  // the retry applies once. It never hides the other side's record of the same id: a client whose
+  // try L refused after the split retried at R, which applied it; that result must survive, or a
+  // resend applies twice (simulator seed 8189).
   const moved = (live: LiveEntry): boolean => live.entry.result.error?.code === 'PARTITION_MOVED';
+  const leftIds = new Set(leftLive.filter((live) => !moved(live)).map((live) => live.entry.requestId));
   const combined = [...rightLive.filter((live) => !leftIds.has(live.entry.requestId)), ...leftLive].filter((live) => !moved(live));
   let dropped = rightLive.length + leftLive.length - combined.length;
   // The queue must end at the merge index and start at index 1 or later.

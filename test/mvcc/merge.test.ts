@@ -292,6 +292,21 @@ describe('merge freeze (memory engine)', () => {
     expect(again.duplicate).toBe(true);
   });
 
+  it("keeps the right's result for an id the left refused with PARTITION_MOVED, so a resend after the merge applies nothing (simulator seed 8189)", async () => {
+    const { left, right, keys, mid, leftIndex, rightIndex } = await splitPair(kind);
+    const rightKey = keys.find((key) => hashOf(key) >= mid)!;
+    // The client's first try reached the left after the split (refused, recorded), its retry the right (applied).
+    const stale = await left.apply({ type: 'put', key: rightKey, value: text('once') }, { index: leftIndex, nowMs: startMs, requestId: 'moved-then-applied' });
+    expect(stale.error?.code).toBe('PARTITION_MOVED');
+    const applied = await right.apply({ type: 'put', key: rightKey, value: text('once') }, { index: rightIndex, nowMs: startMs, requestId: 'moved-then-applied' });
+    expect(applied.applied).toBe(true);
+    const revision = (await right.get(rightKey, { nowMs: startMs })).modRevision;
+    await freezeAndMerge({ left, right }, rightIndex + 1, { index: leftIndex + 1, nowMs: startMs });
+    const resend = await left.apply({ type: 'put', key: rightKey, value: text('once') }, { index: leftIndex + 2, nowMs: startMs, requestId: 'moved-then-applied' });
+    expect(resend.duplicate).toBe(true);
+    expect((await left.get(rightKey, { nowMs: startMs })).modRevision).toBe(revision);
+  });
+
   it('the freeze survives a restart and travels in snapshots (format 6): an installing replica is frozen too', async () => {
     const { engine, right, keys, mid, rightIndex } = await splitPair(kind);
     const rightKey = keys.find((key) => hashOf(key) >= mid)!;

@@ -21,6 +21,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [60347, 'the same as 5486'],
   [6112, 'the same as 5486'],
   [1302, 'a merge back waited for good: a founder that never applied an entry installed its first snapshot after a split, recorded no hole, and the new partition ran on two replicas (partition-replica.ts: the founding snapshot counts as state)'],
+  [8189, 'exactly-once: a merge dropped the right side\'s result for an id the left had refused with PARTITION_MOVED, and a resend applied again (merge-plan.ts)'],
   [1836, 'a replica stayed behind: two complete staged transfers the log came to cover held both incoming slots, and other groups\' snapshots were declined for 30 s (snapshot-receiver.ts tick)'],
 ];
 
