@@ -84,7 +84,8 @@ export class ReplicaMoves {
   /** Moves this node coordinates now, by partition (one per partition). */
   private readonly active = new Map<number, { from: number; to: number }>();
   private readonly preparing = new Map<number, Promise<void>>();
-  private readonly deleting = new Set<number>();
+  /** Moved-away replicas whose data is being deleted, by partition: the deletion's end. */
+  private readonly deleting = new Map<number, Promise<void>>();
   /** Replicas opened empty for a move that have not yet seen this node in their configuration. */
   private readonly notYetMember = new Set<number>();
   private sweepTimer: TimerHandle | undefined;
@@ -107,6 +108,9 @@ export class ReplicaMoves {
     // deleted itself as "moved away" while it was a voter; test/node/replica-moves-restart.test.ts). One that did move away while this node
     // was down has no leader, and the stray check deletes it once its leader confirms the removal.
     const { driver, id, testBugs } = this.options;
+    // wasMember ignores configurations at or below a replica's vote floor (raft.ts): a replica
+    // re-added here whose first snapshot predates its node's removal and names it is "not yet a
+    // member", not "moved away" (simulator seed 8244).
     for (const [partition, replica] of driver.groups) {
       if (!replica.raw.isMember(id) && !replica.raw.wasMember && testBugs?.movedAwayAfterRestart !== true) this.notYetMember.add(partition);
     }
@@ -136,8 +140,19 @@ export class ReplicaMoves {
   async prepare(partition: number, voteFloor: VoteFloor): Promise<void> {
     const { driver, store, engine, logger } = this.options;
     if (!this.isPartition(partition, true)) throw new AtollError('INVALID_ARGUMENT', `no partition ${partition}`);
+    const existing = driver.groups.get(partition);
+    if (existing !== undefined && !this.movedAway(partition, existing)) return;
+    // A replica this node left that the sweep has not deleted yet is not reused: its log and its
+    // vote are the old incarnation's, and it has no vote floor (simulator seed 8244: reused as the
+    // target, it restarted before applying its re-addition and was then deleted as moved away
+    // while the group counted it a voter). It goes first, and a new one opens.
+    if (existing !== undefined) {
+      // The sweep waits the same way: an export or a storage compaction reads the replica's data.
+      if (existing.exporting || existing.compactingStorage) throw new AtollError('UNAVAILABLE', `partition ${partition}: the replica this node left is still busy; retry`);
+      await this.inLoop(() => this.leave(partition, existing), this.options.clock.wallMs() + PREPARE_TIMEOUT_MS);
+    }
+    await this.deleting.get(partition);
     if (driver.groups.has(partition)) return;
-    if (this.deleting.has(partition)) throw new AtollError('UNAVAILABLE', `partition ${partition}: the previous replica is still being deleted; retry`);
     const pending = this.preparing.get(partition);
     if (pending !== undefined) return pending;
     const opening = (async () => {
@@ -393,14 +408,22 @@ export class ReplicaMoves {
     return left.raw.isMember(this.options.id);
   }
 
+  /**
+   * Whether `replica` is one this node left (its applied configuration dropped this node after
+   * naming it), not one a move opened here that has yet to apply its addition (notYetMember).
+   */
+  private movedAway(partition: number, replica: PartitionReplica): boolean {
+    const { id } = this.options;
+    return !replica.raw.isMember(id) && replica.raw.wasMember && !this.notYetMember.has(partition) && !this.keptForMerge(replica);
+  }
+
   /** Takes a replica out of the driver (a loop task) and deletes its data. */
   private leave(partition: number, replica: PartitionReplica): void {
     const { driver } = this.options;
     if (this.deleting.has(partition) || driver.groups.get(partition) !== replica) return;
     driver.removeGroup(partition);
     replica.failAll(this.options.notLeader(partition, 0, 'the replica moved to another node'), outcomeUnknown(partition, 'the replica moved to another node'));
-    this.deleting.add(partition);
-    void this.deleteReplica(partition);
+    this.deleting.set(partition, this.deleteReplica(partition));
   }
 
   private async deleteReplica(partition: number): Promise<void> {

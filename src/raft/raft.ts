@@ -66,9 +66,12 @@ export class Raft {
   learners = new Set<NodeId>();
   /**
    * Whether a configuration this node applied (at start, from a snapshot, or from a conf-change
-   * entry) named it as a voter or learner. Sticky: once set it stays set. A host tells "not a
-   * member yet" (a new replica that installed a snapshot older than its own addition) from "no
-   * longer a member" (it applied its removal) by it, without having to watch every configuration.
+   * entry) named it as a voter or learner, at a log index past its vote floor (config.voteFloor:
+   * a configuration at or below the floor predates this replica's own addition, so one naming it
+   * is the removed incarnation's; at start, a snapshot's index is taken as the log's first index
+   * minus one, a lower bound). Sticky: once set it stays set. A host tells "not a member yet" (a
+   * new replica that installed a snapshot older than its own addition) from "no longer a member"
+   * (it applied its removal) by it, without having to watch every configuration.
    */
   wasMember = false;
   /** The leader's view of every member but itself is in `progress`; own entry tracks own log. */
@@ -128,7 +131,7 @@ export class Raft {
     this.id = this.config.id;
     this.log = new RaftLog(this.config.storage);
     const { hardState, confState } = this.config.storage.initialState();
-    this.applyConfState(confState);
+    this.applyConfState(confState, this.log.firstIndex() - 1);
     if (hardState.term > 0 || hardState.commit > 0) this.loadHardState(hardState);
     // Conf changes already applied by the host's state machine before a restart take effect now.
     const applied = this.config.applied;
@@ -954,16 +957,16 @@ export class Raft {
       return false;
     }
     this.log.restore(snapshot);
-    this.applyConfState(snapshot.meta.confState);
+    this.applyConfState(snapshot.meta.confState, snapshot.meta.index);
     return true;
   }
 
   // ---------------------------------------------------------------- membership
 
-  private applyConfState(confState: ConfState): void {
+  private applyConfState(confState: ConfState, index: number): void {
     this.voters = new Set(confState.voters);
     this.learners = new Set(confState.learners);
-    if (this.voters.has(this.id) || this.learners.has(this.id)) this.wasMember = true;
+    this.noteMembership(index);
     const next = this.log.lastIndex() + 1;
     const members = new Set([...this.voters, ...this.learners]);
     for (const id of [...this.progress.keys()]) if (!members.has(id)) this.progress.delete(id);
@@ -977,12 +980,17 @@ export class Raft {
   private replayConfChanges(from: number, to: number): void {
     if (to < from) return;
     for (const entry of this.log.slice(from, to + 1, Number.MAX_SAFE_INTEGER)) {
-      if (entry.type === EntryType.ConfChange) this.applyConfChange(decodeConfChange(entry.data));
+      if (entry.type === EntryType.ConfChange) this.applyConfChange(decodeConfChange(entry.data), entry.index);
     }
   }
 
-  /** Called when a conf-change entry is applied (thesis §4.1 single-server change). */
-  applyConfChange(change: ConfChange): void {
+  /** Sets wasMember when the configuration in force since `index` names this node (see wasMember). */
+  private noteMembership(index: number): void {
+    if ((this.voters.has(this.id) || this.learners.has(this.id)) && index > this.config.voteFloor.index) this.wasMember = true;
+  }
+
+  /** Called when the conf-change entry at `index` is applied (thesis §4.1 single-server change). */
+  applyConfChange(change: ConfChange, index: number): void {
     const voters = new Set(this.voters);
     const learners = new Set(this.learners);
     switch (change.type) {
@@ -1002,7 +1010,7 @@ export class Raft {
     const lastIndex = this.log.lastIndex();
     this.voters = voters;
     this.learners = learners;
-    if (voters.has(this.id) || learners.has(this.id)) this.wasMember = true;
+    this.noteMembership(index);
     const members = new Set([...voters, ...learners]);
     for (const id of [...this.progress.keys()]) if (!members.has(id)) this.progress.delete(id);
     for (const id of members) {

@@ -372,7 +372,7 @@ export class RawNode {
     if (lastEntry) raft.log.stableTo(lastEntry.index, lastEntry.term);
     for (const entry of ready.committedEntries) {
       raft.log.appliedTo(entry.index);
-      if (entry.type === EntryType.ConfChange) raft.applyConfChange(decodeConfChange(entry.data));
+      if (entry.type === EntryType.ConfChange) raft.applyConfChange(decodeConfChange(entry.data), entry.index);
     }
   }
 

@@ -88,4 +88,18 @@ describe('vote floor of a re-added replica', () => {
     change(h, leader, { type: 'addVoter', node: 3 });
     expect(h.status(leader).confState.voters).toEqual([1, 2, 3, 4]);
   });
+
+  it('counts as "was a member" only configurations past the floor: a stale snapshot naming the node is not its own addition (seed 8244)', () => {
+    const { h, floor } = staleSnapshotScenario((leader) => leader);
+    // The snapshot node 3 installed names it a voter, but it is at or below the floor.
+    expect(h.status(3).confState.voters).toContain(3);
+    expect(h.node(3).raw.wasMember).toBe(false);
+    h.heal();
+    for (let round = 0; round < 100 && h.leader() === undefined; round++) h.run(1);
+    h.run(10);
+    // It applied the old removal, then its own addition past the floor.
+    expect(h.status(3).confState.learners).toContain(3);
+    expect(h.status(3).applied).toBeGreaterThan(floor.index);
+    expect(h.node(3).raw.wasMember).toBe(true);
+  });
 });

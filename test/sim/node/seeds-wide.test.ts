@@ -22,6 +22,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [6112, 'the same as 5486'],
   [1302, 'a merge back waited for good: a founder that never applied an entry installed its first snapshot after a split, recorded no hole, and the new partition ran on two replicas (partition-replica.ts: the founding snapshot counts as state)'],
   [8189, 'exactly-once: a merge dropped the right side\'s result for an id the left had refused with PARTITION_MOVED, and a resend applied again (merge-plan.ts)'],
+  [8244, 'a replica with RF - 1 copies: a move back to a node reused the replica it had left (not yet swept), which restarted before applying its re-addition and was deleted as moved away (replica-moves.ts prepare opens a new one; raft.ts wasMember ignores configurations at or below the vote floor)'],
   [1836, 'a replica stayed behind: two complete staged transfers the log came to cover held both incoming slots, and other groups\' snapshots were declined for 30 s (snapshot-receiver.ts tick)'],
 ];
 
