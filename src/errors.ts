@@ -92,6 +92,11 @@ export const atollErrorCodes = [
    * ('not-adjacent', 'leased-keys', and the node's own reasons, docs/architecture.md "Partition merges").
    */
   'MERGE_REFUSED',
+  /**
+   * `atoll restore --signing-key-file` found the backup's manifest unsigned, or its HMAC not the
+   * one the given key makes: the backup may have been altered. Restore wrote nothing.
+   */
+  'BACKUP_SIGNATURE_INVALID',
 ] as const;
 
 export type AtollErrorCode = (typeof atollErrorCodes)[number];
@@ -158,6 +163,7 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   PARTITION_MOVED: 'UNAVAILABLE',
   SPLIT_REFUSED: 'FAILED_PRECONDITION',
   MERGE_REFUSED: 'FAILED_PRECONDITION',
+  BACKUP_SIGNATURE_INVALID: 'FAILED_PRECONDITION',
 });
 
 export class AtollError extends Error {

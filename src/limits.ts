@@ -93,6 +93,11 @@ export interface Limits {
   /** A tenant has at most this many tokens, revoked ones included (else RESOURCE_EXHAUSTED). */
   readonly maxTokensPerTenant: number;
   /**
+   * Leases a tenant may hold at once, all partitions, when its quota record sets no lease quota
+   * (QUOTA_EXCEEDED past it; `atoll auth quota set --leases` sets a tenant's own).
+   */
+  readonly defaultLeaseQuota: number;
+  /**
    * A connection (remote address and port) whose calls presented a token that failed to
    * authenticate this many times within failedAuthWindowMs is refused at once (UNAUTHENTICATED),
    * without a token lookup, until the window passes.
@@ -151,6 +156,7 @@ export const defaultLimits: Limits = Object.freeze({
   maxPendingRequestsPerNode: 20_000,
   maxForwardsInFlight: 10_000,
   maxTokensPerTenant: 1_000,
+  defaultLeaseQuota: 10_000,
   maxFailedAuthsPerConnection: 20,
   failedAuthWindowMs: 10_000,
   maxTrackedConnections: 10_000,

@@ -97,22 +97,23 @@ export function addAuthCommands(program: Command, act: Act, out: Print): void {
     .option('--keys <n>', 'stored keys (0: unlimited)', count('--keys'), 0)
     .option('--bytes <n>', 'stored key and value bytes (0: unlimited)', count('--bytes'), 0)
     .option('--rps <n>', 'requests per second per leader node (0: unlimited)', count('--rps'), 0)
+    .option('--leases <n>', 'leases held at once, all partitions (0: the default, 10000; never unlimited)', count('--leases'), 0)
     .action(
       act((options) => async (client, print) => {
-        const { tenant, keys, bytes, rps } = options as { tenant: string; keys: number; bytes: number; rps: number };
-        await client.authCall('SetQuota', { tenant, quota: { maxKeys: String(keys), maxBytes: String(bytes), maxRequestsPerSecond: String(rps) } });
-        print(`quota of ${tenant}: keys ${keys || 'unlimited'}, bytes ${bytes || 'unlimited'}, requests/s ${rps || 'unlimited'}`);
+        const { tenant, keys, bytes, rps, leases } = options as { tenant: string; keys: number; bytes: number; rps: number; leases: number };
+        await client.authCall('SetQuota', { tenant, quota: { maxKeys: String(keys), maxBytes: String(bytes), maxRequestsPerSecond: String(rps), maxLeases: String(leases) } });
+        print(`quota of ${tenant}: keys ${keys || 'unlimited'}, bytes ${bytes || 'unlimited'}, requests/s ${rps || 'unlimited'}, leases ${leases || 'the default'}`);
         return 0;
       }),
     );
   auth
     .command('usage')
-    .description("a tenant's stored keys, bytes (live and retained history) and request rate against its quotas")
+    .description("a tenant's stored keys, bytes (live and retained history), request rate and leases against its quotas")
     .option('--tenant <tenant>', 'this tenant (default: your own; the cluster admin sees all)')
     .action(
       act((options) => async (client, print, globals) => {
         const usage = await client.authCall('GetUsage', { tenant: (options as { tenant?: string }).tenant ?? '' });
-        const tenants = (usage['tenants'] ?? []) as Array<{ tenant: string; keys: string; bytes: string; historyBytes?: string; requestsPerSecond: number; quota?: Record<string, string> }>;
+        const tenants = (usage['tenants'] ?? []) as Array<{ tenant: string; keys: string; bytes: string; historyBytes?: string; requestsPerSecond: number; leases?: string; quota?: Record<string, string> }>;
         if (globals.json === true) {
           print(json(tenants));
           return 0;
@@ -124,7 +125,7 @@ export function addAuthCommands(program: Command, act: Act, out: Print): void {
           const stored = (BigInt(t.bytes) + history).toString();
           print(
             `${t.tenant}: keys ${t.keys}/${limit(t.quota?.['maxKeys'])}, bytes ${stored}/${limit(t.quota?.['maxBytes'])} (live ${t.bytes}, history ${history}), ` +
-              `requests/s ${t.requestsPerSecond}/${limit(t.quota?.['maxRequestsPerSecond'])}`,
+              `requests/s ${t.requestsPerSecond}/${limit(t.quota?.['maxRequestsPerSecond'])}, leases ${t.leases ?? '0'}/${limit(t.quota?.['maxLeases'])}`,
           );
         }
         return 0;

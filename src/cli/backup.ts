@@ -22,8 +22,16 @@
  * caller's right to write every tenant in it, and that the target holds no keys
  * (RESTORE_TARGET_NOT_EMPTY unless --force). Only then does it write the keys through ordinary
  * puts, a bounded number at a time. Values and remaining TTLs are kept; revisions are new.
+ *
+ * Signing (issue 33): the SHA-256 sums detect damage, not tampering (whoever can write the backup
+ * can rewrite them). Given `--signing-key-file` (or ATOLL_BACKUP_KEY_FILE), `atoll backup` adds to
+ * the manifest an HMAC-SHA256 of the rest of it under the operator's key, and `atoll restore` given
+ * the same key refuses a manifest whose HMAC is missing or wrong (BACKUP_SIGNATURE_INVALID) before
+ * it reads anything else. The manifest holds every file's size and SHA-256, so the HMAC covers
+ * every byte of the backup. A restore without a key checks the sums only, and says so when the
+ * manifest is signed.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -97,7 +105,20 @@ export interface Manifest {
   /** The tenants whose keys the files hold. */
   readonly tenants: readonly string[];
   readonly partitions: readonly ManifestPartition[];
+  /** Present when the backup was taken with a signing key: see manifestSignature. */
+  readonly signature?: ManifestSignature;
 }
+
+export interface ManifestSignature {
+  readonly algorithm: typeof signatureAlgorithm;
+  /** Lower-case hex HMAC-SHA256, under the operator's key, of the manifest without this field (manifestSignature). */
+  readonly mac: string;
+}
+
+const signatureAlgorithm = 'hmac-sha256';
+/** A signing key file holds one key: at least this many characters (a random one: `head -c 32 /dev/urandom | base64`), at most a few KiB. */
+const minSigningKeyChars = 32;
+const maxSigningKeyFileBytes = 4096;
 
 /** One line of a partition file. */
 interface BackupRecord {
@@ -154,6 +175,56 @@ function tableOfInfo(info: { readonly partitions: ReadonlyArray<{ readonly id: n
 
 function sameTable(a: RangeTable, b: RangeTable): boolean {
   return a.size === b.size && a.ranges.every((range, i) => range.id === b.ranges[i]!.id && range.start === b.ranges[i]!.start && range.end === b.ranges[i]!.end);
+}
+
+/**
+ * Reads a signing key file: its content without surrounding whitespace, at least
+ * minSigningKeyChars characters (INVALID_ARGUMENT otherwise, naming the file).
+ */
+function readSigningKey(path: string): Buffer {
+  let text: string;
+  try {
+    if (statSync(path).size > maxSigningKeyFileBytes) throw new AtollError('INVALID_ARGUMENT', `--signing-key-file ${path} is larger than ${maxSigningKeyFileBytes} bytes: it holds one key`);
+    text = readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    if (error instanceof AtollError) throw error;
+    throw new AtollError('INVALID_ARGUMENT', `cannot read --signing-key-file ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (text.length < minSigningKeyChars) {
+    throw new AtollError('INVALID_ARGUMENT', `--signing-key-file ${path} holds ${text.length} characters; a signing key has at least ${minSigningKeyChars} (make one: head -c 32 /dev/urandom | base64 > ${path})`);
+  }
+  return Buffer.from(text, 'utf8');
+}
+
+/**
+ * The signature of a manifest: HMAC-SHA256 under `key` of a domain tag and the manifest's compact
+ * JSON without its `signature` field, in the manifest's own field order. Restore computes it over
+ * the manifest as parsed, so any change to what it reads (a field, a file's size or SHA-256) changes it.
+ */
+function manifestSignature(manifest: Readonly<Record<string, unknown>>, key: Buffer): ManifestSignature {
+  const { signature: _ignored, ...signed } = manifest;
+  const mac = createHmac('sha256', key).update(`atoll-backup-manifest/v1\n${JSON.stringify(signed)}`, 'utf8').digest('hex');
+  return { algorithm: signatureAlgorithm, mac };
+}
+
+/** BACKUP_SIGNATURE_INVALID unless the parsed manifest carries a valid signature under `key`. */
+function checkSignature(manifest: unknown, key: Buffer, path: string): void {
+  const invalid = (why: string): AtollError =>
+    new AtollError('BACKUP_SIGNATURE_INVALID', `${path}: ${why}; the backup may have been altered since it was taken (or the key is not the one it was taken with): nothing was restored`);
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) throw invalid('not a JSON object');
+  const signature = (manifest as Record<string, unknown>)['signature'] as Record<string, unknown> | undefined;
+  if (typeof signature !== 'object' || signature === null) throw invalid('the manifest is not signed, and --signing-key-file was given');
+  if (signature['algorithm'] !== signatureAlgorithm || typeof signature['mac'] !== 'string' || !/^[0-9a-f]{64}$/.test(signature['mac'])) {
+    throw invalid(`the signature is not an ${signatureAlgorithm} of 64 hex digits`);
+  }
+  const expected = Buffer.from(manifestSignature(manifest as Record<string, unknown>, key).mac, 'hex');
+  if (!timingSafeEqual(expected, Buffer.from(signature['mac'], 'hex'))) throw invalid('the signature does not match the manifest under the given key');
+}
+
+/** The signing key file of a backup or restore: --signing-key-file, else ATOLL_BACKUP_KEY_FILE; undefined for none. */
+function signingKeyOf(options: { signingKeyFile?: string }, env: Readonly<Record<string, string | undefined>>): Buffer | undefined {
+  const path = options.signingKeyFile ?? env['ATOLL_BACKUP_KEY_FILE'];
+  return path === undefined || path === '' ? undefined : readSigningKey(path);
 }
 
 /** Thrown inside a backup attempt when a partition served a key outside the range the backup's table gives it: the table changed. */
@@ -322,7 +393,7 @@ function checkManifest(value: unknown): CheckedManifest {
   return { manifest: { ...(value as Manifest), partitions: entries }, hash: named };
 }
 
-function readManifest(dir: string): CheckedManifest {
+function readManifest(dir: string, key: Buffer | undefined): CheckedManifest {
   const path = join(dir, manifestName);
   let text: string;
   try {
@@ -338,6 +409,8 @@ function readManifest(dir: string): CheckedManifest {
   } catch {
     throw damaged(`${path} is not JSON`);
   }
+  // The signature first: a forged manifest is refused before anything it names is read.
+  if (key !== undefined) checkSignature(parsed, key, path);
   return checkManifest(parsed);
 }
 
@@ -393,9 +466,12 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
     .description('write an online, consistent backup of every partition (each at one revision) into DIR')
     .requiredOption('--out <dir>', 'a new or empty directory for the backup')
     .option('--concurrency <n>', `partitions read at a time (1..${maxConcurrency}, default 2)`, parseConcurrency, 2)
+    .option('--signing-key-file <file>', 'sign the manifest with HMAC-SHA256 under the key in FILE (at least 32 characters; default: $ATOLL_BACKUP_KEY_FILE); give it to restore too')
     .action(
       act((options) => async (client, print, globals) => {
         const { out, concurrency } = options as { out: string; concurrency: number };
+        // Read before anything is written, so a bad key file leaves no directory.
+        const key = signingKeyOf(options as { signingKeyFile?: string }, io.env);
         if (existsSync(out) && (!statSync(out).isDirectory() || readdirSync(out).length > 0)) {
           throw new AtollError('INVALID_ARGUMENT', `--out ${out} exists and is not an empty directory`);
         }
@@ -459,6 +535,7 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
               tenants: [...tenants].sort(),
               partitions: entries,
             };
+            if (key !== undefined) manifest = { ...manifest, signature: manifestSignature(manifest as unknown as Record<string, unknown>, key) };
           } else if (attempt >= maxTableAttempts) {
             throw new AtollError('UNAVAILABLE', `the partition table changed during each of ${maxTableAttempts} attempts (splits or merges); run the backup again when they settle`);
           } else {
@@ -469,8 +546,8 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
         writeFileSync(join(out, `${manifestName}.partial`), `${JSON.stringify(manifest, null, 2)}\n`, { mode: backupFileMode });
         renameSync(join(out, `${manifestName}.partial`), join(out, manifestName));
         const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        if (globals.json === true) print(JSON.stringify({ out, partitions: entries.length, keys, seconds: Number(seconds) }));
-        else print(`backup of ${entries.length} partitions, ${keys} keys, written to ${out} in ${seconds} s`);
+        if (globals.json === true) print(JSON.stringify({ out, partitions: entries.length, keys, seconds: Number(seconds), signed: key !== undefined }));
+        else print(`backup of ${entries.length} partitions, ${keys} keys, written to ${out} in ${seconds} s${key !== undefined ? ' (manifest signed)' : ''}`);
         return 0;
       }),
     );
@@ -482,11 +559,16 @@ export function addBackupCommands(program: Command, act: Act, io: BackupIo): voi
     .option('--addresses <list>', 'comma-separated host:port list of the target cluster (default: --endpoints)')
     .option('--force', 'write even when the target cluster already holds keys')
     .option('--concurrency <n>', `puts in flight (1..${maxConcurrency}, default 16)`, parseConcurrency, 16)
+    .option('--signing-key-file <file>', 'refuse the backup unless its manifest is signed under the key in FILE, the one backup was given (default: $ATOLL_BACKUP_KEY_FILE)')
     .action(
       act((options) => async (client, print, globals) => {
         const { from, force, concurrency } = options as { from: string; force?: boolean; concurrency: number };
-        // 1. The backup, whole, before anything is written.
-        const { manifest, hash } = readManifest(from);
+        // 1. The backup, whole, before anything is written; its signature first when a key is given.
+        const key = signingKeyOf(options as { signingKeyFile?: string }, io.env);
+        const { manifest, hash } = readManifest(from, key);
+        if (key === undefined && manifest.signature !== undefined) {
+          progressLine(`restore: the manifest is signed, but no --signing-key-file was given: only its checksums are checked, which detect damage, not tampering`);
+        }
         const tenants = new Set(manifest.tenants);
         let total = 0;
         for (const entry of manifest.partitions) {

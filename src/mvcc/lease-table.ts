@@ -13,7 +13,14 @@
  * Invariants (checked by assertions in `apply`):
  * - every key is attached to at most one lease (leaseOfKey is the inverse of the records' keys);
  * - a lease has at most leaseKeysMax keys, a partition at most leasesPerPartitionMax leases, so a
- *   revocation writes a bounded number of tombstones and the table's memory is bounded.
+ *   revocation writes a bounded number of tombstones and the table's memory is bounded;
+ * - countByTenant holds, per tenant, the number of its leases in the table (no zero entries).
+ *
+ * Fairness between tenants (issue 33): a grant is refused once its tenant holds
+ * leasesPerTenantPerPartitionMax leases here (a quarter of the table), so one tenant can never
+ * take the slots another tenant's grants need while the partition has room. The decision reads
+ * the replicated table only, so every replica decides a grant alike. A table loaded from an older
+ * build may hold more of one tenant's leases than the share: they stay; only new grants are refused.
  *
  * The store plans changes (plan*) while it decides an entry and applies them (apply) only after
  * the entry's batch, which carries the records' storage writes, is durable.
@@ -31,6 +38,8 @@ import type { MvccKeyLayout } from './key-layout.js';
 export const leaseKeysMax = 512;
 /** Leases one partition may hold at once. */
 export const leasesPerPartitionMax = 10_000;
+/** Leases one tenant may hold in one partition: its share of the table (QUOTA_EXCEEDED past it). */
+export const leasesPerTenantPerPartitionMax = leasesPerPartitionMax / 4;
 
 const recordVersion = 1;
 
@@ -75,6 +84,7 @@ export function leaseNotFound(id: number | string): AtollError {
 export class LeaseTable {
   private readonly leases = new Map<number, LeaseRecord>();
   private readonly leaseOfKey = new Map<string, number>();
+  private readonly countByTenant = new Map<string, number>();
 
   /** Reads every lease record of the partition (at open and after a snapshot import). */
   static async load(engine: StorageEngine, layout: MvccKeyLayout): Promise<LeaseTable> {
@@ -97,6 +107,11 @@ export class LeaseTable {
     return this.leases.get(id);
   }
 
+  /** How many leases each tenant holds in the partition (tenants with none are absent). */
+  countsByTenant(): ReadonlyMap<string, number> {
+    return this.countByTenant;
+  }
+
   /** The lease `key` is attached to, if any. */
   leaseOf(key: string): number | undefined {
     return this.leaseOfKey.get(key);
@@ -109,6 +124,14 @@ export class LeaseTable {
 
   planGrant(layout: MvccKeyLayout, id: number, tenant: string, ttlMs: number): LeaseChange {
     assert(!this.leases.has(id), 'a lease id is the index of its grant entry, which applies once');
+    const held = this.countByTenant.get(tenant) ?? 0;
+    if (held >= leasesPerTenantPerPartitionMax) {
+      throw new AtollError(
+        'QUOTA_EXCEEDED',
+        `tenant ${tenant} holds ${held} leases in this partition, its share of the partition's ${leasesPerPartitionMax}: revoke unused ones, or grant under a bucket of another partition`,
+        { tenant, leases: held, maxLeasesPerPartition: leasesPerTenantPerPartitionMax },
+      );
+    }
     if (this.leases.size >= leasesPerPartitionMax) {
       throw new AtollError('RESOURCE_EXHAUSTED', `a partition holds at most ${leasesPerPartitionMax} leases; revoke unused ones`, { maxLeases: leasesPerPartitionMax });
     }
@@ -163,16 +186,18 @@ export class LeaseTable {
   apply(change: LeaseChange): void {
     // Removals first, then additions, so a key moving between two changed leases ends attached.
     for (const [id] of change.records) {
-      for (const key of this.leases.get(id)?.keys ?? []) if (this.leaseOfKey.get(key) === id) this.leaseOfKey.delete(key);
+      const before = this.leases.get(id);
+      if (before === undefined) continue;
+      for (const key of before.keys) if (this.leaseOfKey.get(key) === id) this.leaseOfKey.delete(key);
+      this.leases.delete(id);
+      this.countTenant(before.tenant, -1);
     }
     for (const [id, record] of change.records) {
-      if (record === undefined) {
-        this.leases.delete(id);
-        continue;
-      }
+      if (record === undefined) continue;
       // Invariant: a lease stays within its key bound.
       assert(record.keys.size <= leaseKeysMax, 'a lease holds at most leaseKeysMax keys');
       this.leases.set(id, record);
+      this.countTenant(record.tenant, 1);
       for (const key of record.keys) {
         // Invariant: every key is attached to at most one lease.
         const other = this.leaseOfKey.get(key);
@@ -186,5 +211,13 @@ export class LeaseTable {
   clear(): void {
     this.leases.clear();
     this.leaseOfKey.clear();
+    this.countByTenant.clear();
+  }
+
+  private countTenant(tenant: string, delta: number): void {
+    const count = (this.countByTenant.get(tenant) ?? 0) + delta;
+    assert(count >= 0, 'a tenant holds a non-negative number of leases');
+    if (count === 0) this.countByTenant.delete(tenant);
+    else this.countByTenant.set(tenant, count);
   }
 }

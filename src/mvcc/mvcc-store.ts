@@ -661,6 +661,11 @@ export class MvccStore {
     return this.leases.all();
   }
 
+  /** How many leases each tenant holds in the partition (published with its usage, for the lease quota). */
+  leaseCountsByTenant(): ReadonlyMap<string, number> {
+    return this.leases.countsByTenant();
+  }
+
   status(): MvccStatus {
     return {
       appliedIndex: this.appliedIndexValue,

@@ -28,6 +28,13 @@
  * node sums those records, so a tenant's total is at most a few seconds old and a burst of writes
  * can overshoot a quota by what it writes in that time. The request rate is limited by each leader
  * node separately (a token bucket per tenant), so a cluster admits at most nodes x the rate.
+ *
+ * Leases (issue 33) have a quota of their own, maxLeases, counted like keys (each partition leader
+ * publishes its tenants' lease counts with their usage): it always applies, limits.defaultLeaseQuota
+ * when the tenant's record sets none (0), because every lease costs memory on every replica and a
+ * timer at its leader. A grant is also refused when the tenant is at its keys or bytes quota (a lease
+ * record is stored data). The per-partition share of the lease table (mvcc/lease-table.ts) is the
+ * hard bound a burst cannot overshoot.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { AtollError } from '../errors.js';
@@ -49,9 +56,11 @@ export interface Quota {
   readonly maxKeys: number;
   readonly maxBytes: number;
   readonly maxRequestsPerSecond: number;
+  /** Leases held at once, all partitions; 0 in a quota record: limits.defaultLeaseQuota (never unlimited). */
+  readonly maxLeases: number;
 }
 
-export const noQuota: Quota = Object.freeze({ maxKeys: 0, maxBytes: 0, maxRequestsPerSecond: 0 });
+export const noQuota: Quota = Object.freeze({ maxKeys: 0, maxBytes: 0, maxRequestsPerSecond: 0, maxLeases: 0 });
 
 export interface TenantUsage {
   readonly tenant: string;
@@ -61,6 +70,8 @@ export interface TenantUsage {
   /** Retained history: superseded versions and tombstones not compacted yet (key and value bytes). */
   readonly historyBytes: number;
   readonly requestsPerSecond: number;
+  /** Leases held, all partitions. */
+  readonly leases: number;
   readonly quota: Quota;
 }
 
@@ -70,9 +81,10 @@ interface UsageTotal {
   bytes: number;
   historyBytes: number;
   requestsPerSecond: number;
+  leases: number;
 }
 
-const noUsage: Readonly<UsageTotal> = Object.freeze({ keys: 0, bytes: 0, historyBytes: 0, requestsPerSecond: 0 });
+const noUsage: Readonly<UsageTotal> = Object.freeze({ keys: 0, bytes: 0, historyBytes: 0, requestsPerSecond: 0, leases: 0 });
 
 /** How the auth layer reads and writes the system keyspace (internal keys, through Raft). */
 export interface SystemStore {
@@ -129,7 +141,7 @@ function quotaOf(value: unknown): Quota {
   if (typeof value !== 'object' || value === null) return noQuota;
   const q = value as Partial<Quota>;
   const count = (n: unknown): number => (typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0);
-  return { maxKeys: count(q.maxKeys), maxBytes: count(q.maxBytes), maxRequestsPerSecond: count(q.maxRequestsPerSecond) };
+  return { maxKeys: count(q.maxKeys), maxBytes: count(q.maxBytes), maxRequestsPerSecond: count(q.maxRequestsPerSecond), maxLeases: count(q.maxLeases) };
 }
 
 function unauthenticated(message: string): AtollError {
@@ -241,7 +253,7 @@ export class NodeAuth {
     private readonly store: SystemStore,
     private readonly limits: Pick<
       Limits,
-      'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxTrackedConnections' | 'maxUnknownTokensCached' | 'maxTokensPerTenant'
+      'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxTrackedConnections' | 'maxUnknownTokensCached' | 'maxTokensPerTenant' | 'defaultLeaseQuota'
     > = defaultLimits,
   ) {
     this.adminTokenHash = adminToken === undefined ? undefined : hashToken(adminToken);
@@ -386,7 +398,9 @@ export class NodeAuth {
     const cached = this.quotaCache.get(tenant);
     if (cached !== undefined && nowMs - cached.atMs < cacheMs) return cached.quota;
     const bytes = await this.store.get(systemKey(`quotas/${tenant}`));
-    const quota = bytes === undefined ? noQuota : quotaOf(parseJson(bytes));
+    const recorded = bytes === undefined ? noQuota : quotaOf(parseJson(bytes));
+    // The lease quota always applies: the default when the record sets none.
+    const quota = { ...recorded, maxLeases: recorded.maxLeases > 0 ? recorded.maxLeases : this.limits.defaultLeaseQuota };
     if (this.quotaCache.size >= maxCachedTokens) this.quotaCache = new Map();
     this.quotaCache.set(tenant, { quota, atMs: nowMs });
     return quota;
@@ -398,7 +412,7 @@ export class NodeAuth {
     if (this.usageCache !== undefined && nowMs - this.usageCache.atMs < usageCacheMs) return this.usageCache.totals;
     const totals = new Map<string, UsageTotal>();
     for (const entry of await this.store.scan(usageBucket)) {
-      const published = parseJson(entry.value) as Record<string, { keys?: number; bytes?: number; historyBytes?: number; rps?: number }> | undefined;
+      const published = parseJson(entry.value) as Record<string, { keys?: number; bytes?: number; historyBytes?: number; rps?: number; leases?: number }> | undefined;
       for (const [tenant, usage] of Object.entries(published ?? {})) {
         const total = totals.get(tenant) ?? { ...noUsage };
         total.keys += Number(usage.keys) || 0;
@@ -406,6 +420,8 @@ export class NodeAuth {
         // Records published before history was counted have none: they count as 0.
         total.historyBytes += Number(usage.historyBytes) || 0;
         total.requestsPerSecond += Number(usage.rps) || 0;
+        // Records published before leases were counted have none: they count as 0.
+        total.leases += Number(usage.leases) || 0;
         totals.set(tenant, total);
       }
     }
@@ -462,6 +478,25 @@ export class NodeAuth {
       });
     }
     if (grows) await this.checkStorageQuota(tenant);
+  }
+
+  /**
+   * Checks a lease grant against the tenant's quotas: its storage quota (a lease record is stored
+   * data) and its lease quota (QUOTA_EXCEEDED at it; soft, as the key count is). The request rate
+   * was checked by checkQuota.
+   */
+  async checkLeaseQuota(tenant: string): Promise<void> {
+    if (!this.enabled || tenant === systemTenant) return;
+    await this.checkStorageQuota(tenant);
+    const quota = await this.quotaOf(tenant);
+    const leases = ((await this.totals()).get(tenant) ?? noUsage).leases;
+    if (leases >= quota.maxLeases) {
+      throw new AtollError('QUOTA_EXCEEDED', `tenant ${tenant} holds ${leases} leases, at its quota of ${quota.maxLeases}: revoke unused leases or ask for a larger quota`, {
+        tenant,
+        leases,
+        maxLeases: quota.maxLeases,
+      });
+    }
   }
 
   /**

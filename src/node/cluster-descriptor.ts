@@ -11,17 +11,31 @@
  * decode instead of being half-believed. A version this code does not know is refused.
  *
  * The cluster id. Every node must compute the same id, with no coordination, at its first start,
- * and two clusters must not share one. It is derived: SHA-256 over a domain tag, the cluster's
- * current peer secret (the first one, which every node of a new cluster shares: they cannot talk
- * otherwise) and the creation flags (partition count, replication factor, hash, every member's id
- * and client address). Why derived rather than proposed by one node through a replicated record:
- * the descriptor must be settled before the Raft groups open (it decides their routing hash), and
- * a node whose partitions are led elsewhere may start long before any leader exists. Deriving it
- * needs nothing from other nodes, and it has a useful side effect: nodes started with different
- * creation flags derive different ids and refuse each other loudly at the first handshake. Two
- * clusters share an id only if they share both the secret and every creation flag, i.e. they are
- * indistinguishable to each other's peer authentication anyway. The id is one-way: it reveals
- * nothing about the secret.
+ * and two clusters must not share one. It is derived from the cluster's current peer secret (the
+ * first one, which every node of a new cluster shares: they cannot talk otherwise) and the creation
+ * flags (partition count, replication factor, hash, every member's id and client address). Why
+ * derived rather than proposed by one node through a replicated record: the descriptor must be
+ * settled before the Raft groups open (it decides their routing hash), and a node whose partitions
+ * are led elsewhere may start long before any leader exists. Deriving it needs nothing from other
+ * nodes, and it has a useful side effect: nodes started with different creation flags derive
+ * different ids and refuse each other loudly at the first handshake. Two clusters share an id only
+ * if they share both the secret and every creation flag, i.e. they are indistinguishable to each
+ * other's peer authentication anyway.
+ *
+ * The id is public (ClusterInfo answers it without a token) and the flags are too, so it must not
+ * let anyone test guesses of the secret offline (issue 33). A random value recorded in the
+ * descriptor would do that best, but the founders cannot share one: each settles its descriptor
+ * alone, before it talks to anyone, started in any order, and the one thing they share is the
+ * secret itself (a file one of them may have created, a Kubernetes secret mounted read-only,
+ * ATOLL_PEER_SECRET); sharing a random value too would take a new flag or a round trip before the
+ * descriptor exists. So the id is a keyed hash whose key is stretched from the secret: HMAC-SHA256
+ * over a domain tag and the flags, keyed by scrypt(secret) (N = 2^15, r = 8: 32 MiB and about 0.1 s
+ * per derivation). Every guess of the secret costs an attacker that scrypt, against about a
+ * microsecond for the SHA-256 of version 1: a random secret (which nodes make, and the docs tell
+ * operators to make) stays out of reach, and a weak one is a hundred thousand times slower to find.
+ * Ids are recorded, never derived again: a data directory created with the version-1 derivation
+ * keeps its id, so existing clusters are unchanged; only a new cluster's founders derive version 2
+ * (so the founders of one new cluster must run one version).
  *
  * "Another cluster's data directory": the peer secret is the cluster's shared credential, so a
  * data directory whose recorded secrets (digests, never the secrets) share none with the node's
@@ -37,7 +51,7 @@
  * - members are sorted by id, ids unique and positive; nodeId is one of them.
  * - replicationFactor >= 1; hashFunction is a known bucket hash.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, scryptSync } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import { defaultBucketHash, isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { partitionTable, type PartitionRange } from '../keys/partition-table.js';
@@ -121,6 +135,12 @@ export function membersOf(config: Pick<AtollNodeConfig, 'peers' | 'peerAddresses
     .map(([id, clientAddress]) => ({ id, clientAddress, peerAddress: config.peerAddresses?.get(id) ?? '' }));
 }
 
+/** The scrypt cost of the key a cluster id is derived under (see the file comment): each guess of the secret pays it too. */
+export const clusterIdKeyCost = Object.freeze({ N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+/** Ids this process derived, by a digest of their inputs: the nodes of one process (tests, the simulator) pay scrypt once. */
+const derivedIds = new Map<string, string>();
+const maxDerivedIds = 64;
+
 /** The cluster id (see the file comment): the same on every node given the same secret and creation flags. */
 export function deriveClusterId(
   secret: string,
@@ -132,7 +152,14 @@ export function deriveClusterId(
     hashFunction: creation.hashFunction,
     members: creation.members.map((member) => [member.id, member.clientAddress]),
   });
-  return sha256Hex(`atoll-cluster-id/v1\n${secret}\n${flags}`).slice(0, 32);
+  const memo = sha256Hex(`${secret}\n${flags}`);
+  const known = derivedIds.get(memo);
+  if (known !== undefined) return known;
+  const key = scryptSync(secret, 'atoll-cluster-id-key/v2', 32, clusterIdKeyCost);
+  const id = createHmac('sha256', key).update(`atoll-cluster-id/v2\n${flags}`, 'utf8').digest('hex').slice(0, 32);
+  if (derivedIds.size >= maxDerivedIds) derivedIds.delete(derivedIds.keys().next().value!);
+  derivedIds.set(memo, id);
+  return id;
 }
 
 /** The record's bytes. */

@@ -77,6 +77,8 @@ export class KvExecutor {
     this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), this.options.clock.monotonicMs());
     access.countRequest(replica.id, tenant);
     await access.checkQuota(tenant, this.mayGrow(operation));
+    // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/auth.ts).
+    if (operation.kind === 'lease' && operation.request.action === 'grant') await access.checkLeaseQuota(tenant);
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;

@@ -95,6 +95,11 @@ export class NodeAccess {
     return this.auth.checkQuota(tenant, grows);
   }
 
+  /** Refuses a lease grant of a tenant at its lease quota or its storage quota. */
+  checkLeaseQuota(tenant: string): Promise<void> {
+    return this.auth.checkLeaseQuota(tenant);
+  }
+
   /** Refuses a write that adds data for a tenant over its storage quota. */
   checkStorageQuota(tenant: string): Promise<void> {
     return this.auth.checkStorageQuota(tenant);
@@ -110,7 +115,7 @@ export class NodeAccess {
 
   /**
    * Each partition this node leads publishes its per-tenant stored keys, live bytes, retained
-   * history bytes and request rate to the system record usage/<partition> when they changed;
+   * history bytes, leases and request rate to the system record usage/<partition> when they changed;
    * NodeAuth sums the records for quotas.
    */
   publishUsage(): void {
@@ -121,14 +126,17 @@ export class NodeAccess {
     const counts = this.requestCounts;
     for (const replica of this.options.driver.groups.values()) {
       if (replica.raw.role !== 'leader') continue;
-      const record: Record<string, { keys: number; bytes: number; historyBytes: number; rps: number }> = {};
+      const record: Record<string, { keys: number; bytes: number; historyBytes: number; rps: number; leases?: number }> = {};
+      const entryOf = (tenant: string) => (record[tenant] ??= { keys: 0, bytes: 0, historyBytes: 0, rps: 0 });
       for (const [tenant, usage] of replica.mvcc.usageByTenant()) {
-        if (tenant !== systemTenant) record[tenant] = { keys: usage.keys, bytes: usage.bytes, historyBytes: usage.historyBytes, rps: 0 };
+        if (tenant !== systemTenant) Object.assign(entryOf(tenant), { keys: usage.keys, bytes: usage.bytes, historyBytes: usage.historyBytes });
+      }
+      // Only tenants holding leases get the field, so a partition without leases publishes what it did before.
+      for (const [tenant, leases] of replica.mvcc.leaseCountsByTenant()) {
+        if (tenant !== systemTenant) entryOf(tenant).leases = leases;
       }
       for (const [tenant, count] of counts.get(replica.id) ?? []) {
-        if (tenant === systemTenant) continue;
-        const entry = (record[tenant] ??= { keys: 0, bytes: 0, historyBytes: 0, rps: 0 });
-        entry.rps = Math.round(count / seconds);
+        if (tenant !== systemTenant) entryOf(tenant).rps = Math.round(count / seconds);
       }
       const text = JSON.stringify(record);
       if (this.lastPublishedUsage.get(replica.id) === text) continue;

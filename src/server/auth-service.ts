@@ -38,6 +38,7 @@ function encodeQuota(quota: Quota): Record<string, unknown> {
     maxKeys: formatWireInt64(quota.maxKeys),
     maxBytes: formatWireInt64(quota.maxBytes),
     maxRequestsPerSecond: formatWireInt64(quota.maxRequestsPerSecond),
+    maxLeases: formatWireInt64(quota.maxLeases),
   };
 }
 
@@ -47,6 +48,7 @@ function decodeQuota(message: unknown): Quota {
     maxKeys: parseWireCount(quota['maxKeys'] ?? '0', 'quota.max_keys'),
     maxBytes: parseWireCount(quota['maxBytes'] ?? '0', 'quota.max_bytes'),
     maxRequestsPerSecond: parseWireCount(quota['maxRequestsPerSecond'] ?? '0', 'quota.max_requests_per_second'),
+    maxLeases: parseWireCount(quota['maxLeases'] ?? '0', 'quota.max_leases'),
   };
 }
 
@@ -77,6 +79,7 @@ export function authServiceHandlers(api: AuthApi, logger: ErrorLogger): grpc.Unt
         requestsPerSecond: usage.requestsPerSecond,
         quota: encodeQuota(usage.quota),
         historyBytes: formatWireInt64(usage.historyBytes),
+        leases: formatWireInt64(usage.leases),
       })),
     })),
   };

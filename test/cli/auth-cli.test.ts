@@ -108,7 +108,7 @@ describe('atoll auth (the CLI)', () => {
   it('sets a quota that refuses the write past it, and usage reports it', async () => {
     const created = await as(adminToken, ['--json', 'auth', 'token', 'create', '--tenant', 'tiny', '--role', 'readwrite']);
     const token = (JSON.parse(created.stdout) as { token: string }).token;
-    expect(await as(adminToken, ['auth', 'quota', 'set', '--tenant', 'tiny', '--keys', '2'])).toMatchObject({ status: 0, stdout: 'quota of tiny: keys 2, bytes unlimited, requests/s unlimited' });
+    expect(await as(adminToken, ['auth', 'quota', 'set', '--tenant', 'tiny', '--keys', '2'])).toMatchObject({ status: 0, stdout: 'quota of tiny: keys 2, bytes unlimited, requests/s unlimited, leases the default' });
     expect(await as(token, ['put', 'q/a', '1'])).toMatchObject({ status: 0 });
     expect(await as(token, ['put', 'q/b', '2'])).toMatchObject({ status: 0 });
     // Usage is published about once a second: the third key is refused once the leaders know of two.
@@ -123,7 +123,7 @@ describe('atoll auth (the CLI)', () => {
     expect(await as(token, ['get', 'q/a'])).toMatchObject({ status: 0, stdout: '1' });
 
     const own = await as(token, ['auth', 'usage']);
-    expect(own).toMatchObject({ status: 0, stdout: expect.stringMatching(/^tiny: keys 2\/2, bytes \d+\/unlimited \(live \d+, history \d+\), requests\/s [\d.]+\/unlimited$/) });
+    expect(own).toMatchObject({ status: 0, stdout: expect.stringMatching(/^tiny: keys 2\/2, bytes \d+\/unlimited \(live \d+, history \d+\), requests\/s [\d.]+\/unlimited, leases 0\/10000$/) });
     const all = await as(adminToken, ['--json', 'auth', 'usage']);
     expect(all.status).toBe(0);
     const tenants = JSON.parse(all.stdout) as Array<{ tenant: string; keys: string; quota?: { maxKeys: string } }>;

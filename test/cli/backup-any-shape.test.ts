@@ -19,8 +19,6 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manifestName, type Manifest } from '../../src/cli/backup.js';
 import { run } from '../../src/cli/run.js';
@@ -29,13 +27,7 @@ import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import { RangeTable } from '../../src/keys/partition-table.js';
 import { tenantTag } from '../../src/keys/tenant-keys.js';
-import { AtollNode } from '../../src/node/atoll-node.js';
-import { newToken } from '../../src/node/auth.js';
-import { Rng } from '../../src/raft/rng.js';
-import { addClientServices, createGrpcServer } from '../../src/server/grpc-server.js';
-import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { freePort } from '../../src/chaos/local-cluster.js';
-import { expectAllLed, loneNodeConfig, silentTransport } from '../node/in-process-cluster.js';
+import { runCli, startOneNodeCluster, type OneNodeCluster } from './one-node-cluster.js';
 
 interface BackupRecord {
   t: string;
@@ -44,54 +36,16 @@ interface BackupRecord {
   e: number;
 }
 
-/** One node holding every partition, served over gRPC with authentication. */
-interface OneNodeCluster {
-  readonly address: string;
-  readonly token: string;
-  readonly node: AtollNode;
-  readonly admin: AtollClient;
-  stop(): Promise<void>;
-}
-
 const opened: OneNodeCluster[] = [];
 let work: string;
 
 async function startCluster(partitions: number): Promise<OneNodeCluster> {
-  const port = await freePort();
-  const address = `127.0.0.1:${port}`;
-  const token = newToken();
-  const node = await AtollNode.open(
-    loneNodeConfig(`backup-any-shape-${port}`, { partitions, peers: new Map([[1, address]]), tickMs: 10, electionTicks: 5, retentionRevisions: 100_000, snapshotEveryEntries: 100_000, adminToken: token }),
-    { transport: () => silentTransport(), engine: new MemoryEngine(), random: new Rng(port) },
-  );
-  const server = createGrpcServer();
-  addClientServices(server, node, pino({ level: 'silent' }), { auth: node });
-  await new Promise<void>((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error) => (error ? reject(error) : resolve())));
-  // Bounded: a node alone elects itself within a few ticks.
-  await expectAllLed(node, 5_000);
-  const admin = new AtollClient({ endpoints: [address], token, defaultTimeoutMs: 10_000 });
-  const cluster: OneNodeCluster = {
-    address,
-    token,
-    node,
-    admin,
-    stop: async () => {
-      admin.close();
-      server.forceShutdown();
-      await node.close();
-    },
-  };
+  const cluster = await startOneNodeCluster('backup-any-shape', partitions);
   opened.push(cluster);
   return cluster;
 }
 
-/** Runs the CLI in this process: exit code, stdout and stderr. */
-async function cli(argv: string[], token: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), env: { ATOLL_TOKEN: token } });
-  return { code, stdout, stderr };
-}
+const cli = runCli;
 
 function readBackup(dir: string): { manifest: Manifest; records: BackupRecord[]; byFile: Map<string, BackupRecord[]> } {
   const manifest = JSON.parse(readFileSync(join(dir, manifestName), 'utf8')) as Manifest;

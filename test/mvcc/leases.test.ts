@@ -9,7 +9,7 @@ import { isAtollError } from '../../src/errors.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import { encodeCommand, decodeCommand } from '../../src/mvcc/command-codec.js';
 import type { Command } from '../../src/mvcc/commands.js';
-import { leaseKeysMax } from '../../src/mvcc/lease-table.js';
+import { leaseKeysMax, leasesPerTenantPerPartitionMax } from '../../src/mvcc/lease-table.js';
 import { decodeSnapshotChunk } from '../../src/mvcc/snapshot-format.js';
 import { eventOf } from '../../src/watch/watcher.js';
 import { engineKinds, Partition, text } from './harness.js';
@@ -133,6 +133,34 @@ describe.each(engineKinds)('leases on $name', (kind) => {
     const revoked = await partition.applyOk({ type: 'leaseRevoke', lease, expired: true });
     expect(revoked.writes.filter((write) => write.deleted).length).toBe(leaseKeysMax);
   });
+
+  it("a tenant holds at most its share of the partition's leases; other tenants grant on, and the count survives a restart and a snapshot", async () => {
+    const partition = await Partition.create(kind);
+    const evilKey = toInternalKey('evil', 'svc/x');
+    const first = await grant(partition, 10_000, evilKey);
+    for (let index = 1; index < leasesPerTenantPerPartitionMax; index++) await grant(partition, 10_000, evilKey);
+    expect(partition.store.leaseCountsByTenant().get('evil')).toBe(leasesPerTenantPerPartitionMax);
+    const refused = await partition.apply({ type: 'leaseGrant', key: evilKey, ttlMs: 10_000 });
+    expect(refused.error?.code).toBe('QUOTA_EXCEEDED');
+    expect(partition.store.allLeases().length).toBe(leasesPerTenantPerPartitionMax);
+    // Another tenant's grant in the same partition goes on.
+    const acme = await grant(partition, 10_000, toInternalKey('acme', 'svc/x'));
+    expect(partition.store.lease(acme)?.tenant).toBe('acme');
+    // The counts are rebuilt from the stored table: a reopened replica decides alike.
+    await partition.reopen(kind);
+    expect(Object.fromEntries(partition.store.leaseCountsByTenant())).toEqual({ evil: leasesPerTenantPerPartitionMax, acme: 1 });
+    expect((await partition.apply({ type: 'leaseGrant', key: evilKey, ttlMs: 10_000 })).error?.code).toBe('QUOTA_EXCEEDED');
+    // And so does a replica installed from a snapshot.
+    const target = await Partition.create(kind, { partitionId: 9 });
+    await target.store.importSnapshot(await chunksOf(partition));
+    target.index = partition.index;
+    expect(Object.fromEntries(target.store.leaseCountsByTenant())).toEqual({ evil: leasesPerTenantPerPartitionMax, acme: 1 });
+    expect((await target.apply({ type: 'leaseGrant', key: evilKey, ttlMs: 10_000 })).error?.code).toBe('QUOTA_EXCEEDED');
+    // A revocation frees a slot of the share.
+    await partition.applyOk({ type: 'leaseRevoke', lease: first, expired: false });
+    expect(partition.store.leaseCountsByTenant().get('evil')).toBe(leasesPerTenantPerPartitionMax - 1);
+    await grant(partition, 10_000, evilKey);
+  }, 60_000);
 
   it('leases survive a restart and travel in snapshots', async () => {
     const source = await Partition.create(kind);

@@ -5,6 +5,7 @@
  * cluster's data directory refused, and a data directory from before descriptors adopting fnv1a32.
  * Then whole nodes: an old data directory's keys stay readable, and ClusterInfo names the hash.
  */
+import { createHash } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
@@ -90,6 +91,22 @@ describe('the cluster descriptor', () => {
     const otherSecret = (await settle(new MemoryEngine(), { peerSecrets: [OTHER_SECRET] })).descriptor.clusterId;
     const otherFlags = (await settle(new MemoryEngine(), { partitions: 8 })).descriptor.clusterId;
     expect(new Set([ids[0], otherSecret, otherFlags]).size).toBe(3);
+  });
+
+  it('keeps the id a data directory recorded with the version-1 derivation (an unsalted SHA-256 of the secret and flags); new clusters get the keyed one', async () => {
+    const engine = new MemoryEngine();
+    const { descriptor } = await settle(engine);
+    const flags = JSON.stringify({ partitionCount: 16, replicationFactor: 3, hashFunction: 'murmur3_32', members: [...peers] });
+    const v1 = createHash('sha256').update(`atoll-cluster-id/v1\n${SECRET}\n${flags}`, 'utf8').digest('hex').slice(0, 32);
+    // The new derivation is not the old one (which anyone could test guesses of the secret against).
+    expect(descriptor.clusterId).not.toBe(v1);
+    // A descriptor an older build wrote, with a version-1 id: found, and its id kept.
+    const old = new MemoryEngine();
+    await old.write([{ type: 'put', key: descriptorKey, value: encodeDescriptor({ ...descriptor, clusterId: v1 }) }], { sync: true });
+    const found = await settle(old);
+    expect(found.event).toBe('found');
+    expect(found.descriptor.clusterId).toBe(v1);
+    expect(decodeDescriptor((await old.get(descriptorKey)) as Uint8Array).clusterId).toBe(v1);
   });
 
   it('refuses a restart whose flags contradict it, naming the flag, the recorded value and the given one; writes nothing', async () => {

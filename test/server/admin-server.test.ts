@@ -119,7 +119,7 @@ describe('admin server', () => {
       tenantUsageForMetrics: async (max) => {
         expect(max).toBe(200);
         if (fail) throw new Error('usage records unreachable');
-        return [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 50, requestsPerSecond: 2, quota: { maxKeys: 10, maxBytes: 1_000, maxRequestsPerSecond: 0 } }];
+        return [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 50, requestsPerSecond: 2, leases: 0, quota: { maxKeys: 10, maxBytes: 1_000, maxRequestsPerSecond: 0, maxLeases: 10_000 } }];
       },
     });
     const text = await metrics.registry.metrics();

@@ -9,6 +9,11 @@ export interface Quota {
   'maxKeys'?: (number | string | Long);
   'maxBytes'?: (number | string | Long);
   'maxRequestsPerSecond'?: (number | string | Long);
+  /**
+   * Leases held at once, all partitions. 0 in SetQuota: the server's default (10,000); there is no
+   * unlimited (every lease costs memory on every replica). GetUsage reports the one in force.
+   */
+  'maxLeases'?: (number | string | Long);
 }
 
 export interface Quota__Output {
@@ -18,4 +23,9 @@ export interface Quota__Output {
   'maxKeys': (string);
   'maxBytes': (string);
   'maxRequestsPerSecond': (string);
+  /**
+   * Leases held at once, all partitions. 0 in SetQuota: the server's default (10,000); there is no
+   * unlimited (every lease costs memory on every replica). GetUsage reports the one in force.
+   */
+  'maxLeases': (string);
 }

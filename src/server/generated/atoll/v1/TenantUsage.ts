@@ -20,6 +20,10 @@ export interface TenantUsage {
    * keep until they compact them (retention window). The bytes quota bounds bytes + history_bytes.
    */
   'historyBytes'?: (number | string | Long);
+  /**
+   * Leases held, summed over every partition's leader.
+   */
+  'leases'?: (number | string | Long);
 }
 
 export interface TenantUsage__Output {
@@ -39,4 +43,8 @@ export interface TenantUsage__Output {
    * keep until they compact them (retention window). The bytes quota bounds bytes + history_bytes.
    */
   'historyBytes': (string);
+  /**
+   * Leases held, summed over every partition's leader.
+   */
+  'leases': (string);
 }
