@@ -4,8 +4,10 @@
 #
 # Run: one node per container; configure it with the ATOLL_* variables of README's "Running a node"
 # (at least ATOLL_ID and ATOLL_PEERS). It listens on 0.0.0.0:7001 for clients and 0.0.0.0:7101 for
-# its peers, and serves its admin HTTP port (Prometheus /metrics, /livez, /readyz) on 0.0.0.0:8001
-# (the client port + 1000), and keeps its data in the /var/lib/atoll volume. The peer secret file
+# its peers, and serves its admin HTTP port (Prometheus /metrics, /livez, /readyz) on the
+# container's loopback, 127.0.0.1:8001 (the client port + 1000; ATOLL_ADMIN_LISTEN=0.0.0.0:8001 lets
+# probes and Prometheus from outside the container reach it), and keeps its data in the
+# /var/lib/atoll volume. The peer secret file
 # (ATOLL_PEER_SECRET_FILE) is best a volume every node shares, such as /var/lib/atoll-peer. Node itself handles SIGTERM (graceful, about a second), so no init is needed.
 ARG BASE_IMAGE=node:20-bookworm-slim
 

@@ -395,6 +395,11 @@ export class AtollNode implements api.NodeApi {
     return this.memberAdmin.decorate(await this.reports.clusterInfo(context, request));
   }
 
+  /** The map with every tenant's hot keys, for a peer's status page (Peer.NodeStatus; node-reports.ts). */
+  clusterInfoForStatus(): api.ClusterInfoResponse {
+    return this.memberAdmin.decorate(this.reports.clusterInfoForStatus());
+  }
+
   /** Changes the member table (Cluster.ChangeMember; cluster admin). */
   changeMember(request: api.ChangeMemberRequest, context: api.CallContext): Promise<api.ChangeMemberResponse> {
     return this.memberAdmin.change(request, context);

@@ -7,7 +7,7 @@ import { AtollError, isAtollError } from '../errors.js';
 import type { LoadTracker } from '../hotkeys/index.js';
 import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
 import type { Limits } from '../limits.js';
-import { requireRole } from '../tenancy/principal.js';
+import { anonymousPrincipal, requireRole, type Principal } from '../tenancy/principal.js';
 import type * as api from './api.js';
 import type { KvExecutor } from './kv-executor.js';
 import type { LeaderChange, LeaderChangeLog } from './leader-changes.js';
@@ -49,6 +49,18 @@ export class NodeReports {
       if (isAtollError(error, 'UNAUTHENTICATED')) return undefined;
       throw error;
     });
+    return this.clusterInfoFor(principal, request);
+  }
+
+  /**
+   * The whole map with every tenant's hot keys, as the cluster admin sees it: for another node's
+   * status page (Peer.NodeStatus, on the peer port only; that page needs the cluster admin token).
+   */
+  clusterInfoForStatus(): api.ClusterInfoResponse {
+    return this.clusterInfoFor(anonymousPrincipal);
+  }
+
+  private clusterInfoFor(principal: Principal | undefined, request?: api.ClusterInfoRequest): api.ClusterInfoResponse {
     // The equal table cut at every split start this node knows (range-routing.ts); only the
     // partitions asked about when the request names some (an idle peer's stray check asks about a
     // few: building, encoding and decoding all 1,024 was most of an idle node's CPU).

@@ -20,6 +20,7 @@ import { formatWireInt64 } from '../server/wire-numbers.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
+import { decodeNodeStatus, type NodeStatus } from '../server/status-codec.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
@@ -30,6 +31,7 @@ type PeerClient = grpc.Client & {
   raft(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
   forward(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
   prepareReplica(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+  nodeStatus(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
 };
 
 const loadedPackage = grpc.loadPackageDefinition(packageDefinition) as unknown as {
@@ -255,43 +257,13 @@ export class PeerTransport implements NodeTransport {
 
   /** Sends a client request to another node, with the caller's deadline. */
   forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
-    const link = this.links.get(peer);
-    if (!link) return Promise.reject(noLink(peer));
-    return new Promise<KvResult>((resolve, reject) => {
-      const forwarded = { hops, operation, ...(tenant !== undefined && { tenant }) };
-      const call = link.client.forward(encodeForwardRequest(forwarded), this.metadata(), { deadline: deadlineMs }, (error, response) => {
-        signal?.removeEventListener('abort', abort);
-        if (error) {
-          reject(atollErrorOfServiceError(error));
-          return;
-        }
-        try {
-          resolve(decodeForwardResponse(response));
-        } catch (decodeError) {
-          reject(decodeError);
-        }
-      });
-      const abort = (): void => call.cancel();
-      signal?.addEventListener('abort', abort, { once: true });
-    });
+    const forwarded = { hops, operation, ...(tenant !== undefined && { tenant }) };
+    return this.unary(peer, (link, callback) => link.client.forward(encodeForwardRequest(forwarded), this.metadata(), { deadline: deadlineMs }, callback), decodeForwardResponse, signal);
   }
 
   /** A peer's view of the cluster (used to learn leaders of partitions this node does not host). */
   clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse> {
-    const link = this.links.get(peer);
-    if (!link) return Promise.reject(noLink(peer));
-    return new Promise((resolve, reject) => {
-      link.cluster.clusterInfo({ partitions: partitions ?? [] }, this.metadata(), { deadline: deadlineMs }, (error, response) => {
-        if (error) reject(atollErrorOfServiceError(error));
-        else {
-          try {
-            resolve(decodeClusterInfoResponse(response));
-          } catch (decodeError) {
-            reject(decodeError);
-          }
-        }
-      });
-    });
+    return this.unary(peer, (link, callback) => link.cluster.clusterInfo({ partitions: partitions ?? [] }, this.metadata(), { deadline: deadlineMs }, callback), decodeClusterInfoResponse);
   }
 
   /** Asks a peer to open an empty replica of `partition` (Peer.PrepareReplica; replica-moves.ts). */
@@ -303,6 +275,39 @@ export class PeerTransport implements NodeTransport {
         if (error) reject(atollErrorOfServiceError(error));
         else resolve();
       });
+    });
+  }
+
+  /**
+   * A peer's own status for this node's status page (Peer.NodeStatus): over the peer port, with the
+   * peer secret (and peer TLS when configured), within `deadlineMs`.
+   */
+  nodeStatus(peer: number, deadlineMs: number): Promise<NodeStatus> {
+    return this.unary(peer, (link, callback) => link.client.nodeStatus({}, this.metadata(), { deadline: deadlineMs }, callback), decodeNodeStatus);
+  }
+
+  /**
+   * One unary call to `peer` (`start` makes it), its answer decoded; an answer that does not decode
+   * rejects. `signal` cancels the call.
+   */
+  private unary<T>(peer: number, start: (link: PeerLink, callback: grpc.requestCallback<unknown>) => grpc.ClientUnaryCall, decode: (response: unknown) => T, signal?: AbortSignal): Promise<T> {
+    const link = this.links.get(peer);
+    if (!link) return Promise.reject(noLink(peer));
+    return new Promise((resolve, reject) => {
+      const call = start(link, (error, response) => {
+        signal?.removeEventListener('abort', abort);
+        if (error) {
+          reject(atollErrorOfServiceError(error));
+          return;
+        }
+        try {
+          resolve(decode(response));
+        } catch (decodeError) {
+          reject(decodeError);
+        }
+      });
+      const abort = (): void => call.cancel();
+      signal?.addEventListener('abort', abort, { once: true });
     });
   }
 

@@ -1,5 +1,6 @@
 /**
- * The Peer gRPC service of a node (Raft streams and Forward) and the guard of every service on the
+ * The Peer gRPC service of a node (Raft streams, Forward, replica preparation, the node's status for
+ * a peer's status page) and the guard of every service on the
  * peer port: the peer secret, and the cluster id (a peer of another cluster is refused). The node itself exposes plain methods (peerCallAllowed,
  * executeForwarded); this file turns them into gRPC handlers.
  */
@@ -14,6 +15,7 @@ import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
 import { serviceErrorOf } from '../server/grpc-errors.js';
 import { decodePrepareReplicaRequest } from '../server/move-codec.js';
+import { encodeNodeStatus, type NodeStatus } from '../server/status-codec.js';
 import { throwIfWireProblem } from '../server/wire-utf8.js';
 import type { PeerTransport } from './grpc-peer-transport.js';
 
@@ -67,8 +69,11 @@ export function requirePeerSecret(node: AtollNode, handlers: grpc.UntypedService
   return guarded;
 }
 
-/** Handlers for the internal Peer service. */
-export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, logger: Logger): grpc.UntypedServiceImplementation {
+/**
+ * Handlers for the internal Peer service. `nodeStatus` gives this node's own status for a peer's
+ * status page (Peer.NodeStatus; status-page.ts); without it that call is answered UNAVAILABLE.
+ */
+export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, logger: Logger, nodeStatus?: () => NodeStatus): grpc.UntypedServiceImplementation {
   return {
     raft: (call: grpc.ServerReadableStream<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       const refusal = peerCallRefusal(node, call, 'Peer.Raft', logger);
@@ -112,6 +117,16 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
         () => callback(null, {}),
         (error: unknown) => callback(serviceErrorOf(error, logger)),
       );
+    },
+    nodeStatus: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+      try {
+        const refusal = peerCallRefusal(node, call, 'Peer.NodeStatus', logger);
+        if (refusal !== undefined) throw refusal;
+        if (nodeStatus === undefined) throw new AtollError('UNAVAILABLE', 'this node serves no status page');
+        callback(null, encodeNodeStatus(nodeStatus()));
+      } catch (error) {
+        callback(serviceErrorOf(error, logger));
+      }
     },
   };
 }

@@ -4,30 +4,46 @@
  * `route()` (the status page will), each a GET handler answering a status, a content type and a body.
  *
  * Bounded: request bodies are never read (anything but GET or HEAD is refused with 405 and the
- * connection closed), headers are small (maxHeaderSize), every request and idle connection has a
- * timeout, connections are capped, and a handler that takes too long is answered with 503.
+ * connection closed), headers are small (maxHeaderSize), every connection has deadlines of its own
+ * (a complete header within HEADERS_TIMEOUT_MS, an answer within REQUEST_TIMEOUT_MS), one source
+ * address holds at most MAX_CONNECTIONS_PER_SOURCE connections, and PROBE_RESERVE slots beyond
+ * MAX_CONNECTIONS answer only /livez and /readyz (admin-connections.ts); a handler that takes too
+ * long is answered with 503.
+ *
+ * It binds loopback unless told otherwise (defaultAdminListen): /metrics and /readyz say much about
+ * the node, and probes or Prometheus from elsewhere need an address named for them.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NodeMetricsView } from '../node/metrics.js';
+import { AdminConnections, ADMIN_PORT_BUSY } from './admin-connections.js';
 
 export interface AdminResponse {
   readonly status: number;
   readonly contentType: string;
   readonly body: string;
+  /** More response headers (`atoll-code` with an error's stable code, for one). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export type AdminHandler = (request: IncomingMessage) => AdminResponse | Promise<AdminResponse>;
 
 /** A handler that has not answered within this long is answered 503 (its result is dropped). */
 const HANDLER_TIMEOUT_MS = 5_000;
-/** Whole request (headers included) and idle keep-alive limits. */
-const REQUEST_TIMEOUT_MS = 10_000;
-const HEADERS_TIMEOUT_MS = 5_000;
+/** A connection's complete request header, from connecting; the next one, from an answer. */
+const HEADERS_TIMEOUT_MS = 3_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** From a request's header to its answer written (the handler's 5 s included). */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** General connection slots, and slots beyond them that answer only /livez and /readyz. */
 const MAX_CONNECTIONS = 64;
+const PROBE_RESERVE = 8;
+/** Connections one source address may hold. */
+const MAX_CONNECTIONS_PER_SOURCE = 16;
+/** How often node:http checks its own header and request timeouts (a backstop to ours). */
+const CONNECTIONS_CHECK_MS = 1_000;
 const MAX_HEADER_BYTES = 8 * 1024;
 
 /**
@@ -60,17 +76,30 @@ export interface AdminServerOptions {
   /** False while the node starts or shuts down (/readyz answers 503). */
   readonly serving: () => boolean;
   readonly logger: Logger;
+  /**
+   * The atoll_tenant_* series (node-metrics.ts) and who may see them (--tenant-metrics; admin-auth.ts):
+   * appended to /metrics when `access` answers true; an answer it gives is sent instead (a refused
+   * token). Absent: never served.
+   */
+  readonly tenantMetrics?: { readonly registry: Registry; readonly access: (request: IncomingMessage) => Promise<boolean | AdminResponse> };
 }
 
 export class AdminServer {
   private readonly routes = new Map<string, AdminHandler>();
   private readonly server: Server;
+  private readonly connections: AdminConnections;
 
   constructor(private readonly options: AdminServerOptions) {
-    this.server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (request, response) => {
-      this.handle(request, response);
-    });
-    this.server.maxConnections = MAX_CONNECTIONS;
+    this.connections = new AdminConnections(
+      { maxConnections: MAX_CONNECTIONS, probeReserve: PROBE_RESERVE, perSource: MAX_CONNECTIONS_PER_SOURCE, headerTimeoutMs: HEADERS_TIMEOUT_MS, keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS },
+      options.logger,
+    );
+    this.server = createServer(
+      { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
+      (request, response) => this.handle(request, response),
+    );
+    // Slots are counted by admin-connections.ts (server.maxConnections would drop a probe with the rest).
+    this.server.on('connection', (socket: Socket) => this.connections.admit(socket));
     this.server.on('clientError', (_error, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       else socket.destroy();
@@ -80,7 +109,13 @@ export class AdminServer {
       const problems = readinessProblems(options.serving(), options.view());
       return problems.length === 0 ? text(200, 'ok') : text(503, problems.join('\n'));
     });
-    this.route('/metrics', async () => ({ status: 200, contentType: options.registry.contentType, body: await options.registry.metrics() }));
+    this.route('/metrics', async (request) => {
+      const tenants = options.tenantMetrics;
+      const access = tenants === undefined ? false : await tenants.access(request);
+      if (typeof access === 'object') return access;
+      const body = await options.registry.metrics();
+      return { status: 200, contentType: options.registry.contentType, body: access && tenants !== undefined ? `${body}${await tenants.registry.metrics()}` : body };
+    });
   }
 
   /** Serves GET `path` (exact match, query string ignored) with `handler`; a later call replaces it. */
@@ -106,13 +141,16 @@ export class AdminServer {
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
+      this.connections.closeAll();
     });
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
+    const finished = this.connections.requestStarted(request.socket);
+    response.once('close', finished);
     const send = (answer: AdminResponse): void => {
       if (response.headersSent || response.destroyed) return;
-      response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(answer.body) });
+      response.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(answer.body), ...answer.headers });
       response.end(request.method === 'HEAD' ? undefined : answer.body);
     };
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -123,6 +161,12 @@ export class AdminServer {
       return;
     }
     const path = (request.url ?? '/').split('?')[0] as string;
+    if (!this.connections.mayServe(request.socket, path)) {
+      // A reserve slot (every general one is in a request): the probes only.
+      response.setHeader('connection', 'close');
+      send({ ...text(503, `${ADMIN_PORT_BUSY}: the admin port is busy; only /livez and /readyz are answered now`), headers: { 'atoll-code': ADMIN_PORT_BUSY } });
+      return;
+    }
     const handler = this.routes.get(path);
     if (handler === undefined) {
       send(text(404, `no ${path.slice(0, 200)} here; try /, /metrics, /livez, /readyz`));
@@ -139,9 +183,24 @@ export class AdminServer {
   }
 }
 
-/** The default admin address: the client address's host with its port + 1000 (port 0 stays 0: any free port). */
-export function defaultAdminAddress(clientAddress: string): string {
+/** The admin port of a client address: its port + 1000 (port 0 stays 0: any free port). */
+function adminPortOf(clientAddress: string): { host: string; port: number } {
   const split = clientAddress.lastIndexOf(':');
   const port = Number(clientAddress.slice(split + 1));
-  return `${clientAddress.slice(0, split)}:${port === 0 ? 0 : port + 1000}`;
+  return { host: clientAddress.slice(0, split), port: port === 0 ? 0 : port + 1000 };
+}
+
+/** Where a node's admin port is advertised by default (ClusterInfo): the client address's host with its port + 1000. */
+export function defaultAdminAddress(clientAddress: string): string {
+  const { host, port } = adminPortOf(clientAddress);
+  return `${host}:${port}`;
+}
+
+/**
+ * Where a node binds its admin port by default: loopback, at the client port + 1000. Probes and
+ * scrapes from other hosts (Kubernetes, a Prometheus elsewhere) need --admin-listen naming an
+ * address they reach.
+ */
+export function defaultAdminListen(clientAddress: string): string {
+  return `127.0.0.1:${adminPortOf(clientAddress).port}`;
 }

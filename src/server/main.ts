@@ -17,11 +17,13 @@ import { openGrpcNode } from '../peer/grpc-node.js';
 import { fetchClusterToJoin, joinedClusterOf } from '../peer/join.js';
 import type { JoinedCluster } from '../node/node-config.js';
 import { peerServiceHandlers, requirePeerSecret } from '../peer/peer-service.js';
-import { AdminServer, defaultAdminAddress } from './admin-server.js';
-import { addStatusPage } from './status-page.js';
+import { AdminServer, defaultAdminAddress, defaultAdminListen } from './admin-server.js';
+import { tenantMetricsAccess, tenantMetricsModes, type TenantMetricsMode } from './admin-auth.js';
+import { addStatusPage, ownNodeStatus } from './status-page.js';
 import { addClientServices, createGrpcServer } from './grpc-server.js';
 import { PrometheusNodeMetrics } from './node-metrics.js';
 import type { AtollNode } from '../node/atoll-node.js';
+import type { PeerTransport } from '../peer/grpc-peer-transport.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
@@ -40,6 +42,13 @@ function integer(name: string, min: number) {
     if (!Number.isInteger(value) || value < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
     return value;
   };
+}
+
+/** --tenant-metrics: who sees the atoll_tenant_* series of /metrics (admin-auth.ts). */
+function tenantMetricsMode(text: string): TenantMetricsMode {
+  const mode = tenantMetricsModes.find((known) => known === text);
+  if (mode === undefined) throw new InvalidArgumentError(`--tenant-metrics must be ${tenantMetricsModes.join(', ')}`);
+  return mode;
 }
 
 /** --read-mode: 'lease' or 'safe' (src/node/read-barrier.ts). */
@@ -112,7 +121,8 @@ async function main(): Promise<void> {
     .option('--peer-cert <file>', 'peer mutual TLS: this node\'s PEM certificate, presented to peers both ways (ATOLL_PEER_CERT)', env['ATOLL_PEER_CERT'])
     .option('--peer-key <file>', 'the PEM private key of --peer-cert (ATOLL_PEER_KEY)', env['ATOLL_PEER_KEY'])
     .option('--peer-ca <file>', 'the PEM CA every peer certificate must chain to (ATOLL_PEER_CA)', env['ATOLL_PEER_CA'])
-    .option('--admin-listen <host:port>', 'admin HTTP address to bind: Prometheus /metrics, /livez, /readyz; "none" turns it off (ATOLL_ADMIN_LISTEN; default --listen\'s host with its port + 1000)', env['ATOLL_ADMIN_LISTEN'])
+    .option('--admin-listen <host:port>', 'admin HTTP address to bind: Prometheus /metrics, /livez, /readyz, the status page; "none" turns it off (ATOLL_ADMIN_LISTEN; default 127.0.0.1 with --listen\'s port + 1000: probes and scrapes from other hosts need an address named here, such as 0.0.0.0:8001)', env['ATOLL_ADMIN_LISTEN'])
+    .option('--tenant-metrics <mode>', 'who sees the per-tenant series of /metrics (atoll_tenant_*, which name tenants and their usage): off (default) | admin-token (a scrape that sends the cluster admin token as its bearer token) | on (every scrape) (ATOLL_TENANT_METRICS)', tenantMetricsMode, env['ATOLL_TENANT_METRICS'] ?? 'off')
     .option('--admin-addresses <list>', 'every node\'s admin address as id=host:port,..., listed in ClusterInfo (ATOLL_ADMIN_ADDRESSES; default each --peers address with its port + 1000)', env['ATOLL_ADMIN_ADDRESSES'])
     .parse();
   const options = program.opts<{
@@ -152,6 +162,7 @@ async function main(): Promise<void> {
     peerSecretFile?: string;
     adminListen?: string;
     adminAddresses?: string;
+    tenantMetrics: string;
   }>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (options.heapGrowthPercent > 1000) program.error('error: --heap-growth-percent must be at most 1000');
@@ -185,7 +196,7 @@ async function main(): Promise<void> {
   } catch (error) {
     program.error(`error: --peer-addresses: ${(error as Error).message}`);
   }
-  const adminListen = options.adminListen === 'none' ? undefined : (options.adminListen ?? defaultAdminAddress(listen as string));
+  const adminListen = options.adminListen === 'none' ? undefined : (options.adminListen ?? defaultAdminListen(listen as string));
   if (adminListen !== undefined && !/^(\[[0-9a-fA-F:.]+\]|[^\s:]+):\d{1,5}$/.test(adminListen)) program.error('error: --admin-listen must look like host:port (or be "none")');
   let adminAddresses = new Map([...peers].map(([peer, address]) => [peer, defaultAdminAddress(address)]));
   // This node's own entry: what it binds, when that is a concrete address; '' when it has none.
@@ -206,6 +217,8 @@ async function main(): Promise<void> {
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
   for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
   if (options.readMode !== 'safe' && options.readMode !== 'lease') program.error('error: --read-mode (ATOLL_READ_MODE) must be lease or safe');
+  // The environment's value skips commander's parser.
+  if (!(tenantMetricsModes as readonly string[]).includes(options.tenantMetrics)) program.error(`error: --tenant-metrics (ATOLL_TENANT_METRICS) must be ${tenantMetricsModes.join(', ')}`);
   // The environment's values skip commander's parsers: checked here, so a typo is one clear line.
   for (const [flag, value, min] of [['--auto-split-keys', options.autoSplitKeys, 1], ['--auto-split-rps', options.autoSplitRps, 1], ['--auto-split-pause-ms', options.autoSplitPauseMs, 0]] as const) {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) program.error(`error: ${flag} (or its ATOLL_ variable) must be an integer >= ${min}`);
@@ -244,14 +257,22 @@ async function main(): Promise<void> {
   // says 503 until the node serves and every partition it hosts knows its leader.
   const metrics = new PrometheusNodeMetrics();
   let openedNode: AtollNode | undefined;
+  let peerTransport: PeerTransport | undefined;
   let serving = false;
+  const nodeServing = (): boolean => serving && openedNode !== undefined && openedNode.failure === undefined;
   const admin = new AdminServer({
     registry: metrics.registry,
     view: () => openedNode?.metricsView() ?? { nodeId: id, tasksQueued: 0, partitions: [], reachable: [] },
-    serving: () => serving && openedNode !== undefined && openedNode.failure === undefined,
+    serving: nodeServing,
     logger,
+    tenantMetrics: { registry: metrics.tenantRegistry, access: tenantMetricsAccess(options.tenantMetrics as TenantMetricsMode, () => openedNode) },
   });
-  addStatusPage(admin, { node: () => openedNode, serving: () => serving && openedNode !== undefined && openedNode.failure === undefined });
+  addStatusPage(admin, {
+    node: () => openedNode,
+    serving: nodeServing,
+    // Over the peer port with the peer secret: the viewer's token never leaves this node.
+    peerStatus: (peer, deadlineMs) => (peerTransport === undefined ? Promise.reject(new Error('the node is starting')) : peerTransport.nodeStatus(peer, deadlineMs)),
+  });
   if (adminListen !== undefined) {
     const bound = await admin.listen(adminListen);
     logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/ status page, /metrics, /livez, /readyz)');
@@ -328,13 +349,14 @@ async function main(): Promise<void> {
   const { node, transport } = opened;
   metrics.attach(node);
   openedNode = node;
+  peerTransport = transport;
   const server = createGrpcServer();
   const services = addClientServices(server, node, logger, { auth: node, metrics });
   // Peer (and the Cluster service peers ask for leaders) are served only on the peer port, and
   // every call there must carry the peer secret: no client credential can ever reach Peer.
   const peerServer = createGrpcServer();
   peerServer.addService(clusterServiceDefinition, requirePeerSecret(node, clusterServiceHandlers(node, logger), logger));
-  peerServer.addService(peerServiceDefinition, peerServiceHandlers(node, transport, logger));
+  peerServer.addService(peerServiceDefinition, peerServiceHandlers(node, transport, logger, () => ownNodeStatus(node, nodeServing())));
   const bind = (target: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> =>
     new Promise<number>((resolve, reject) => {
       target.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)));

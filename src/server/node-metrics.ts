@@ -12,6 +12,10 @@
  * Labels never carry keys: `method`/`kind` (operation kinds), `code` (OK or an AtollError code),
  * `type` (Raft message types), `partition` (at most the partition count), `peer` (node ids),
  * `tenant` (at most MAX_TENANT_SERIES, only with authentication on).
+ *
+ * Tenant series (atoll_tenant_*) name tenants and their usage, so they live in a registry of their
+ * own, `tenantRegistry`, which the admin port serves only as --tenant-metrics allows (off by
+ * default; admin-server.ts). Their usage records are read only when that registry is scraped.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { isAtollError } from '../errors.js';
@@ -152,6 +156,8 @@ const EVENT_LOOP_SAMPLE_MS = 100;
 
 export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
   readonly registry = new Registry();
+  /** The atoll_tenant_* series (see the file comment): served apart from `registry`. */
+  readonly tenantRegistry = new Registry();
   private source: NodeMetricsSource | undefined;
   private readonly rpcCounts = new CountTable();
   private readonly rpcLatency: FastHistogram;
@@ -346,8 +352,8 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
     perPartition('atoll_partition_bytes', 'Bytes this replica stores: live values plus retained history.', (p) => p.bytes);
     perPartition('atoll_partition_dedup_records', 'Live records of the replica\'s dedup table (request ids a retry is recognised by).', (p) => p.dedupRecords);
 
-    // Tenant usage against quota (only with authentication on): one read of the usage records per
-    // scrape at most, bounded in time and in tenants.
+    // Tenant usage against quota (only with authentication on), in the tenant registry: one read of
+    // the usage records per scrape at most, bounded in time and in tenants.
     let usage: Promise<TenantUsage[]> | undefined;
     const tenants = async (): Promise<TenantUsage[]> => {
       if (this.source === undefined) return [];
@@ -361,7 +367,7 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
         name,
         help,
         labelNames: ['tenant'],
-        registers: [registry],
+        registers: [this.tenantRegistry],
         async collect() {
           this.reset();
           for (const u of await tenants()) this.set({ tenant: u.tenant }, value(u));

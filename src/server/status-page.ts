@@ -3,48 +3,39 @@
  * (inline CSS and JS, no external assets) that polls GET /status.json every 1.5 s.
  *
  * /status.json is the whole cluster as one node sees it: the partition map and leaders from its
- * ClusterInfo, and each node's health, load and recent leader changes from that node's own
- * /status.json?scope=node, fetched over the peers' admin addresses with the caller's credentials
- * (bounded: a short timeout per peer, a capped answer size). A peer that does not answer is shown
- * unreachable and its share of the load is missing.
+ * ClusterInfo, and each node's health, load and recent leader changes from that node's own status,
+ * asked over the peer port (Peer.NodeStatus: the peer secret, over peer TLS when configured; never
+ * the viewer's token, which stays on the node it was sent to). Bounded: a short deadline per peer,
+ * and the answer's size by the peer channel's message limit and status-codec.ts. A peer that does
+ * not answer is shown unreachable and its share of the load is missing.
  *
  * Hot keys name keys, so with authentication on /status.json requires the cluster admin token
- * (Authorization: Bearer <token>), checked by the node like any call: 401 without a valid token,
- * 403 for a token that is not the cluster admin's. The page asks for the token and keeps it in
- * sessionStorage. The page renders every value with textContent (keys are user data).
+ * (Authorization: Bearer <token>), checked by the node like any call (admin-auth.ts): 401 without a
+ * valid token, 403 for a token that is not the cluster admin's. The page asks for the token and
+ * keeps it in sessionStorage. The page renders every value with textContent (keys are user data).
  */
 import type { IncomingMessage } from 'node:http';
-import { isAtollError } from '../errors.js';
 import { mergeClusterLoad } from '../hotkeys/cluster-load.js';
 import { tenantOfInternalKey, tenantTag } from '../keys/tenant-keys.js';
 import type { AtollNode } from '../node/atoll-node.js';
-import type { ClusterInfoResponse } from '../node/api.js';
 import type { LeaderChange } from '../node/leader-changes.js';
+import { clusterAdminRefusal } from './admin-auth.js';
 import type { AdminResponse, AdminServer } from './admin-server.js';
 import { readinessProblems } from './admin-server.js';
+import type { NodeStatus } from './status-codec.js';
 
-/** How long a peer's /status.json?scope=node may take before it counts as not answering. */
+/** How long a peer's status may take before it counts as not answering. */
 const PEER_TIMEOUT_MS = 1_500;
-/** A peer's answer larger than this is refused (a node's view is a few KB per partition at most). */
-const MAX_PEER_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Hot partitions and hot keys shown, and leader changes shown (newest first). */
 const HOT_LIMIT = 10;
 const CHANGES_SHOWN = 20;
-const AUTH_TIMEOUT_MS = 2_000;
-
-/** One node's own view (/status.json?scope=node). */
-export interface NodeStatus {
-  readonly nodeId: number;
-  readonly ready: boolean;
-  readonly problems: readonly string[];
-  readonly info: ClusterInfoResponse;
-  readonly leaderChanges: readonly LeaderChange[];
-}
 
 export interface StatusPageNode {
   /** The node, or undefined while it opens (then /status.json answers 503). */
   readonly node: () => AtollNode | undefined;
   readonly serving: () => boolean;
+  /** Peer `peer`'s own status, by `deadlineMs` (Peer.NodeStatus over the peer port). */
+  readonly peerStatus: (peer: number, deadlineMs: number) => Promise<NodeStatus>;
 }
 
 const json = (status: number, body: unknown): AdminResponse => ({ status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(body) });
@@ -57,57 +48,35 @@ export function addStatusPage(admin: AdminServer, source: StatusPageNode): void 
   admin.route('/status.json', (request) => statusJson(request, source));
 }
 
+/**
+ * This node's own status: its /readyz verdict, its ClusterInfo with every tenant's hot keys, its
+ * replicas' recent leader changes. Served to the cluster admin (/status.json) and to peers
+ * (Peer.NodeStatus).
+ */
+export function ownNodeStatus(node: AtollNode, serving: boolean): NodeStatus {
+  const problems = readinessProblems(serving, node.metricsView());
+  return { nodeId: node.id, ready: problems.length === 0, problems, info: node.clusterInfoForStatus(), leaderChanges: node.recentLeaderChanges() };
+}
+
 async function statusJson(request: IncomingMessage, source: StatusPageNode): Promise<AdminResponse> {
   const node = source.node();
   if (node === undefined) return json(503, { error: 'the node is starting' });
-  const authorization = request.headers.authorization;
-  const context = { deadlineMs: Date.now() + AUTH_TIMEOUT_MS, ...(authorization !== undefined && { authorization }) };
-  try {
-    const principal = await node.whoAmI(context);
-    if (!principal.clusterAdmin) return json(403, { error: 'the status page needs the cluster admin token' });
-  } catch (error) {
-    if (isAtollError(error, 'UNAUTHENTICATED')) return json(401, { error: 'send the cluster admin token: Authorization: Bearer <token>' });
-    throw error;
-  }
-  const own: NodeStatus = await nodeStatus(node, source.serving(), context);
+  const refused = await clusterAdminRefusal(request, node, 'the status page');
+  if (refused !== undefined) return refused;
+  const own = ownNodeStatus(node, source.serving());
   const url = new URL(request.url ?? '/', 'http://admin');
   if (url.searchParams.get('scope') === 'node') return json(200, own);
-  return json(200, await clusterStatus(own, authorization));
-}
-
-async function nodeStatus(node: AtollNode, serving: boolean, context: { deadlineMs: number; authorization?: string }): Promise<NodeStatus> {
-  const problems = readinessProblems(serving, node.metricsView());
-  return { nodeId: node.id, ready: problems.length === 0, problems, info: await node.clusterInfo(context), leaderChanges: node.recentLeaderChanges() };
-}
-
-/** A peer's own view, or undefined when it does not answer in time (or answers nonsense). */
-async function peerStatus(adminAddress: string, authorization: string | undefined): Promise<NodeStatus | undefined> {
-  if (adminAddress === '') return undefined;
-  try {
-    const response = await fetch(`http://${adminAddress}/status.json?scope=node`, {
-      headers: authorization !== undefined ? { authorization } : {},
-      signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
-    });
-    const length = Number(response.headers.get('content-length') ?? '0');
-    if (!response.ok || length > MAX_PEER_ANSWER_BYTES) {
-      await response.body?.cancel();
-      return undefined;
-    }
-    const text = await response.text();
-    if (text.length > MAX_PEER_ANSWER_BYTES) return undefined;
-    const answer = JSON.parse(text) as NodeStatus;
-    return typeof answer.nodeId === 'number' && Array.isArray(answer.info?.partitions) ? answer : undefined;
-  } catch {
-    return undefined;
-  }
+  return json(200, await clusterStatus(own, source.peerStatus));
 }
 
 /** The whole cluster from this node's view plus every peer's own view. */
-async function clusterStatus(own: NodeStatus, authorization: string | undefined): Promise<unknown> {
+async function clusterStatus(own: NodeStatus, peerStatus: StatusPageNode['peerStatus']): Promise<unknown> {
   const info = own.info;
   const answers = new Map<number, NodeStatus>([[own.nodeId, own]]);
   const peers = info.nodes.filter((n) => n.id !== own.nodeId);
-  const peerAnswers = await Promise.all(peers.map((peer) => peerStatus(peer.adminAddress ?? '', authorization)));
+  const deadlineMs = Date.now() + PEER_TIMEOUT_MS;
+  // A peer that does not answer in time (or answers nonsense) is shown unreachable.
+  const peerAnswers = await Promise.all(peers.map((peer) => peerStatus(peer.id, deadlineMs).catch(() => undefined)));
   peers.forEach((peer, i) => {
     const answer = peerAnswers[i];
     if (answer !== undefined && answer.nodeId === peer.id) answers.set(peer.id, answer);

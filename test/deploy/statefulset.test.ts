@@ -78,6 +78,21 @@ describe('the StatefulSet grows past its founding nodes', () => {
     expect(env.get('ATOLL_JOIN_ID_OFFSET')).toBe('0');
   });
 
+  it('binds the admin port where the probes and Prometheus reach it: the pod\'s address, the port they name', () => {
+    // A node binds its admin port on loopback unless told otherwise (issue 33): the kubelet probes
+    // the pod's IP, so the manifest must name an address the pod's IP reaches.
+    const listen = manifestEnv().get('ATOLL_ADMIN_LISTEN') ?? '';
+    const [, host, port] = listen.match(/^(.+):(\d+)$/) ?? [];
+    expect(host, 'ATOLL_ADMIN_LISTEN names a host').toBeDefined();
+    expect(host).not.toMatch(/^(127\.|localhost$|\[?::1\]?$)/);
+    const adminPort = manifest.match(/- name: admin\n\s+containerPort: (\d+)/)?.[1];
+    expect(port).toBe(adminPort);
+    expect(manifest.match(/prometheus\.io\/port: "(\d+)"/)?.[1]).toBe(adminPort);
+    // Every probe asks that port.
+    const probes = [...manifest.matchAll(/(startupProbe|livenessProbe|readinessProbe):\n\s+httpGet:\n\s+path: (\S+)\n\s+port: (\S+)/g)].map((match) => [match[1], match[2], match[3]]);
+    expect(probes).toEqual([['startupProbe', '/livez', 'admin'], ['livenessProbe', '/livez', 'admin'], ['readinessProbe', '/readyz', 'admin']]);
+  });
+
   it('derives each pod\'s identity from its ordinal: founders keep ATOLL_PEERS, later pods join', () => {
     const founders = manifestEnv().get('ATOLL_PEERS');
     const join = manifestEnv().get('ATOLL_FOUNDING_PEERS');

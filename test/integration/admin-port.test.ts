@@ -49,7 +49,8 @@ describe('admin port on a running cluster', () => {
   let cluster: LocalCluster;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ partitions: PARTITIONS });
+    // The dashboard and the alert rules use the tenant series, which only --tenant-metrics serves.
+    cluster = await LocalCluster.start({ partitions: PARTITIONS, extraArgs: ['--tenant-metrics', 'on'] });
   }, 60_000);
 
   afterAll(async () => {

@@ -6,8 +6,11 @@ import { request } from 'node:http';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { NodeMetricsView, PartitionMetricsView } from '../../src/node/metrics.js';
-import { AdminServer, defaultAdminAddress, READY_MAX_APPLY_LAG, readinessProblems } from '../../src/server/admin-server.js';
+import { AdminServer, defaultAdminAddress, defaultAdminListen, READY_MAX_APPLY_LAG, readinessProblems } from '../../src/server/admin-server.js';
 import { PrometheusNodeMetrics } from '../../src/server/node-metrics.js';
+import { tenantMetricsAccess, type TenantMetricsMode } from '../../src/server/admin-auth.js';
+import { AtollError } from '../../src/errors.js';
+import type { AtollNode } from '../../src/node/atoll-node.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -122,16 +125,53 @@ describe('admin server', () => {
         return [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 50, requestsPerSecond: 2, leases: 0, quota: { maxKeys: 10, maxBytes: 1_000, maxRequestsPerSecond: 0, maxLeases: 10_000 } }];
       },
     });
-    const text = await metrics.registry.metrics();
+    // The tenant series live in a registry of their own (served as --tenant-metrics allows).
+    expect(await metrics.registry.metrics()).not.toContain('atoll_tenant_');
+    const text = await metrics.tenantRegistry.metrics();
     expect(text).toContain('atoll_tenant_bytes{tenant="acme"} 950');
     expect(text).toContain('atoll_tenant_quota_bytes{tenant="acme"} 1000');
     expect(text).toContain('atoll_tenant_keys{tenant="acme"} 5');
     expect(text).toContain('atoll_tenant_quota_keys{tenant="acme"} 10');
     fail = true;
     await new Promise((resolve) => setTimeout(resolve, 600));
-    const later = await metrics.registry.metrics();
-    expect(later).not.toContain('tenant="acme"');
-    expect(later).toContain('atoll_partition_has_leader{partition="0"} 1');
+    expect(await metrics.tenantRegistry.metrics()).not.toContain('tenant="acme"');
+    expect(await metrics.registry.metrics()).toContain('atoll_partition_has_leader{partition="0"} 1');
+  });
+
+  it('serves the tenant series of /metrics as --tenant-metrics says: off, on, or to the cluster admin token', async () => {
+    const adminToken = 'atk_admin';
+    // A node whose only caller that counts as cluster admin holds adminToken; another token is a tenant's.
+    const node = {
+      whoAmI: async (context: { authorization?: string }) => {
+        if (context.authorization === `Bearer ${adminToken}`) return { tenant: '', role: 'admin', clusterAdmin: true, tokenId: 'a' };
+        if (context.authorization === 'Bearer atk_tenant') return { tenant: 'acme', role: 'admin', clusterAdmin: false, tokenId: 't' };
+        throw new AtollError('UNAUTHENTICATED', 'no valid token');
+      },
+    } as unknown as AtollNode;
+    const scrape = async (mode: TenantMetricsMode, authorization?: string): Promise<{ status: number; code: unknown; text: string }> => {
+      const metrics = new PrometheusNodeMetrics({ processMetrics: false });
+      metrics.attach({ metricsView: () => view([partition(0)]), tenantUsageForMetrics: async () => [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 0, requestsPerSecond: 1, quota: { maxKeys: 10, maxBytes: 0, maxRequestsPerSecond: 0 } }] });
+      const server = new AdminServer({ registry: metrics.registry, view: () => view([partition(0)]), serving: () => true, logger, tenantMetrics: { registry: metrics.tenantRegistry, access: tenantMetricsAccess(mode, () => node) } });
+      servers.push(server);
+      const { port } = await server.listen('127.0.0.1:0');
+      const response = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: authorization !== undefined ? { authorization } : {}, signal: AbortSignal.timeout(5_000) });
+      return { status: response.status, code: response.headers.get('atoll-code'), text: await response.text() };
+    };
+    const named = (text: string): boolean => text.includes('atoll_tenant_keys{tenant="acme"} 5');
+    for (const authorization of [undefined, `Bearer ${adminToken}`]) {
+      const off = await scrape('off', authorization);
+      expect(off.status).toBe(200);
+      expect(off.text).toContain('atoll_partition_has_leader');
+      expect(off.text).not.toContain('atoll_tenant_');
+      expect(named((await scrape('on', authorization)).text)).toBe(true);
+    }
+    const anonymous = await scrape('admin-token');
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.text).not.toContain('atoll_tenant_');
+    expect(named((await scrape('admin-token', `Bearer ${adminToken}`)).text)).toBe(true);
+    // A token sent but refused fails the scrape, so a misconfigured Prometheus notices.
+    expect(await scrape('admin-token', 'Bearer atk_tenant')).toMatchObject({ status: 403, code: 'PERMISSION_DENIED' });
+    expect(await scrape('admin-token', 'Bearer atk_wrong')).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
   });
 
   it('exports memory by consumer and the bounds that have one', async () => {
@@ -155,10 +195,13 @@ describe('admin server', () => {
     expect(text).toContain('atoll_memory_leveldb_bytes 0');
   });
 
-  it('defaults the admin address to the client port + 1000 on the client host', () => {
+  it('advertises the admin address at the client port + 1000 on the client host, and binds it on loopback', () => {
     expect(defaultAdminAddress('127.0.0.1:7001')).toBe('127.0.0.1:8001');
     expect(defaultAdminAddress('0.0.0.0:7001')).toBe('0.0.0.0:8001');
     expect(defaultAdminAddress('[::1]:7003')).toBe('[::1]:8003');
     expect(defaultAdminAddress('node1:0')).toBe('node1:0');
+    expect(defaultAdminListen('0.0.0.0:7001')).toBe('127.0.0.1:8001');
+    expect(defaultAdminListen('10.1.2.3:7002')).toBe('127.0.0.1:8002');
+    expect(defaultAdminListen('node1:0')).toBe('127.0.0.1:0');
   });
 });

@@ -32,6 +32,7 @@ import type { IncrementResponse as _atoll_v1_IncrementResponse, IncrementRespons
 import type { KVClient as _atoll_v1_KVClient, KVDefinition as _atoll_v1_KVDefinition } from './atoll/v1/KV.js';
 import type { KeyLoad as _atoll_v1_KeyLoad, KeyLoad__Output as _atoll_v1_KeyLoad__Output } from './atoll/v1/KeyLoad.js';
 import type { KeyRecord as _atoll_v1_KeyRecord, KeyRecord__Output as _atoll_v1_KeyRecord__Output } from './atoll/v1/KeyRecord.js';
+import type { LeaderChangeRecord as _atoll_v1_LeaderChangeRecord, LeaderChangeRecord__Output as _atoll_v1_LeaderChangeRecord__Output } from './atoll/v1/LeaderChangeRecord.js';
 import type { LeaseRequest as _atoll_v1_LeaseRequest, LeaseRequest__Output as _atoll_v1_LeaseRequest__Output } from './atoll/v1/LeaseRequest.js';
 import type { LeaseResponse as _atoll_v1_LeaseResponse, LeaseResponse__Output as _atoll_v1_LeaseResponse__Output } from './atoll/v1/LeaseResponse.js';
 import type { MergePartitionRequest as _atoll_v1_MergePartitionRequest, MergePartitionRequest__Output as _atoll_v1_MergePartitionRequest__Output } from './atoll/v1/MergePartitionRequest.js';
@@ -40,6 +41,8 @@ import type { MergedStart as _atoll_v1_MergedStart, MergedStart__Output as _atol
 import type { MoveReplicaRequest as _atoll_v1_MoveReplicaRequest, MoveReplicaRequest__Output as _atoll_v1_MoveReplicaRequest__Output } from './atoll/v1/MoveReplicaRequest.js';
 import type { MoveReplicaResponse as _atoll_v1_MoveReplicaResponse, MoveReplicaResponse__Output as _atoll_v1_MoveReplicaResponse__Output } from './atoll/v1/MoveReplicaResponse.js';
 import type { NodeInfo as _atoll_v1_NodeInfo, NodeInfo__Output as _atoll_v1_NodeInfo__Output } from './atoll/v1/NodeInfo.js';
+import type { NodeStatusRequest as _atoll_v1_NodeStatusRequest, NodeStatusRequest__Output as _atoll_v1_NodeStatusRequest__Output } from './atoll/v1/NodeStatusRequest.js';
+import type { NodeStatusResponse as _atoll_v1_NodeStatusResponse, NodeStatusResponse__Output as _atoll_v1_NodeStatusResponse__Output } from './atoll/v1/NodeStatusResponse.js';
 import type { PartitionInfo as _atoll_v1_PartitionInfo, PartitionInfo__Output as _atoll_v1_PartitionInfo__Output } from './atoll/v1/PartitionInfo.js';
 import type { PeerClient as _atoll_v1_PeerClient, PeerDefinition as _atoll_v1_PeerDefinition } from './atoll/v1/Peer.js';
 import type { PlannedLeader as _atoll_v1_PlannedLeader, PlannedLeader__Output as _atoll_v1_PlannedLeader__Output } from './atoll/v1/PlannedLeader.js';
@@ -106,6 +109,7 @@ export interface ProtoGrpcType {
       KV: SubtypeConstructor<typeof grpc.Client, _atoll_v1_KVClient> & { service: _atoll_v1_KVDefinition }
       KeyLoad: MessageTypeDefinition<_atoll_v1_KeyLoad, _atoll_v1_KeyLoad__Output>
       KeyRecord: MessageTypeDefinition<_atoll_v1_KeyRecord, _atoll_v1_KeyRecord__Output>
+      LeaderChangeRecord: MessageTypeDefinition<_atoll_v1_LeaderChangeRecord, _atoll_v1_LeaderChangeRecord__Output>
       LeaseAction: EnumTypeDefinition
       LeaseRequest: MessageTypeDefinition<_atoll_v1_LeaseRequest, _atoll_v1_LeaseRequest__Output>
       LeaseResponse: MessageTypeDefinition<_atoll_v1_LeaseResponse, _atoll_v1_LeaseResponse__Output>
@@ -115,6 +119,8 @@ export interface ProtoGrpcType {
       MoveReplicaRequest: MessageTypeDefinition<_atoll_v1_MoveReplicaRequest, _atoll_v1_MoveReplicaRequest__Output>
       MoveReplicaResponse: MessageTypeDefinition<_atoll_v1_MoveReplicaResponse, _atoll_v1_MoveReplicaResponse__Output>
       NodeInfo: MessageTypeDefinition<_atoll_v1_NodeInfo, _atoll_v1_NodeInfo__Output>
+      NodeStatusRequest: MessageTypeDefinition<_atoll_v1_NodeStatusRequest, _atoll_v1_NodeStatusRequest__Output>
+      NodeStatusResponse: MessageTypeDefinition<_atoll_v1_NodeStatusResponse, _atoll_v1_NodeStatusResponse__Output>
       PartitionInfo: MessageTypeDefinition<_atoll_v1_PartitionInfo, _atoll_v1_PartitionInfo__Output>
       Peer: SubtypeConstructor<typeof grpc.Client, _atoll_v1_PeerClient> & { service: _atoll_v1_PeerDefinition }
       PlannedLeader: MessageTypeDefinition<_atoll_v1_PlannedLeader, _atoll_v1_PlannedLeader__Output>

@@ -4,6 +4,8 @@ import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { ForwardRequest as _atoll_v1_ForwardRequest, ForwardRequest__Output as _atoll_v1_ForwardRequest__Output } from '../../atoll/v1/ForwardRequest.js';
 import type { ForwardResponse as _atoll_v1_ForwardResponse, ForwardResponse__Output as _atoll_v1_ForwardResponse__Output } from '../../atoll/v1/ForwardResponse.js';
+import type { NodeStatusRequest as _atoll_v1_NodeStatusRequest, NodeStatusRequest__Output as _atoll_v1_NodeStatusRequest__Output } from '../../atoll/v1/NodeStatusRequest.js';
+import type { NodeStatusResponse as _atoll_v1_NodeStatusResponse, NodeStatusResponse__Output as _atoll_v1_NodeStatusResponse__Output } from '../../atoll/v1/NodeStatusResponse.js';
 import type { PrepareReplicaRequest as _atoll_v1_PrepareReplicaRequest, PrepareReplicaRequest__Output as _atoll_v1_PrepareReplicaRequest__Output } from '../../atoll/v1/PrepareReplicaRequest.js';
 import type { PrepareReplicaResponse as _atoll_v1_PrepareReplicaResponse, PrepareReplicaResponse__Output as _atoll_v1_PrepareReplicaResponse__Output } from '../../atoll/v1/PrepareReplicaResponse.js';
 import type { RaftFrame as _atoll_v1_RaftFrame, RaftFrame__Output as _atoll_v1_RaftFrame__Output } from '../../atoll/v1/RaftFrame.js';
@@ -24,6 +26,21 @@ export interface PeerClient extends grpc.Client {
   forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
   forward(argument: _atoll_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
   forward(argument: _atoll_v1_ForwardRequest, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * This node's own status, for a peer's status page (NodeStatusResponse).
+   */
+  NodeStatus(argument: _atoll_v1_NodeStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  NodeStatus(argument: _atoll_v1_NodeStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  NodeStatus(argument: _atoll_v1_NodeStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  NodeStatus(argument: _atoll_v1_NodeStatusRequest, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * This node's own status, for a peer's status page (NodeStatusResponse).
+   */
+  nodeStatus(argument: _atoll_v1_NodeStatusRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  nodeStatus(argument: _atoll_v1_NodeStatusRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  nodeStatus(argument: _atoll_v1_NodeStatusRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
+  nodeStatus(argument: _atoll_v1_NodeStatusRequest, callback: grpc.requestCallback<_atoll_v1_NodeStatusResponse__Output>): grpc.ClientUnaryCall;
   
   /**
    * Opens an empty replica of a partition here (PrepareReplicaRequest).
@@ -64,6 +81,11 @@ export interface PeerHandlers extends grpc.UntypedServiceImplementation {
   Forward: grpc.handleUnaryCall<_atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse>;
   
   /**
+   * This node's own status, for a peer's status page (NodeStatusResponse).
+   */
+  NodeStatus: grpc.handleUnaryCall<_atoll_v1_NodeStatusRequest__Output, _atoll_v1_NodeStatusResponse>;
+  
+  /**
    * Opens an empty replica of a partition here (PrepareReplicaRequest).
    */
   PrepareReplica: grpc.handleUnaryCall<_atoll_v1_PrepareReplicaRequest__Output, _atoll_v1_PrepareReplicaResponse>;
@@ -77,6 +99,7 @@ export interface PeerHandlers extends grpc.UntypedServiceImplementation {
 
 export interface PeerDefinition extends grpc.ServiceDefinition {
   Forward: MethodDefinition<_atoll_v1_ForwardRequest, _atoll_v1_ForwardResponse, _atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse__Output>
+  NodeStatus: MethodDefinition<_atoll_v1_NodeStatusRequest, _atoll_v1_NodeStatusResponse, _atoll_v1_NodeStatusRequest__Output, _atoll_v1_NodeStatusResponse__Output>
   PrepareReplica: MethodDefinition<_atoll_v1_PrepareReplicaRequest, _atoll_v1_PrepareReplicaResponse, _atoll_v1_PrepareReplicaRequest__Output, _atoll_v1_PrepareReplicaResponse__Output>
   Raft: MethodDefinition<_atoll_v1_RaftFrame, _atoll_v1_RaftStreamSummary, _atoll_v1_RaftFrame__Output, _atoll_v1_RaftStreamSummary__Output>
 }
