@@ -150,7 +150,7 @@ describe('admin server', () => {
     } as unknown as AtollNode;
     const scrape = async (mode: TenantMetricsMode, authorization?: string): Promise<{ status: number; code: unknown; text: string }> => {
       const metrics = new PrometheusNodeMetrics({ processMetrics: false });
-      metrics.attach({ metricsView: () => view([partition(0)]), tenantUsageForMetrics: async () => [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 0, requestsPerSecond: 1, quota: { maxKeys: 10, maxBytes: 0, maxRequestsPerSecond: 0 } }] });
+      metrics.attach({ metricsView: () => view([partition(0)]), tenantUsageForMetrics: async () => [{ tenant: 'acme', keys: 5, bytes: 900, historyBytes: 0, requestsPerSecond: 1, leases: 0, quota: { maxKeys: 10, maxBytes: 0, maxRequestsPerSecond: 0, maxLeases: 10_000 } }] });
       const server = new AdminServer({ registry: metrics.registry, view: () => view([partition(0)]), serving: () => true, logger, tenantMetrics: { registry: metrics.tenantRegistry, access: tenantMetricsAccess(mode, () => node) } });
       servers.push(server);
       const { port } = await server.listen('127.0.0.1:0');
