@@ -118,9 +118,31 @@ export interface Limits {
   readonly watchReadBytes: number;
   /** An idle watch that asked for progress gets a progress message this often. */
   readonly watchProgressIntervalMs: number;
-  /** A watcher whose stream buffer stays full this long is cancelled (WATCH_OVERFLOW). */
+  /**
+   * A watcher whose stream buffer stays full this long is cancelled (WATCH_OVERFLOW), and a stream
+   * that has watch bytes queued and gets none of them written for this long is cut off (closed
+   * with RST_STREAM, its queued bytes dropped).
+   */
   readonly watchStallMs: number;
+  /**
+   * Bytes held for watch clients (src/watch/watch-memory.ts): history read for a watcher and
+   * messages queued for the transport until it has written them, per HTTP/2 stream, per
+   * connection, per tenant and per node. A watch is refused (RESOURCE_EXHAUSTED, reason
+   * watch-memory) while any of its levels is full; a watcher waits for room at a full level.
+   */
+  readonly watchStreamBytes: number;
+  readonly watchConnectionBytes: number;
+  readonly watchTenantBytes: number;
+  readonly watchNodeBytes: number;
 }
+
+/**
+ * What one watch event costs in memory besides its key and value bytes (its objects, revision
+ * strings and protobuf framing; src/watch/watch-memory.ts estimates with it), message overhead
+ * included. A watcher reserves, before a read of history, watchReadBytes plus this much for
+ * each of watchReadChanges.
+ */
+export const watchChangeOverheadBytes = 192;
 
 export const defaultLimits: Limits = Object.freeze({
   maxKeyBytes: 4 * kibibyte,
@@ -169,6 +191,10 @@ export const defaultLimits: Limits = Object.freeze({
   watchReadBytes: 4 * mebibyte,
   watchProgressIntervalMs: 2_000,
   watchStallMs: 30_000,
+  watchStreamBytes: 8 * mebibyte,
+  watchConnectionBytes: 32 * mebibyte,
+  watchTenantBytes: 64 * mebibyte,
+  watchNodeBytes: 256 * mebibyte,
 });
 
 /** Builds a limits object from the defaults and some overrides, asserting that it is coherent. */
@@ -227,6 +253,15 @@ export function assertLimits(limits: Limits): void {
   assert(limits.maxWatchersPerTenant <= limits.maxWatchersPerNode, 'maxWatchersPerTenant <= maxWatchersPerNode');
   // Watch timers are real timers.
   assert(limits.watchProgressIntervalMs <= 2 ** 31 - 1 && limits.watchStallMs <= 2 ** 31 - 1, 'watch timers fit a timer');
+  // A watch stream holds one read of history (its reservation) and one maximal message, so a
+  // watcher can always make progress; each wider level holds at least one stream.
+  assert(
+    limits.watchStreamBytes >= limits.watchReadBytes + limits.watchReadChanges * watchChangeOverheadBytes &&
+      limits.watchStreamBytes >= limits.maxMessageBytes,
+    'watchStreamBytes holds one read of history (watchReadBytes + watchReadChanges * watchChangeOverheadBytes) and one maximal message',
+  );
+  assert(limits.watchStreamBytes <= limits.watchConnectionBytes && limits.watchStreamBytes <= limits.watchTenantBytes, 'watchStreamBytes <= watchConnectionBytes, watchTenantBytes');
+  assert(limits.watchConnectionBytes <= limits.watchNodeBytes && limits.watchTenantBytes <= limits.watchNodeBytes, 'watchConnectionBytes, watchTenantBytes <= watchNodeBytes');
   // A snapshot chunk travels in one message, plus at most one oversized entry's worth.
   assert(
     limits.snapshotChunkBytes + limits.maxKeyBytes + limits.maxValueBytes + limits.messageOverheadBytes <=

@@ -82,6 +82,8 @@ export interface LocalClusterOptions {
   maxValueBytes?: number;
   /** Extra server flags for every node (e.g. a test-only bug for a negative control). */
   extraArgs?: string[];
+  /** Extra environment variables for every node (ATOLL_* settings). */
+  env?: Record<string, string>;
   logLevel?: string;
   /** Run each node in its own network namespace (so the nemesis can partition them). */
   topology?: Topology;
@@ -287,6 +289,7 @@ export class LocalCluster {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
+        ...this.options.env,
         // ATOLL_CHAOS_LOG_LEVEL (with ATOLL_CHAOS_LOG_DIR) raises the nodes' level to debug a run.
         ATOLL_LOG_LEVEL: process.env['ATOLL_CHAOS_LOG_LEVEL'] ?? this.options.logLevel,
         ATOLL_LOG_FORMAT: 'json',

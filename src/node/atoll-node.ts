@@ -182,7 +182,7 @@ export class AtollNode implements api.NodeApi {
       ...(environment.metrics !== undefined && { metrics: environment.metrics }),
     });
     this.watches = new WatchService({ id, limits, driver, router: this.router, executor, access: this.access, clock, timers, bucketHash: descriptor.hashFunction, ...(config.testBugs !== undefined && { testBugs: config.testBugs }) });
-    this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config) });
+    this.reports = new NodeReports({ id, config, descriptor, nodeIds: this.nodeIds, limits, clock, load: this.load, driver, access: this.access, router: this.router, executor, leaderChanges: this.leaderChanges, memory: () => memoryView(driver.groups.values(), this.versionCache, engine, config, this.watches.memory), watches: () => this.watches.view() });
     const random = environment.random ?? new Rng(this.id * 2_654_435_761 + clock.wallMs());
     this.replicaStore = new ReplicaStore({ id, config, engine, limits, versionCache: this.versionCache, clock, random, logger, hashFunction: descriptor.hashFunction, stagedSnapshots: this.driver.transfers.receiver, addGroup: (replica) => this.driver.addGroup(replica), loop: this.driver, mergedAway: (right, into) => this.mergedAway(right, into) });
     const { partitions, replicationFactor } = config;

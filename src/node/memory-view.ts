@@ -10,14 +10,20 @@ import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 import type { PartitionReplica } from './partition-replica.js';
 
 export interface MemoryConsumer {
-  /** Label value: version_cache, key_index, raft_log, dedup, write_behind, leveldb. */
+  /** Label value: version_cache, key_index, raft_log, dedup, watch, write_behind, leveldb. */
   readonly consumer: string;
   readonly bytes: number;
   /** The bound, when the consumer has one in bytes. */
   readonly limitBytes?: number;
 }
 
-export function memoryView(replicas: Iterable<PartitionReplica>, cache: VersionCache, engine: StorageEngine, config: AtollNodeConfig): MemoryConsumer[] {
+export function memoryView(
+  replicas: Iterable<PartitionReplica>,
+  cache: VersionCache,
+  engine: StorageEngine,
+  config: AtollNodeConfig,
+  watch?: { readonly heldBytes: number; readonly limitBytes: number },
+): MemoryConsumer[] {
   let keyIndex = 0;
   let raftLog = 0;
   let dedup = 0;
@@ -32,6 +38,8 @@ export function memoryView(replicas: Iterable<PartitionReplica>, cache: VersionC
     { consumer: 'key_index', bytes: keyIndex, limitBytes: config.keyIndexBytes ?? NODE_DEFAULTS.keyIndexBytes },
     { consumer: 'raft_log', bytes: raftLog, limitBytes: config.raftLogMemoryBytes ?? NODE_DEFAULTS.raftLogMemoryBytes },
     { consumer: 'dedup', bytes: dedup },
+    // Bytes held for watch clients until their transport wrote them (src/watch/watch-memory.ts).
+    ...(watch === undefined ? [] : [{ consumer: 'watch', bytes: watch.heldBytes, limitBytes: watch.limitBytes }]),
   ];
   return [...consumers, ...(engine.memoryUsage?.() ?? [])];
 }

@@ -63,6 +63,18 @@ export interface PartitionMetricsView {
   readonly dedupRecords: number;
 }
 
+/** The node's watches as the scrape sees them (bytes held are the memory consumer 'watch'). */
+export interface WatchesMetricsView {
+  /** Watchers running. */
+  readonly open: number;
+  /** HTTP/2 streams (and in-process sinks) with a watch counted. */
+  readonly streams: number;
+  /** Streams cut off since start: their queued bytes were not written for watchStallMs, or their watcher overflowed. */
+  readonly cutOffs: number;
+  /** Watches refused since start because a stream, connection, tenant or the node held its bound of bytes. */
+  readonly memoryRefusals: number;
+}
+
 /** What a scrape reads from a node: no I/O, O(hosted partitions). */
 export interface NodeMetricsView {
   readonly nodeId: number;
@@ -70,6 +82,8 @@ export interface NodeMetricsView {
   readonly partitions: readonly PartitionMetricsView[];
   /** What the node's memory goes to, by consumer (memory-view.ts; absent where not wired). */
   readonly memory?: ReadonlyArray<{ readonly consumer: string; readonly bytes: number; readonly limitBytes?: number }>;
+  /** Watches served here and their memory accounting (watch-service.ts; absent where not wired). */
+  readonly watches?: WatchesMetricsView;
   /** Peers this node hears from, by id (itself included). */
   readonly reachable: ReadonlyArray<{ readonly node: number; readonly reachable: boolean }>;
 }

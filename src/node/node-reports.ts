@@ -36,6 +36,7 @@ export interface NodeReportsDeps {
   readonly leaderChanges: LeaderChangeLog;
   /** The memory by consumer (memory-view.ts), for the scrape. */
   readonly memory?: () => NodeMetricsView['memory'];
+  readonly watches?: () => NodeMetricsView['watches'];
 }
 
 /** See the file comment. */
@@ -199,6 +200,7 @@ export class NodeReports {
       tasksQueued: this.deps.driver.tasksQueued,
       partitions,
       ...(this.deps.memory !== undefined && { memory: this.deps.memory() }),
+      ...(this.deps.watches !== undefined && { watches: this.deps.watches() }),
       reachable: this.deps.nodeIds.map((node) => ({ node, reachable: node === this.deps.id || this.deps.driver.transport.isReachable(node) })),
     };
   }

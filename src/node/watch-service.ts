@@ -7,7 +7,14 @@
  * Invariants:
  * - `open` counts the watchers running on this node and `openByTenant` the same per tenant
  *   (absent = 0); a watcher is counted from its admission to the end of its call (finally), so a
- *   cancelled client frees its slot whatever ended it.
+ *   cancelled client frees its slot whatever ended it, but only once its bytes are gone.
+ * - Memory (issue 33): every watch has a charge in `memory` (src/watch/watch-memory.ts), counted
+ *   at its stream, connection, tenant and node; it is refused while one of them is full. Its slot
+ *   is freed only after the charge settled (everything it queued was written) or closed (the
+ *   stream closed, dropping what was queued). A watch that overflows because its own stream or
+ *   connection did not drain has its stream cut off at once; the memory's watchdog cuts off any
+ *   stream whose queued bytes are not written for watchStallMs, so a settle never waits longer.
+ *   A sink without a transport (in-process) is counted too, its messages written at once.
  * - `running` holds the abort controller of every watcher between its start and its end; close()
  *   aborts them all and sets `closed` first, so no watcher starts after it.
  * - A hub is created from the store's revision at the moment the listener is installed, in one
@@ -30,9 +37,11 @@ import type { Limits } from '../limits.js';
 import { validateRevisionNumber } from '../mvcc/validate-command.js';
 import { mapOperation, unmapError } from '../tenancy/map-operation.js';
 import { WatchHub } from '../watch/watch-hub.js';
+import { WatchMemory, type WatchCharge } from '../watch/watch-memory.js';
 import { runWatcher, type WatchSink, type WatchTarget } from '../watch/watcher.js';
 import type * as api from './api.js';
 import type { KvExecutor } from './kv-executor.js';
+import type { WatchesMetricsView } from './metrics.js';
 import type { NodeAccess } from './node-access.js';
 import type { NodeTestBugs } from './node-config.js';
 import type { KvOperation } from './operations.js';
@@ -66,12 +75,27 @@ export class WatchService {
   /** One per running watcher: close() aborts them all. */
   private readonly running = new Set<AbortController>();
   private closed = false;
+  /** The bytes held for watch clients, per stream, connection, tenant and node. */
+  readonly memory: WatchMemory;
 
-  constructor(private readonly options: WatchServiceOptions) {}
+  constructor(private readonly options: WatchServiceOptions) {
+    const { limits, clock, timers } = options;
+    this.memory = new WatchMemory({
+      bounds: { streamBytes: limits.watchStreamBytes, connectionBytes: limits.watchConnectionBytes, tenantBytes: limits.watchTenantBytes, nodeBytes: limits.watchNodeBytes },
+      stallMs: limits.watchStallMs,
+      monotonicMs: () => clock.monotonicMs(),
+      after: (ms, run) => timers.after(ms, run),
+    });
+  }
 
   /** Watchers running on this node (tests, metrics). */
   get openWatchers(): number {
     return this.open;
+  }
+
+  /** For the metrics scrape. */
+  view(): WatchesMetricsView {
+    return { open: this.open, streams: this.memory.openStreams, cutOffs: this.memory.cutOffs, memoryRefusals: this.memory.refusals };
   }
 
   /** Ends every running watch (the node is closing) and refuses new ones. */
@@ -88,9 +112,32 @@ export class WatchService {
       const { target, barrier } = this.targetOf(tenant, request);
       if (request.startRevision !== undefined) validateRevisionNumber(request.startRevision, 'startRevision');
       const release = this.admit(tenant);
+      let charge: WatchCharge | undefined;
       try {
-        await this.serve(tenant, request, target, barrier, context, sink);
+        charge = this.memory.open(tenant, sink.transport ?? sink, sink.transport);
+        // An in-process sink holds nothing once write returns: its messages count as written then.
+        const counted: WatchSink =
+          sink.transport !== undefined
+            ? sink
+            : {
+                write: (message, written) => {
+                  const accepted = sink.write(message);
+                  written?.();
+                  return accepted;
+                },
+                drained: (ms) => sink.drained(ms),
+              };
+        await this.serve(tenant, request, target, barrier, context, counted, charge);
+      } catch (error) {
+        // A consumer too slow to follow: its stream is closed now, dropping what is queued for it.
+        if (error instanceof AtollError && error.code === 'WATCH_OVERFLOW' && error.details?.['reason'] === 'slow-consumer') charge?.cutOff();
+        throw error;
       } finally {
+        // The slot comes back with the memory: once everything queued was written or dropped.
+        if (charge !== undefined) {
+          await charge.settled();
+          charge.close();
+        }
         release();
       }
     } catch (error) {
@@ -137,7 +184,7 @@ export class WatchService {
     };
   }
 
-  private async serve(tenant: string, request: api.WatchRequest, target: WatchTarget, barrier: KvOperation, context: api.CallContext, sink: WatchSink): Promise<void> {
+  private async serve(tenant: string, request: api.WatchRequest, target: WatchTarget, barrier: KvOperation, context: api.CallContext, sink: WatchSink, charge: WatchCharge): Promise<void> {
     const { router, driver, executor } = this.options;
     const partition = router.partitionOf(barrier, tenant);
     const replica = driver.groups.get(partition);
@@ -202,7 +249,7 @@ export class WatchService {
     this.running.add(controller);
     const signal = controller.signal;
     try {
-      await this.runOne(tenant, request, target, startRevision, leader, hub, checkServed, sink, signal);
+      await this.runOne(tenant, request, target, startRevision, leader, hub, checkServed, sink, signal, charge);
     } finally {
       this.running.delete(controller);
       context.signal?.removeEventListener('abort', onAbort);
@@ -219,6 +266,7 @@ export class WatchService {
     checkLeader: () => void,
     sink: WatchSink,
     signal: AbortSignal,
+    charge: WatchCharge,
   ): Promise<void> {
     const { limits, clock, timers } = this.options;
     await runWatcher(
@@ -243,6 +291,7 @@ export class WatchService {
         monotonicMs: () => clock.monotonicMs(),
         after: (ms, run) => timers.after(ms, run),
         signal,
+        budget: charge,
       },
     );
   }

@@ -20,7 +20,9 @@
  * ends. Its sink reports the stream's backpressure: write() says false while the stream waits for
  * 'drain', so a watcher whose frames are not read is cancelled with WATCH_OVERFLOW, as on KV.Watch.
  * A running watch holds one slot of maxInFlight. A half-close ends the running watches (the
- * client can no longer cancel them) without frames.
+ * client can no longer cancel them) without frames. Every watch of the stream shares one
+ * transport (watch-transport.ts): the stream's watch frames count against the watch memory bounds
+ * from the sink's write until grpc-js's write callback, and a cut-off resets the whole stream.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
@@ -33,6 +35,8 @@ import { rpcCode, type RpcMetrics } from './node-metrics.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, encodeStreamWatchFrame, streamRequestIdOf } from './stream-codec.js';
 import type { StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
 import { throwIfWireProblem } from './wire-utf8.js';
+import { noStreamWarning, watchTransportOf } from './watch-transport.js';
+import type { WatchTransport } from '../watch/watch-memory.js';
 
 export type KvStreamCall = grpc.ServerDuplexStream<StreamRequestMessage, StreamResponseMessage>;
 
@@ -67,8 +71,10 @@ class KvStreamSession {
   private readonly watches = new Map<string, AbortController>();
   /** Watch sinks waiting for the answer queue to drain (called once it is empty and writable). */
   private readonly drainWaiters = new Set<() => void>();
-  /** Answers waiting for 'drain'. */
-  private readonly unwritten: StreamResponseMessage[] = [];
+  /** Answers waiting for 'drain', each with what to call once the stream has written it (watch frames). */
+  private readonly unwritten: Array<{ readonly response: StreamResponseMessage; readonly written: (() => void) | undefined }> = [];
+  /** The stream as the watch memory accounting sees it, made at the first watch. */
+  private transport: WatchTransport | undefined;
   private waitingForDrain = false;
   private paused = false;
   private clientHalfClosed = false;
@@ -180,10 +186,16 @@ class KvStreamSession {
     this.watches.set(id, controller);
     this.noteOccupancy();
     const ours = (): boolean => this.watches.get(id) === controller && !this.finished;
+    this.transport ??= watchTransportOf(this.call, () => noStreamWarning(this.logger));
     const sink: WatchSink = {
-      write: (message) => {
-        if (!ours()) return true;
-        this.enqueue(encodeStreamWatchFrame(id, message));
+      transport: this.transport,
+      write: (message, written) => {
+        // A frame not written (the watch is no longer ours) holds nothing.
+        if (!ours()) {
+          written?.();
+          return true;
+        }
+        this.enqueue(encodeStreamWatchFrame(id, message), written);
         return !this.waitingForDrain;
       },
       drained: (ms) =>
@@ -251,9 +263,9 @@ class KvStreamSession {
     this.maybeEnd();
   }
 
-  private enqueue(response: StreamResponseMessage): void {
+  private enqueue(response: StreamResponseMessage, written?: () => void): void {
     if (this.finished) return;
-    this.unwritten.push(response);
+    this.unwritten.push({ response, written });
     if (this.stats !== undefined) this.stats.queuedAnswers++;
     this.noteOccupancy();
     this.flush();
@@ -262,11 +274,11 @@ class KvStreamSession {
 
   private flush(): void {
     while (!this.finished && !this.waitingForDrain && this.unwritten.length > 0) {
-      const response = this.unwritten.shift()!;
+      const { response, written } = this.unwritten.shift()!;
       if (this.stats !== undefined) this.stats.queuedAnswers--;
       let accepted: boolean;
       try {
-        accepted = this.call.write(response);
+        accepted = this.call.write(response, written === undefined ? undefined : () => written());
       } catch (error) {
         this.logger.error({ err: error }, 'writing a stream response failed');
         this.stop(new AtollError('UNAVAILABLE', 'the stream failed'));

@@ -3,7 +3,9 @@
  * handler. The handler gives the node a sink with the stream's backpressure (grpc-js write()
  * returns false when its buffer is full; 'drain' says it emptied) and a signal that aborts when
  * the client cancels. The call's deadline bounds only the watch's start (its linearizable read):
- * a watch runs until the client cancels it or it fails.
+ * a watch runs until the client cancels it or it fails. The sink's transport (watch-transport.ts)
+ * is the call's HTTP/2 stream: each message counts against the watch memory bounds until grpc-js's
+ * write callback says HTTP/2 took it, and a stream that does not drain is reset.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
@@ -16,6 +18,7 @@ import type { WatchResponse as WatchResponseMessage, WatchResponse__Output } fro
 import { serviceErrorOf, type ErrorLogger } from './grpc-errors.js';
 import { formatWireInt64, parseWireCount } from './wire-numbers.js';
 import { throwIfWireProblem } from './wire-utf8.js';
+import { noStreamWarning, watchTransportOf } from './watch-transport.js';
 
 function text(value: unknown, field: string): string {
   if (value === undefined || value === null) return '';
@@ -99,7 +102,8 @@ export function kvWatchHandler(api: NodeApi, logger: ErrorLogger): grpc.handleSe
     call.on('cancelled', onCancelled);
     if (call.cancelled) onCancelled();
     const sink: WatchSink = {
-      write: (message) => call.write(encodeWatchResponse(message)),
+      transport: watchTransportOf(call, () => noStreamWarning(logger)),
+      write: (message, written) => call.write(encodeWatchResponse(message), written === undefined ? undefined : () => written()),
       drained: (ms) =>
         new Promise<boolean>((resolve) => {
           const finish = (drained: boolean): void => {

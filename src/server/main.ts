@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
 import { pino, type Logger } from 'pino';
 import { isAtollError } from '../errors.js';
-import { limits } from '../limits.js';
+import { limits, makeLimits, type Limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { AUTO_SPLIT_DEFAULTS } from '../node/auto-split.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
@@ -111,6 +111,11 @@ async function main(): Promise<void> {
     .option('--auto-split-rps <n>', 'split a partition this node leads once it serves more than N requests per second (decayed rate); off when unset (ATOLL_AUTO_SPLIT_RPS)', integer('--auto-split-rps', 1), env['ATOLL_AUTO_SPLIT_RPS'] ? Number(env['ATOLL_AUTO_SPLIT_RPS']) : undefined)
     .option('--auto-split-pause-ms <n>', `least time between two automatic splits this node starts (ATOLL_AUTO_SPLIT_PAUSE_MS; default ${AUTO_SPLIT_DEFAULTS.pauseMs})`, integer('--auto-split-pause-ms', 0), Number(env['ATOLL_AUTO_SPLIT_PAUSE_MS'] ?? AUTO_SPLIT_DEFAULTS.pauseMs))
     .option('--heap-growth-percent <n>', `how far V8 lets the JavaScript heap grow past what survived its last full collection, in percent; 0 leaves V8's own factor (up to 300%) (ATOLL_HEAP_GROWTH_PERCENT; default ${DEFAULT_HEAP_GROWTH_PERCENT}; docs/operations.md, "Memory")`, integer('--heap-growth-percent', 0), Number(env['ATOLL_HEAP_GROWTH_PERCENT'] ?? DEFAULT_HEAP_GROWTH_PERCENT))
+    .option('--watch-memory-mb <n>', `bytes this node holds for watch clients at most, in MiB: history read for watchers and messages not yet written to their connections; a watch is refused (RESOURCE_EXHAUSTED) while it is full (ATOLL_WATCH_MEMORY_MB; default ${limits.watchNodeBytes / 1024 / 1024})`, integer('--watch-memory-mb', 1), Number(env['ATOLL_WATCH_MEMORY_MB'] ?? limits.watchNodeBytes / 1024 / 1024))
+    .option('--watch-tenant-mb <n>', `the same for one tenant (ATOLL_WATCH_TENANT_MB; default ${limits.watchTenantBytes / 1024 / 1024})`, integer('--watch-tenant-mb', 1), Number(env['ATOLL_WATCH_TENANT_MB'] ?? limits.watchTenantBytes / 1024 / 1024))
+    .option('--watch-connection-mb <n>', `the same for one client connection (ATOLL_WATCH_CONNECTION_MB; default ${limits.watchConnectionBytes / 1024 / 1024})`, integer('--watch-connection-mb', 1), Number(env['ATOLL_WATCH_CONNECTION_MB'] ?? limits.watchConnectionBytes / 1024 / 1024))
+    .option('--watch-stream-mb <n>', `the same for one HTTP/2 stream (a KV.Watch call, or a KV.Stream with its watches); at least 8 (ATOLL_WATCH_STREAM_MB; default ${limits.watchStreamBytes / 1024 / 1024})`, integer('--watch-stream-mb', 1), Number(env['ATOLL_WATCH_STREAM_MB'] ?? limits.watchStreamBytes / 1024 / 1024))
+    .option('--watch-stall-ms <n>', `a watch stream that gets none of its queued bytes written for this long is closed (RST_STREAM), and its connection too if the stream does not close; a watcher that waits this long for room ends with WATCH_OVERFLOW (ATOLL_WATCH_STALL_MS; default ${limits.watchStallMs})`, integer('--watch-stall-ms', 100), Number(env['ATOLL_WATCH_STALL_MS'] ?? limits.watchStallMs))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
     .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
@@ -149,6 +154,11 @@ async function main(): Promise<void> {
     heapGrowthPercent: number;
     maxValueBytes: number;
     maxTokensPerTenant: number;
+    watchMemoryMb: number;
+    watchTenantMb: number;
+    watchConnectionMb: number;
+    watchStreamMb: number;
+    watchStallMs: number;
     unsafeTestBug?: string[];
     dial?: string;
     tlsCert?: string;
@@ -229,6 +239,25 @@ async function main(): Promise<void> {
     if (options.bucketHash !== undefined && options.bucketHash !== '') bucketHash = parseBucketHashName(options.bucketHash, '--bucket-hash');
   } catch (error) {
     program.error(`error: ${(error as Error).message}`);
+  }
+  // The watch memory bounds, checked against each other (limits.ts) so a wrong combination is one clear line.
+  let watchLimits: Partial<Limits> = {};
+  try {
+    const mebibytes = (value: number, flag: string): number => {
+      if (!Number.isSafeInteger(value) || value < 1 || value > 1024 * 1024) throw new Error(`${flag} (or its ATOLL_ variable) must be an integer from 1 to 1048576`);
+      return value * 1024 * 1024;
+    };
+    if (!Number.isSafeInteger(options.watchStallMs) || options.watchStallMs < 100 || options.watchStallMs > limits.maxCallTimeoutMs) throw new Error(`--watch-stall-ms (or ATOLL_WATCH_STALL_MS) must be an integer from 100 to ${limits.maxCallTimeoutMs}`);
+    watchLimits = {
+      watchNodeBytes: mebibytes(options.watchMemoryMb, '--watch-memory-mb'),
+      watchTenantBytes: mebibytes(options.watchTenantMb, '--watch-tenant-mb'),
+      watchConnectionBytes: mebibytes(options.watchConnectionMb, '--watch-connection-mb'),
+      watchStreamBytes: mebibytes(options.watchStreamMb, '--watch-stream-mb'),
+      watchStallMs: options.watchStallMs,
+    };
+    makeLimits(watchLimits);
+  } catch (error) {
+    program.error(`error: watch memory flags: ${(error as Error).message}`);
   }
   if (joinAddresses.length === 0 && options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 
@@ -328,6 +357,7 @@ async function main(): Promise<void> {
     raftLogMemoryBytes: options.raftLogMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
     maxTokensPerTenant: options.maxTokensPerTenant,
+    limits: watchLimits,
     // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
     dialAddresses: new Map([...peerAddressMap, ...dial]),
     peerCredentials: tls.peerChannelCredentials,

@@ -43,6 +43,7 @@ const MEMORY_CONSUMERS: ReadonlyArray<[string, string]> = [
   ['key_index', 'Bytes the key indexes of all partitions hold (estimate).'],
   ['raft_log', 'Bytes of Raft log entries held in memory, all partitions (estimate).'],
   ['dedup', 'Bytes the dedup tables hold in memory (read-ahead and eviction lists; estimate).'],
+  ['watch', 'Bytes held for watch clients: history read for watchers and messages not yet written to their connections (estimate; bounded per stream, connection, tenant and node).'],
   ['leveldb', 'LevelDB memtables and block cache (leveldb.approximate-memory-usage).'],
   ['write_behind', 'Bytes of unsynced writes buffered before LevelDB (keys and values).'],
 ];
@@ -309,6 +310,40 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
       collect() {
         this.reset();
         for (const m of current()?.memory ?? []) if (m.limitBytes !== undefined && Number.isFinite(m.limitBytes)) this.set({ consumer: m.consumer }, m.limitBytes);
+      },
+    });
+    new Gauge({
+      name: 'atoll_watchers_open',
+      help: 'Watchers running on this node.',
+      registers: [registry],
+      collect() {
+        this.set(current()?.watches?.open ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'atoll_watch_streams',
+      help: 'HTTP/2 streams with at least one watch counted in the watch memory.',
+      registers: [registry],
+      collect() {
+        this.set(current()?.watches?.streams ?? 0);
+      },
+    });
+    new Counter({
+      name: 'atoll_watch_cut_offs_total',
+      help: 'Watch streams closed because their queued bytes were not written for the stall time (RST_STREAM; the connection too when the stream would not close).',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(current()?.watches?.cutOffs ?? 0);
+      },
+    });
+    new Counter({
+      name: 'atoll_watch_memory_refusals_total',
+      help: 'Watches refused (RESOURCE_EXHAUSTED, reason watch-memory) because a stream, connection, tenant or the node held its bound of bytes.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(current()?.watches?.memoryRefusals ?? 0);
       },
     });
     new Gauge({

@@ -18,7 +18,17 @@
  *   apply to reach it; changes at or below the cursor are never sent.
  * - Backpressure: when the sink's buffer is full the watcher waits for it to drain; a sink that
  *   does not drain within stallMs is a watcher too slow to follow, cancelled with WATCH_OVERFLOW
- *   and the revision to resume after (the last one handed to the sink).
+ *   (reason slow-consumer) and the revision to resume after (the last one handed to the sink).
+ * - Memory (with a budget, src/watch/watch-memory.ts): every byte the watcher holds for the client
+ *   is taken from the budget before it is held. A read of history first reserves what it may
+ *   return and trims the reservation to the batch; each message of the batch moves out of the
+ *   reservation, and a message from the ring is taken anew; a message counts until the sink's
+ *   `written` callback. Until the watcher has room for its first read or event, a take that finds
+ *   its connection, tenant or node full refuses the watch at once (RESOURCE_EXHAUSTED, reason
+ *   watch-memory: it is past the bound, as at admission). After that, a take that finds no room
+ *   waits for it at most stallMs, then the watch ends with WATCH_OVERFLOW: reason slow-consumer
+ *   when its own stream or connection is full, watch-memory when its tenant or the node is. A
+ *   reservation not used is given back, also when the watch ends.
  * - Leadership is checked before every batch and every wait, and an idle watcher wakes at least
  *   every leaderCheckMs to check it: a node that stops leading ends the watch with NOT_LEADER, so
  *   the client moves to the new leader and resumes there.
@@ -26,6 +36,7 @@
 import { AtollError } from '../errors.js';
 import type { StoredChangeAt } from '../mvcc/index.js';
 import type { WatchHub } from './watch-hub.js';
+import { watchChangeBytes, watchMessageBytes, watchReadReserveBytes, type WatchBudget, type WatchTransport } from './watch-memory.js';
 
 export type WatchTarget = { readonly key: string } | { readonly keyPrefix: string };
 
@@ -53,10 +64,19 @@ export interface WatchMessage {
 }
 
 export interface WatchSink {
-  /** Queues a message; false when the transport's buffer is full (the message is still queued). */
-  write(message: WatchMessage): boolean;
+  /**
+   * Queues a message; false when the transport's buffer is full (the message is still queued).
+   * `written`, when given, is called once the transport has written the message (never, when the
+   * stream closed first); a sink that holds nothing may call it at once.
+   */
+  write(message: WatchMessage, written?: () => void): boolean;
   /** True once the buffer drained, false when it did not within `ms` (or the call ended). */
   drained(ms: number): Promise<boolean>;
+  /**
+   * The stream the messages go out on (a gRPC sink), for the byte accounting and the cut-off of a
+   * stream that does not drain. Absent on an in-process sink, which must call `written` itself.
+   */
+  readonly transport?: WatchTransport;
 }
 
 /** What a watcher needs from its partition (the node's replica, or a test double). */
@@ -87,6 +107,8 @@ export interface WatcherOptions {
   readonly monotonicMs: () => number;
   readonly after: (ms: number, run: () => void) => { cancel(): void };
   readonly signal: AbortSignal;
+  /** Takes and gives back the bytes the watcher holds (watch-memory.ts); absent: nothing is counted. */
+  readonly budget?: WatchBudget;
   /** TEST ONLY (negative control hubNotToldOfInstall): trust the hub even when it is behind the store. */
   readonly unguardedHub?: boolean;
 }
@@ -108,20 +130,53 @@ export function eventOf(change: StoredChangeAt, keysOnly: boolean, userKey: (key
 
 /** Runs until `signal` aborts (resolves) or the watch must end (rejects with an AtollError). */
 export async function runWatcher(source: WatchSource, sink: WatchSink, options: WatcherOptions): Promise<void> {
-  const { target, signal } = options;
+  const { target, signal, budget } = options;
   let cursor = options.startRevision;
   let lastSentMs = options.monotonicMs();
+  /** The revision of the last message handed to the sink: a resume after it misses nothing. */
+  let handed = options.startRevision;
 
-  const send = async (message: WatchMessage): Promise<void> => {
+  const overflow = (reason: 'slow-consumer' | 'watch-memory', why: string): AtollError =>
+    new AtollError('WATCH_OVERFLOW', `${why}; resume after revision ${handed}`, { resumeRevision: handed, reason });
+
+  /** Set once the watcher had room for a read of history or an event: from then on it waits for room. */
+  let started = false;
+
+  /** Takes `bytes` from the budget, waiting for room at most stallMs; false when the watch was aborted meanwhile. */
+  const take = async (bytes: number, forEvents: boolean): Promise<boolean> => {
+    if (budget === undefined || bytes <= 0) return true;
+    const deadlineMs = options.monotonicMs() + options.stallMs;
+    while (!budget.tryTake(bytes)) {
+      if (!started && forEvents && budget.blockedAt !== 'stream') throw budget.refusal();
+      const leftMs = deadlineMs - options.monotonicMs();
+      if (leftMs > 0 && (await budget.room(leftMs, signal))) continue;
+      if (signal.aborted) return false;
+      const scope = budget.blockedAt ?? 'stream';
+      throw overflow(
+        scope === 'stream' || scope === 'connection' ? 'slow-consumer' : 'watch-memory',
+        `the watcher found no room for ${bytes} bytes at its ${scope} for ${options.stallMs} ms (the bytes held for watch clients are bounded)`,
+      );
+    }
+    if (forEvents) started = true;
+    return true;
+  };
+
+  /** Hands one message to the sink; `reserved` is the batch reservation it moves out of (store reads). */
+  const send = async (message: WatchMessage, reserved?: { bytes: number }): Promise<void> => {
     lastSentMs = options.monotonicMs();
-    if (sink.write(message)) return;
+    let written: (() => void) | undefined;
+    if (budget !== undefined) {
+      const bytes = watchMessageBytes(message);
+      const fromReserve = Math.min(bytes, reserved?.bytes ?? 0);
+      if (reserved !== undefined) reserved.bytes -= fromReserve;
+      if (!(await take(bytes - fromReserve, message.events.length > 0))) return;
+      written = budget.sent(bytes);
+    }
+    handed = message.revision;
+    if (sink.write(message, written)) return;
     if (signal.aborted) return;
     if (!(await sink.drained(options.stallMs)) && !signal.aborted) {
-      throw new AtollError(
-        'WATCH_OVERFLOW',
-        `the watcher did not read its changes for ${options.stallMs} ms; resume after revision ${message.revision}`,
-        { resumeRevision: message.revision },
-      );
+      throw overflow('slow-consumer', `the watcher did not read its changes for ${options.stallMs} ms`);
     }
   };
 
@@ -136,29 +191,50 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
       // a hub behind it would answer a batch that ends at the cursor, and the loop would ask again
       // without ever awaiting); otherwise the store's history does.
       const fromHub = options.unguardedHub === true || source.hub.top >= storeRevision ? source.hub.since(cursor) : undefined;
-      const batch = fromHub ?? (await source.changesSince(target, cursor, options.readBounds));
-      if (signal.aborted) return;
-      if (batch.through <= cursor && options.unguardedHub !== true) {
-        // Invariant: a batch read because the store is past the cursor ends past it. If one ever
-        // does not, wait for the next change instead of spinning: a watcher never holds the loop.
-        await source.hub.wait(options.leaderCheckMs ?? options.progressIntervalMs, options.after, signal);
-        continue;
-      }
-      // Group the batch's matching changes by revision: one message per revision, in order.
-      let events: WatchEvent[] = [];
-      let revision = 0;
-      for (const change of batch.changes) {
-        if (change.revision <= cursor || change.revision > batch.through || !matches(target, change.key)) continue;
-        if (change.revision !== revision && events.length > 0) {
-          await send({ revision, events, progress: false });
-          events = [];
-          if (signal.aborted) return;
+      // A read of history holds its batch until the batch is sent: reserved first (see the file comment).
+      const reserved = { bytes: 0 };
+      try {
+        let batch = fromHub;
+        if (batch === undefined) {
+          const reserve = budget === undefined ? 0 : watchReadReserveBytes(options.readBounds);
+          if (!(await take(reserve, true))) return;
+          reserved.bytes = reserve;
+          batch = await source.changesSince(target, cursor, options.readBounds);
+          if (budget !== undefined) {
+            let batchBytes = 0;
+            for (const change of batch.changes) batchBytes += watchChangeBytes(Buffer.byteLength(change.key), change.stored.kind === 'value' ? change.stored.value.length : 0);
+            // One revision larger than the read's bounds comes whole: its excess is taken too.
+            if (batchBytes > reserve && !(await take(batchBytes - reserve, true))) return;
+            budget.release(Math.max(0, reserve - batchBytes));
+            reserved.bytes = batchBytes;
+          }
         }
-        revision = change.revision;
-        events.push(eventOf(change, options.keysOnly === true, options.userKey));
+        if (signal.aborted) return;
+        if (batch.through <= cursor && options.unguardedHub !== true) {
+          // Invariant: a batch read because the store is past the cursor ends past it. If one ever
+          // does not, wait for the next change instead of spinning: a watcher never holds the loop.
+          await source.hub.wait(options.leaderCheckMs ?? options.progressIntervalMs, options.after, signal);
+          continue;
+        }
+        // Group the batch's matching changes by revision: one message per revision, in order.
+        const fromStore = fromHub === undefined ? reserved : undefined;
+        let events: WatchEvent[] = [];
+        let revision = 0;
+        for (const change of batch.changes) {
+          if (change.revision <= cursor || change.revision > batch.through || !matches(target, change.key)) continue;
+          if (change.revision !== revision && events.length > 0) {
+            await send({ revision, events, progress: false }, fromStore);
+            events = [];
+            if (signal.aborted) return;
+          }
+          revision = change.revision;
+          events.push(eventOf(change, options.keysOnly === true, options.userKey));
+        }
+        if (events.length > 0) await send({ revision, events, progress: false }, fromStore);
+        cursor = Math.max(cursor, batch.through);
+      } finally {
+        budget?.release(reserved.bytes);
       }
-      if (events.length > 0) await send({ revision, events, progress: false });
-      cursor = Math.max(cursor, batch.through);
       continue;
     }
     const idleMs = options.monotonicMs() - lastSentMs;

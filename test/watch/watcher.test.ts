@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { WatchHub } from '../../src/watch/watch-hub.js';
+import { WatchMemory, watchReadReserveBytes } from '../../src/watch/watch-memory.js';
 import { runWatcher, type WatchMessage, type WatchSink, type WatchSource, type WatchTarget, type WatcherOptions } from '../../src/watch/watcher.js';
 import { memoryEngineKind, Partition, startMs, text } from '../mvcc/harness.js';
 
@@ -229,6 +230,91 @@ describe('watcher', () => {
     lateAbort.abort();
     await lateRun;
     expect(late.events()).toEqual(sink.events());
+  });
+});
+
+/** A sink that keeps each message's `written` callback until the test lets the "transport" write. */
+class HeldSink implements WatchSink {
+  readonly messages: WatchMessage[] = [];
+  readonly pending: Array<() => void> = [];
+  peakHeld = 0;
+  constructor(private readonly memory: WatchMemory) {}
+  write(message: WatchMessage, written?: () => void): boolean {
+    this.messages.push(message);
+    if (written !== undefined) this.pending.push(written);
+    this.peakHeld = Math.max(this.peakHeld, this.memory.heldBytes);
+    return true;
+  }
+  drained(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+  flush(): void {
+    for (const written of this.pending.splice(0)) written();
+  }
+  events(): number {
+    return this.messages.reduce((sum, m) => sum + m.events.length, 0);
+  }
+}
+
+describe('watcher with a byte budget', () => {
+  const KiB = 1024;
+  const readBounds = { maxChanges: 8, maxBytes: 40_000 };
+  const memoryOf = (bytes: number, stallMs: number): WatchMemory =>
+    new WatchMemory({ bounds: { streamBytes: bytes, connectionBytes: bytes, tenantBytes: bytes, nodeBytes: 4 * bytes }, stallMs, monotonicMs: () => performance.now(), after });
+
+  it('holds at most its bounds (one read reserved, messages until written), and nothing once all is written', async () => {
+    const partition = await Partition.create(memoryEngineKind);
+    for (let i = 0; i < 40; i++) await partition.put(`s/k${i}`, 'x'.repeat(10_000));
+    const memory = memoryOf(64 * KiB, 5_000);
+    expect(64 * KiB).toBeGreaterThan(watchReadReserveBytes(readBounds));
+    const sink = new HeldSink(memory);
+    const charge = memory.open('acme', sink, undefined);
+    const abort = new AbortController();
+    const running = runWatcher(sourceOf(partition), sink, options({ keyPrefix: 's/' }, 0, abort.signal, { readBounds, stallMs: 5_000, budget: charge }));
+    // The "transport" writes only when the test says so. Until it does, the watcher holds one read
+    // (three 10 KB values: the read's byte bound cuts the fourth) and no room is left for another.
+    await until(() => sink.events() === 3, 'the first read');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(sink.events()).toBe(3);
+    expect(memory.heldBytes).toBeGreaterThan(30_000);
+    for (let round = 0; round < 200 && sink.events() < 40; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(memory.heldBytes).toBeLessThanOrEqual(64 * KiB);
+      sink.flush();
+    }
+    expect(sink.events()).toBe(40);
+    expect(sink.peakHeld).toBeLessThanOrEqual(64 * KiB);
+    abort.abort();
+    await running;
+    sink.flush();
+    expect(charge.held).toBe(0);
+    expect(memory.heldBytes).toBe(0);
+  });
+
+  it('ends with WATCH_OVERFLOW (slow-consumer) when its stream stays full, and refuses a new watch whose tenant is full', async () => {
+    const partition = await Partition.create(memoryEngineKind);
+    for (let i = 0; i < 20; i++) await partition.put(`s/k${i}`, 'x'.repeat(10_000));
+    const memory = memoryOf(64 * KiB, 100);
+    // The client reads nothing: its stream fills, then the watcher waits for room in vain.
+    const stalled = new HeldSink(memory);
+    const error = await runWatcher(sourceOf(partition), stalled, options({ keyPrefix: 's/' }, 0, new AbortController().signal, { readBounds, stallMs: 100, budget: memory.open('acme', stalled, undefined) })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AtollError);
+    expect((error as AtollError).details).toMatchObject({ reason: 'slow-consumer', resumeRevision: stalled.messages.at(-1)!.revision });
+    expect(memory.heldBytes).toBeLessThanOrEqual(64 * KiB);
+    // Another watch of the tenant, admitted before the first filled it: its first read finds no
+    // room, so it is refused at once, as at admission (it is past the bound), progress or not.
+    const other = new HeldSink(memory);
+    const budget = memory.open('acme', other, undefined);
+    const startedMs = performance.now();
+    const blocked = await runWatcher(sourceOf(partition), other, options({ keyPrefix: 's/' }, 3, new AbortController().signal, { readBounds, stallMs: 5_000, progress: true, budget })).catch((e: unknown) => e);
+    expect(performance.now() - startedMs).toBeLessThan(2_000);
+    expect((blocked as AtollError).code).toBe('RESOURCE_EXHAUSTED');
+    expect((blocked as AtollError).details).toMatchObject({ reason: 'watch-memory', scope: 'tenant' });
+    expect(other.messages.filter((m) => !m.progress)).toHaveLength(0);
+    other.flush();
+    budget.close();
+    stalled.flush();
+    expect(memory.heldBytes).toBe(0);
   });
 });
 
