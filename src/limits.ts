@@ -253,12 +253,11 @@ export function assertLimits(limits: Limits): void {
   assert(limits.maxWatchersPerTenant <= limits.maxWatchersPerNode, 'maxWatchersPerTenant <= maxWatchersPerNode');
   // Watch timers are real timers.
   assert(limits.watchProgressIntervalMs <= 2 ** 31 - 1 && limits.watchStallMs <= 2 ** 31 - 1, 'watch timers fit a timer');
-  // A watch stream holds one read of history (its reservation) and one maximal message, so a
-  // watcher can always make progress; each wider level holds at least one stream.
+  // A watch stream holds one read of history (its reservation), so a watcher can always make
+  // progress (a stream holding nothing takes any one message); each wider level holds a stream.
   assert(
-    limits.watchStreamBytes >= limits.watchReadBytes + limits.watchReadChanges * watchChangeOverheadBytes &&
-      limits.watchStreamBytes >= limits.maxMessageBytes,
-    'watchStreamBytes holds one read of history (watchReadBytes + watchReadChanges * watchChangeOverheadBytes) and one maximal message',
+    limits.watchStreamBytes >= limits.watchReadBytes + limits.watchReadChanges * watchChangeOverheadBytes,
+    'watchStreamBytes holds one read of history (watchReadBytes + watchReadChanges * watchChangeOverheadBytes)',
   );
   assert(limits.watchStreamBytes <= limits.watchConnectionBytes && limits.watchStreamBytes <= limits.watchTenantBytes, 'watchStreamBytes <= watchConnectionBytes, watchTenantBytes');
   assert(limits.watchConnectionBytes <= limits.watchNodeBytes && limits.watchTenantBytes <= limits.watchNodeBytes, 'watchConnectionBytes, watchTenantBytes <= watchNodeBytes');

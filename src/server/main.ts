@@ -114,7 +114,7 @@ async function main(): Promise<void> {
     .option('--watch-memory-mb <n>', `bytes this node holds for watch clients at most, in MiB: history read for watchers and messages not yet written to their connections; a watch is refused (RESOURCE_EXHAUSTED) while it is full (ATOLL_WATCH_MEMORY_MB; default ${limits.watchNodeBytes / 1024 / 1024})`, integer('--watch-memory-mb', 1), Number(env['ATOLL_WATCH_MEMORY_MB'] ?? limits.watchNodeBytes / 1024 / 1024))
     .option('--watch-tenant-mb <n>', `the same for one tenant (ATOLL_WATCH_TENANT_MB; default ${limits.watchTenantBytes / 1024 / 1024})`, integer('--watch-tenant-mb', 1), Number(env['ATOLL_WATCH_TENANT_MB'] ?? limits.watchTenantBytes / 1024 / 1024))
     .option('--watch-connection-mb <n>', `the same for one client connection (ATOLL_WATCH_CONNECTION_MB; default ${limits.watchConnectionBytes / 1024 / 1024})`, integer('--watch-connection-mb', 1), Number(env['ATOLL_WATCH_CONNECTION_MB'] ?? limits.watchConnectionBytes / 1024 / 1024))
-    .option('--watch-stream-mb <n>', `the same for one HTTP/2 stream (a KV.Watch call, or a KV.Stream with its watches); at least 8 (ATOLL_WATCH_STREAM_MB; default ${limits.watchStreamBytes / 1024 / 1024})`, integer('--watch-stream-mb', 1), Number(env['ATOLL_WATCH_STREAM_MB'] ?? limits.watchStreamBytes / 1024 / 1024))
+    .option('--watch-stream-mb <n>', `the same for one HTTP/2 stream (a KV.Watch call, or a KV.Stream with its watches); at least 5, one read of history (ATOLL_WATCH_STREAM_MB; default ${limits.watchStreamBytes / 1024 / 1024})`, integer('--watch-stream-mb', 1), Number(env['ATOLL_WATCH_STREAM_MB'] ?? limits.watchStreamBytes / 1024 / 1024))
     .option('--watch-stall-ms <n>', `a watch stream that gets none of its queued bytes written for this long is closed (RST_STREAM), and its connection too if the stream does not close; a watcher that waits this long for room ends with WATCH_OVERFLOW (ATOLL_WATCH_STALL_MS; default ${limits.watchStallMs})`, integer('--watch-stall-ms', 100), Number(env['ATOLL_WATCH_STALL_MS'] ?? limits.watchStallMs))
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
@@ -257,7 +257,7 @@ async function main(): Promise<void> {
     };
     makeLimits(watchLimits);
   } catch (error) {
-    program.error(`error: watch memory flags: ${(error as Error).message}`);
+    program.error(`error: watch memory flags: ${(error as Error).message} (--watch-stream-mb, --watch-connection-mb, --watch-tenant-mb and --watch-memory-mb set watchStreamBytes, watchConnectionBytes, watchTenantBytes and watchNodeBytes)`);
   }
   if (joinAddresses.length === 0 && options.replicationFactor > peers.size) program.error(`error: replication factor ${options.replicationFactor} exceeds ${peers.size} nodes`);
 

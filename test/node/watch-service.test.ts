@@ -2,12 +2,15 @@
  * Watch at the node (src/node/watch-service.ts) on three in-process nodes: only the leader serves
  * a watch (a follower answers NOT_LEADER with the leader), a watch without a start revision starts
  * at a linearizable read, a leader that loses its leadership ends its watches with NOT_LEADER, a
- * cancelled watch frees its slot, and watchers per tenant are bounded.
+ * cancelled watch frees its slot, watchers per tenant are bounded, and so are the bytes they hold:
+ * a stream that is never written is cut off, and its slot comes back only with its bytes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { newToken } from '../../src/node/auth.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
+import type { WatchMessage } from '../../src/node/api.js';
+import { FakeTransport } from '../watch/fake-transport.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 
 /** The leader once it is the preferred one (the leader balancer moves it there otherwise, mid-test). */
@@ -123,6 +126,67 @@ describe('watch service', () => {
     expect((anonymous as AtollError).code).toBe('UNAUTHENTICATED');
     abort.abort();
     expect(await watching).toBeUndefined();
+  });
+});
+
+/** A gRPC-like sink whose transport never writes (no `written` callback is ever called). */
+class StalledSink extends Sink {
+  readonly transport: FakeTransport;
+  constructor(connection: string) {
+    super();
+    this.transport = new FakeTransport(connection);
+  }
+  override write(message: WatchMessage): boolean {
+    this.messages.push(message);
+    return true;
+  }
+}
+
+describe('watch service memory', () => {
+  const KiB = 1024;
+  const limits = { watchReadBytes: 64 * KiB, watchReadChanges: 16, watchStreamBytes: 128 * KiB, watchConnectionBytes: 256 * KiB, watchTenantBytes: 256 * KiB, watchNodeBytes: 512 * KiB, watchStallMs: 300 };
+  const heldOf = (node: { metricsView(): { memory?: ReadonlyArray<{ consumer: string; bytes: number }> } }): number => node.metricsView().memory?.find((m) => m.consumer === 'watch')?.bytes ?? -1;
+
+  it('cuts off a stream that is never written, and frees its slot only when its bytes are gone; a full tenant refuses watches by bytes', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, limits });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    for (let i = 0; i < 8; i++) await node.put({ key: `svc/k${i}`, value: new Uint8Array(20 * KiB) }, deadline());
+    // As the gRPC layer does: the call's signal aborts when its stream closes.
+    const open = (sink: StalledSink): { abort: AbortController; ended: Promise<unknown> } => {
+      const abort = new AbortController();
+      sink.transport.onClosed(() => abort.abort());
+      return { abort, ended: node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e) };
+    };
+    const stalled = new StalledSink('conn-1');
+    const first = open(stalled);
+    await waitFor(() => stalled.transport.cutOffs === 1, 10_000);
+    // Cut off (its queued bytes were not written for watchStallMs) but not yet closed: the bytes
+    // are still held, and so is the slot.
+    expect(stalled.messages.length).toBeGreaterThan(0);
+    expect(heldOf(node)).toBeGreaterThan(0);
+    expect(heldOf(node)).toBeLessThanOrEqual(limits.watchStreamBytes);
+    expect(node.openWatchers).toBe(1);
+    stalled.transport.close();
+    expect(await first.ended).toBeUndefined();
+    expect(node.openWatchers).toBe(0);
+    expect(heldOf(node)).toBe(0);
+
+    // Two stalled streams of one tenant, on connections of their own, fill its bound: a third
+    // watch is refused with RESOURCE_EXHAUSTED, reason watch-memory, and holds nothing.
+    const [a, b, c] = [new StalledSink('conn-2'), new StalledSink('conn-3'), new StalledSink('conn-4')];
+    const running = [open(a), open(b)];
+    await waitFor(() => a.transport.cutOffs + b.transport.cutOffs === 2, 10_000);
+    const third = await open(c).ended;
+    expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
+    expect((third as AtollError).details).toMatchObject({ reason: 'watch-memory', scope: 'tenant' });
+    expect(c.messages.filter((m) => m.events.length > 0)).toEqual([]);
+    expect(heldOf(node)).toBeLessThanOrEqual(limits.watchTenantBytes);
+    a.transport.close();
+    b.transport.close();
+    await Promise.all(running.map((r) => r.ended));
+    expect(node.openWatchers).toBe(0);
+    expect(heldOf(node)).toBe(0);
   });
 });
 

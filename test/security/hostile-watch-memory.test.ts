@@ -5,7 +5,7 @@
  * as the connection lived, and its slot came back while the bytes stayed.
  *
  * Here, on a three-node cluster with authentication and small watch memory bounds (tenant 16 MiB,
- * connection 16 MiB, node 32 MiB, stall 3 s), 24 such watches go to the partition's leader from
+ * connection 16 MiB, node 32 MiB, stall 5 s), 24 such watches go to the partition's leader from
  * four connections. Asserted: the watches past the tenant's bound are refused at once with
  * RESOURCE_EXHAUSTED (atoll-code RESOURCE_EXHAUSTED, atoll-reason watch-memory); the bytes the
  * leader holds for watch clients (atoll_memory_watch_bytes) never pass the tenant's bound; every
@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient } from '../../src/client/index.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { newToken } from '../../src/node/auth.js';
+import { preferredLeaderOf } from '../../src/node/placement.js';
 import { encodeWatchRequest } from '../../src/server/kv-watch.js';
 import { kvServiceDefinition } from '../../src/server/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
@@ -29,7 +30,7 @@ import { LocalCluster } from '../integration/local-cluster.js';
 const PARTITIONS = 4;
 const MiB = 1024 * 1024;
 const TENANT_MB = 16;
-const STALL_MS = 3_000;
+const STALL_MS = 5_000;
 const HISTORY_VALUES = 24;
 const VALUE_BYTES = 200 * 1024;
 const CONNECTIONS = 4;
@@ -114,8 +115,11 @@ describe('a read-only tenant whose watches never read', () => {
     // The leader of evil's history, and a bucket of tenant good on the same partition (same hub).
     const partition = partitionOfBucket('\u0000evil\u0000hist', PARTITIONS);
     for (let i = 0; goodBucket === ''; i++) if (partitionOfBucket(`\u0000good\u0000g${i}`, PARTITIONS) === partition) goodBucket = `g${i}`;
-    const info = await admin.clusterInfo();
-    const leader = info.partitions[partition]!.leader;
+    // The leader balancer moves a partition's leadership to its preferred node: wait for that, so
+    // the watches are not ended by a leader change (NOT_LEADER) mid-test.
+    const preferred = preferredLeaderOf(partition, [1, 2, 3], 3);
+    expect(await eventually(async () => (await admin.clusterInfo()).partitions[partition]?.leader === preferred, 30_000)).toBe(true);
+    const leader = preferred;
     leaderAddress = cluster.addresses.get(leader)!;
     leaderAdmin = cluster.adminAddresses.get(leader)!;
     pids = [1, 2, 3].map((id) => cluster.pidOf(id)!);

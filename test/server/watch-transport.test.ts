@@ -8,6 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import http2 from 'node:http2';
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../../src/node/api.js';
@@ -15,7 +16,7 @@ import { createGrpcServer } from '../../src/server/grpc-server.js';
 import { kvServiceHandlers } from '../../src/server/kv-service.js';
 import { kvServiceDefinition } from '../../src/server/protos.js';
 import { encodeStreamRequest } from '../../src/server/stream-codec.js';
-import { http2StreamOf, watchTransportOf } from '../../src/server/watch-transport.js';
+import { CONNECTION_GRACE_MS, http2StreamOf, watchTransportOf } from '../../src/server/watch-transport.js';
 import { silentLogger } from './harness.js';
 
 /** One gRPC length-prefixed frame. */
@@ -57,10 +58,11 @@ describe('watch transport over a real gRPC server', () => {
     // A node whose every watch writes four 256 KiB messages, counting their write callbacks, and
     // then waits for its end.
     const api = {
-      watch: async (_request: WatchRequest, context: { signal?: AbortSignal }, sink: WatchSink): Promise<void> => {
+      watch: async (request: WatchRequest, context: { signal?: AbortSignal }, sink: WatchSink): Promise<void> => {
         const entry: Watching = { sink, signal: context.signal!, written: 0 };
         watching.push(entry);
-        for (let i = 0; i < 4; i++) sink.write(big, () => entry.written++);
+        // Prefix "many": 16 MiB, more than a loopback socket's buffers hold.
+        for (let i = 0; i < (request.prefix === 'many' ? 64 : 4); i++) sink.write(big, () => entry.written++);
         await new Promise<void>((resolve) => {
           if (context.signal!.aborted) resolve();
           context.signal!.addEventListener('abort', () => resolve(), { once: true });
@@ -123,6 +125,63 @@ describe('watch transport over a real gRPC server', () => {
       await until(() => watching.length === before + 1 && watching[before]!.written === 4, 'four write callbacks');
     } finally {
       client.session.destroy();
+    }
+  });
+
+  it('KV.Watch: a client that stops reading its socket cannot even get the reset, so its connection is destroyed', async () => {
+    const before = watching.length;
+    // A raw HTTP/2 client over TCP: windows as large as HTTP/2 allows, then it never reads again.
+    const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.on('error', () => undefined);
+    const frameOf = (type: number, flags: number, stream: number, payload: Buffer): Buffer => {
+      const header = Buffer.alloc(9);
+      header.writeUIntBE(payload.length, 0, 3);
+      header.writeUInt8(type, 3);
+      header.writeUInt8(flags, 4);
+      header.writeUInt32BE(stream, 5);
+      return Buffer.concat([header, payload]);
+    };
+    const settings = Buffer.alloc(6);
+    settings.writeUInt16BE(0x4, 0); // SETTINGS_INITIAL_WINDOW_SIZE
+    settings.writeUInt32BE(0x7fffffff, 2);
+    const windowUpdate = Buffer.alloc(4);
+    windowUpdate.writeUInt32BE(0x7fffffff - 65_535, 0);
+    // HPACK: every field a literal without indexing, with a new name (0x00, length, bytes, length, bytes).
+    const fields: Array<[string, string]> = [[':method', 'POST'], [':scheme', 'http'], [':path', '/atoll.v1.KV/Watch'], [':authority', 'localhost'], ['content-type', 'application/grpc'], ['te', 'trailers']];
+    const block = Buffer.concat(fields.map(([name, value]) => Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)])));
+    socket.pause();
+    socket.write(
+      Buffer.concat([
+        Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+        frameOf(0x4, 0, 0, settings),
+        frameOf(0x8, 0, 0, windowUpdate),
+        frameOf(0x1, 0x4, 1, block),
+        frameOf(0x0, 0x1, 1, grpcFrame(watchMethod.requestSerialize({ prefix: 'many' } as never) as Buffer)),
+      ]),
+    );
+    try {
+      await until(() => watching.length === before + 1, 'the watch');
+      const entry = watching[before]!;
+      // The socket's buffers fill: the writes stop completing.
+      let last = -1;
+      await until(() => {
+        const stable = entry.written === last;
+        last = entry.written;
+        return stable && entry.written > 0;
+      }, 'the writes to stop');
+      expect(entry.written).toBeLessThan(64);
+      let closedAtMs: number | undefined;
+      const cutMs = Date.now();
+      entry.sink.transport!.onClosed(() => (closedAtMs = Date.now()));
+      entry.sink.transport!.cutOff();
+      await until(() => closedAtMs !== undefined, 'the stream to close');
+      await until(() => entry.signal.aborted, 'the abort');
+      // Closed by the connection's end, after the grace the reset had to go out.
+      expect((entry.sink.transport!.connection as http2.Http2Session).destroyed).toBe(true);
+      expect(closedAtMs! - cutMs).toBeGreaterThanOrEqual(CONNECTION_GRACE_MS - 100);
+    } finally {
+      socket.destroy();
     }
   });
 

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { watchChangeOverheadBytes } from '../../src/limits.js';
-import { WatchMemory, watchChangeBytes, watchMessageBytes, watchReadReserveBytes, type WatchTransport } from '../../src/watch/watch-memory.js';
+import { WatchMemory, watchChangeBytes, watchMessageBytes, watchReadReserveBytes } from '../../src/watch/watch-memory.js';
+import { FakeTransport } from './fake-transport.js';
 
 /** Timers that fire only when the test moves the clock. */
 class ManualClock {
@@ -30,27 +31,6 @@ class ManualClock {
       due.run();
     }
     this.nowMs = until;
-  }
-}
-
-/** A transport whose cut-off is recorded and whose close the test triggers. */
-class FakeTransport implements WatchTransport {
-  cutOffs = 0;
-  private listeners = new Set<() => void>();
-  constructor(readonly connection: unknown) {}
-  cutOff(): void {
-    this.cutOffs++;
-  }
-  onClosed(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  close(): void {
-    for (const listener of [...this.listeners]) listener();
-    this.listeners.clear();
-  }
-  get listening(): number {
-    return this.listeners.size;
   }
 }
 
