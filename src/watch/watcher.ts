@@ -168,8 +168,8 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
     if (budget !== undefined) {
       const bytes = watchMessageBytes(message);
       const fromReserve = Math.min(bytes, reserved?.bytes ?? 0);
-      if (reserved !== undefined) reserved.bytes -= fromReserve;
       if (!(await take(bytes - fromReserve, message.events.length > 0))) return;
+      if (reserved !== undefined) reserved.bytes -= fromReserve;
       written = budget.sent(bytes);
     }
     handed = message.revision;

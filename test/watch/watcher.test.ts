@@ -291,6 +291,27 @@ describe('watcher with a byte budget', () => {
     expect(memory.heldBytes).toBe(0);
   });
 
+  it('leaves nothing taken but what it queued when it is aborted while waiting for room', async () => {
+    const partition = await Partition.create(memoryEngineKind);
+    const memory = memoryOf(64 * KiB, 5_000);
+    const sink = new HeldSink(memory);
+    const charge = memory.open('acme', sink, undefined);
+    const abort = new AbortController();
+    const running = runWatcher(sourceOf(partition), sink, options({ keyPrefix: 's/' }, partition.store.revision, abort.signal, { readBounds, stallMs: 5_000, budget: charge }));
+    // Changes from the ring, each taken anew: the stream fills and the watcher waits for room.
+    for (let i = 0; i < 10; i++) await partition.put(`s/k${i}`, 'x'.repeat(20_000));
+    await until(() => sink.events() >= 2, 'the stream to fill');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const queued = sink.events();
+    expect(queued).toBeLessThan(10);
+    abort.abort();
+    await running;
+    expect(sink.events()).toBe(queued);
+    sink.flush();
+    expect(charge.held).toBe(0);
+    expect(memory.heldBytes).toBe(0);
+  });
+
   it('ends with WATCH_OVERFLOW (slow-consumer) when its stream stays full, and refuses a new watch whose tenant is full', async () => {
     const partition = await Partition.create(memoryEngineKind);
     for (let i = 0; i < 20; i++) await partition.put(`s/k${i}`, 'x'.repeat(10_000));
