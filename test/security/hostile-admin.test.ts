@@ -41,6 +41,8 @@ const MAX_CONNECTIONS_PER_SOURCE = 16;
 const HEADERS_TIMEOUT_MS = 3_000;
 const root = resolve(import.meta.dirname, '../..');
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+/** The slow page's handler count and the promise it waits on (the busy-slots case sets both). */
+const slowPage: { started: number; gate: Promise<void> } = { started: 0, gate: Promise.resolve() };
 
 interface Answer {
   readonly status: number;
@@ -94,8 +96,12 @@ describe('finding 3: connections that never finish a request cannot take the adm
     const metrics = new PrometheusNodeMetrics({ processMetrics: false });
     metrics.attach({ metricsView: () => state.view, tenantUsageForMetrics: async () => [] });
     server = new AdminServer({ registry: metrics.registry, view: () => state.view, serving: () => true, logger });
-    // A page that takes its time: connections in a request cannot be closed to make room.
-    server.route('/slow', () => sleep(3_000).then(() => ({ status: 200, contentType: 'text/plain', body: 'slow\n' })));
+    // A page that answers when the test opens its gate: connections in a request cannot be closed to make room.
+    server.route('/slow', async () => {
+      slowPage.started++;
+      await slowPage.gate;
+      return { status: 200, contentType: 'text/plain', body: 'slow\n' };
+    });
     port = (await server.listen('127.0.0.1:0')).port;
   });
 
@@ -146,9 +152,13 @@ describe('finding 3: connections that never finish a request cannot take the adm
 
   it('keeps slots for the probes when every general slot is in a request, and tells the rest it is busy', async () => {
     // 64 requests of the slow page from four addresses (16 each): every general slot is busy.
+    let open = (): void => undefined;
+    slowPage.gate = new Promise<void>((resolve) => (open = resolve));
+    slowPage.started = 0;
     const slow = Array.from({ length: MAX_CONNECTIONS }, (_, i) => get(port, '/slow', { localAddress: `127.0.0.${40 + (i % 4)}`, timeoutMs: 10_000 }).catch((error: Error) => error));
-    // Every slow request's header has arrived well before the page answers (3 s).
-    await sleep(1_000);
+    // Wait until every slow request is in its handler (bounded: 200 polls of 25 ms).
+    for (let poll = 0; poll < 200 && slowPage.started < MAX_CONNECTIONS; poll++) await sleep(25);
+    expect(slowPage.started).toBe(MAX_CONNECTIONS);
     for (const path of ['/livez', '/readyz']) {
       const answer = await get(port, path, { localAddress: '127.0.0.50', timeoutMs: 1_000 });
       expect(answer.status, path).toBe(200);
@@ -157,6 +167,7 @@ describe('finding 3: connections that never finish a request cannot take the adm
     expect(busy.status).toBe(503);
     expect(busy.headers['atoll-code']).toBe('ADMIN_PORT_BUSY');
     // The slow requests were not disturbed.
+    open();
     const answers = await Promise.all(slow);
     expect(answers.map((answer) => (answer instanceof Error ? answer.message : answer.status))).toEqual(Array(MAX_CONNECTIONS).fill(200));
   }, 20_000);
