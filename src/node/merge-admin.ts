@@ -27,6 +27,7 @@ import { hashSpaceSize } from '../keys/bucket-hash.js';
 import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
 import { encodeFreezeEntry, encodeMergeEntry } from './merge-entry.js';
 import type { PartitionReplica } from './partition-replica.js';
+import { partitionStartingAt } from './range-routing.js';
 
 /** How often the wait for R's voters polls the leader's progress. */
 const MATCH_POLL_MS = 20;
@@ -47,8 +48,6 @@ export interface MergeApi {
 
 export interface MergeAdminOptions extends PartitionAdminHost {
   readonly replicationFactor: number;
-  /** The partition that owns `hash` in the node's table. */
-  ownerOfHash(hash: number): number;
 }
 
 function refused(reason: string, message: string, details: Record<string, unknown> = {}): AtollError {
@@ -83,10 +82,15 @@ export class MergeAdmin {
     if (range === undefined) throw new AtollError('INVALID_ARGUMENT', `partition ${partition} has no hash range`);
     if (left.mvcc.frozen !== undefined) throw refused('in-progress', `partition ${partition} is itself frozen for a merge into partition ${left.mvcc.frozen.into}`, { partition });
     if (range.end >= hashSpaceSize) throw refused('no-right-neighbour', `partition ${partition} ends the hash space: it has no right neighbour`, { partition });
-    // The hosted replica that starts at L's end first: the routing table forgets R's start as soon
-    // as it meets R's freeze (a PARTITION_MOVED naming mergedInto), before the merge is done.
-    const hosted = [...driver.groups.values()].find((group) => group !== left && group.mvcc.mergedInto === undefined && group.mvcc.hashRange?.start === range.end);
-    const rightId = hosted?.id ?? this.options.ownerOfHash(range.end);
+    // Invariant: rightId is the partition whose range starts at L's end, whatever this node's
+    // routing table knows. So it is named by that start through the id rule alone, never by the
+    // table: a node that never hosted R need not know R's start, and one that met R's freeze (a
+    // PARTITION_MOVED naming mergedInto, a peer's mergedStarts) forgot it before the merge is done;
+    // either table owns R's start to L itself. A leader of L that hosts no R (a move gave it L's
+    // replica and not R's: simulator seed 4956) asked the table, refused with 'below-initial'
+    // naming L as its own right neighbour, and so never told the operator to move R's replica here:
+    // the merge waited for good. Now it refuses with 'replicas-differ' naming R.
+    const rightId = partitionStartingAt(range.end, initialPartitions);
     if (rightId < initialPartitions) {
       throw refused('below-initial', `partition ${rightId}, right of partition ${partition}, is one of the ${initialPartitions} initial partitions: only a split partition can be merged away`, { partition, rightPartition: rightId });
     }

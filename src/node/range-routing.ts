@@ -27,6 +27,18 @@ import { parseLeaseId } from './lease-id.js';
 /** At most this many split starts (the partition count limit bounds a real table far below it). */
 const MAX_STARTS = 1_000_000;
 
+/**
+ * The id of the partition whose range starts at `start` (a range end some partition reported),
+ * by the id rule alone: the equal table's partition j when `start` is its start, else the split
+ * partition `start` (a split's new id is its first hash, split-entry.ts). It needs no table, so it
+ * names the partition even where the start is not known or already tombstoned (a node that met
+ * the partition's freeze, merge-admin.ts).
+ */
+export function partitionStartingAt(start: number, initialPartitions: number): number {
+  const j = partitionOfHash(start, initialPartitions);
+  return equalRangeOf(j, initialPartitions).start === start ? j : start;
+}
+
 export class RangeRouting {
   /** Known split starts (ids of partitions splits made), ascending, no duplicates, none tombstoned. */
   private starts: number[] = [];
@@ -50,11 +62,10 @@ export class RangeRouting {
     for (const id of this.hosted.keys()) if (id >= this.initialPartitions) this.learn(id);
   }
 
-  /** The partition id of the range starting at `start`, or undefined when `start` is not a split point this rule allows. */
+  /** Whether `start` may be a split partition's start (and so its id) under the id rule. */
   private isSplitStart(start: number): boolean {
     if (!Number.isInteger(start) || start < this.initialPartitions || start <= 0 || start >= hashSpaceSize) return false;
-    const j = partitionOfHash(start, this.initialPartitions);
-    return equalRangeOf(j, this.initialPartitions).start !== start;
+    return partitionStartingAt(start, this.initialPartitions) === start;
   }
 
   /** Learns a range start (a split partition's id, or a range end some partition reported). Returns whether it was new. */

@@ -20,7 +20,7 @@ interface Side {
   frozen?: { into: number; index: number };
 }
 
-function adminWith(left: Side, right: Side | undefined, moving: number[] = [], routesRight = true): { admin: MergeAdmin; proposed: () => number } {
+function adminWith(left: Side, right: Side | undefined, moving: number[] = []): { admin: MergeAdmin; proposed: () => number } {
   let proposals = 0;
   const fake = (id: number, range: { start: number; end: number }, side: Side): PartitionReplica =>
     ({
@@ -44,7 +44,6 @@ function adminWith(left: Side, right: Side | undefined, moving: number[] = [], r
     timers: systemTimers,
     moveInProgress: (partition) => moving.includes(partition),
     isKnown: (partition) => partition === 0 || partition === R,
-    ownerOfHash: (hash) => (hash >= R && routesRight ? R : 0),
     notLeader: () => new AtollError('NOT_LEADER', 'not here'),
   });
   return { admin, proposed: () => proposals };
@@ -74,9 +73,12 @@ describe('MergeAdmin refusals', () => {
     expect(proposed()).toBe(1);
   });
 
-  it('finds the right neighbour among its replicas when the routing table already forgot its start (it met the freeze)', async () => {
-    const { admin, proposed } = adminWith({}, {}, [], false);
-    await expect(admin.merge(0, Date.now() + 50)).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
-    expect(proposed()).toBe(1);
+  // The admin is given no routing table: R is named by L's range end (the id rule), which a table
+  // that never learned R's start, or forgot it on meeting R's freeze, owned to L itself (seed 4956,
+  // merge-right-not-hosted.test.ts).
+  it('names R by L\'s range end, with no replica of R here: replicas-differ naming R', async () => {
+    const { admin, proposed } = adminWith({}, undefined);
+    await expect(admin.merge(0, Date.now() + 1_000)).rejects.toMatchObject({ code: 'MERGE_REFUSED', details: { reason: 'replicas-differ', partition: 0, rightPartition: R } });
+    expect(proposed()).toBe(0);
   });
 });

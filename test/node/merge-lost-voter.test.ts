@@ -18,30 +18,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
-import type { AtollNode } from '../../src/node/atoll-node.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { simNodeCluster, startAllLed, type SimNodeCluster } from './sim-node-cluster.js';
+import { answer, groupsOf, mergeStep, simNodeCluster, splitAmong, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3, 4];
 const PARTITIONS = 4;
 const MAX_EVENTS = 5_000_000;
-
-function groupsOf(node: AtollNode | undefined): Map<number, PartitionReplica> {
-  return node === undefined ? new Map() : (node as unknown as { driver: { groups: Map<number, PartitionReplica> } }).driver.groups;
-}
-
-/** Runs `call` at `node` in virtual time until it answers (or `forMs` pass). */
-async function answer<T>(sim: SimNodeCluster, node: number, forMs: number, call: (api: AtollNode, deadlineMs: number) => Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  const api = sim.cluster.apiOf(node);
-  if (api === undefined) return { error: new Error(`node ${node} is down`) };
-  let result: { value?: T; error?: unknown } | undefined;
-  void call(api, sim.cluster.hostOf(node)!.clock.wallMs() + forMs).then(
-    (value) => (result = { value }),
-    (error: unknown) => (result = { error }),
-  );
-  await sim.scheduler.runUntil(sim.scheduler.now + forMs + 2_000, MAX_EVENTS, () => result !== undefined);
-  return result ?? { error: new Error('no answer') };
-}
 
 describe('a merge whose right side lost a voter for good', () => {
   it('finishes once R and L moved their replica off the lost node (moves of a frozen partition are allowed)', { timeout: 120_000 }, async () => {
@@ -56,19 +37,9 @@ describe('a merge whose right side lost a voter for good', () => {
     expect(hosts).toHaveLength(3);
 
     // L splits: R is the new partition, on L's three nodes.
-    let right: number | undefined;
-    for (let attempt = 0; attempt < 20 && right === undefined; attempt++) {
-      const leader = leaderOf(left);
-      if (leader === undefined) {
-        await scheduler.runUntil(scheduler.now + 500, MAX_EVENTS);
-        continue;
-      }
-      const split = await answer(sim, leader, 5_000, (api, deadlineMs) => api.splitPartition({ partition: left }, { deadlineMs }));
-      right = split.value?.newPartition;
-    }
+    const right = await splitAmong(sim, live(), left, hosts, MAX_EVENTS);
     expect(right).toBeDefined();
     const r = right!;
-    await scheduler.runUntil(scheduler.now + 10_000, MAX_EVENTS, () => hosts.every((id) => groupsOf(cluster.apiOf(id)).has(r)) && leaderOf(r) !== undefined);
 
     // A voter of both that leads neither loses its disk for good (a replace's victim).
     const victim = hosts.find((id) => id !== leaderOf(left) && id !== leaderOf(r))!;
@@ -77,18 +48,8 @@ describe('a merge whose right side lost a voter for good', () => {
     // The merge freezes R; it cannot finish: the lost voter never stores the freeze.
     let frozenError: unknown;
     for (let attempt = 0; attempt < 20 && groupsOf(cluster.apiOf(leaderOf(r) ?? hosts[0]!)).get(r)?.mvcc.frozen === undefined; attempt++) {
-      const leftLeader = leaderOf(left);
-      const rightLeader = leaderOf(r);
-      if (leftLeader === undefined || rightLeader === undefined) {
-        await scheduler.runUntil(scheduler.now + 500, MAX_EVENTS);
-        continue;
-      }
-      if (leftLeader !== rightLeader) {
-        const moved = await answer(sim, rightLeader, 2_000, (api, deadlineMs) => api.transferLeader({ partition: r, targetNode: leftLeader }, { deadlineMs }));
-        await scheduler.runUntil(scheduler.now + 2_000, MAX_EVENTS, () => leaderOf(r) === leaderOf(left));
-        continue;
-      }
-      frozenError = (await answer(sim, leftLeader, 3_000, (api, deadlineMs) => api.mergePartition!({ partition: left }, { deadlineMs }))).error;
+      const step = await mergeStep(sim, live(), left, r, 3_000, MAX_EVENTS);
+      if (step !== undefined) frozenError = step.error;
     }
     expect(String(frozenError)).toContain('have not stored it yet');
     const survivors = hosts.filter((id) => id !== victim);

@@ -24,6 +24,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [8189, 'exactly-once: a merge dropped the right side\'s result for an id the left had refused with PARTITION_MOVED, and a resend applied again (merge-plan.ts)'],
   [8244, 'a replica with RF - 1 copies: a move back to a node reused the replica it had left (not yet swept), which restarted before applying its re-addition and was deleted as moved away (replica-moves.ts prepare opens a new one; raft.ts wasMember ignores configurations at or below the vote floor)'],
   [1836, 'a replica stayed behind: two complete staged transfers the log came to cover held both incoming slots, and other groups\' snapshots were declined for 30 s (snapshot-receiver.ts tick)'],
+  [4956, 'a merge back refused for good (below-initial, "partition 1, right of partition 1"): L\'s new leader hosted no R and its routing table did not know R\'s start, so the admin named L as its own right neighbour and never asked to move R (merge-admin.ts names R by L\'s range end, range-routing.ts partitionStartingAt)'],
 ];
 
 describe('whole-node simulator, seeds from wider ranges', () => {
