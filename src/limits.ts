@@ -76,6 +76,19 @@ export interface Limits {
   /** A script that only reads returns at most this many bytes of JSON (one that writes: maxTxnNoteBytes). */
   readonly maxScriptResultBytes: number;
   /**
+   * Scripts running at one node at once, all tenants (else OVERLOADED), and one tenant's (else
+   * RESOURCE_EXHAUSTED, reason script-concurrency). Per node, not cluster configuration.
+   */
+  readonly maxScriptsPerNode: number;
+  readonly maxScriptsPerTenant: number;
+  /**
+   * A tenant's script time at one node: a budget of scriptCpuBurstMs that refills at
+   * scriptCpuMsPerSecond; a script is refused (QUOTA_EXCEEDED, reason script-cpu) while its
+   * tenant's budget is spent. Per node (src/node/script-scheduler.ts).
+   */
+  readonly scriptCpuMsPerSecond: number;
+  readonly scriptCpuBurstMs: number;
+  /**
    * A call's deadline is at most this far away; a later one is clamped to it, so every timer a
    * deadline sets is a real one (setTimeout fires delays past 2^31 - 1 ms at once).
    */
@@ -173,6 +186,10 @@ export const defaultLimits: Limits = Object.freeze({
   maxScriptParams: 256,
   maxTxnNoteBytes: 64 * kibibyte,
   maxScriptResultBytes: 2 * mebibyte,
+  maxScriptsPerNode: 32,
+  maxScriptsPerTenant: 4,
+  scriptCpuMsPerSecond: 500,
+  scriptCpuBurstMs: 4_000,
   maxCallTimeoutMs: 5 * 60_000,
   maxPendingRequestsPerPartition: 2_000,
   maxPendingRequestsPerNode: 20_000,
@@ -236,6 +253,9 @@ export function assertLimits(limits: Limits): void {
   assert(Date.UTC(3000, 0) + limits.maxTtlMs < Number.MAX_SAFE_INTEGER, 'maxTtlMs keeps expiry times exact');
   // The hash space has 2^32 points; every partition must own at least one.
   assert(limits.maxPartitionCount <= 2 ** 32, 'maxPartitionCount <= 2^32');
+  // One tenant cannot take every script slot, and a tenant with a full budget can run a script to its time limit.
+  assert(limits.maxScriptsPerTenant <= limits.maxScriptsPerNode, 'maxScriptsPerTenant <= maxScriptsPerNode');
+  assert(limits.scriptCpuBurstMs >= limits.maxScriptMs, 'scriptCpuBurstMs >= maxScriptMs');
   // A read-only script may return at least what a writing one may, and its answer fits a message.
   assert(limits.maxTxnNoteBytes <= limits.maxScriptResultBytes, 'maxTxnNoteBytes <= maxScriptResultBytes');
   assert(limits.maxScriptResultBytes + limits.messageOverheadBytes <= limits.maxMessageBytes, 'a maximal script result fits a message');

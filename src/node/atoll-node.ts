@@ -49,6 +49,7 @@ import { ReplicaStore } from './replica-store.js';
 import { NodeReports } from './node-reports.js';
 import { LeaderChangeLog, type LeaderChange } from './leader-changes.js';
 import { Router } from './router.js';
+import { ScriptScheduler } from './script-scheduler.js';
 import { WatchService } from './watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 
@@ -161,6 +162,7 @@ export class AtollNode implements api.NodeApi {
       clock,
       timers,
       leases: (this.leases = new LeaseKeeper({ partitions: config.partitions, limits, driver, clock, timers, logger })),
+      scripts: new ScriptScheduler({ limits, nowMs: () => clock.monotonicMs() }),
     });
     this.executor = executor;
     this.router = new Router({

@@ -28,6 +28,7 @@ import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
+import type { ScriptScheduler } from './script-scheduler.js';
 import { commandGrows, decodePageToken, encodePageToken, writeOpOfPut } from './kv-commands.js';
 
 /** A backup page's keys and values stay under this many bytes (unless one key alone is larger). */
@@ -51,6 +52,8 @@ export interface KvExecutorOptions {
   readonly clock: NodeClock;
   readonly timers: NodeTimers;
   readonly leases: LeaseKeeper;
+  /** Scripts' admission and turns of the event loop (script-scheduler.ts); without it a script runs in one piece. */
+  readonly scripts?: ScriptScheduler;
 }
 
 export class KvExecutor {
@@ -168,6 +171,7 @@ export class KvExecutor {
             },
             deadlineMs: context.deadlineMs,
             wallMs: () => this.options.clock.wallMs(),
+            ...(this.options.scripts !== undefined && { scheduler: this.options.scripts }),
           }),
         };
     }

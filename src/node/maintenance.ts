@@ -11,6 +11,7 @@ import type { NodeAccess } from './node-access.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
+import { compactionFloor } from './snapshot-pins.js';
 import type { Router } from './router.js';
 import type { StrandedFreezes } from './stranded-freezes.js';
 
@@ -218,7 +219,10 @@ export class Maintenance {
       const { revision, compactedRevision } = replica.mvcc;
       // Wait for a tenth of the window to accumulate so compactions stay occasional.
       if (revision - compactedRevision <= retention + Math.ceil(retention / 10)) continue;
-      const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand({ type: 'compact', belowRevision: revision - retention }, this.options.limits));
+      // Never past a snapshot a running script reads at (snapshot-pins.ts).
+      const belowRevision = compactionFloor(replica.mvcc, revision - retention);
+      if (belowRevision <= compactedRevision) continue;
+      const payload = encodeEntryPayload(this.options.clock.wallMs(), encodeCommand({ type: 'compact', belowRevision }, this.options.limits));
       try {
         replica.propose(payload, {
           resolve: () => undefined,

@@ -16,6 +16,7 @@ import { encodeEntryPayload, type PartitionReplica } from './partition-replica.j
 import { PeerSecretCheck } from './peer-secret.js';
 import type { NodeClock } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
+import { compactionFloor } from './snapshot-pins.js';
 
 export interface NodeAccessOptions {
   /** The bootstrap cluster admin token; absent: authentication is off. */
@@ -178,7 +179,9 @@ export class NodeAccess {
     const nowMs = clock.monotonicMs();
     for (const replica of this.options.driver.groups.values()) {
       if (replica.raw.role !== 'leader') continue;
-      const { revision, compactedRevision } = replica.mvcc;
+      const { compactedRevision } = replica.mvcc;
+      // Never past a snapshot a running script reads at (snapshot-pins.ts).
+      const revision = compactionFloor(replica.mvcc, replica.mvcc.revision);
       if (revision <= compactedRevision) continue;
       if (nowMs - (this.quotaCompactedAtMs.get(replica.id) ?? -Infinity) < quotaCompactionIntervalMs) continue;
       const usage = replica.mvcc.usageByTenant();

@@ -6,25 +6,32 @@
  * - steps: every statement, every expression evaluation and every loop turn is one step, and
  *   built-ins that walk a list add one per element (maxScriptSteps);
  * - keys: distinct keys read or written, keys returned by prefix reads included (maxScriptKeys);
- * - time: the clock is read at every step and after every read of the store (maxScriptMs);
+ * - time: the clock is read at every step, after every read of the store and between the pieces
+ *   of a long operation (maxScriptMs); the time counted is the script's own, its pauses left out;
  * - values: strings, lists and nesting are capped (values.ts), recursion by the parser's nesting.
+ *
+ * Turns (pacing.ts): with `turns`, the script gives the event loop back whenever its turn is up,
+ * before a step or between the pieces of a long operation, and goes on when the scheduler says.
+ * Nothing it reads can change meanwhile: every read is at the view's snapshot revision.
  *
  * Scoping is flat: `let` and `for` bind names for the rest of the run, so a loop can accumulate
  * (`let total = total + x`). A variable whose `let` did not run (a branch not taken) is a
  * SCRIPT_ERROR when read.
  */
+import { AtollError } from '../errors.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import type { TxnRecord, TxnView } from '../txn/txn-view.js';
 import type { ActionExpression, BinaryOperator, Expression, Script, Statement } from './ast.js';
 import { builtins, type BuiltinContext } from './builtins.js';
 import { arithmetic, compareValues, indexValue, negate, valuesEqual } from './operators.js';
+import type { Pace, ScriptTurns } from './pacing.js';
 import { importParams, type ScriptParams } from './params.js';
 import { scriptError, valueError, valueLimitError, withPosition } from './script-errors.js';
 import type { SourcePosition } from './source-position.js';
 import {
-  checkJsonSize,
   isList,
   isTruthy,
+  jsonText,
   makeList,
   ScriptEntry,
   scriptValueToJson,
@@ -42,13 +49,19 @@ export interface ScriptRunOptions {
   readonly limits?: Limits;
   /** Milliseconds, for maxScriptMs; Date.now by default. */
   readonly clock?: () => number;
+  /** How the script shares the event loop; without it the script never pauses. */
+  readonly turns?: ScriptTurns;
+  /** On `clock`: the caller's deadline. Past it the script stops with DEADLINE_EXCEEDED, pauses included. */
+  readonly deadlineMs?: number;
 }
 
 export interface ScriptOutcome {
   /** False when the script rolled back: the caller must commit nothing. */
   readonly committed: boolean;
-  /** The returned value as JSON (scriptValueToJson); null without a `return` or after a rollback. */
+  /** The returned value as JSON (scriptValueToJson, built when read); null without a `return` or after a rollback. */
   readonly returnValue: unknown;
+  /** JSON.stringify of returnValue, built in pieces within the script's limits: what the caller answers. */
+  readonly resultJson: string;
 }
 
 /** How a statement list ended early. */
@@ -69,9 +82,22 @@ class ScriptRun implements BuiltinContext {
     private readonly params: ReadonlyMap<string, ScriptValue>,
     private readonly limits: Limits,
     private readonly clock: () => number,
+    private readonly turns: ScriptTurns | undefined,
+    private readonly deadlineMs: number | undefined,
   ) {
     this.caps = valueCaps(limits);
     this.startedMs = clock();
+  }
+
+  readonly pace: Pace = () => {
+    this.checkTime();
+    return this.turns?.due() === true ? this.pause() : undefined;
+  };
+
+  /** Gives the loop back until the scheduler lets the script go on. */
+  private async pause(): Promise<void> {
+    await this.turns!.pause();
+    this.checkTime();
   }
 
   charge(steps: number): void {
@@ -98,22 +124,27 @@ class ScriptRun implements BuiltinContext {
   }
 
   private checkTime(): void {
-    const elapsedMs = this.clock() - this.startedMs;
+    const nowMs = this.clock();
+    // The script's own time: pauses, the reads' included, are other work's.
+    const elapsedMs = nowMs - this.startedMs - (this.turns?.pausedMs ?? 0);
     if (elapsedMs > this.limits.maxScriptMs) {
       throw valueLimitError(`the script ran longer than ${this.limits.maxScriptMs} ms`, { elapsedMs, maxScriptMs: this.limits.maxScriptMs });
+    }
+    if (this.deadlineMs !== undefined && nowMs > this.deadlineMs) {
+      throw new AtollError('DEADLINE_EXCEEDED', `the call's deadline passed while the script ran (${elapsedMs} ms of it its own)`, { elapsedMs });
     }
   }
 
   /**
-   * The returned value as JSON, under the script's limits: its size is checked (a lower bound,
-   * limits.maxScriptResultBytes) before anything is built, and the conversion counts toward the
-   * script's time limit.
+   * The returned value as JSON text, under the script's limits: it stops as soon as the text
+   * passes limits.maxScriptResultBytes code units (each at least a byte), and the conversion
+   * counts toward the script's time limit and paces like any long operation.
    */
-  resultJson(value: ScriptValue): unknown {
-    checkJsonSize(value, this.limits.maxScriptResultBytes, () => this.checkTime());
-    const json = scriptValueToJson(value);
-    this.checkTime();
-    return json;
+  resultJson(value: ScriptValue): Promise<string> {
+    const maxBytes = this.limits.maxScriptResultBytes;
+    return jsonText(value, maxBytes, this.pace, () =>
+      valueLimitError(`the script's result is more than ${maxBytes} bytes of JSON`, { maxResultBytes: maxBytes }),
+    );
   }
 
   private touch(key: string): void {
@@ -130,6 +161,7 @@ class ScriptRun implements BuiltinContext {
   private async stepAt<T>(position: SourcePosition, run: () => Promise<T>): Promise<T> {
     try {
       this.step();
+      if (this.turns?.due() === true) await this.pause();
       return await run();
     } catch (error) {
       throw withPosition(error, position);
@@ -158,7 +190,7 @@ class ScriptRun implements BuiltinContext {
         return { kind: 'return', value: statement.value === undefined ? null : await this.evaluate(statement.value) };
       case 'throw': {
         const value = await this.evaluate(statement.value);
-        const text = textOf(value);
+        const text = isList(value) ? await jsonText(value, maxThrownMessageLength, this.pace) : textOf(value);
         const shown = text.length > maxThrownMessageLength ? `${text.slice(0, maxThrownMessageLength)}...` : text;
         throw scriptError(`the script threw: ${shown}`, statement.position, { thrown: scriptValueToJson(value) });
       }
@@ -215,9 +247,9 @@ class ScriptRun implements BuiltinContext {
       case 'found':
         return ((await this.evaluate(expression.operand)) !== null) !== expression.negated;
       case 'index':
-        return indexValue(await this.evaluate(expression.target), await this.evaluate(expression.index));
+        return indexValue(await this.evaluate(expression.target), await this.evaluate(expression.index), this.pace);
       case 'call':
-        return builtins.get(expression.name)!.apply(await this.evaluateAll(expression.args), this);
+        return await builtins.get(expression.name)!.apply(await this.evaluateAll(expression.args), this);
       default:
         return this.action(expression);
     }
@@ -236,12 +268,12 @@ class ScriptRun implements BuiltinContext {
     return isTruthy(await this.evaluate(expression.right));
   }
 
-  private binary(operator: Exclude<BinaryOperator, 'and' | 'or'>, left: ScriptValue, right: ScriptValue): ScriptValue {
+  private async binary(operator: Exclude<BinaryOperator, 'and' | 'or'>, left: ScriptValue, right: ScriptValue): Promise<ScriptValue> {
     switch (operator) {
       case '==':
-        return valuesEqual(left, right);
+        return valuesEqual(left, right, this.pace);
       case '!=':
-        return !valuesEqual(left, right);
+        return !(await valuesEqual(left, right, this.pace));
       case '<':
         return compareValues(left, right) < 0;
       case '<=':
@@ -306,8 +338,11 @@ class ScriptRun implements BuiltinContext {
     return result;
   }
 
-  private entryOf(record: TxnRecord | undefined): ScriptValue {
-    return record === undefined ? null : new ScriptEntry(record);
+  /** An entry for a record read, its value decoded in pieces when it is large. */
+  private async entryOf(record: TxnRecord): Promise<ScriptEntry> {
+    const entry = new ScriptEntry(record);
+    await entry.decode(this.pace);
+    return entry;
   }
 
   private async action(action: ActionExpression): Promise<ScriptValue> {
@@ -315,7 +350,8 @@ class ScriptRun implements BuiltinContext {
       case 'get': {
         const key = await this.keyOf(action.key);
         this.touch(key);
-        return this.entryOf(await this.store(() => this.view.get(key)));
+        const record = await this.store(() => this.view.get(key));
+        return record === undefined ? null : this.entryOf(record);
       }
       case 'exists': {
         const key = await this.keyOf(action.key);
@@ -326,8 +362,15 @@ class ScriptRun implements BuiltinContext {
         const prefix = await this.evaluate(action.prefix);
         if (typeof prefix !== 'string') throw withPosition(valueError(`a prefix must be a string, got ${typeName(prefix)}`), action.prefix.position);
         const records = await this.store(() => this.view.getByPrefix(prefix));
-        for (const record of records) this.touch(record.key);
-        return makeList(records.map((record) => new ScriptEntry(record)), this.caps);
+        // Up to 10,000 keys of up to 4 KiB: counted (and hashed) with a pace between them.
+        const entries: ScriptEntry[] = [];
+        for (const record of records) {
+          const wait = this.pace();
+          if (wait !== undefined) await wait;
+          this.touch(record.key);
+          entries.push(await this.entryOf(record));
+        }
+        return makeList(entries, this.caps);
       }
       case 'delete': {
         const key = await this.keyOf(action.key);
@@ -385,8 +428,16 @@ export async function runScript(script: Script, options: ScriptRunOptions): Prom
   const limits = options.limits ?? defaultLimits;
   const params = importParams(options.params, limits);
   checkParamsBound(script, params);
-  const run = new ScriptRun(options.view, params, limits, options.clock ?? Date.now);
+  const run = new ScriptRun(options.view, params, limits, options.clock ?? Date.now, options.turns, options.deadlineMs);
   const completion = await run.runStatements(script.body);
-  if (completion?.kind === 'rollback') return { committed: false, returnValue: null };
-  return { committed: true, returnValue: completion === undefined ? null : run.resultJson(completion.value) };
+  if (completion?.kind === 'rollback') return { committed: false, returnValue: null, resultJson: 'null' };
+  const value = completion === undefined ? null : completion.value;
+  const resultJson = await run.resultJson(value);
+  return {
+    committed: true,
+    get returnValue() {
+      return scriptValueToJson(value);
+    },
+    resultJson,
+  };
 }

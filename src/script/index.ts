@@ -5,7 +5,8 @@
  */
 export type { Script, SourcePosition } from './ast.js';
 export { parseScript } from './parser.js';
-export { paramsFromJson, type ScriptParams } from './params.js';
+export { paramsFromJson, paramsFromJsonInTurns, type ScriptParams } from './params.js';
 export { scriptRoutingTarget, type ScriptRoutingTarget } from './routing.js';
 export { runScript, type ScriptOutcome, type ScriptRunOptions } from './evaluator.js';
+export type { ScriptTurns } from './pacing.js';
 export { maxScriptNesting, ScriptEntry, scriptValueToJson, type ScriptValue } from './values.js';

@@ -5,9 +5,12 @@
  * script holds is finite.
  */
 import { compareCodePoints } from '../txn/txn-view.js';
+import type { Pace } from './pacing.js';
+import { codePointAtIndex, codePointLength } from './text-pieces.js';
 import { valueError } from './script-errors.js';
 import {
   checkedInt,
+  checkJoinedLists,
   entryField,
   isList,
   makeList,
@@ -34,13 +37,24 @@ function numbersEqual(a: ScriptNumber, b: ScriptNumber): boolean {
   return Number.isInteger(float) && BigInt(float) === int;
 }
 
-/** `==`: numbers by value (1 == 1.0), lists element by element, entries as their value text. */
-export function valuesEqual(a: ScriptValue, b: ScriptValue): boolean {
+/**
+ * `==`: numbers by value (1 == 1.0), lists element by element, entries as their value text.
+ * Lists are compared one element at a time with a pace between elements: two lists of 100,000
+ * equal (but distinct) megabyte strings take seconds, and must not take them in one step. Any
+ * other comparison is a native one, well under a millisecond at the string cap.
+ */
+export async function valuesEqual(a: ScriptValue, b: ScriptValue, pace: Pace): Promise<boolean> {
   const x = scalarOf(a);
   const y = scalarOf(b);
   if (isNumber(x) && isNumber(y)) return numbersEqual(x, y);
-  if (isList(x) && isList(y)) return x.length === y.length && x.every((item, index) => valuesEqual(item, y[index]!));
-  return x === y;
+  if (!isList(x) || !isList(y)) return x === y;
+  if (x.length !== y.length) return false;
+  for (let index = 0; index < x.length; index++) {
+    const wait = pace();
+    if (wait !== undefined) await wait;
+    if (!(await valuesEqual(x[index]!, y[index]!, pace))) return false;
+  }
+  return true;
 }
 
 /** Orders two numbers or two strings (by code point); any other pair is an error. */
@@ -99,7 +113,11 @@ export function arithmetic(operator: ArithmeticOperator, a: ScriptValue, b: Scri
     return floatArithmetic(operator, Number(x), Number(y));
   }
   if (operator === '+' && typeof x === 'string' && typeof y === 'string') return makeString(x + y, caps);
-  if (operator === '+' && isList(x) && isList(y)) return makeList([...x, ...y], caps);
+  if (operator === '+' && isList(x) && isList(y)) {
+    // Measured before it is built: two lists at the cap would otherwise be copied first.
+    checkJoinedLists([x, y], caps);
+    return makeList([...x, ...y], caps);
+  }
   const hint =
     (typeof x === 'string' && isNumber(y)) || (isNumber(x) && typeof y === 'string')
       ? ' (strings are not numbers: convert with to_int or to_str)'
@@ -126,13 +144,22 @@ function elementAt<T>(items: readonly T[], index: ScriptValue, what: string): T 
  * out of range is null), an entry's field by name; indexing null is null, so
  * `(get k)["value"]` is null for a missing key.
  */
-export function indexValue(target: ScriptValue, index: ScriptValue): ScriptValue {
+export async function indexValue(target: ScriptValue, index: ScriptValue, pace: Pace): Promise<ScriptValue> {
   if (target === null) return null;
   if (target instanceof ScriptEntry) {
     if (typeof index !== 'string') throw valueError(`an entry is indexed by a field name, got ${typeName(index)}`);
     return entryField(target, index);
   }
   if (isList(target)) return elementAt(target, index, 'a list');
-  if (typeof target === 'string') return elementAt(Array.from(target), index, 'a string');
+  if (typeof target === 'string') return characterAt(target, index, pace);
   throw valueError(`cannot index ${typeName(target)}`);
+}
+
+/** A string's character (code point) at `index`, counted from the end when negative; null out of range. */
+async function characterAt(text: string, index: ScriptValue, pace: Pace): Promise<ScriptValue> {
+  if (typeof index !== 'bigint') throw valueError(`a string index must be an int, got ${typeName(index)}`);
+  // Counted in pieces, never by splitting the string into an array of characters (50-100 ms for a megabyte of Greek).
+  const position = index < 0n ? BigInt(await codePointLength(text, pace)) + index : index;
+  if (position < 0n || position >= BigInt(text.length)) return null;
+  return (await codePointAtIndex(text, Number(position), pace)) ?? null;
 }

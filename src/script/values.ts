@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import type { Limits } from '../limits.js';
 import { int64Max, int64Min, isInt64 } from '../mvcc/int64-text.js';
 import type { TxnRecord } from '../txn/txn-view.js';
+import { PIECE_BYTES, type Pace } from './pacing.js';
 import { valueError, valueLimitError } from './script-errors.js';
 
 /** How deep blocks, expressions and lists may nest: the parser and evaluator recurse this far. */
@@ -29,11 +30,33 @@ const valueEncoder = new TextEncoder();
  * stored bytes, so `set k e` copies a value exactly even when it is not valid UTF-8.
  */
 export class ScriptEntry {
-  /** The value as text (malformed UTF-8 decodes to U+FFFD). */
-  readonly value: string;
+  private text: string | undefined;
 
-  constructor(readonly record: TxnRecord) {
-    this.value = valueDecoder.decode(record.value);
+  constructor(readonly record: TxnRecord) {}
+
+  /**
+   * The value as text (malformed UTF-8 decodes to U+FFFD), decoded when first needed: a prefix
+   * read returns up to 10,000 entries in one step. The evaluator decodes a large value in pieces
+   * first (decode), so reading it here never decodes more than PIECE_BYTES.
+   */
+  get value(): string {
+    this.text ??= valueDecoder.decode(this.record.value);
+    return this.text;
+  }
+
+  /** Decodes a value larger than PIECE_BYTES a piece at a time, with `pace` between pieces (the same text). */
+  async decode(pace: Pace): Promise<void> {
+    const bytes = this.record.value;
+    if (this.text !== undefined || bytes.length <= PIECE_BYTES) return;
+    const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+    const parts: string[] = [];
+    for (let start = 0; start < bytes.length; start += PIECE_BYTES) {
+      const wait = pace();
+      if (wait !== undefined) await wait;
+      parts.push(decoder.decode(bytes.subarray(start, start + PIECE_BYTES), { stream: true }));
+    }
+    parts.push(decoder.decode());
+    this.text = parts.join('');
   }
 
   get key(): string {
@@ -125,6 +148,11 @@ function shapeOf(list: readonly ScriptValue[]): ListShape {
   return shape;
 }
 
+/** Whether `value` is a list makeList built (so its size and depth are known to be bounded). */
+export function isScriptList(value: readonly unknown[]): boolean {
+  return listShapes.has(value as readonly ScriptValue[]);
+}
+
 /** The number of elements of a list at every depth (what walking it costs). */
 export function listElementCount(list: readonly ScriptValue[]): number {
   return shapeOf(list).elements;
@@ -151,11 +179,27 @@ export function makeList(items: readonly ScriptValue[], caps: ValueCaps): readon
   return items;
 }
 
-export function makeString(text: string, caps: ValueCaps): string {
-  if (text.length > caps.maxStringLength) {
+/** SCRIPT_LIMIT unless a string of `length` code units is within the cap: checked before building one. */
+export function checkStringLength(length: number, caps: ValueCaps): void {
+  if (length > caps.maxStringLength) {
     throw valueLimitError(`a string holds at most ${caps.maxStringLength} characters`, { maxStringLength: caps.maxStringLength });
   }
+}
+
+export function makeString(text: string, caps: ValueCaps): string {
+  checkStringLength(text.length, caps);
   return text;
+}
+
+/** SCRIPT_LIMIT unless lists of these shapes joined hold at most maxListElements: checked before building one. */
+export function checkJoinedLists(lists: readonly (readonly ScriptValue[])[], caps: ValueCaps): void {
+  let elements = 0;
+  for (const list of lists) elements += shapeOf(list).elements;
+  if (elements > caps.maxListElements) {
+    throw valueLimitError(`a list holds at most ${caps.maxListElements} elements (nested ones included)`, {
+      maxListElements: caps.maxListElements,
+    });
+  }
 }
 
 export function checkedInt(value: bigint): bigint {
@@ -165,13 +209,15 @@ export function checkedInt(value: bigint): bigint {
 
 // ------------------------------------------------------------------ text, bytes and JSON
 
-/** The text of a scalar, as to_str and `set` write it. Lists are written as JSON. */
-export function textOf(value: ScriptValue): string {
+/**
+ * The text of a scalar, as to_str, concat and `set` write it. A list has no text here: its text
+ * is its JSON, built by jsonText within a bound.
+ */
+export function textOf(value: Exclude<ScriptValue, readonly ScriptValue[]>): string {
   if (value === null) return 'null';
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean' || typeof value === 'bigint' || typeof value === 'number') return String(value);
-  if (value instanceof ScriptEntry) return value.value;
-  return JSON.stringify(scriptValueToJson(value));
+  return value.value;
 }
 
 /** The bytes `set` stores: text as UTF-8, numbers and booleans as their text, an entry's bytes. */
@@ -183,37 +229,65 @@ export function storedBytesOf(value: ScriptValue): Uint8Array {
   return valueEncoder.encode(textOf(value));
 }
 
-/**
- * A lower bound of the length of the JSON text of `value` (scriptValueToJson, then
- * JSON.stringify), computed without building it: it stops and throws SCRIPT_LIMIT as soon as the
- * bound passes `maxBytes`, and calls `onProgress` every few hundred values (the time limit). A
- * list may hold one long string many times over, so its JSON can be far larger than the script's
- * memory; this walk costs at most one visit per list element (bounded by maxListElements).
- */
-export function checkJsonSize(value: ScriptValue, maxBytes: number, onProgress: () => void): number {
-  let total = 0;
-  let visited = 0;
-  // An explicit stack: list depth is bounded, but the walk needs no recursion at all.
-  const pending: ScriptValue[] = [value];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    if (++visited % 256 === 0) onProgress();
-    total += jsonLengthAtLeast(next);
-    if (isList(next)) for (const item of next) pending.push(item);
-    if (total > maxBytes) {
-      throw valueLimitError(`the script's result is more than ${maxBytes} bytes of JSON`, { maxResultBytes: maxBytes });
-    }
-  }
-  return total;
+/** The JSON text of a value that is not a list (JSON.stringify of scriptValueToJson). */
+function scalarJson(value: Exclude<ScriptValue, readonly ScriptValue[]>): string {
+  return JSON.stringify(scriptValueToJson(value));
 }
 
-/** The JSON length of one value, not counting a list's elements (each unit of a string is >= 1 byte). */
-function jsonLengthAtLeast(value: ScriptValue): number {
-  if (value === null) return 4;
+/** At most how long a scalar's JSON text is at least, in code units, known without building it. */
+function scalarJsonLengthAtLeast(value: Exclude<ScriptValue, readonly ScriptValue[]>): number {
   if (typeof value === 'string') return value.length + 2;
-  if (typeof value === 'boolean' || typeof value === 'bigint' || typeof value === 'number') return String(value).length;
-  if (value instanceof ScriptEntry) return value.value.length + value.key.length + 2 * entryFields.length;
-  return 2 + value.length;
+  // Every code unit of a value's text comes from at most 3 of its UTF-8 bytes.
+  if (value instanceof ScriptEntry) return value.key.length + Math.ceil(value.record.value.length / 3) + 2 * entryFields.length;
+  return 1;
+}
+
+/**
+ * The JSON text of `value`, exactly JSON.stringify(scriptValueToJson(value)), built one value at
+ * a time with a pace between them. As soon as the text would pass `maxLength` code units it stops:
+ * with the error `tooLong()` gives, or, without `tooLong`, with the text cut at `maxLength` and
+ * "..." after it. A list may hold one long string many times over, so its JSON can be far larger
+ * than the script's memory; this never builds more than `maxLength` of it (a string is measured
+ * before it is converted), and visits at most maxListElements values.
+ */
+export async function jsonText(value: ScriptValue, maxLength: number, pace: Pace, tooLong?: () => Error): Promise<string> {
+  const parts: string[] = [];
+  let length = 0;
+  const cut = new Error('cut');
+  const over = (): never => {
+    throw tooLong?.() ?? cut;
+  };
+  const add = (text: string): void => {
+    if (length + text.length > maxLength) {
+      parts.push(text.slice(0, maxLength - length));
+      length = maxLength;
+      over();
+    }
+    parts.push(text);
+    length += text.length;
+  };
+  const write = async (item: ScriptValue): Promise<void> => {
+    const wait = pace();
+    if (wait !== undefined) await wait;
+    if (!isList(item)) {
+      if (tooLong !== undefined && length + scalarJsonLengthAtLeast(item) > maxLength) over();
+      add(scalarJson(item));
+      return;
+    }
+    add('[');
+    for (let index = 0; index < item.length; index++) {
+      if (index > 0) add(',');
+      await write(item[index]!);
+    }
+    add(']');
+  };
+  try {
+    await write(value);
+  } catch (error) {
+    if (error !== cut) throw error;
+    return `${parts.join('')}...`;
+  }
+  return parts.join('');
 }
 
 /**

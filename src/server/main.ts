@@ -104,6 +104,9 @@ async function main(): Promise<void> {
     .option('--unsafe-test-bug <name...>', 'plant a defect for a negative control: reads-without-quorum | ack-before-commit | no-dedup | torn-transactions (needs ATOLL_ALLOW_TEST_BUGS=1)')
     .option('--admin-token-file <file>', 'enable authentication: the cluster admin token (atoll auth new-admin-token) is in this file; the same on every node (ATOLL_ADMIN_TOKEN_FILE, or the token itself in ATOLL_ADMIN_TOKEN)', env['ATOLL_ADMIN_TOKEN_FILE'])
     .option('--max-tokens-per-tenant <n>', 'tokens a tenant admin may create for its tenant, revoked ones included (ATOLL_MAX_TOKENS_PER_TENANT)', integer('--max-tokens-per-tenant', 1), Number(env['ATOLL_MAX_TOKENS_PER_TENANT'] ?? limits.maxTokensPerTenant))
+    .option('--max-scripts-per-node <n>', `scripts running at this node at once, all tenants; more are refused with OVERLOADED (ATOLL_MAX_SCRIPTS_PER_NODE; default ${limits.maxScriptsPerNode})`, integer('--max-scripts-per-node', 1), Number(env['ATOLL_MAX_SCRIPTS_PER_NODE'] ?? limits.maxScriptsPerNode))
+    .option('--max-scripts-per-tenant <n>', `scripts one tenant runs at this node at once; more are refused with RESOURCE_EXHAUSTED (ATOLL_MAX_SCRIPTS_PER_TENANT; default ${limits.maxScriptsPerTenant})`, integer('--max-scripts-per-tenant', 1), Number(env['ATOLL_MAX_SCRIPTS_PER_TENANT'] ?? limits.maxScriptsPerTenant))
+    .option('--script-cpu-ms-per-second <n>', `script time one tenant may use at this node, ms per second, from a budget of ${limits.scriptCpuBurstMs} ms; scripts are refused with RESOURCE_EXHAUSTED while it is spent (ATOLL_SCRIPT_CPU_MS_PER_SECOND; default ${limits.scriptCpuMsPerSecond})`, integer('--script-cpu-ms-per-second', 1), Number(env['ATOLL_SCRIPT_CPU_MS_PER_SECOND'] ?? limits.scriptCpuMsPerSecond))
     .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
     .option('--key-index-mb <n>', 'memory for the key indexes of all partitions, in MiB; a partition over its share reads LevelDB instead (ATOLL_KEY_INDEX_MB)', integer('--key-index-mb', 0), Number(env['ATOLL_KEY_INDEX_MB'] ?? NODE_DEFAULTS.keyIndexBytes / 1024 / 1024))
     .option('--raft-log-mb <n>', 'memory for Raft log entries of all partitions, in MiB; older entries are read from LevelDB (ATOLL_RAFT_LOG_MB)', integer('--raft-log-mb', 0), Number(env['ATOLL_RAFT_LOG_MB'] ?? NODE_DEFAULTS.raftLogMemoryBytes / 1024 / 1024))
@@ -159,6 +162,9 @@ async function main(): Promise<void> {
     watchConnectionMb: number;
     watchStreamMb: number;
     watchStallMs: number;
+    maxScriptsPerNode: number;
+    maxScriptsPerTenant: number;
+    scriptCpuMsPerSecond: number;
     unsafeTestBug?: string[];
     dial?: string;
     tlsCert?: string;
@@ -234,6 +240,10 @@ async function main(): Promise<void> {
     if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) program.error(`error: ${flag} (or its ATOLL_ variable) must be an integer >= ${min}`);
   }
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
+  for (const [flag, value] of [['--max-scripts-per-node', options.maxScriptsPerNode], ['--max-scripts-per-tenant', options.maxScriptsPerTenant], ['--script-cpu-ms-per-second', options.scriptCpuMsPerSecond]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) program.error(`error: ${flag} (or its ATOLL_ variable) must be an integer >= 1`);
+  }
+  if (options.maxScriptsPerTenant > options.maxScriptsPerNode) program.error('error: --max-scripts-per-tenant must be at most --max-scripts-per-node');
   let bucketHash: BucketHashName | undefined;
   try {
     if (options.bucketHash !== undefined && options.bucketHash !== '') bucketHash = parseBucketHashName(options.bucketHash, '--bucket-hash');
@@ -357,7 +367,7 @@ async function main(): Promise<void> {
     raftLogMemoryBytes: options.raftLogMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
     maxTokensPerTenant: options.maxTokensPerTenant,
-    limits: watchLimits,
+    limits: { ...watchLimits, maxScriptsPerNode: options.maxScriptsPerNode, maxScriptsPerTenant: options.maxScriptsPerTenant, scriptCpuMsPerSecond: options.scriptCpuMsPerSecond },
     // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
     dialAddresses: new Map([...peerAddressMap, ...dial]),
     peerCredentials: tls.peerChannelCredentials,

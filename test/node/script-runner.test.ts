@@ -11,6 +11,8 @@ import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { Command } from '../../src/mvcc/index.js';
 import type { ExecuteScriptRequest } from '../../src/node/api.js';
 import { runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
+import { ScriptScheduler } from '../../src/node/script-scheduler.js';
+import { compactionFloor } from '../../src/node/snapshot-pins.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';
@@ -30,7 +32,7 @@ describe('scripts at the leader, per tenant', () => {
     if (result.error !== undefined) throw result.error;
     return result;
   };
-  const run = (tenant: string, request: ExecuteScriptRequest) =>
+  const run = (tenant: string, request: ExecuteScriptRequest, scheduler?: ScriptScheduler) =>
     runScriptAtLeader({
       request,
       limits: defaultLimits,
@@ -44,6 +46,7 @@ describe('scripts at the leader, per tenant', () => {
       mvcc: store,
       propose: (command, requestId) => apply(command, requestId),
       deadlineMs: Date.now() + 10_000,
+      ...(scheduler !== undefined && { scheduler }),
     });
   const codeOf = (promise: Promise<unknown>): Promise<string | undefined> =>
     promise.then(
@@ -112,5 +115,79 @@ describe('scripts at the leader, per tenant', () => {
     ]) {
       expect(() => scriptBucket(request, defaultLimits)).toThrowError(expect.objectContaining({ code: 'INVALID_KEY' }) as Error);
     }
+  });
+
+  describe('in turns of the event loop (issue 33, finding 2)', () => {
+    /** A scheduler whose turns are ours to run, with turns of 0 ms: a script pauses before nearly every step. */
+    const loop = (scriptLimits: Partial<typeof defaultLimits> = {}) => {
+      const turns: Array<() => void> = [];
+      const scheduler = new ScriptScheduler({ limits: { ...defaultLimits, ...scriptLimits }, nowMs: () => 0, nextTurn: (work) => void turns.push(work), turnMs: 0 });
+      const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+      return {
+        scheduler,
+        /** Lets the scripts run until they wait for a turn. */
+        settle,
+        get waiting(): boolean {
+          return turns.length > 0;
+        },
+        /** Runs turns until `running` settles (at most 10,000). */
+        async drive<T>(running: Promise<T>): Promise<T> {
+          let settled = false;
+          const outcome = running.then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          );
+          void outcome.then(() => (settled = true));
+          for (let turn = 0; turn < 10_000 && !settled; turn++) {
+            for (const work of turns.splice(0)) work();
+            await settle();
+          }
+          const result = await outcome;
+          if ('error' in result) throw result.error;
+          return result.value;
+        },
+      };
+    };
+
+    it('reads one snapshot however long it pauses: writes applied meanwhile are not seen, the commit conflicts and the script runs again', async () => {
+      await apply({ type: 'put', key: 'users/x', value: encoder.encode('1') });
+      const snapshotRevision = store.revision;
+      const turns = loop();
+      const running = run('default', { script: 'let a = get "users/x"\nset "users/y" a\nset "users/x" "script"\nreturn a["value"]' }, turns.scheduler);
+      await turns.settle();
+      expect(turns.waiting).toBe(true);
+      // Raft applies while the script is paused; no compaction may pass the script's snapshot.
+      await apply({ type: 'put', key: 'users/x', value: encoder.encode('2') });
+      expect(compactionFloor(store, store.revision)).toBe(snapshotRevision);
+      const response = await turns.drive(running);
+      // The first run read "1" at its snapshot and lost to the write; the second read "2".
+      expect(response).toMatchObject({ resultJson: '"2"', committed: true, attempts: 2 });
+      expect(new TextDecoder().decode((await store.get('users/y', { nowMs: Date.now() })).value)).toBe('2');
+      expect(new TextDecoder().decode((await store.get('users/x', { nowMs: Date.now() })).value)).toBe('script');
+      expect(compactionFloor(store, store.revision)).toBe(store.revision);
+      expect(turns.scheduler.runningScripts).toBe(0);
+    });
+
+    it('runs again when a compaction proposed before its pin passes its snapshot while it pauses', async () => {
+      const turns = loop();
+      const running = run('default', { script: 'let a = get "users/bob"\nlet b = get "users/nobody"\nreturn a["value"]' }, turns.scheduler);
+      await turns.settle();
+      await apply({ type: 'put', key: 'users/x', value: encoder.encode('1') });
+      await apply({ type: 'compact', belowRevision: store.revision });
+      expect(await turns.drive(running)).toMatchObject({ resultJson: '"default-bob"', attempts: 2 });
+    });
+
+    it("refuses a tenant's script past its bound on running scripts, and frees the slot of one that failed", async () => {
+      const turns = loop({ maxScriptsPerTenant: 1 });
+      const running = run('acme', { script: 'let a = 1\nlet b = 2\nreturn a + b', bucket: 'users' }, turns.scheduler);
+      await turns.settle();
+      const refused = await run('acme', { script: 'return 1', bucket: 'users' }, turns.scheduler).catch((error: AtollError) => error);
+      expect(refused).toMatchObject({ code: 'RESOURCE_EXHAUSTED', details: { reason: 'script-concurrency' } });
+      // Another tenant is not affected.
+      expect((await turns.drive(run('globex', { script: 'return 2', bucket: 'users' }, turns.scheduler))).resultJson).toBe('2');
+      expect((await turns.drive(running)).resultJson).toBe('3');
+      expect(await codeOf(turns.drive(run('acme', { script: 'throw "no"', bucket: 'users' }, turns.scheduler)))).toBe('SCRIPT_ERROR');
+      expect((await turns.drive(run('acme', { script: 'return 4', bucket: 'users' }, turns.scheduler))).resultJson).toBe('4');
+    });
   });
 });

@@ -12,7 +12,7 @@ const services = (): FakeSnapshot =>
 describe('the seed example', () => {
   it('runs exactly as written: nothing to overwrite, so it returns false and writes nothing', async () => {
     const { outcome, writes, view } = await run(seedExample, services());
-    expect(outcome).toEqual({ committed: true, returnValue: false });
+    expect(outcome).toEqual({ committed: true, returnValue: false, resultJson: 'false' });
     expect(writes).toEqual({});
     expect(view.readPrefixes).toEqual(['services/']);
   });
@@ -21,13 +21,13 @@ describe('the seed example', () => {
     const snapshot = services();
     snapshot.put('services/users', 'localhost:9999');
     const { outcome, writes } = await run(seedExample, snapshot);
-    expect(outcome).toEqual({ committed: true, returnValue: true });
+    expect(outcome).toEqual({ committed: true, returnValue: true, resultJson: 'true' });
     expect(writes).toEqual({ 'services/users': 'localhost:8084' });
   });
 
   it('with `if not contains`, adds services/users and its second prefix read sees the own write', async () => {
     const { outcome, writes } = await run(seedExampleAsDescribed, services());
-    expect(outcome).toEqual({ committed: true, returnValue: true });
+    expect(outcome).toEqual({ committed: true, returnValue: true, resultJson: 'true' });
     expect(writes).toEqual({ 'services/users': 'localhost:8084' });
   });
 
@@ -35,7 +35,7 @@ describe('the seed example', () => {
     const snapshot = services();
     snapshot.put('services/users', 'localhost:9999');
     const { outcome, writes } = await run(seedExampleAsDescribed, snapshot);
-    expect(outcome).toEqual({ committed: true, returnValue: true });
+    expect(outcome).toEqual({ committed: true, returnValue: true, resultJson: 'true' });
     expect(writes).toEqual({});
   });
 });
@@ -252,7 +252,7 @@ describe('control flow', () => {
     const { outcome, writes } = await run(
       'for x in [1, 2, 3] do\n  set ("services/" + to_str(x)) "v"\n  if x == 2 then return x * 10 end\nend\nset "services/after" "no"',
     );
-    expect(outcome).toEqual({ committed: true, returnValue: 20 });
+    expect(outcome).toEqual({ committed: true, returnValue: 20, resultJson: '20' });
     expect(writes).toEqual({ 'services/1': 'v', 'services/2': 'v' });
     expect(await evaluate('set "services/a" "b"')).toBeNull();
     expect(await evaluate('return')).toBeNull();
@@ -268,18 +268,18 @@ describe('control flow', () => {
 
   it('rollback ends the script without committing, anywhere', async () => {
     const { outcome, writes } = await run('set "services/a" "1"\nif true then\n  rollback\nend\nset "services/b" "2"\nreturn 1');
-    expect(outcome).toEqual({ committed: false, returnValue: null });
+    expect(outcome).toEqual({ committed: false, returnValue: null, resultJson: 'null' });
     // Nothing after the rollback ran; what the view buffered before it the caller discards.
     expect(writes).toEqual({ 'services/a': '1' });
   });
 
   it('begin ... rollback rolls back; begin ... commit is a block', async () => {
-    expect((await run('begin\n  set "services/a" "1"\nrollback\nreturn 1')).outcome).toEqual({ committed: false, returnValue: null });
+    expect((await run('begin\n  set "services/a" "1"\nrollback\nreturn 1')).outcome).toEqual({ committed: false, returnValue: null, resultJson: 'null' });
     const { outcome, writes } = await run('begin\n  set "services/a" "1"\ncommit\nreturn 1');
-    expect(outcome).toEqual({ committed: true, returnValue: 1 });
+    expect(outcome).toEqual({ committed: true, returnValue: 1, resultJson: '1' });
     expect(writes).toEqual({ 'services/a': '1' });
     // A return inside the block commits before the rollback is reached.
-    expect((await run('begin\n  set "services/a" "1"\n  return 2\nrollback')).outcome).toEqual({ committed: true, returnValue: 2 });
+    expect((await run('begin\n  set "services/a" "1"\n  return 2\nrollback')).outcome).toEqual({ committed: true, returnValue: 2, resultJson: '2' });
   });
 
   it('does not commit itself: the caller commits the view\'s writes and read set', async () => {

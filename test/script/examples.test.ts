@@ -99,9 +99,9 @@ describe('docs/script-language.md', () => {
     const heading = 'Claim several names, all or none';
     const snapshot = new FakeSnapshot({ 'names/taken': 'x' });
     const all = await runExample(heading, snapshot, 'names', { names: ['names/a', 'names/b'] });
-    expect(all.outcome).toEqual({ committed: true, returnValue: 2 });
+    expect(all.outcome).toEqual({ committed: true, returnValue: 2, resultJson: '2' });
     const none = await runExample(heading, snapshot, 'names', { names: ['names/a', 'names/taken'] });
-    expect(none.outcome).toEqual({ committed: false, returnValue: null });
+    expect(none.outcome).toEqual({ committed: false, returnValue: null, resultJson: 'null' });
   });
 
   it('deletes the sessions of one user', async () => {

@@ -1,12 +1,13 @@
 /**
  * TxnView: the overlay both interactive transactions and scripts read and write through.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { makeLimits } from '../../src/limits.js';
 import { encodeTxnHandle, decodeTxnHandle } from '../../src/txn/txn-handle.js';
 import { TxnScope } from '../../src/txn/txn-scope.js';
-import { TxnView, type SnapshotReader, type TxnRecord } from '../../src/txn/txn-view.js';
+import { compareCodePoints, TxnView, type SnapshotReader, type TxnRecord } from '../../src/txn/txn-view.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 
 const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
@@ -64,6 +65,39 @@ describe('TxnView', () => {
     const keys = (await tx.getByPrefix('s')).map((r) => r.key);
     expect(keys).toEqual(['s/a', 's/inv', 's/users']);
     expect(tx.readPrefixes).toEqual(['s/']);
+  });
+
+  it('places own writes among thousands of snapshot keys in code point order, without sorting them all', async () => {
+    // Sorted by code point: U+FF61 comes before U+1F642 though its UTF-16 unit is larger.
+    const snapshot = [...Array.from({ length: 3000 }, (_, index) => `s/${String(index).padStart(4, '0')}`), 's/\uff61', 's/\u{1f642}'].map((key) => record(key, 'v'));
+    const tx = new TxnView({ reader: { get: async (key) => snapshot.find((r) => r.key === key), getByPrefix: async () => snapshot }, nowMs: 1_000_000 });
+    await tx.put('s/0000', bytes('replaced'));
+    await tx.delete('s/1500');
+    await tx.put('s/1500a', bytes('added'));
+    await tx.put('s/', bytes('first'));
+    await tx.put('s/\u{1f600}', bytes('astral'));
+    await tx.put('s/~', bytes('before U+FF61'));
+    const keys = (await tx.getByPrefix('s')).map((r) => r.key);
+    const expected = [...snapshot.map((r) => r.key).filter((key) => key !== 's/1500'), 's/1500a', 's/', 's/\u{1f600}', 's/~'].sort(compareCodePoints);
+    expect(keys).toEqual(expected);
+    expect(keys.slice(-4)).toEqual(['s/~', 's/\uff61', 's/\u{1f600}', 's/\u{1f642}']);
+    expect(text((await tx.getByPrefix('s'))[1]!.value)).toBe('replaced');
+  });
+
+  it('compares strings by code point, whatever their common prefix', () => {
+    const naive = (a: string, b: string): number => {
+      const [x, y] = [Array.from(a, (c) => c.codePointAt(0)!), Array.from(b, (c) => c.codePointAt(0)!)];
+      for (let index = 0; index < Math.min(x.length, y.length); index++) if (x[index] !== y[index]) return x[index]! - y[index]!;
+      return x.length - y.length;
+    };
+    const tail = fc.array(fc.constantFrom('a', 'b', '\ud800', '\udc00', '\ue000', '\uffff', '\u{1d400}', '\u{1f642}'), { maxLength: 40 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(fc.nat(5000), tail, tail, (common, a, b) => {
+        const prefix = '\u{1f642}p'.repeat(common);
+        expect(Math.sign(compareCodePoints(prefix + a, prefix + b))).toBe(Math.sign(naive(prefix + a, prefix + b)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('resolves conditions against the view: nx, xx, cmprev, ifValue', async () => {
