@@ -40,10 +40,10 @@ import { pinSnapshot } from './snapshot-pins.js';
 /**
  * A script's prefix read in turns reads pages of about this many characters of keys (at least
  * scriptPageMinKeys keys, at most maxPageSize), sized by the keys of the page before: a page of
- * 1,000 keys of 4 KiB takes about 130 ms to read from the in-memory engine, one of 32 about 4 ms.
+ * 1,000 keys of 4 KiB takes about 130 ms to read from the in-memory engine, one of 16 about 2 ms.
  */
-const scriptPageKeyChars = 128 * 1024;
-const scriptPageMinKeys = 32;
+const scriptPageKeyChars = 64 * 1024;
+const scriptPageMinKeys = 16;
 
 /** How many times the leader evaluates a script that keeps losing conflicts. */
 export const maxScriptAttempts = 10;
@@ -240,7 +240,7 @@ export async function runScriptAtLeader(context: ScriptRunContext): Promise<Exec
     const params =
       slot === undefined
         ? paramsFromJson(request.params ?? {}, limits)
-        : await slot.run(() => paramsFromJsonInTurns(request.params ?? {}, limits, () => (slot.due() ? slot.pause() : undefined)));
+        : await slot.run(() => paramsFromJsonInTurns(request.params ?? {}, limits, slot.pace));
     const first = await attemptScript(context, script, params, 1, slot);
     if (first !== 'conflict') return first;
     for (let attempt = 2; ; attempt++) {
@@ -304,6 +304,7 @@ async function evaluateAndCommit(
       validateUserText(prefix, 'a prefix');
       scope.checkBucket(tag + bucket, `prefix ${JSON.stringify(prefix)}`);
     },
+    ...(slot !== undefined && { pace: slot.pace }),
   });
   const wallMs = context.wallMs ?? Date.now;
   const options = { params, view, limits, clock: wallMs, deadlineMs: context.deadlineMs };

@@ -240,6 +240,9 @@ export class ScriptSlot implements ScriptTurns {
     return this.scheduler.due();
   }
 
+  /** Pauses when the turn is up (a pace between pieces of work outside the evaluator: parameters, merges). */
+  readonly pace = (): Promise<void> | undefined => (this.due() ? this.pause() : undefined);
+
   async pause(): Promise<void> {
     this.stopClock();
     const pausedAtMs = this.scheduler.nowMs();

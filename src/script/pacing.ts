@@ -22,8 +22,8 @@ export interface ScriptTurns {
 }
 
 /**
- * Called between bounded pieces of a long operation: checks the script's time limit (throwing
- * SCRIPT_LIMIT past it) and returns a promise to await when the turn is up, undefined otherwise.
+ * Called between bounded pieces of a long operation: returns a promise to await when the turn is
+ * up, undefined otherwise. The evaluator's also checks the script's time limit (SCRIPT_LIMIT).
  */
 export type Pace = () => Promise<void> | undefined;
 

@@ -25,20 +25,26 @@ function hasSurrogates(text: string): boolean {
   return /[\uD800-\uDFFF]/.test(text);
 }
 
-/** Characters (code points) in `text`, counted a piece at a time (a million take a few milliseconds). */
-export async function codePointLength(text: string, pace: Pace): Promise<number> {
-  if (!hasSurrogates(text)) return text.length;
-  let count = 0;
+/** Walks the characters (code points) of `text` a piece at a time, with a pace between pieces, until `visit` says stop. */
+async function eachCodePoint(text: string, pace: Pace, visit: (index: number, width: number) => boolean): Promise<void> {
   for (let start = 0; start < text.length; ) {
     const wait = pace();
     if (wait !== undefined) await wait;
     const end = pieceEnd(text, start, PIECE_UNITS);
-    for (let index = start; index < end; index++) {
-      if (isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1))) index++;
-      count++;
+    for (let index = start; index < end; ) {
+      const width = isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1;
+      if (visit(index, width)) return;
+      index += width;
     }
     start = end;
   }
+}
+
+/** Characters (code points) in `text`, counted a piece at a time (a million take a few milliseconds). */
+export async function codePointLength(text: string, pace: Pace): Promise<number> {
+  if (!hasSurrogates(text)) return text.length;
+  let count = 0;
+  await eachCodePoint(text, pace, () => (count++, false));
   return count;
 }
 
@@ -46,19 +52,13 @@ export async function codePointLength(text: string, pace: Pace): Promise<number>
 export async function codePointAtIndex(text: string, position: number, pace: Pace): Promise<string | undefined> {
   if (!hasSurrogates(text)) return position < text.length ? text[position] : undefined;
   let seen = 0;
-  for (let start = 0; start < text.length; ) {
-    const wait = pace();
-    if (wait !== undefined) await wait;
-    const end = pieceEnd(text, start, PIECE_UNITS);
-    for (let index = start; index < end; index++) {
-      const width = isHighSurrogate(text.charCodeAt(index)) && isLowSurrogate(text.charCodeAt(index + 1)) ? 2 : 1;
-      if (seen === position) return text.slice(index, index + width);
-      seen++;
-      index += width - 1;
-    }
-    start = end;
-  }
-  return undefined;
+  let found: string | undefined;
+  await eachCodePoint(text, pace, (index, width) => {
+    if (seen++ !== position) return false;
+    found = text.slice(index, index + width);
+    return true;
+  });
+  return found;
 }
 
 // ------------------------------------------------------------------ case mapping in pieces

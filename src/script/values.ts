@@ -234,7 +234,7 @@ function scalarJson(value: Exclude<ScriptValue, readonly ScriptValue[]>): string
   return JSON.stringify(scriptValueToJson(value));
 }
 
-/** At most how long a scalar's JSON text is at least, in code units, known without building it. */
+/** A lower bound of the length of a scalar's JSON text, in code units, known without building it. */
 function scalarJsonLengthAtLeast(value: Exclude<ScriptValue, readonly ScriptValue[]>): number {
   if (typeof value === 'string') return value.length + 2;
   // Every code unit of a value's text comes from at most 3 of its UTF-8 bytes.

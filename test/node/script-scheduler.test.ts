@@ -4,8 +4,8 @@
  * loop. The clock and the loop's turns are the test's, so every assertion is exact.
  */
 import { describe, expect, it } from 'vitest';
-import { AtollError } from '../../src/errors.js';
 import { ScriptScheduler, type ScriptSlot } from '../../src/node/script-scheduler.js';
+import { failure } from '../script/harness.js';
 
 const limits = { maxScriptsPerNode: 3, maxScriptsPerTenant: 2, scriptCpuMsPerSecond: 100, scriptCpuBurstMs: 50 };
 
@@ -27,26 +27,16 @@ function harness(turnMs = 5) {
   };
 }
 
-function refusal(work: () => unknown): AtollError {
-  try {
-    work();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AtollError);
-    return error as AtollError;
-  }
-  throw new Error('expected a refusal');
-}
-
 describe('admission', () => {
-  it('bounds the scripts of a tenant and of the node, and frees a slot when a script ends (once)', () => {
+  it('bounds the scripts of a tenant and of the node, and frees a slot when a script ends (once)', async () => {
     const { scheduler } = harness();
     const first = scheduler.admit('acme');
     scheduler.admit('acme');
-    const tenant = refusal(() => scheduler.admit('acme'));
+    const tenant = await failure(() => scheduler.admit('acme'));
     expect(tenant.code).toBe('RESOURCE_EXHAUSTED');
     expect(tenant.details).toMatchObject({ reason: 'script-concurrency', maxScriptsPerTenant: 2 });
     const other = scheduler.admit('globex');
-    const node = refusal(() => scheduler.admit('initech'));
+    const node = await failure(() => scheduler.admit('initech'));
     expect(node.code).toBe('OVERLOADED');
     expect(node.details).toMatchObject({ maxScriptsPerNode: 3 });
     first.release();
@@ -54,7 +44,7 @@ describe('admission', () => {
     expect(scheduler.runningScripts).toBe(2);
     other.release();
     scheduler.admit('acme');
-    expect(refusal(() => scheduler.admit('acme')).code).toBe('RESOURCE_EXHAUSTED');
+    expect((await failure(() => scheduler.admit('acme'))).code).toBe('RESOURCE_EXHAUSTED');
   });
 
   it('counts the time a script ran, never the time it was paused', async () => {
@@ -84,13 +74,13 @@ describe('admission', () => {
     const slot = scheduler.admit('acme');
     await slot.run(async () => advance(80));
     slot.release();
-    const spent = refusal(() => scheduler.admit('acme'));
+    const spent = await failure(() => scheduler.admit('acme'));
     expect(spent.code).toBe('QUOTA_EXCEEDED');
     // 50 - 80 + 8 (80 ms of refill at 100 ms per second) = -22 ms: 220 ms to refill.
     expect(spent.details).toMatchObject({ reason: 'script-cpu', retryAfterMs: 221 });
     expect(scheduler.admit('globex').usedMs).toBe(0);
     advance(220);
-    expect(refusal(() => scheduler.admit('acme')).code).toBe('QUOTA_EXCEEDED');
+    expect((await failure(() => scheduler.admit('acme'))).code).toBe('QUOTA_EXCEEDED');
     advance(1);
     scheduler.admit('acme');
   });
@@ -108,12 +98,18 @@ describe('turns of the loop', () => {
     });
   }
 
-  it('lets scripts together hold the loop for one turn at a time, one after the other, the one that used least first', async () => {
-    const { scheduler, advance, turn } = harness(5);
+  /** Two tenants' scripts of `unitsA` and `unitsB` ms, started together. */
+  function twoScripts(unitsA: number, unitsB: number) {
+    const loop = harness(5);
     const log: string[] = [];
-    const a = scheduler.admit('acme');
-    const b = scheduler.admit('globex');
-    const done = Promise.all([script(a, 'a', 12, log, advance), script(b, 'b', 12, log, advance)]);
+    const a = loop.scheduler.admit('acme');
+    const b = loop.scheduler.admit('globex');
+    const done = Promise.all([script(a, 'a', unitsA, log, loop.advance), script(b, 'b', unitsB, log, loop.advance)]);
+    return { turn: () => loop.turn(), log, a, b, done };
+  }
+
+  it('lets scripts together hold the loop for one turn at a time, one after the other, the one that used least first', async () => {
+    const { turn, log, a, b, done } = twoScripts(12, 12);
     const perTurn: string[] = [];
     for (let round = 0; round < 10 && log.length < 24; round++) {
       const before = log.length;
@@ -130,11 +126,7 @@ describe('turns of the loop', () => {
   });
 
   it('goes on with the next paused script in the same turn when the one before ends early', async () => {
-    const { scheduler, advance, turn } = harness(5);
-    const log: string[] = [];
-    const a = scheduler.admit('acme');
-    const b = scheduler.admit('globex');
-    const done = Promise.all([script(a, 'a', 8, log, advance), script(b, 'b', 3, log, advance)]);
+    const { turn, log, done } = twoScripts(8, 3);
     await turn();
     // b (none used) went on, ended after 3 ms; a went on in the same turn for the 2 ms left.
     expect(log.join('')).toBe('aaaaabbbaa');
