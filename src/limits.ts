@@ -76,8 +76,10 @@ export interface Limits {
   /** A script that only reads returns at most this many bytes of JSON (one that writes: maxTxnNoteBytes). */
   readonly maxScriptResultBytes: number;
   /**
-   * Scripts running at one node at once, all tenants (else OVERLOADED), and one tenant's (else
-   * RESOURCE_EXHAUSTED, reason script-concurrency). Per node, not cluster configuration.
+   * Scripts running at one node at once, all tenants, and one tenant's; more wait in line, at most
+   * maxPendingRequestsPerPartition of a tenant (else RESOURCE_EXHAUSTED, reason
+   * script-concurrency) and maxPendingRequestsPerNode in all (else OVERLOADED). Per node, not
+   * cluster configuration.
    */
   readonly maxScriptsPerNode: number;
   readonly maxScriptsPerTenant: number;

@@ -15,7 +15,8 @@
  * changed; without an id such a script makes no log entry.
  *
  * Turns (issue 33, finding 2): with the node's ScriptScheduler a script is admitted first (per
- * node and per tenant bounds, and the tenant's budget of script time), and evaluates in turns of
+ * node and per tenant bounds on running scripts, with a line to wait in, and the tenant's budget
+ * of script time), and evaluates in turns of
  * the event loop (script-scheduler.ts), its prefix reads pausing between pages too. Meanwhile
  * Raft applies entries: the script's reads stay at its snapshot revision, which it pins against
  * compaction from its begin to its commit (snapshot-pins.ts); a compaction proposed before the pin
@@ -233,9 +234,11 @@ export function decodeScriptOutcomeNote(note: Uint8Array, entryRevision: number)
 export async function runScriptAtLeader(context: ScriptRunContext): Promise<ExecuteScriptResponse> {
   const { request, limits } = context;
   const script = parsedScript(request, limits);
-  // Admitted once for all its attempts; refused before anything is read.
-  const slot = context.scheduler?.admit(context.tenant);
+  // Admitted once for all its attempts, perhaps after waiting in line; refused before anything is read.
+  const slot = context.scheduler === undefined ? undefined : await context.scheduler.admit(context.tenant);
   try {
+    const wallMs = context.wallMs ?? Date.now;
+    if (wallMs() > context.deadlineMs) throw new AtollError('DEADLINE_EXCEEDED', "the call's deadline passed while the script waited for its turn to run");
     // Parameters can be a message of lists: imported in turns like the script's own work.
     const params =
       slot === undefined

@@ -13,16 +13,20 @@
  * next check phase; the resumed batch starts a hold of its own. In the simulator the clock stands
  * still within an event, so no script is ever due and nothing is paused: its schedule is unchanged.
  *
- * Admission, before a script runs: at most maxScriptsPerNode scripts at a node (else OVERLOADED,
- * which clients retry), at most maxScriptsPerTenant of one tenant (else RESOURCE_EXHAUSTED, reason
- * script-concurrency), and a per-tenant budget of script time, scriptCpuBurstMs that refills at
- * scriptCpuMsPerSecond, which must not be spent (else QUOTA_EXCEEDED, reason script-cpu: a rate
+ * Admission, before a script runs: at most maxScriptsPerNode scripts run at a node, and at most
+ * maxScriptsPerTenant of one tenant; more wait in one line, in order of arrival (a script whose
+ * tenant is at its bound lets later ones of other tenants pass), at most
+ * maxPendingRequestsPerPartition of one tenant (else RESOURCE_EXHAUSTED, reason
+ * script-concurrency) and maxPendingRequestsPerNode in all (else OVERLOADED, which clients retry).
+ * A tenant's budget of script time, scriptCpuBurstMs that refills at scriptCpuMsPerSecond, must not
+ * be spent when a script arrives or leaves the line (else QUOTA_EXCEEDED, reason script-cpu: a rate
  * quota like the request rate's). All three travel as gRPC RESOURCE_EXHAUSTED, the reason as
- * `atoll-reason` on unary calls (KV.Stream answers carry the code and message only). A
- * script's time is what it held the loop: from each resume to its next pause or its end, the reads
- * it awaited in between included. A running script is never cut off by the budget, it only goes
- * into debt: a tenant can run at most maxScriptsPerTenant scripts of maxScriptMs before the debt
- * stops it, and then the refill rate is its share of the loop.
+ * `atoll-reason` on unary calls (KV.Stream answers carry the code and message only). A script's
+ * time is what it held the loop: from each resume to its next pause or its end, the reads it
+ * awaited in between included. A running script is never cut off by the budget, it only goes into
+ * debt: a tenant can run at most maxScriptsPerTenant scripts of maxScriptMs before the debt stops
+ * it, and then the refill rate is its share of the loop. A script waiting in line costs no time,
+ * only its place (its request is held by the server anyway).
  *
  * A slot holds nothing the Raft loop waits for: only its place in these counts.
  */
@@ -37,6 +41,8 @@ const maxRememberedTenants = 1_000;
 
 interface TenantScripts {
   running: number;
+  /** Its scripts waiting in line for a slot. */
+  waiting: number;
   /** Script time left, in ms: may go below zero (debt). */
   budgetMs: number;
   /** When budgetMs was last refilled (monotonic). */
@@ -50,8 +56,18 @@ interface Waiter {
   readonly resume: (first: boolean) => void;
 }
 
+/** A script waiting in line for a slot. */
+interface Arrival {
+  readonly tenant: TenantScripts;
+  readonly admit: (slot: ScriptSlot) => void;
+  readonly refuse: (error: AtollError) => void;
+}
+
 export interface ScriptSchedulerOptions {
-  readonly limits: Pick<Limits, 'maxScriptsPerNode' | 'maxScriptsPerTenant' | 'scriptCpuMsPerSecond' | 'scriptCpuBurstMs'>;
+  readonly limits: Pick<
+    Limits,
+    'maxScriptsPerNode' | 'maxScriptsPerTenant' | 'scriptCpuMsPerSecond' | 'scriptCpuBurstMs' | 'maxPendingRequestsPerPartition' | 'maxPendingRequestsPerNode'
+  >;
   /** Monotonic milliseconds (the node's clock port). */
   readonly nowMs: () => number;
   /** Runs `run` on a later turn of the event loop, after its I/O (default setImmediate). */
@@ -63,6 +79,8 @@ export interface ScriptSchedulerOptions {
 export class ScriptScheduler {
   private running = 0;
   private readonly tenants = new Map<string, TenantScripts>();
+  /** Scripts waiting for a slot, in order of arrival. */
+  private readonly line: Arrival[] = [];
   private readonly waiting: Waiter[] = [];
   /** The paused scripts this turn goes on with, in order; `running` is the one going on now. */
   private turn: Waiter[] = [];
@@ -90,30 +108,78 @@ export class ScriptScheduler {
     return this.options.nowMs();
   }
 
-  /** A slot for one script of `tenant` (released when it ends), or the refusal. */
-  admit(tenant: string): ScriptSlot {
+  /** Scripts waiting in line for a slot at this node now. */
+  get waitingScripts(): number {
+    return this.line.length;
+  }
+
+  /**
+   * A slot for one script of `tenant` (released when it ends): at once, or when one is free for
+   * it; the refusal when the line is full or the tenant's script time is spent.
+   */
+  admit(tenant: string): Promise<ScriptSlot> {
     const { limits } = this.options;
-    if (this.running >= limits.maxScriptsPerNode) {
-      throw new AtollError('OVERLOADED', `${this.running} scripts run at this node, its maximum: retry later`, { maxScriptsPerNode: limits.maxScriptsPerNode });
-    }
     const scripts = this.tenantScripts(tenant);
-    if (scripts.running >= limits.maxScriptsPerTenant) {
-      throw new AtollError('RESOURCE_EXHAUSTED', `the tenant runs ${scripts.running} scripts at this node, its maximum: retry when one ends`, {
-        reason: 'script-concurrency',
-        maxScriptsPerTenant: limits.maxScriptsPerTenant,
-      });
-    }
-    if (scripts.budgetMs <= 0) {
-      const retryAfterMs = Math.ceil((-scripts.budgetMs * 1000) / limits.scriptCpuMsPerSecond) + 1;
-      throw new AtollError(
-        'QUOTA_EXCEEDED',
-        `the tenant used its script time at this node (${limits.scriptCpuMsPerSecond} ms per second, ${limits.scriptCpuBurstMs} ms at once): retry in ${retryAfterMs} ms`,
-        { reason: 'script-cpu', retryAfterMs, scriptCpuMsPerSecond: limits.scriptCpuMsPerSecond },
+    const spent = this.spent(scripts);
+    if (spent !== undefined) return Promise.reject(spent);
+    if (this.fits(scripts) && !this.line.some((arrival) => arrival.tenant === scripts)) return Promise.resolve(this.open(scripts));
+    if (scripts.waiting >= limits.maxPendingRequestsPerPartition) {
+      return Promise.reject(
+        new AtollError('RESOURCE_EXHAUSTED', `the tenant runs ${scripts.running} scripts at this node and ${scripts.waiting} wait, its maximum: retry later`, {
+          reason: 'script-concurrency',
+          maxScriptsPerTenant: limits.maxScriptsPerTenant,
+        }),
       );
     }
+    if (this.line.length >= limits.maxPendingRequestsPerNode) {
+      return Promise.reject(
+        new AtollError('OVERLOADED', `${this.running} scripts run at this node and ${this.line.length} wait, its maximum: retry later`, {
+          maxScriptsPerNode: limits.maxScriptsPerNode,
+        }),
+      );
+    }
+    scripts.waiting++;
+    return new Promise((admit, refuse) => this.line.push({ tenant: scripts, admit, refuse }));
+  }
+
+  /** Whether a script of `scripts`' tenant may run now. */
+  private fits(scripts: TenantScripts): boolean {
+    return this.running < this.options.limits.maxScriptsPerNode && scripts.running < this.options.limits.maxScriptsPerTenant;
+  }
+
+  private open(scripts: TenantScripts): ScriptSlot {
     this.running++;
     scripts.running++;
     return new ScriptSlot(this, scripts);
+  }
+
+  /** The refusal when the tenant's script time is spent (refilled up to now first). */
+  private spent(scripts: TenantScripts): AtollError | undefined {
+    const { scriptCpuMsPerSecond, scriptCpuBurstMs } = this.options.limits;
+    this.refill(scripts);
+    if (scripts.budgetMs > 0) return undefined;
+    const retryAfterMs = Math.ceil((-scripts.budgetMs * 1000) / scriptCpuMsPerSecond) + 1;
+    return new AtollError(
+      'QUOTA_EXCEEDED',
+      `the tenant used its script time at this node (${scriptCpuMsPerSecond} ms per second, ${scriptCpuBurstMs} ms at once): retry in ${retryAfterMs} ms`,
+      { reason: 'script-cpu', retryAfterMs, scriptCpuMsPerSecond },
+    );
+  }
+
+  /** A slot was freed: the first scripts in line that may run now go on, in order. */
+  private admitWaiting(): void {
+    for (let index = 0; index < this.line.length && this.running < this.options.limits.maxScriptsPerNode; ) {
+      const arrival = this.line[index]!;
+      if (!this.fits(arrival.tenant)) {
+        index++;
+        continue;
+      }
+      this.line.splice(index, 1);
+      arrival.tenant.waiting--;
+      const spent = this.spent(arrival.tenant);
+      if (spent !== undefined) arrival.refuse(spent);
+      else arrival.admit(this.open(arrival.tenant));
+    }
   }
 
   /** Whether scripts have held the loop for a turn; the first ask after the loop turned opens a hold. */
@@ -164,6 +230,7 @@ export class ScriptScheduler {
   release(scripts: TenantScripts): void {
     this.running--;
     scripts.running--;
+    this.admitWaiting();
   }
 
   private openHold(nowMs: number): void {
@@ -194,21 +261,28 @@ export class ScriptScheduler {
   }
 
   private tenantScripts(tenant: string): TenantScripts {
-    const { scriptCpuMsPerSecond, scriptCpuBurstMs } = this.options.limits;
+    const { scriptCpuBurstMs } = this.options.limits;
     const nowMs = this.options.nowMs();
     if (this.tenants.size > maxRememberedTenants) {
       for (const [name, scripts] of this.tenants) {
-        if (scripts.running === 0 && scripts.budgetMs + ((nowMs - scripts.atMs) * scriptCpuMsPerSecond) / 1000 >= scriptCpuBurstMs) this.tenants.delete(name);
+        this.refill(scripts);
+        if (scripts.running === 0 && scripts.waiting === 0 && scripts.budgetMs >= scriptCpuBurstMs) this.tenants.delete(name);
       }
     }
     let scripts = this.tenants.get(tenant);
     if (scripts === undefined) {
-      scripts = { running: 0, budgetMs: scriptCpuBurstMs, atMs: nowMs };
+      scripts = { running: 0, waiting: 0, budgetMs: scriptCpuBurstMs, atMs: nowMs };
       this.tenants.set(tenant, scripts);
     }
+    return scripts;
+  }
+
+  /** Adds what the tenant's budget earned since it was last refilled, up to the full budget. */
+  private refill(scripts: TenantScripts): void {
+    const { scriptCpuMsPerSecond, scriptCpuBurstMs } = this.options.limits;
+    const nowMs = this.options.nowMs();
     scripts.budgetMs = Math.min(scriptCpuBurstMs, scripts.budgetMs + ((nowMs - scripts.atMs) * scriptCpuMsPerSecond) / 1000);
     scripts.atMs = nowMs;
-    return scripts;
   }
 }
 

@@ -177,17 +177,20 @@ describe('scripts at the leader, per tenant', () => {
       expect(await turns.drive(running)).toMatchObject({ resultJson: '"default-bob"', attempts: 2 });
     });
 
-    it("refuses a tenant's script past its bound on running scripts, and frees the slot of one that failed", async () => {
-      const turns = loop({ maxScriptsPerTenant: 1 });
+    it("lets a tenant's scripts past its bound wait in line, refuses them past the line, and frees the slot of one that failed", async () => {
+      const turns = loop({ maxScriptsPerTenant: 1, maxPendingRequestsPerPartition: 1 });
       const running = run('acme', { script: 'let a = 1\nlet b = 2\nreturn a + b', bucket: 'users' }, turns.scheduler);
       await turns.settle();
+      const waiting = run('acme', { script: 'return 4', bucket: 'users' }, turns.scheduler);
       const refused = await run('acme', { script: 'return 1', bucket: 'users' }, turns.scheduler).catch((error: AtollError) => error);
       expect(refused).toMatchObject({ code: 'RESOURCE_EXHAUSTED', details: { reason: 'script-concurrency' } });
       // Another tenant is not affected.
       expect((await turns.drive(run('globex', { script: 'return 2', bucket: 'users' }, turns.scheduler))).resultJson).toBe('2');
       expect((await turns.drive(running)).resultJson).toBe('3');
+      expect((await turns.drive(waiting)).resultJson).toBe('4');
       expect(await codeOf(turns.drive(run('acme', { script: 'throw "no"', bucket: 'users' }, turns.scheduler)))).toBe('SCRIPT_ERROR');
-      expect((await turns.drive(run('acme', { script: 'return 4', bucket: 'users' }, turns.scheduler))).resultJson).toBe('4');
+      expect((await turns.drive(run('acme', { script: 'return 5', bucket: 'users' }, turns.scheduler))).resultJson).toBe('5');
+      expect(turns.scheduler.runningScripts + turns.scheduler.waitingScripts).toBe(0);
     });
   });
 });

@@ -7,7 +7,15 @@ import { describe, expect, it } from 'vitest';
 import { ScriptScheduler, type ScriptSlot } from '../../src/node/script-scheduler.js';
 import { failure } from '../script/harness.js';
 
-const limits = { maxScriptsPerNode: 3, maxScriptsPerTenant: 2, scriptCpuMsPerSecond: 100, scriptCpuBurstMs: 50 };
+const limits = {
+  maxScriptsPerNode: 3,
+  maxScriptsPerTenant: 2,
+  scriptCpuMsPerSecond: 100,
+  scriptCpuBurstMs: 50,
+  // The line of scripts waiting for a slot: 2 of a tenant, 3 in all.
+  maxPendingRequestsPerPartition: 2,
+  maxPendingRequestsPerNode: 3,
+};
 
 function harness(turnMs = 5) {
   let nowMs = 0;
@@ -19,7 +27,7 @@ function harness(turnMs = 5) {
     /** Runs what one turn of the loop runs (its queued callbacks), then lets every promise settle. */
     async turn(): Promise<void> {
       for (const run of turns.splice(0)) run();
-      await new Promise((resolve) => setImmediate(resolve));
+      await settle();
     },
     get queued(): number {
       return turns.length;
@@ -27,29 +35,46 @@ function harness(turnMs = 5) {
   };
 }
 
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** The slots a set of admissions has been given so far, by name. */
+function admitted(admissions: Record<string, Promise<ScriptSlot>>): Promise<string[]> {
+  const given: string[] = [];
+  for (const [name, admission] of Object.entries(admissions)) void admission.then(() => given.push(name), () => undefined);
+  return settle().then(() => given.sort());
+}
+
 describe('admission', () => {
-  it('bounds the scripts of a tenant and of the node, and frees a slot when a script ends (once)', async () => {
+  it('runs at most its bounds of scripts, lets more wait in line in order, and refuses past the line', async () => {
     const { scheduler } = harness();
-    const first = scheduler.admit('acme');
-    scheduler.admit('acme');
-    const tenant = await failure(() => scheduler.admit('acme'));
+    const a1 = await scheduler.admit('acme');
+    const a2 = await scheduler.admit('acme');
+    const waiting = { a3: scheduler.admit('acme'), a4: scheduler.admit('acme') };
+    // The tenant runs 2 and has 2 in line: refused.
+    const tenant = await failure(scheduler.admit('acme'));
     expect(tenant.code).toBe('RESOURCE_EXHAUSTED');
     expect(tenant.details).toMatchObject({ reason: 'script-concurrency', maxScriptsPerTenant: 2 });
-    const other = scheduler.admit('globex');
-    const node = await failure(() => scheduler.admit('initech'));
+    const g1 = await scheduler.admit('globex');
+    // The node runs 3: initech waits, and the line (3) is full.
+    const i1 = scheduler.admit('initech');
+    const node = await failure(scheduler.admit('initech'));
     expect(node.code).toBe('OVERLOADED');
-    expect(node.details).toMatchObject({ maxScriptsPerNode: 3 });
-    first.release();
-    first.release();
-    expect(scheduler.runningScripts).toBe(2);
-    other.release();
-    scheduler.admit('acme');
-    expect((await failure(() => scheduler.admit('acme'))).code).toBe('RESOURCE_EXHAUSTED');
+    expect(await admitted({ ...waiting, i1 })).toEqual([]);
+    a1.release();
+    a1.release();
+    expect(await admitted({ ...waiting, i1 })).toEqual(['a3']);
+    // A node slot: acme is at its bound, so initech (behind a4) goes on first.
+    g1.release();
+    expect(await admitted({ ...waiting, i1 })).toEqual(['a3', 'i1']);
+    a2.release();
+    expect(await admitted({ ...waiting, i1 })).toEqual(['a3', 'a4', 'i1']);
+    expect(scheduler.runningScripts).toBe(3);
+    expect(scheduler.waitingScripts).toBe(0);
   });
 
   it('counts the time a script ran, never the time it was paused', async () => {
     const { scheduler, advance, turn } = harness();
-    const slot = scheduler.admit('acme');
+    const slot = await scheduler.admit('acme');
     await slot.run(async () => {
       advance(30);
       expect(slot.due()).toBe(false); // the first ask opens a hold: 30 ms before it were the script's too
@@ -66,23 +91,33 @@ describe('admission', () => {
     expect(slot.pausedMs).toBe(1_000);
     // The 55 ms were charged (5 ms of debt on a 50 ms budget), and the budget refilled meanwhile
     // at 100 ms per second: after 1,055 ms it is full again.
-    expect(scheduler.admit('acme').usedMs).toBe(0);
+    expect((await scheduler.admit('acme')).usedMs).toBe(0);
   });
 
   it('refuses a tenant whose budget is spent with QUOTA_EXCEEDED, says when to retry, and lets other tenants run', async () => {
     const { scheduler, advance } = harness();
-    const slot = scheduler.admit('acme');
+    const slot = await scheduler.admit('acme');
     await slot.run(async () => advance(80));
     slot.release();
-    const spent = await failure(() => scheduler.admit('acme'));
+    const spent = await failure(scheduler.admit('acme'));
     expect(spent.code).toBe('QUOTA_EXCEEDED');
     // 50 - 80 + 8 (80 ms of refill at 100 ms per second) = -22 ms: 220 ms to refill.
     expect(spent.details).toMatchObject({ reason: 'script-cpu', retryAfterMs: 221 });
-    expect(scheduler.admit('globex').usedMs).toBe(0);
+    expect((await scheduler.admit('globex')).usedMs).toBe(0);
     advance(220);
-    expect((await failure(() => scheduler.admit('acme'))).code).toBe('QUOTA_EXCEEDED');
+    expect((await failure(scheduler.admit('acme'))).code).toBe('QUOTA_EXCEEDED');
     advance(1);
-    scheduler.admit('acme');
+    await scheduler.admit('acme');
+  });
+
+  it('refuses a script that waited in line while its tenant spent its budget', async () => {
+    const { scheduler, advance } = harness();
+    const running = [await scheduler.admit('acme'), await scheduler.admit('acme')];
+    const waiting = scheduler.admit('acme');
+    await running[0]!.run(async () => advance(100));
+    running[0]!.release();
+    expect((await failure(waiting)).code).toBe('QUOTA_EXCEEDED');
+    expect(scheduler.waitingScripts).toBe(0);
   });
 });
 
@@ -99,17 +134,16 @@ describe('turns of the loop', () => {
   }
 
   /** Two tenants' scripts of `unitsA` and `unitsB` ms, started together. */
-  function twoScripts(unitsA: number, unitsB: number) {
+  async function twoScripts(unitsA: number, unitsB: number) {
     const loop = harness(5);
     const log: string[] = [];
-    const a = loop.scheduler.admit('acme');
-    const b = loop.scheduler.admit('globex');
+    const [a, b] = await Promise.all([loop.scheduler.admit('acme'), loop.scheduler.admit('globex')]);
     const done = Promise.all([script(a, 'a', unitsA, log, loop.advance), script(b, 'b', unitsB, log, loop.advance)]);
     return { turn: () => loop.turn(), log, a, b, done };
   }
 
   it('lets scripts together hold the loop for one turn at a time, one after the other, the one that used least first', async () => {
-    const { turn, log, a, b, done } = twoScripts(12, 12);
+    const { turn, log, a, b, done } = await twoScripts(12, 12);
     const perTurn: string[] = [];
     for (let round = 0; round < 10 && log.length < 24; round++) {
       const before = log.length;
@@ -126,7 +160,7 @@ describe('turns of the loop', () => {
   });
 
   it('goes on with the next paused script in the same turn when the one before ends early', async () => {
-    const { turn, log, done } = twoScripts(8, 3);
+    const { turn, log, done } = await twoScripts(8, 3);
     await turn();
     // b (none used) went on, ended after 3 ms; a went on in the same turn for the 2 ms left.
     expect(log.join('')).toBe('aaaaabbbaa');
@@ -138,7 +172,7 @@ describe('turns of the loop', () => {
   it('queues nothing for a script that never has to pause', async () => {
     const loop = harness(5);
     const log: string[] = [];
-    await script(loop.scheduler.admit('acme'), 'a', 4, log, loop.advance);
+    await script(await loop.scheduler.admit('acme'), 'a', 4, log, loop.advance);
     expect(log).toHaveLength(4);
     // Only the marker that ends the hold at the next turn.
     expect(loop.queued).toBe(1);
