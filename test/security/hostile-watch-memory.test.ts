@@ -117,8 +117,14 @@ describe('a read-only tenant whose watches never read', () => {
     for (let i = 0; goodBucket === ''; i++) if (partitionOfBucket(`\u0000good\u0000g${i}`, PARTITIONS) === partition) goodBucket = `g${i}`;
     // The leader balancer moves a partition's leadership to its preferred node: wait for that, so
     // the watches are not ended by a leader change (NOT_LEADER) mid-test.
+    // On a loaded machine the balancer may not have moved it yet: ask for the transfer (each try
+    // bounded), and wait until the preferred node leads.
     const preferred = preferredLeaderOf(partition, [1, 2, 3], 3);
-    expect(await eventually(async () => (await admin.clusterInfo()).partitions[partition]?.leader === preferred, 30_000)).toBe(true);
+    const leads = async (): Promise<boolean> => (await admin.clusterInfo()).partitions[partition]?.leader === preferred;
+    for (let attempt = 0; attempt < 10 && !(await eventually(leads, 3_000)); attempt++) {
+      await admin.transferLeader(partition, preferred, { timeoutMs: 5_000 }).catch(() => undefined);
+    }
+    expect(await leads()).toBe(true);
     const leader = preferred;
     leaderAddress = cluster.addresses.get(leader)!;
     leaderAdmin = cluster.adminAddresses.get(leader)!;
