@@ -42,7 +42,7 @@ export interface NodeReport {
   /** The longest event-loop stall: the larger of the lag gauge and the lag histogram's maximum less its sampling interval. */
   readonly longestStallMs: number;
   readonly lagGaugeMaxMs: number;
-  /** nodejs_eventloop_lag_max_seconds as reported (ms): each value includes the histogram's sampling interval. */
+  /** nodejs_eventloop_lag_max_seconds as reported (ms): the time between two runs of the histogram's timer, its sampling interval included. */
   readonly lagHistogramMaxMs: number;
   readonly lagHistogramIntervalMs: number;
   readonly rssSamples: number;
@@ -176,7 +176,7 @@ export function reportText(report: HostileLoadReport): string {
       ]),
     ).map((line) => `  ${line}`),
   );
-  lines.push(`  * as the admin port reports nodejs_eventloop_lag_max_seconds: each value includes the histogram's ${lagHistogramIntervalMs} ms sampling interval; a stall is that less ${lagHistogramIntervalMs} ms, or the lag gauge`);
+  lines.push(`  * nodejs_eventloop_lag_max_seconds as reported: the time between two runs of the histogram's timer, its ${lagHistogramIntervalMs} ms interval included; the stall is that less ${lagHistogramIntervalMs} ms (how late the timer ran), or the lag gauge`);
   lines.push('');
   lines.push('hostile patterns (what each did; how the nodes answered):');
   const patterns: Array<[PatternName, string, string, Outcomes]> = [

@@ -7,10 +7,12 @@
  *   late a setImmediate ran at the previous scrape) and the maximum of the lag histogram,
  *   nodejs_eventloop_lag_max_seconds (prom-client's monitorEventLoopDelay, reset by each scrape,
  *   so the maximum over the samples is the longest it saw over the run; a scrape that failed loses
- *   nothing, the next one reports it). The histogram records each of its 100 ms sampling
- *   intervals whole (EVENT_LOOP_SAMPLE_MS: an idle node shows 100 ms), so a stall is its maximum
- *   less that interval. It is blind for one interval after each reset (Node drops the first
- *   sample after a reset), which is what the /livez probe is for;
+ *   nothing, the next one reports it). The histogram records the time between two runs of its
+ *   timer, its 100 ms interval included (EVENT_LOOP_SAMPLE_MS: an idle node shows 100 ms), so
+ *   its maximum less that interval is the longest its timer ran late: no more than the longest
+ *   stall, and all of it when the timer fell due as the stall began (over many stalls, the
+ *   longest). After a reset the timer's first run only restarts its clock, so a stall that ends
+ *   it is not seen; the /livez probe covers that;
  * - how long /livez takes to answer, as a probe would see it;
  * - the bytes it holds for watch clients (atoll_memory_watch_bytes) and its elections;
  * - the CPU time it used (/proc/PID/stat), as a percentage of one core.
@@ -69,7 +71,7 @@ export function cpuPercentOf(node: NodeObservation): number | undefined {
 /** The lag histogram's sampling interval (ms), which each value it reports includes. */
 export const lagHistogramIntervalMs = EVENT_LOOP_SAMPLE_MS;
 
-/** A stall from the two figures: the lag gauge, or the histogram's maximum less its sampling interval. */
+/** A stall from the two figures: the lag gauge, or the histogram's maximum less its sampling interval (how late its timer ran). */
 export function stallMsOf(gaugeMs: number, histogramMaxMs: number): number {
   return Math.max(gaugeMs, histogramMaxMs - lagHistogramIntervalMs, 0);
 }

@@ -152,8 +152,9 @@ export interface NodeMetricsSource {
 
 /**
  * How often the event-loop lag histogram samples (prom-client's eventLoopMonitoringPrecision).
- * Node's monitorEventLoopDelay records each interval whole, this included: an idle loop shows
- * about 100 ms in nodejs_eventloop_lag_min/max_seconds, a loop held for 300 ms about 400 ms.
+ * Node's monitorEventLoopDelay records the time between two runs of its timer, this interval
+ * included: an idle loop shows about 100 ms in nodejs_eventloop_lag_min/max_seconds, and a value
+ * less 100 ms is how late the timer ran (a loop held for 300 ms shows up to 400 ms).
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 
