@@ -16,7 +16,7 @@ import { FaultProxy } from './fault-proxy.js';
 import type { Topology } from './netns.js';
 
 /** The repository root, from src/chaos (vitest) or dist/src/chaos (compiled). */
-function packageRoot(): string {
+export function packageRoot(): string {
   let dir = import.meta.dirname;
   for (let i = 0; i < 5; i++) {
     if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'proto'))) return dir;

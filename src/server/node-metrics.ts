@@ -150,8 +150,13 @@ export interface NodeMetricsSource {
   tenantUsageForMetrics(maxTenants: number): Promise<TenantUsage[]>;
 }
 
-/** How often the event-loop lag histogram samples (prom-client's eventLoopMonitoringPrecision). */
-const EVENT_LOOP_SAMPLE_MS = 100;
+/**
+ * How often the event-loop lag histogram samples (prom-client's eventLoopMonitoringPrecision).
+ * Node's monitorEventLoopDelay records the time between two runs of its timer, this interval
+ * included: an idle loop shows about 100 ms in nodejs_eventloop_lag_min/max_seconds, and a value
+ * less 100 ms is how late the timer ran (a loop held for 300 ms shows up to 400 ms).
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;
 
 /** One node's registry and the recorder the node and the gRPC layer report to. */
 
