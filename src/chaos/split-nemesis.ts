@@ -18,7 +18,10 @@
  * table still shows the two sides adjacent. Watches of the merged-away side end PARTITION_MOVED and
  * resume at the left side; transactions begun before it are refused their right-side keys. Refusals
  * (`leased-keys` while the lock workload's lease sits on the right side, `in-progress`,
- * `replicas-differ`) are expected and change nothing.
+ * `replicas-differ`) are expected and change nothing; the merge stays pending and is tried again at
+ * the next draws (at most MERGE_TRIES times), and on `replicas-differ` (the nodes' rebalancer moved
+ * a replica of one side) the nemesis first moves one of R's replicas onto a node of L's, as an
+ * operator would (docs/api.md).
  *
  * Bounds: at most `maxSplits` splits per run, one call at a time, each with a deadline.
  */
@@ -34,6 +37,8 @@ const SPLIT_TIMEOUT_MS = 10_000;
 /** The wait between two draws, ms: [min, max). */
 const GAP_MS: readonly [number, number] = [3_000, 7_000];
 export const SPLIT_NEMESIS_DEFAULTS = Object.freeze({ maxSplits: 6 });
+/** Draws one pending merge is tried at, at most. */
+const MERGE_TRIES = 6;
 
 export interface SplitNemesisOptions {
   readonly seed: number;
@@ -61,8 +66,8 @@ export class SplitNemesis {
   readonly merges: Array<{ partition: number; mergedPartition: number; atMs: number }> = [];
   /** Refusals and failures, by reason (the run's report). */
   readonly refusals: Record<string, number> = {};
-  /** The last split, to merge back at the next draw (half of the splits). */
-  private mergeNext: { partition: number; newPartition: number } | undefined;
+  /** The last split, to merge back at the next draws (half of the splits), and the tries left. */
+  private mergeNext: { partition: number; newPartition: number; tries: number } | undefined;
 
   constructor(
     private readonly cluster: LocalCluster,
@@ -77,13 +82,16 @@ export class SplitNemesis {
     const maxSplits = this.options.maxSplits ?? SPLIT_NEMESIS_DEFAULTS.maxSplits;
     const client = new AtollClient({ endpoints: this.cluster.endpoints, defaultTimeoutMs: 5_000 });
     try {
-      for (let draw = 0; draw < 1_000 && this.splits.length < maxSplits; draw++) {
+      for (let draw = 0; draw < 1_000 && (this.splits.length < maxSplits || this.mergeNext !== undefined); draw++) {
         await this.sleep(GAP_MS[0] + this.rng.int(GAP_MS[1] - GAP_MS[0]));
         if (performance.now() >= untilMs) break;
         const merge = this.mergeNext;
         this.mergeNext = undefined;
-        if (merge !== undefined) await this.mergeOne(client, merge);
-        else await this.splitOne(client);
+        if (merge !== undefined) {
+          if (!(await this.mergeOne(client, merge)) && merge.tries > 1) this.mergeNext = { ...merge, tries: merge.tries - 1 };
+        } else {
+          await this.splitOne(client);
+        }
       }
     } finally {
       client.close();
@@ -111,26 +119,55 @@ export class SplitNemesis {
       this.splits.push({ partition, newPartition: result.newPartition, mid: result.mid, atMs: performance.now() });
       this.options.onSplit?.(result.newPartition);
       this.options.log(`splits: partition ${partition} split at hash ${result.mid}: it keeps [${result.start}, ${result.mid}), new partition ${result.newPartition} owns [${result.mid}, ${result.end})`);
-      if (this.rng.int(2) === 0) this.mergeNext = { partition, newPartition: result.newPartition };
+      if (this.rng.int(2) === 0) this.mergeNext = { partition, newPartition: result.newPartition, tries: MERGE_TRIES };
     } catch (error) {
       this.refused(error instanceof AtollError && error.code === 'SPLIT_REFUSED' ? String(error.details?.['reason']) : error instanceof AtollError ? error.code : 'error', error, partition);
     }
   }
 
-  /** Merges a split back when the table still shows its two sides adjacent (any other change since: nothing). */
-  private async mergeOne(client: AtollClient, merge: { partition: number; newPartition: number }): Promise<void> {
-    const table = await this.tableOf(client);
-    if (table === undefined) return;
+  /**
+   * Merges a split back when the table still shows its two sides adjacent. Returns whether it is
+   * over: merged, or nothing left to merge (any other change of the table since); false when it
+   * was refused or failed and may be tried again.
+   */
+  private async mergeOne(client: AtollClient, merge: { partition: number; newPartition: number }): Promise<boolean> {
+    let info: Awaited<ReturnType<AtollClient['clusterInfo']>>;
+    try {
+      info = await client.clusterInfo({ timeoutMs: 2_000 });
+    } catch (error) {
+      this.refused('cluster-info', error);
+      return false;
+    }
+    const table = partitionTableOf(info);
     const at = table.findIndex((partition) => partition.id === merge.partition);
-    if (at < 0 || table[at + 1]?.id !== merge.newPartition) return;
+    if (at < 0 || table[at + 1]?.id !== merge.newPartition) return true;
     try {
       const result = await mergeWithLeaderTransfer(client, merge.partition, SPLIT_TIMEOUT_MS, (line) => this.options.log(`merges: ${line}`));
       this.merges.push({ partition: result.partition, mergedPartition: result.mergedPartition, atMs: performance.now() });
       this.options.onMerge?.(result.mergedPartition);
       this.options.log(`merges: partition ${result.mergedPartition} merged into partition ${result.partition}, which owns [${result.start}, ${result.end})`);
+      return true;
     } catch (error) {
       const reason = error instanceof AtollError && error.code === 'MERGE_REFUSED' ? `merge-${String(error.details?.['reason'])}` : error instanceof AtollError ? `merge-${error.code}` : 'merge-error';
       this.refused(reason, error, merge.partition, 'merge');
+      if (reason === 'merge-replicas-differ') await this.alignReplicas(client, info, merge);
+      return false;
+    }
+  }
+
+  /** Moves one of R's replicas onto a node of L's that R lacks (one move, bounded; failures are counted). */
+  private async alignReplicas(client: AtollClient, info: Awaited<ReturnType<AtollClient['clusterInfo']>>, merge: { partition: number; newPartition: number }): Promise<void> {
+    const left = info.partitions.find((partition) => partition.id === merge.partition);
+    const right = info.partitions.find((partition) => partition.id === merge.newPartition);
+    if (left === undefined || right === undefined) return;
+    const from = right.replicas.find((node) => !left.replicas.includes(node));
+    const to = left.replicas.find((node) => !right.replicas.includes(node));
+    if (from === undefined || to === undefined) return;
+    try {
+      await client.moveReplica(merge.newPartition, from, to, { timeoutMs: SPLIT_TIMEOUT_MS });
+      this.options.log(`merges: moved partition ${merge.newPartition}'s replica from node ${from} to node ${to}, beside partition ${merge.partition}'s`);
+    } catch (error) {
+      this.refused(error instanceof AtollError ? `align-${error.code}` : 'align-error', error, merge.newPartition, 'replica move');
     }
   }
 
