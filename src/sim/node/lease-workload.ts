@@ -17,35 +17,14 @@
  * lease (docs/api.md). It is not in partition 0, whose split the transactions of txn-span.ts meet.
  */
 import type { Rng } from '../../raft/rng.js';
-import type { Scheduler } from './scheduler.js';
-import type { SimCluster } from './sim-cluster.js';
-import type { Trace } from './trace.js';
-import type { CallOutcome, Workload } from './workload.js';
+import { SimClients, type CallRecord, type Interval, type SimClientsOptions } from './sim-clients.js';
+
+export type { CallRecord, Interval } from './sim-clients.js';
 
 /** fnv1a32("lease2093") = 2147597271, 2^31 + 113,623 (see the file comment). */
 export const LEASE_BUCKET = 'lease2093';
 /** How long finish() reads a key that should be gone before it reports it (virtual ms). */
 const FINAL_GONE_BOUND_MS = 20_000;
-
-export interface Interval {
-  readonly invokeMs: number;
-  readonly completeMs: number;
-}
-
-/** One call and what came of it: ok, certainly not applied (fail), or unknown. */
-export interface CallRecord extends Interval {
-  readonly outcome: 'ok' | 'fail' | 'unknown';
-  readonly error?: string;
-}
-
-/** Runs a call and records its interval on the simulator's clock and its outcome (ok, fail, unknown). */
-export async function timedCall<T>(now: () => number, run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
-  const invokeMs = now();
-  const outcome = await run();
-  const completeMs = now();
-  const record: CallRecord = outcome.ok ? { invokeMs, completeMs, outcome: 'ok' } : { invokeMs, completeMs, outcome: outcome.definite ? 'fail' : 'unknown', error: outcome.error };
-  return { outcome, record };
-}
 
 export interface LeaseKeyRecord {
   readonly key: string;
@@ -73,47 +52,17 @@ export interface SimLeaseRecord {
   finalGone?: boolean;
 }
 
-export interface LeaseWorkloadOptions {
-  readonly clients: number;
-  /** First process number of these clients (after the main workload's). */
-  readonly firstProcess: number;
-}
-
-export class LeaseWorkload {
+export class LeaseWorkload extends SimClients<SimClientsOptions> {
   readonly leases: SimLeaseRecord[] = [];
   /** Failures finish() found (a key that stayed, a lease that did not end). */
   readonly finalProblems: string[] = [];
-  private stopAtMs = 0;
   private counter = 0;
 
-  constructor(
-    private readonly scheduler: Scheduler,
-    private readonly cluster: SimCluster,
-    private readonly workload: Workload,
-    private readonly trace: Trace,
-    private readonly options: LeaseWorkloadOptions,
-  ) {}
-
   run(rng: Rng, untilMs: number): Promise<void> {
-    this.stopAtMs = untilMs;
-    const clients: Array<Promise<void>> = [];
-    for (let i = 0; i < this.options.clients; i++) clients.push(this.client(this.options.firstProcess + i, rng.fork()));
-    return Promise.all(clients).then(() => undefined);
+    return this.runClients(rng, untilMs);
   }
 
-  private get now(): number {
-    return this.scheduler.now;
-  }
-
-  private pickNode(rng: Rng): number {
-    return rng.pick(this.cluster.nodeIds);
-  }
-
-  private timed<T>(run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
-    return timedCall(() => this.now, run);
-  }
-
-  private async client(process: number, rng: Rng): Promise<void> {
+  protected async client(process: number, rng: Rng): Promise<void> {
     await this.workload.sleep(rng.int(500));
     while (this.now < this.stopAtMs) {
       const ttlMs = rng.pick([1_000, 1_500, 2_500]);

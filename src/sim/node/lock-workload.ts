@@ -29,11 +29,7 @@
  */
 import type { WatchSink } from '../../node/api.js';
 import type { Rng } from '../../raft/rng.js';
-import { timedCall, type CallRecord } from './lease-workload.js';
-import type { Scheduler } from './scheduler.js';
-import type { SimCluster } from './sim-cluster.js';
-import type { Trace } from './trace.js';
-import type { CallOutcome, Workload } from './workload.js';
+import { SimClients, type CallRecord, type SimClientsOptions } from './sim-clients.js';
 
 /** fnv1a32("lock7948") = 2147516142, just above 2^31 (see the file comment). */
 export const LOCK_BUCKET = 'lock7948';
@@ -65,51 +61,25 @@ export interface LockHoldRecord {
   revoke?: CallRecord & { readonly revision?: number };
 }
 
-export interface LockWorkloadOptions {
-  readonly clients: number;
-  readonly firstProcess: number;
+export interface LockWorkloadOptions extends SimClientsOptions {
   /** NodeTestBugs.lockGrantsBeforeDelete (see the file comment). */
   readonly grantBeforeDelete: boolean;
 }
 
-export class LockWorkload {
+export class LockWorkload extends SimClients<LockWorkloadOptions> {
   readonly holds: LockHoldRecord[] = [];
   /** Waiter keys whose holder asked to unlock (what the defective client hands the lock on at). */
   private readonly releasing = new Set<string>();
   private readonly releaseListeners = new Set<(key: string) => void>();
-  private stopAtMs = 0;
   granted = 0;
 
-  constructor(
-    private readonly scheduler: Scheduler,
-    private readonly cluster: SimCluster,
-    private readonly workload: Workload,
-    private readonly trace: Trace,
-    private readonly options: LockWorkloadOptions,
-  ) {}
-
   run(rng: Rng, untilMs: number): Promise<void> {
-    this.stopAtMs = untilMs;
-    const clients: Array<Promise<void>> = [];
-    for (let i = 0; i < this.options.clients; i++) clients.push(this.client(this.options.firstProcess + i, rng.fork()));
-    return Promise.all(clients).then(() => {
+    return this.runClients(rng, untilMs).then(() => {
       this.trace.add(`locks: ${this.holds.length} waiters, ${this.granted} grants, ${this.holds.reduce((sum, h) => sum + h.writes.filter((w) => w.outcome === 'ok').length, 0)} fenced writes applied`);
     });
   }
 
-  private get now(): number {
-    return this.scheduler.now;
-  }
-
-  private pickNode(rng: Rng): number {
-    return rng.pick(this.cluster.nodeIds);
-  }
-
-  private timed<T>(run: () => Promise<CallOutcome<T>>): Promise<{ outcome: CallOutcome<T>; record: CallRecord }> {
-    return timedCall(() => this.now, run);
-  }
-
-  private async client(process: number, rng: Rng): Promise<void> {
+  protected async client(process: number, rng: Rng): Promise<void> {
     await this.workload.sleep(rng.int(300));
     while (this.now < this.stopAtMs) {
       await this.oneLock(process, rng);
