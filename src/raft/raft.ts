@@ -158,7 +158,10 @@ export class Raft {
 
   promotable(): boolean {
     // A replica opened for an addition campaigns only with a log at or past its vote floor (config.voteFloor).
-    return this.voters.has(this.id) && reachesVoteFloor(this.log.lastTerm(), this.log.lastIndex(), this.config.voteFloor);
+    // Checked on every tick of every group: no floor (nearly every replica) reads no log term.
+    const floor = this.config.voteFloor;
+    if (!this.voters.has(this.id)) return false;
+    return (floor.term === 0 && floor.index === 0) || reachesVoteFloor(this.log.lastTerm(), this.log.lastIndex(), floor);
   }
 
   // ---------------------------------------------------------------- role transitions
