@@ -273,11 +273,18 @@ export class PartitionReplica {
   /**
    * Step 1 of the Ready contract: everything this group needs in the node's one write, and whether
    * that write must be synced: only for entries, a snapshot, or a new term or vote (etcd's
-   * MustSync). A commit index alone may be lost in a crash (see raiseCommitTo).
+   * MustSync), and for a commit index that commits a configuration change. Any other commit
+   * index alone may be lost in a crash (see raiseCommitTo).
    */
   async stage(ready: Ready): Promise<{ ops: WriteOperation[]; mustSync: boolean }> {
     const previous = this.storage.hardState();
+    // Invariant: a replica applies a configuration change only once a synced record says it is
+    // committed. Without it, a crash took a move's configuration back on every survivor while the
+    // node it moved off had been removed for good: the group never elected again (fault suite
+    // seed 202; test/node/move-commit-durable.test.ts). Rare: one record per configuration change.
+    const commitsConfChange = ready.committedEntries.some((entry) => entry.type === EntryType.ConfChange);
     const mustSync =
+      commitsConfChange ||
       ready.snapshot !== undefined ||
       ready.entries.length > 0 ||
       (ready.hardState !== undefined && (ready.hardState.term !== previous.term || ready.hardState.vote !== previous.vote));
@@ -299,8 +306,11 @@ export class PartitionReplica {
       this.releaseAccepted();
     }
     ops.push(...this.storage.stageEntries(ready.entries));
-    // A commit index alone is not written at all (stageHardState's lazyCommit): one record fewer per group per iteration.
-    if (ready.hardState) ops.push(...this.storage.stageHardState(ready.hardState, { lazyCommit: true }));
+    // A commit index alone is not written at all (stageHardState's lazyCommit): one record fewer per
+    // group per iteration; except when it commits a configuration change (above). The commit index
+    // that covers it may have reached memory in an earlier Ready (committed entries come in pages).
+    const hardState = ready.hardState ? this.storage.stageHardState(ready.hardState, { lazyCommit: true }) : [];
+    ops.push(...(hardState.length === 0 && commitsConfChange ? [this.storage.hardStateRecord()] : hardState));
     return { ops, mustSync };
   }
 

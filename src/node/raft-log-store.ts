@@ -230,6 +230,11 @@ export class PersistentLogStorage implements LogStorage {
 
   // ---------------------------------------------------------------- staging (host-side, no I/O)
 
+  /** The record of the hard state as memory has it, commit index included (what lazyCommit may have left unwritten). */
+  hardStateRecord(): WriteOperation {
+    return { type: 'put', key: this.keys.hardState, value: encodeHardState(this.hardStateValue) };
+  }
+
   /**
    * Records the hard state (Raft Figure 2: currentTerm, votedFor, plus the commit index).
    *
@@ -238,7 +243,9 @@ export class PersistentLogStorage implements LogStorage {
    * a promise (Raft Figure 2 calls it volatile state; etcd skips the sync for it). A node that lost
    * it after a crash still has every committed entry it acknowledged in its log, load() hands the
    * core the stored (lower) index, raiseCommitTo lifts it to the applied index, and the leader's
-   * next append or heartbeat teaches the rest. Term and vote are promises and are always written,
+   * next append or heartbeat teaches the rest; unless that leader is gone for good with the old
+   * configuration's voters, so a Ready that commits a configuration change writes it anyway
+   * (PartitionReplica.stage, hardStateRecord). Term and vote are promises and are always written,
    * with the current commit index beside them. The node loop passes it on every Ready: it saves one
    * record per group per iteration under load (issue 18).
    */
