@@ -277,7 +277,22 @@ export class Rebalancer {
    * view). Bounded: one ClusterInfo call per member per plan.
    */
   private async view(): Promise<PartitionView[] | undefined> {
+    return (await this.survey()).view;
+  }
+
+  /**
+   * Every partition's leader's configuration (the view; undefined unless every partition's leader
+   * answered), and each reachable node's own replicas' configurations as it applied them (`hosted`:
+   * partition -> node -> voters), which may lag the leader's.
+   */
+  private async survey(): Promise<{ view: PartitionView[] | undefined; hosted: Map<number, Map<number, readonly number[]>> }> {
     const { driver, id, partitions, load, clock, membership } = this.options;
+    const hosted = new Map<number, Map<number, readonly number[]>>();
+    const host = (partition: number, node: number, voters: readonly number[]): void => {
+      let nodes = hosted.get(partition);
+      if (nodes === undefined) hosted.set(partition, (nodes = new Map()));
+      nodes.set(node, voters);
+    };
     const now = clock.monotonicMs();
     const found = new Map<number, PartitionView & { term: number }>();
     const rates = new Map<number, number>();
@@ -289,6 +304,7 @@ export class Rebalancer {
     for (const [partition, replica] of driver.groups) {
       listed.add(partition);
       rates.set(partition, (rates.get(partition) ?? 0) + load.rateOf(partition, now));
+      host(partition, id, replica.raw.voterList());
       if (replica.raw.role !== 'leader') continue;
       const status = replica.raw.status();
       found.set(partition, { id: partition, voters: [...status.confState.voters], learners: [...status.confState.learners], leader: id, load: 0, term: status.term });
@@ -298,6 +314,8 @@ export class Rebalancer {
       const info = await driver.transport.clusterInfo(member.id, clock.wallMs() + CALL_TIMEOUT_MS).catch(() => undefined);
       for (const partition of info?.partitions ?? []) {
         listed.add(partition.id);
+        // A hosted replica reports its own configuration, and a term (0 for one it does not host).
+        if (partition.term > 0) host(partition.id, member.id, partition.replicas);
         if (partition.replicas.includes(member.id)) rates.set(partition.id, (rates.get(partition.id) ?? 0) + (partition.requestsPerSecond ?? 0));
         if (partition.leader !== member.id) continue;
         const known = found.get(partition.id);
@@ -305,8 +323,8 @@ export class Rebalancer {
         found.set(partition.id, { id: partition.id, voters: [...partition.replicas], learners: [], leader: member.id, load: 0, term: partition.term });
       }
     }
-    for (const partition of listed) if (!found.has(partition)) return undefined;
-    return [...found.values()].sort((a, b) => a.id - b.id).map(({ term: _term, ...partition }) => ({ ...partition, load: rates.get(partition.id) ?? 0 }));
+    for (const partition of listed) if (!found.has(partition)) return { view: undefined, hosted };
+    return { view: [...found.values()].sort((a, b) => a.id - b.id).map(({ term: _term, ...partition }) => ({ ...partition, load: rates.get(partition.id) ?? 0 })), hosted };
   }
 
   /**
@@ -315,8 +333,19 @@ export class Rebalancer {
    * every partition's leader answered. ChangeMember(remove) refuses while any does.
    */
   async partitionsNaming(node: number): Promise<number[] | undefined> {
-    const view = await this.view();
-    return view?.filter((partition) => partition.voters.includes(node) || partition.learners.includes(node)).map((partition) => partition.id);
+    const { view, hosted } = await this.survey();
+    // Invariant: also named while a current voter (per the leader) that answered has not applied
+    // the configuration without it yet. Such a voter, restarted after the leader is lost, would
+    // count the removed node in its quorum (fault suite seed 202: a move's followers had not
+    // learned its commit when the moved-off node was removed and the leader's disk was lost).
+    return view
+      ?.filter(
+        (partition) =>
+          partition.voters.includes(node) ||
+          partition.learners.includes(node) ||
+          partition.voters.some((voter) => hosted.get(partition.id)?.get(voter)?.includes(node) === true),
+      )
+      .map((partition) => partition.id);
   }
 
   private context(): api.CallContext {

@@ -15,6 +15,7 @@
  * leader's disk is lost; the two survivors restart and must elect a leader of the partition.
  */
 import { describe, expect, it } from 'vitest';
+import { isAtollError } from '../../src/errors.js';
 import { groupsOf, leaderAmong, simNodeCluster, answer, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3, 4];
@@ -51,6 +52,41 @@ describe("a replica move's configuration", () => {
     await scheduler.runUntil(scheduler.now + 20_000, MAX_EVENTS, () => leaderAmong(sim, [stay, spare], partition) !== undefined);
     const voters = (id: number): string => String([...(groupsOf(cluster.apiOf(id)).get(partition)?.raw.status().confState.voters ?? [])].sort((a, b) => a - b));
     expect(leaderAmong(sim, [stay, spare], partition), `partition ${partition} led by node ${stay} (voters ${voters(stay)}) or ${spare} (voters ${voters(spare)})`).toBeDefined();
+    expect(cluster.failures).toEqual([]);
+  });
+
+  it('keeps the moved-off node from being removed while a voter that answers has not applied the move', { timeout: 120_000 }, async () => {
+    const sim = simNodeCluster({ seed: 9, nodes: NODES, partitions: PARTITIONS, tickMs: 50, traceLines: 400 });
+    const { scheduler, cluster, network } = sim;
+    await startAllLed(sim, NODES, 20_000, MAX_EVENTS);
+    const partition = 0;
+    const hosts = NODES.filter((id) => groupsOf(cluster.apiOf(id)).has(partition));
+    const spare = NODES.find((id) => !hosts.includes(id))!;
+    const leader = leaderAmong(sim, NODES, partition)!;
+    const [from, stay] = hosts.filter((id) => id !== leader) as [number, number];
+    const sorted = (voters: readonly number[] | undefined): number[] => [...(voters ?? [])].sort((a, b) => a - b);
+    const votersAt = (id: number): number[] => sorted(groupsOf(cluster.apiOf(id)).get(partition)?.raw.status().confState.voters);
+
+    // The leader's frames to `stay` are lost: it never learns of the move (but answers everyone else).
+    network.block(leader, stay);
+    const left = await answer(sim, spare, 5_000, (api, deadlineMs) => api.changeMember({ action: 'leave', id: from }, { deadlineMs }));
+    expect(left.error, String(left.error)).toBeUndefined();
+    const moved = await answer(sim, leader, 8_000, (api, deadlineMs) => api.moveReplica({ partition, fromNode: from, toNode: spare }, { deadlineMs }));
+    // The nodes' own rebalancer may have moved it first (the node is leaving).
+    if (moved.error !== undefined) expect(isAtollError(moved.error, 'MOVE_REFUSED'), String(moved.error)).toBe(true);
+    await scheduler.runUntil(scheduler.now + 10_000, MAX_EVENTS, () => !votersAt(leader).includes(from));
+    expect(votersAt(leader)).not.toContain(from);
+    expect(votersAt(stay)).toContain(from);
+
+    const removal = await answer(sim, spare, 5_000, (api, deadlineMs) => api.changeMember({ action: 'remove', id: from }, { deadlineMs }));
+    expect(isAtollError(removal.error, 'MEMBERSHIP_REFUSED'), String(removal.error)).toBe(true);
+    const named = /partitions ([0-9, ]+)/.exec(String((removal.error as Error).message))?.[1]?.split(', ').map(Number) ?? [];
+    expect(named, String(removal.error)).toContain(partition);
+
+    // Once `stay` hears from the leader again, it applies the move and the partition no longer names the node.
+    network.heal();
+    await scheduler.runUntil(scheduler.now + 10_000, MAX_EVENTS, () => !votersAt(stay).includes(from));
+    expect(votersAt(stay)).toEqual(votersAt(leader));
     expect(cluster.failures).toEqual([]);
   });
 });
