@@ -230,11 +230,15 @@ export class Router {
     if (!isAtollError(error, 'PARTITION_MOVED') || operation.kind === 'commit') return undefined;
     const rangeEnd = error.details?.['rangeEnd'];
     if (typeof rangeEnd === 'number') this.ranges.learn(rangeEnd);
-    // A partition frozen for a merge or merged away (merge-apply.ts): its start is a tombstone, and
-    // its keys belong to the partition it names (they are unavailable there until the merge applies).
+    // A partition merged away (merge-apply.ts): its start is a tombstone, and its keys belong to the
+    // partition it names. Not one only frozen for the merge (details.reason 'frozen'): until the merge applies
+    // it is still a group with replicas that moves, counts and elects like any other, and ClusterInfo
+    // must keep listing it. Forgotten at its freeze, it vanished from every view: a membership change
+    // moved every replica off a leaving node but its, removed the node, and the merge, which needs R's
+    // voters to be L's, never applied (fault suite seed 202, --membership: its keys unavailable for good).
     const mergedInto = error.details?.['mergedInto'];
     const served = error.details?.['servedPartitionId'];
-    if (typeof mergedInto === 'number' && typeof served === 'number') this.ranges.forget(served, mergedInto);
+    if (typeof mergedInto === 'number' && typeof served === 'number' && error.details?.['reason'] !== 'frozen') this.ranges.forget(served, mergedInto);
     const owner = this.partitionOf(operation, context.tenant);
     return owner !== partition ? owner : undefined;
   }
