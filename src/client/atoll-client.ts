@@ -477,7 +477,8 @@ export class AtollClient {
    * aborts or the loop breaks. Follows the partition's leader: after a disconnect, a leader
    * change or an overflow it resumes after the last revision it saw, without gaps or duplicates.
    * Fails (throws) only when the watch cannot continue: a bad request, no permission, a start
-   * revision below the compaction floor (COMPACTED), a node's watcher limit.
+   * revision below the compaction floor (COMPACTED), a node's watcher limit. A refusal for watch
+   * memory (RESOURCE_EXHAUSTED, reason watch-memory) is retried after a backoff.
    */
   async *watch(prefix: string, options: WatchOptions = {}): AsyncGenerator<WatchItem, void, undefined> {
     const { target, bucket } = checked(() => {
@@ -516,7 +517,11 @@ export class AtollClient {
         }
       } catch (error) {
         if (isAborted(signal)) return;
-        if (!(error instanceof AtollError) || finalWatchCodes.has(error.code)) throw error instanceof AtollError ? clientErrorOf(error, false) : error;
+        // A node short of watch memory (reason watch-memory) refuses until its watchers read what
+        // is queued: that passes, so the watch resumes after a backoff (a resume beside seven busy
+        // watchers on one stream was refused, and the fault suite's watcher failed for good).
+        const memoryShort = error instanceof AtollError && error.code === 'RESOURCE_EXHAUSTED' && error.details?.['reason'] === 'watch-memory';
+        if (!(error instanceof AtollError) || (finalWatchCodes.has(error.code) && !memoryShort)) throw error instanceof AtollError ? clientErrorOf(error, false) : error;
         const leaderHint = error.code === 'NOT_LEADER' || error.code === 'NO_LEADER' ? retryActionOf(error, false).leaderHint : undefined;
         hinted = this.learnFromFailure(route, address, leaderHint, error.details?.['fromTransport'] === true);
         this.logger?.debug({ address, code: error.code, after }, 'atoll watch interrupted; resuming');

@@ -47,6 +47,12 @@ export const errorMetadataKeys = Object.freeze({
 /** A details.reason that may travel: short lowercase words and dashes. */
 const reasonPattern = /^[a-z][a-z-]{0,39}$/;
 
+/** details.reason when it may travel (unary metadata, StreamError.reason). */
+export function sendableReason(error: AtollError): string | undefined {
+  const reason = error.details?.['reason'];
+  return typeof reason === 'string' && reasonPattern.test(reason) ? reason : undefined;
+}
+
 /** The error details that travel as decimal metadata (errorMetadataKeys). */
 const revisionDetails = ['compactedRevision', 'resumeRevision', 'rangeEnd', 'mergedInto', 'servedPartitionId', 'rightPartition', 'leftLeader'] as const;
 
@@ -122,8 +128,8 @@ export function serviceErrorOf(error: unknown, logger?: ErrorLogger): grpc.Statu
     const revision = atollError.details?.[name];
     if (typeof revision === 'number' && Number.isSafeInteger(revision)) metadata.set(errorMetadataKeys[name], String(revision));
   }
-  const reason = atollError.details?.['reason'];
-  if (typeof reason === 'string' && reasonPattern.test(reason)) metadata.set(errorMetadataKeys.reason, reason);
+  const reason = sendableReason(atollError);
+  if (reason !== undefined) metadata.set(errorMetadataKeys.reason, reason);
   return { code: grpcStatusOf(atollError), details: atollError.message, metadata };
 }
 

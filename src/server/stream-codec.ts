@@ -5,7 +5,7 @@
  */
 import { AtollError } from '../errors.js';
 import type { WatchMessage, WatchRequest } from '../node/api.js';
-import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, type ErrorLogger } from './grpc-errors.js';
+import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, sendableReason, type ErrorLogger } from './grpc-errors.js';
 import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
 import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from './kv-watch.js';
 import type { StreamErrorMessage, StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
@@ -72,6 +72,7 @@ export function encodeStreamError(id: string, error: unknown, logger?: ErrorLogg
     leaderId: hint?.nodeId ?? 0,
     notApplied: atollError.details?.['neverSent'] === true,
     ...revisionDetailsOf(atollError),
+    ...(sendableReason(atollError) !== undefined && { reason: sendableReason(atollError) }),
   };
   return { id, error: streamError };
 }
@@ -125,6 +126,7 @@ export function atollErrorOfStreamError(streamError: StreamErrorMessage | null |
     details['leaderHint'] = { nodeId: streamError.leaderId, address: streamError.leaderHint };
   }
   if (streamError?.notApplied === true) details['neverSent'] = true;
+  if (typeof streamError?.reason === 'string' && streamError.reason !== '') details['reason'] = streamError.reason;
   for (const name of ['compactedRevision', 'resumeRevision'] as const) {
     const value = Number(streamError?.[name] ?? 0);
     if (Number.isSafeInteger(value) && value > 0) details[name] = value;

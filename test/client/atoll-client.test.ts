@@ -102,6 +102,42 @@ describe.each([
     expect((await client.extend('counters/none', 30_000)).extended).toBe(false);
   });
 
+  it('a watch refused for watch memory (RESOURCE_EXHAUSTED, reason watch-memory) resumes after a pause; other RESOURCE_EXHAUSTED end it', async () => {
+    const node = running.node;
+    const watch = node.watch.bind(node);
+    let refusals = 2;
+    let reason = 'watch-memory';
+    node.watch = async (request, context, sink) => {
+      if (refusals > 0) {
+        refusals--;
+        throw new AtollError('RESOURCE_EXHAUSTED', 'the stream holds 5 bytes for watch clients and has no room for another watch', { reason });
+      }
+      return watch(request, context, sink);
+    };
+    try {
+      const first = await client.put('memwatch/a', 'one');
+      const controller = new AbortController();
+      const seen: string[] = [];
+      for await (const item of client.watch('memwatch', { fromRevision: first.revision - 1, signal: controller.signal })) {
+        if (item.type !== 'progress') seen.push(item.key);
+        if (seen.length === 1) controller.abort();
+      }
+      expect(seen).toEqual(['memwatch/a']);
+      expect(refusals).toBe(0);
+
+      // Any other RESOURCE_EXHAUSTED (a watcher limit) still ends the watch.
+      refusals = 1;
+      reason = 'watchers';
+      const ended = (async () => {
+        for await (const _ of client.watch('memwatch', { fromRevision: first.revision - 1 })) return 'item';
+        return 'done';
+      })();
+      await expect(ended).rejects.toMatchObject({ code: 'RESOURCE_EXHAUSTED' });
+    } finally {
+      node.watch = watch;
+    }
+  });
+
   it('getByPrefix pages and scanPrefix iterates every page', async () => {
     for (let index = 0; index < 7; index++) await client.put(`scan/${index}`, `v${index}`);
     const page = await client.getByPrefix('scan', { limit: 3 });

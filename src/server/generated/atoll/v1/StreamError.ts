@@ -39,6 +39,11 @@ export interface StreamError {
    * For a watch's WATCH_OVERFLOW: the last revision sent; watch again after it (else 0).
    */
   'resumeRevision'?: (number | string | Long);
+  /**
+   * Why, in a short lowercase word, as the `atoll-reason` metadata of a unary call (for example
+   * `watch-memory` on a RESOURCE_EXHAUSTED watch: retry after a pause); else empty.
+   */
+  'reason'?: (string);
 }
 
 /**
@@ -78,4 +83,9 @@ export interface StreamError__Output {
    * For a watch's WATCH_OVERFLOW: the last revision sent; watch again after it (else 0).
    */
   'resumeRevision': (string);
+  /**
+   * Why, in a short lowercase word, as the `atoll-reason` metadata of a unary call (for example
+   * `watch-memory` on a RESOURCE_EXHAUSTED watch: retry after a pause); else empty.
+   */
+  'reason': (string);
 }
