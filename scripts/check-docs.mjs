@@ -9,11 +9,11 @@
  *    document, the rest to the repository. Globs and elisions (`src/**\/*.ts`, `test/...`) are not
  *    checked. A backticked bare file name (`raft-driver.ts`) must name some file of the repository.
  * 2. Symbols. Every backticked code symbol must be declared in src/**\/*.ts:
- *    - `Name.member()` or `Name.member`, Name in CamelCase: Name is a class, interface, type, enum,
- *      function or const of src/, and when it is a class, an interface or `const Name = { ... }`,
- *      it (or a class or interface it extends or implements) declares the member; otherwise some
- *      body of src/ declares a member of that name. `Service.Rpc` (both CamelCase) may instead
- *      name an rpc of a service in proto/**\/*.proto (`KV.Put`, `Peer.Forward`).
+ *    - `Name.member()` or `Name.member`, Name in CamelCase or capitals (`KV`): Name is a class,
+ *      interface, type, enum, function or const of src/, and when it is a class, an interface or
+ *      `const Name = { ... }`, it (or a class or interface it extends or implements) declares the
+ *      member; otherwise some body of src/ declares a member of that name. `Service.Rpc` may
+ *      instead name an rpc of a service in proto/**\/*.proto (`KV.Put`, `Peer.Forward`).
  *    - `functionName()` or `functionName(args)` (simple arguments, no nested calls): a function,
  *      method, property or const of that name.
  *    - `ClassName` (CamelCase: a capital, then lower case somewhere): a class, interface, type,
@@ -52,6 +52,8 @@ const MAX_FILES = 50_000;
 const IDENTIFIER = '[A-Za-z_$][\\w$]*';
 const CAMEL_CASE = /^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$/;
 const LOWER_CAMEL_CASE = /^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$/;
+/** What may own a member: a CamelCase name or an acronym (`KV.Put`), not `NOT_LEADER` or `this`. */
+const OWNER = /^[A-Z][A-Za-z0-9]*$/;
 const MEMBER_REF = new RegExp(`^(${IDENTIFIER})\\.(${IDENTIFIER})(\\(([^()]*)\\))?$`);
 const CALL_REF = new RegExp(`^(${IDENTIFIER})\\(([^()]*)\\)$`);
 const FENCED_MEMBER_REF = new RegExp(`\\b([A-Z][\\w$]*)\\.(${IDENTIFIER})\\(`, 'g');
@@ -258,19 +260,24 @@ function referencesOf(markdown) {
       if (!/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('#')) references.push({ kind: 'link', text: target, line });
     }
     const withoutLinks = prose.replace(/\]\([^)]*\)/g, ' ');
-    for (const match of withoutLinks.matchAll(PATH_IN_PROSE)) references.push({ kind: 'path', text: match[0].replace(/[.,;:]+$/, ''), line });
+    for (const match of withoutLinks.matchAll(PATH_IN_PROSE)) {
+      const after = withoutLinks[match.index + match[0].length];
+      if (match[0].includes('...') || after === '*') continue; // `test/...`, src/**: elisions and globs
+      references.push({ kind: 'path', text: match[0].replace(/[.,;:]+$/, ''), line });
+    }
   });
   return references;
 }
 
+/** A repository path to check: globs (`src/**\/*.ts`) and elisions (`test/...`) are not. */
 function looksLikePath(span) {
   const root = span.split('/')[0];
-  return span.includes('/') && PATH_ROOTS.includes(root) && /^[\w.@/*-]+(:\d+)?$/.test(span);
+  return span.includes('/') && PATH_ROOTS.includes(root) && /^[\w.@/-]+(:\d+)?$/.test(span) && !span.includes('...');
 }
 
 function isSymbol(span) {
   const member = MEMBER_REF.exec(span);
-  if (member !== null) return CAMEL_CASE.test(member[1]) && isSimpleArguments(member[4]);
+  if (member !== null) return OWNER.test(member[1]) && isSimpleArguments(member[4]);
   const call = CALL_REF.exec(span);
   if (call !== null) return isSimpleArguments(call[2]);
   return CAMEL_CASE.test(span) || LOWER_CAMEL_CASE.test(span);
@@ -293,8 +300,8 @@ function isPlatformName(name) {
 }
 
 function checkPath(rootDir, docFile, reference) {
-  let target = reference.text.replace(/#.*$/, '').replace(/:\d+$/, '');
-  if (target === '' || target.includes('*') || target.includes('...')) return undefined;
+  const target = reference.text.replace(/#.*$/, '').replace(/:\d+$/, '');
+  if (target === '') return undefined;
   const base = reference.kind === 'link' ? path.dirname(path.join(rootDir, docFile)) : rootDir;
   const full = path.resolve(base, decodeURI(target));
   const wantsDirectory = target.endsWith('/');

@@ -161,7 +161,8 @@ function main() {
   }
   const { problems, classCount, exceptionCount } = check(rootDir, files);
   if (problems.length === 0) {
-    console.log(`check-sizes: ${files.length} files, ${classCount} classes, within limits (${exceptionCount} exception${exceptionCount === 1 ? '' : 's'})`);
+    const classes = `${classCount} class${classCount === 1 ? '' : 'es'}`;
+    console.log(`check-sizes: ${files.length} files, ${classes}, within limits (${exceptionCount} exception${exceptionCount === 1 ? '' : 's'})`);
     return 0;
   }
   for (const problem of problems) console.error(problem);
