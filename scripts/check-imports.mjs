@@ -29,14 +29,15 @@
  * Prints `check-imports: N files, no cycles, boundaries ok` and exits 0, or lists every problem and
  * exits 1.
  *
- * Parsing: a small tokenizer skips comments, strings, template literals and regular expressions,
- * so import-like text inside them is never mistaken for an import; the statements are then
- * recognised on the token stream.
+ * Parsing: a small tokenizer (scripts/lib/ts-source.mjs, shared with check-sizes.mjs) skips
+ * comments, strings, template literals and regular expressions, so import-like text inside them is
+ * never mistaken for an import; the statements are then recognised on the token stream.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { listSourceFiles, toRelative, tokenize } from './lib/ts-source.mjs';
 
 const CORE_DIRS = ['src/raft/', 'src/mvcc/', 'src/keys/'];
 const CORE_SHARED_FILES = ['src/errors.ts', 'src/limits.ts'];
@@ -50,9 +51,6 @@ const NODE_ABOVE_DIRS = ['src/server/', 'src/peer/'];
 const NODE_RULE = 'src/node may not import src/server or src/peer (the layers above it)';
 /** Files whose file-system imports the whole-node simulator may reach (see the rules above). */
 const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peer-secret.ts']);
-
-/** The upper bound on files, so a wrong root (a home directory) fails fast instead of crawling. */
-const MAX_FILES = 20_000;
 
 // ------------------------------------------------------------------ classification
 
@@ -99,140 +97,6 @@ const builtins = new Set(builtinModules);
 function normaliseExternal(specifier) {
   if (specifier.startsWith('node:')) return specifier;
   return builtins.has(specifier) ? `node:${specifier}` : specifier;
-}
-
-// ------------------------------------------------------------------ tokenizer
-
-const valueEndingWords = new Set(['this', 'super', 'null', 'true', 'false', 'undefined']);
-const wordStart = /[A-Za-z_$\u00a0-\uffff]/;
-const wordPart = /[\w$\u00a0-\uffff]/;
-
-/**
- * Splits TypeScript source into words, strings and punctuation (one character each), dropping
- * comments and whitespace. Template literals become one 'template' token (their `${}` expressions
- * are tokenized as code); regular expression literals become one 'regex' token.
- */
-function tokenize(source) {
-  const tokens = [];
-  const braces = []; // 'code' for `{`, 'template' for the `${` that opened a template expression
-  let line = 1;
-  let i = 0;
-  const push = (kind, value) => tokens.push({ kind, value, line });
-
-  const previousEndsValue = () => {
-    const previous = tokens[tokens.length - 1];
-    if (previous === undefined) return false;
-    if (previous.kind === 'string' || previous.kind === 'template' || previous.kind === 'regex' || previous.kind === 'number') return true;
-    if (previous.kind === 'word') return valueEndingWords.has(previous.value) || !isKeyword(previous.value);
-    return previous.value === ')' || previous.value === ']' || previous.value === '}';
-  };
-
-  /** Scans template text from i (just after ` or a closing } of ${}) to its end or the next ${. */
-  const scanTemplate = () => {
-    while (i < source.length) {
-      const char = source[i];
-      if (char === '\\') {
-        i += 2;
-        continue;
-      }
-      if (char === '\n') line++;
-      if (char === '`') {
-        i++;
-        return;
-      }
-      if (char === '$' && source[i + 1] === '{') {
-        i += 2;
-        braces.push('template');
-        return;
-      }
-      i++;
-    }
-  };
-
-  while (i < source.length) {
-    const char = source[i];
-    const next = source[i + 1];
-    if (char === '\n') {
-      line++;
-      i++;
-    } else if (/\s/.test(char)) {
-      i++;
-    } else if (char === '/' && next === '/') {
-      while (i < source.length && source[i] !== '\n') i++;
-    } else if (char === '/' && next === '*') {
-      const end = source.indexOf('*/', i + 2);
-      const stop = end === -1 ? source.length : end + 2;
-      for (let k = i; k < stop; k++) if (source[k] === '\n') line++;
-      i = stop;
-    } else if (char === "'" || char === '"') {
-      let value = '';
-      i++;
-      while (i < source.length && source[i] !== char && source[i] !== '\n') {
-        if (source[i] === '\\') {
-          value += source[i + 1] ?? '';
-          i += 2;
-        } else {
-          value += source[i++];
-        }
-      }
-      i++;
-      push('string', value);
-    } else if (char === '`') {
-      push('template', '`');
-      i++;
-      scanTemplate();
-    } else if (char === '{') {
-      braces.push('code');
-      push('punct', char);
-      i++;
-    } else if (char === '}') {
-      const opener = braces.pop();
-      i++;
-      if (opener === 'template') {
-        scanTemplate();
-        // The whole template reads as one value, already pushed at its start.
-      } else {
-        push('punct', char);
-      }
-    } else if (char === '/' && !previousEndsValue()) {
-      // A regular expression literal: skip to the closing slash outside a character class.
-      let inClass = false;
-      i++;
-      while (i < source.length && source[i] !== '\n') {
-        const c = source[i];
-        if (c === '\\') {
-          i += 2;
-          continue;
-        }
-        i++;
-        if (c === '[') inClass = true;
-        else if (c === ']') inClass = false;
-        else if (c === '/' && !inClass) break;
-      }
-      while (i < source.length && wordPart.test(source[i])) i++;
-      push('regex', '/');
-    } else if (/[0-9]/.test(char)) {
-      while (i < source.length && /[\w.]/.test(source[i])) i++;
-      push('number', '0');
-    } else if (wordStart.test(char)) {
-      let value = '';
-      while (i < source.length && wordPart.test(source[i])) value += source[i++];
-      push('word', value);
-    } else {
-      push('punct', char);
-      i++;
-    }
-  }
-  return tokens;
-}
-
-const keywords = new Set([
-  'return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else',
-  'yield', 'await', 'extends', 'keyof', 'export', 'import', 'default', 'as', 'satisfies',
-]);
-
-function isKeyword(word) {
-  return keywords.has(word);
 }
 
 // ------------------------------------------------------------------ import statements
@@ -312,28 +176,6 @@ function parseImports(source) {
 }
 
 // ------------------------------------------------------------------ files and resolution
-
-function listSourceFiles(rootDir) {
-  const srcDir = path.join(rootDir, 'src');
-  if (!existsSync(srcDir) || !statSync(srcDir).isDirectory()) return undefined;
-  const files = [];
-  const pending = [srcDir];
-  while (pending.length > 0) {
-    const dir = pending.pop();
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) pending.push(full);
-      else if (entry.isFile() && entry.name.endsWith('.ts')) files.push(toRelative(rootDir, full));
-      if (files.length > MAX_FILES) throw new Error(`more than ${MAX_FILES} files under ${srcDir}: wrong root?`);
-    }
-  }
-  return files.sort();
-}
-
-function toRelative(rootDir, absolute) {
-  return path.relative(rootDir, absolute).split(path.sep).join('/');
-}
 
 /** Resolves a relative specifier the way NodeNext does for TypeScript sources ('./x.js' is ./x.ts). */
 function resolveRelative(rootDir, fromFile, specifier) {
