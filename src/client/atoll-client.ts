@@ -64,7 +64,7 @@ import {
   type PutResult,
 } from './results.js';
 import { newRequestId } from './request-id.js';
-import { backoffDelayMs, retryActionOf } from './retry-policy.js';
+import { backoffDelayMs, endsWatch, retryActionOf } from './retry-policy.js';
 import { Transaction, type TransactionTransport } from './transaction.js';
 import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
 import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
@@ -211,7 +211,6 @@ export interface WatchOptions {
 export type WatchItem = WatchEvent | { readonly type: 'progress'; readonly revision: number };
 
 /** Errors after which a watch cannot continue: the request itself is wrong or not allowed. */
-const finalWatchCodes = new Set(['INVALID_ARGUMENT', 'INVALID_KEY', 'KEY_TOO_LARGE', 'PREFIX_SPANS_BUCKETS', 'COMPACTED', 'FUTURE_REVISION', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED']);
 
 export interface BeginTransactionOptions extends CallOptions {
   /** 'snapshot' (default): first committer wins on the keys written. 'serializable': also on keys and prefixes read. */
@@ -477,8 +476,7 @@ export class AtollClient {
    * aborts or the loop breaks. Follows the partition's leader: after a disconnect, a leader
    * change or an overflow it resumes after the last revision it saw, without gaps or duplicates.
    * Fails (throws) only when the watch cannot continue: a bad request, no permission, a start
-   * revision below the compaction floor (COMPACTED), a node's watcher limit. A refusal for watch
-   * memory (RESOURCE_EXHAUSTED, reason watch-memory) is retried after a backoff.
+   * revision below the compaction floor (COMPACTED), a node's watcher limit (endsWatch).
    */
   async *watch(prefix: string, options: WatchOptions = {}): AsyncGenerator<WatchItem, void, undefined> {
     const { target, bucket } = checked(() => {
@@ -517,11 +515,7 @@ export class AtollClient {
         }
       } catch (error) {
         if (isAborted(signal)) return;
-        // A node short of watch memory (reason watch-memory) refuses until its watchers read what
-        // is queued: that passes, so the watch resumes after a backoff (a resume beside seven busy
-        // watchers on one stream was refused, and the fault suite's watcher failed for good).
-        const memoryShort = error instanceof AtollError && error.code === 'RESOURCE_EXHAUSTED' && error.details?.['reason'] === 'watch-memory';
-        if (!(error instanceof AtollError) || (finalWatchCodes.has(error.code) && !memoryShort)) throw error instanceof AtollError ? clientErrorOf(error, false) : error;
+        if (!(error instanceof AtollError) || endsWatch(error)) throw error instanceof AtollError ? clientErrorOf(error, false) : error;
         const leaderHint = error.code === 'NOT_LEADER' || error.code === 'NO_LEADER' ? retryActionOf(error, false).leaderHint : undefined;
         hinted = this.learnFromFailure(route, address, leaderHint, error.details?.['fromTransport'] === true);
         this.logger?.debug({ address, code: error.code, after }, 'atoll watch interrupted; resuming');

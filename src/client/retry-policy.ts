@@ -68,3 +68,16 @@ export function backoffDelayMs(attempt: number, policy: BackoffPolicy = defaultB
   const ceilingMs = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(attempt, 30));
   return Math.floor(random() * ceilingMs);
 }
+
+const finalWatchCodes = new Set(['INVALID_ARGUMENT', 'INVALID_KEY', 'KEY_TOO_LARGE', 'PREFIX_SPANS_BUCKETS', 'COMPACTED', 'FUTURE_REVISION', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED']);
+
+/**
+ * Whether a watch ends on `error` rather than resuming. A node short of watch memory (reason
+ * watch-memory) refuses only until its watchers read what is queued, so that watch resumes after a
+ * backoff (fault suite seed 204: a resume beside busy watchers on one stream was refused, and the
+ * watcher failed for good); any other RESOURCE_EXHAUSTED (a watcher limit) ends it.
+ */
+export function endsWatch(error: AtollError): boolean {
+  if (error.code === 'RESOURCE_EXHAUSTED' && error.details?.['reason'] === 'watch-memory') return false;
+  return finalWatchCodes.has(error.code);
+}

@@ -2117,11 +2117,9 @@ export class MvccStore {
 
   private frozenError(): AtollError {
     const into = this.frozenValue?.into;
-    // reason 'frozen' (it travels, grpc-errors.ts): the merge has not applied, so the range still has its own group (routing keeps it).
+    // reason 'frozen': not merged yet, so the range keeps its own group (router.ts keeps its start).
     return new AtollError('PARTITION_MOVED', `partition ${this.partition?.id ?? '?'} is being merged into partition ${into ?? '?'}: refresh the partition table and retry`, {
-      servedPartitionId: this.partition?.id,
-      mergedInto: into,
-      reason: 'frozen',
+      servedPartitionId: this.partition?.id, mergedInto: into, reason: 'frozen',
     });
   }
 
