@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AtollClient } from '../client/index.js';
-import type { RebalanceResponse } from '../node/api.js';
+import type { RebalanceResponse } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
 import { planMoves, type PlannedMove } from '../node/placement.js';
 import { json } from './format.js';

@@ -28,7 +28,7 @@ import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, LeaseRequest, LeaseResponse, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, LeaseRequest, LeaseResponse, PutRequest, WatchEvent, WatchRequest } from '../api/node-api.js';
 import { Lease } from './lease.js';
 import { acquireLock, type HeldLock, type LockOptions } from './lock.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
@@ -68,7 +68,7 @@ import { backoffDelayMs, retryActionOf } from './retry-policy.js';
 import { Transaction, type TransactionTransport } from './transaction.js';
 import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
 import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
-import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
+import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
 import type { SplitPartitionResult } from '../node/split-admin.js';
 import type { MergePartitionResult } from '../node/merge-admin.js';
 

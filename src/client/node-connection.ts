@@ -4,7 +4,7 @@
  * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../api/node-api.js';
 import { decodeMoveReplicaResponse, encodeMoveReplicaRequest } from '../server/move-codec.js';
 import { decodeWatchResponse, encodeWatchRequest } from '../server/kv-watch.js';
 import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../server/convert.js';
@@ -15,7 +15,7 @@ import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition } 
 import type { KvRequestMessages } from '../server/wire-types.js';
 import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../server/tls-credentials.js';
 import { StreamMultiplexer } from './stream-multiplexer.js';
-import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
+import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
 import { decodeChangeMemberResponse, decodeRebalanceResponse, encodeChangeMemberRequest, encodeRebalanceRequest } from '../server/move-codec.js';
 import { decodeMergePartitionResponse, decodeSplitPartitionResponse, encodeMergePartitionRequest, encodeSplitPartitionRequest } from '../server/split-codec.js';
 import type { SplitPartitionResult } from '../node/split-admin.js';

@@ -24,7 +24,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
-import type { WatchMessage, WatchRequest } from '../node/api.js';
+import type { WatchMessage, WatchRequest } from '../api/node-api.js';
 import type { KvOperation, KvResult } from '../server/kv-operation.js';
 import { kvServiceDefinition } from '../server/protos.js';
 import { decodeStreamFrame, encodeStreamRequest } from '../server/stream-codec.js';

@@ -19,7 +19,7 @@ import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.
 import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
 import { TxnHandleKeys } from '../txn/txn-handle.js';
 import { Admission } from './admission.js';
-import type * as api from './api.js';
+import type * as api from '../api/node-api.js';
 import type { Quota, SystemStore, TenantUsage, TokenRecord } from './auth.js';
 import { KvExecutor } from './kv-executor.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -30,7 +30,7 @@ import { MembershipAdmin } from './membership-admin.js';
 import { memoryView } from './memory-view.js';
 import { noMetrics, type NodeMetricsView } from './metrics.js';
 import { NodeAccess } from './node-access.js';
-import type { KvKind, KvOperation, KvResult, KvTypes } from './operations.js';
+import type { KvKind, KvOperation, KvResult, KvTypes } from '../api/operations.js';
 import { openClusterDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { newPeerSecret } from './peer-secret.js';

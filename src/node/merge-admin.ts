@@ -43,7 +43,7 @@ export interface MergePartitionResult {
 
 /** The node's merge call as the Cluster service sees it (AtollNode.mergePartition; optional in a fake). */
 export interface MergeApi {
-  mergePartition?(request: { readonly partition: number }, context: import('./api.js').CallContext): Promise<MergePartitionResult>;
+  mergePartition?(request: { readonly partition: number }, context: import('../api/node-api.js').CallContext): Promise<MergePartitionResult>;
 }
 
 export interface MergeAdminOptions extends PartitionAdminHost {

@@ -8,7 +8,7 @@ import type { LoadTracker } from '../hotkeys/index.js';
 import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
 import type { Limits } from '../limits.js';
 import { anonymousPrincipal, requireRole, type Principal } from '../tenancy/principal.js';
-import type * as api from './api.js';
+import type * as api from '../api/node-api.js';
 import type { KvExecutor } from './kv-executor.js';
 import type { LeaderChange, LeaderChangeLog } from './leader-changes.js';
 import type { NodeMetricsView } from './metrics.js';

@@ -32,7 +32,7 @@ export interface SplitPartitionResult {
 
 /** The node's split call as the Cluster service sees it (AtollNode.splitPartition; optional in a fake). */
 export interface SplitApi {
-  splitPartition?(request: { readonly partition: number }, context: import('./api.js').CallContext): Promise<SplitPartitionResult>;
+  splitPartition?(request: { readonly partition: number }, context: import('../api/node-api.js').CallContext): Promise<SplitPartitionResult>;
 }
 
 export interface SplitAdminOptions extends PartitionAdminHost {

@@ -5,7 +5,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
-import type { CallContext } from '../node/api.js';
+import type { CallContext } from '../api/node-api.js';
 import type { Quota, TenantUsage, TokenRecord } from '../node/auth.js';
 import type { Principal } from '../tenancy/principal.js';
 import type { ErrorLogger } from './grpc-errors.js';

@@ -1,6 +1,6 @@
 /** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves, member changes, the rebalancer, partition splits and merges. */
 import type * as grpc from '@grpc/grpc-js';
-import type { NodeApi } from '../node/api.js';
+import type { NodeApi } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
 import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
 import type { ErrorLogger } from './grpc-errors.js';

@@ -13,7 +13,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import type { Logger } from 'pino';
-import type { NodeApi } from '../node/api.js';
+import type { NodeApi } from '../api/node-api.js';
 import { grpcChannelOptions } from './channel-options.js';
 import { authServiceHandlers, type AuthApi } from './auth-service.js';
 import { clusterServiceHandlers } from './cluster-service.js';

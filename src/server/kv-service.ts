@@ -4,7 +4,7 @@
  * and cancellation, and encodes the answer.
  */
 import type * as grpc from '@grpc/grpc-js';
-import type { NodeApi } from '../node/api.js';
+import type { NodeApi } from '../api/node-api.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { kvCodecs, kvKinds, type KvKind } from './kv-operation.js';
 import { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';

@@ -27,7 +27,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
-import type { NodeApi, WatchRequest, WatchSink } from '../node/api.js';
+import type { NodeApi, WatchRequest, WatchSink } from '../api/node-api.js';
 import { callerOf, deadlineMsOf, openCallScope, type CallScope, type Caller } from './call-context.js';
 import type { ErrorLogger } from './grpc-errors.js';
 import { kvCodecs, runKvOperation, type KvOperation } from './kv-operation.js';

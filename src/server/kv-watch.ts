@@ -9,7 +9,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
-import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../node/api.js';
+import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../api/node-api.js';
 import type { WatchEvent } from '../watch/watcher.js';
 import { openUnaryCallScope } from './call-context.js';
 import type { WatchEvent__Output } from './generated/atoll/v1/WatchEvent.js';

@@ -4,7 +4,7 @@
  * peer secret, never with the viewer's token.
  */
 import { AtollError } from '../errors.js';
-import type { ClusterInfoResponse } from '../node/api.js';
+import type { ClusterInfoResponse } from '../api/node-api.js';
 import type { LeaderChange } from '../node/leader-changes.js';
 import { decodeClusterInfoResponse, encodeClusterInfoResponse } from './convert.js';
 import type { NodeStatusResponse as NodeStatusResponseMessage } from './generated/atoll/v1/NodeStatusResponse.js';

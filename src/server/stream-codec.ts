@@ -4,7 +4,7 @@
  * carry in its status and metadata).
  */
 import { AtollError } from '../errors.js';
-import type { WatchMessage, WatchRequest } from '../node/api.js';
+import type { WatchMessage, WatchRequest } from '../api/node-api.js';
 import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, type ErrorLogger } from './grpc-errors.js';
 import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
 import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from './kv-watch.js';

@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { afterEach, expect } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
-import type { WatchMessage, WatchSink } from '../../src/node/api.js';
+import type { WatchMessage, WatchSink } from '../../src/api/node-api.js';
 import type { AutoSplitConfig } from '../../src/node/auto-split.js';
 import type { AtollNodeConfig } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';

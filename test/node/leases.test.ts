@@ -14,7 +14,7 @@ import { AtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { defaultTenant, toInternalKey } from '../../src/keys/tenant-keys.js';
-import type { WatchMessage } from '../../src/node/api.js';
+import type { WatchMessage } from '../../src/api/node-api.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import { LEASE_TICK_MS, type LeaseKeeper } from '../../src/node/lease-keeper.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';

@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import type { KeyRecord, PartitionInfo } from '../../src/node/api.js';
+import type { KeyRecord, PartitionInfo } from '../../src/api/node-api.js';
 import * as convert from '../../src/server/convert.js';
 import { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse } from '../../src/server/forward-codec.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../../src/server/grpc-errors.js';

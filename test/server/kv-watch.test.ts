@@ -9,7 +9,7 @@ import { AtollError } from '../../src/errors.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../../src/server/grpc-errors.js';
 import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from '../../src/server/kv-watch.js';
 import { kvServiceDefinition } from '../../src/server/protos.js';
-import type { WatchMessage } from '../../src/node/api.js';
+import type { WatchMessage } from '../../src/api/node-api.js';
 
 const watch = kvServiceDefinition['Watch']!;
 

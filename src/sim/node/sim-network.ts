@@ -17,8 +17,8 @@
 import { AtollError } from '../../errors.js';
 import type { VoteFloor } from '../../raft/types.js';
 import type { Rng } from '../../raft/rng.js';
-import type { ClusterInfoResponse } from '../../node/api.js';
-import type { KvOperation, KvResult } from '../../node/operations.js';
+import type { ClusterInfoResponse } from '../../api/node-api.js';
+import type { KvOperation, KvResult } from '../../api/operations.js';
 import type { NodeTransport, TransportEvents } from '../../node/ports.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../node/raft-wire.js';
 import type { AtollNode } from '../../node/atoll-node.js';
