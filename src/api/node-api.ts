@@ -365,6 +365,37 @@ export interface MoveReplicaResponse {
   readonly voters: readonly number[];
 }
 
+/** Cluster.SplitPartition's result (src/node/split-admin.ts runs the split). */
+export interface SplitPartitionResult {
+  readonly partition: number;
+  readonly newPartition: number;
+  /** The source keeps [start, mid); the new partition owns [mid, end). */
+  readonly start: number;
+  readonly mid: number;
+  readonly end: number;
+}
+
+/** Cluster.MergePartition's result (src/node/merge-admin.ts runs the merge). */
+export interface MergePartitionResult {
+  /** The partition that remains (L); it owns [start, end). */
+  readonly partition: number;
+  /** The partition merged away (R); its id is never used again. */
+  readonly mergedPartition: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** One leader change a node saw, for the status page and Peer.NodeStatus (src/node/leader-changes.ts keeps them). */
+export interface LeaderChange {
+  readonly partition: number;
+  /** The last leader this node knew for the partition before the change (0: none yet). */
+  readonly from: number;
+  readonly to: number;
+  readonly term: number;
+  /** Wall-clock Unix epoch milliseconds when this node saw it. */
+  readonly atMs: number;
+}
+
 /** One page of a partition's live keys at one revision, for backups (Cluster.BackupPage). */
 export interface BackupPageRequest {
   readonly partition: number;

@@ -69,8 +69,7 @@ import { Transaction, type TransactionTransport } from './transaction.js';
 import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
 import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
 import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
-import type { SplitPartitionResult } from '../node/split-admin.js';
-import type { MergePartitionResult } from '../node/merge-admin.js';
+import type { MergePartitionResult, SplitPartitionResult } from '../api/node-api.js';
 
 /** The subset of a logger the client uses; a pino logger fits. */
 export interface ClientLogger {

@@ -18,8 +18,7 @@ import { StreamMultiplexer } from './stream-multiplexer.js';
 import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
 import { decodeChangeMemberResponse, decodeRebalanceResponse, encodeChangeMemberRequest, encodeRebalanceRequest } from '../server/move-codec.js';
 import { decodeMergePartitionResponse, decodeSplitPartitionResponse, encodeMergePartitionRequest, encodeSplitPartitionRequest } from '../server/split-codec.js';
-import type { SplitPartitionResult } from '../node/split-admin.js';
-import type { MergePartitionResult } from '../node/merge-admin.js';
+import type { MergePartitionResult, SplitPartitionResult } from '../api/node-api.js';
 
 /** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
 const clientChannelOptions: grpc.ChannelOptions = Object.freeze({

@@ -9,8 +9,9 @@ import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys
 import type { Limits } from '../limits.js';
 import { anonymousPrincipal, requireRole, type Principal } from '../tenancy/principal.js';
 import type * as api from '../api/node-api.js';
+import type { LeaderChange } from '../api/node-api.js';
 import type { KvExecutor } from './kv-executor.js';
-import type { LeaderChange, LeaderChangeLog } from './leader-changes.js';
+import type { LeaderChangeLog } from './leader-changes.js';
 import type { NodeMetricsView } from './metrics.js';
 import type { NodeAccess } from './node-access.js';
 import type { AtollNodeConfig } from './node-config.js';

@@ -4,8 +4,7 @@
  * peer secret, never with the viewer's token.
  */
 import { AtollError } from '../errors.js';
-import type { ClusterInfoResponse } from '../api/node-api.js';
-import type { LeaderChange } from '../node/leader-changes.js';
+import type { ClusterInfoResponse, LeaderChange } from '../api/node-api.js';
 import { decodeClusterInfoResponse, encodeClusterInfoResponse } from './convert.js';
 import type { NodeStatusResponse as NodeStatusResponseMessage } from './generated/atoll/v1/NodeStatusResponse.js';
 import { formatWireInt64, parseWireCount, parseWireUint32 } from './wire-numbers.js';

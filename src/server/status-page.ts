@@ -18,7 +18,7 @@ import type { IncomingMessage } from 'node:http';
 import { mergeClusterLoad } from '../hotkeys/cluster-load.js';
 import { tenantOfInternalKey, tenantTag } from '../keys/tenant-keys.js';
 import type { AtollNode } from '../node/atoll-node.js';
-import type { LeaderChange } from '../node/leader-changes.js';
+import type { LeaderChange } from '../api/node-api.js';
 import { clusterAdminRefusal } from './admin-auth.js';
 import type { AdminResponse, AdminServer } from './admin-server.js';
 import { readinessProblems } from './admin-server.js';
