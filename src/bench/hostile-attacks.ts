@@ -23,7 +23,7 @@ import * as grpc from '@grpc/grpc-js';
 import { AtollClient } from '../client/index.js';
 import { AtollError } from '../errors.js';
 import { newToken } from '../node/auth.js';
-import { encodeWatchRequest } from '../server/kv-watch.js';
+import { encodeWatchRequest } from '../server/watch-codec.js';
 import { kvServiceDefinition } from '../server/protos.js';
 import { encodeStreamRequest } from '../server/stream-codec.js';
 

@@ -6,7 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../api/node-api.js';
 import { decodeMoveReplicaResponse, encodeMoveReplicaRequest } from '../server/move-codec.js';
-import { decodeWatchResponse, encodeWatchRequest } from '../server/kv-watch.js';
+import { decodeWatchResponse, encodeWatchRequest } from '../server/watch-codec.js';
 import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../server/convert.js';
 import { atollErrorOfServiceError } from '../server/grpc-errors.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';

@@ -7,7 +7,7 @@ import { NodeConnection } from '../../src/client/node-connection.js';
 import { startNode, type RunningNode } from './harness.js';
 import { AtollError } from '../../src/errors.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../../src/server/grpc-errors.js';
-import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from '../../src/server/kv-watch.js';
+import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from '../../src/server/watch-codec.js';
 import { kvServiceDefinition } from '../../src/server/protos.js';
 import type { WatchMessage } from '../../src/api/node-api.js';
 
