@@ -7,7 +7,7 @@
  * not an AtollClientError either: the call rejects with the signal's reason, as fetch does.
  */
 import { AtollError, type AtollErrorCode } from '../errors.js';
-import { grpcStatusOf, leaderHintOf, type LeaderHint } from '../server/grpc-errors.js';
+import { grpcStatusOf, leaderHintOf, type LeaderHint } from '../wire/grpc-errors.js';
 
 export type { LeaderHint };
 

@@ -10,7 +10,7 @@ import { bucketOf } from '../keys/bucket.js';
 import { isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket, RangeTable } from '../keys/partition-table.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
-import type { LeaderHint } from '../server/grpc-errors.js';
+import type { LeaderHint } from '../wire/grpc-errors.js';
 import { clientErrorOf } from './client-error.js';
 
 export class ClusterMap {

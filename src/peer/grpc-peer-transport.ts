@@ -7,20 +7,20 @@ import * as grpc from '@grpc/grpc-js';
 import type { VoteFloor } from '../raft/types.js';
 import type { Logger } from 'pino';
 import { limits } from '../limits.js';
-import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
-import { decodeClusterInfoResponse } from '../server/convert.js';
-import { decodeForwardResponse, encodeForwardRequest } from '../server/forward-codec.js';
+import { grpcChannelOptions, keepaliveChannelOptions } from '../wire/channel-options.js';
+import { decodeClusterInfoResponse } from '../wire/convert.js';
+import { decodeForwardResponse, encodeForwardRequest } from '../wire/forward-codec.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
-import { atollErrorOfServiceError, serviceErrorOf } from '../server/grpc-errors.js';
+import { atollErrorOfServiceError, serviceErrorOf } from '../wire/grpc-errors.js';
 import type { KvOperation, KvResult } from '../api/operations.js';
 import type { NodeTransport, TransportEvents } from '../node/ports.js';
-import { packageDefinition } from '../server/protos.js';
-import { formatWireInt64 } from '../server/wire-numbers.js';
+import { packageDefinition } from '../wire/protos.js';
+import { formatWireInt64 } from '../wire/wire-numbers.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
-import { decodeNodeStatus, type NodeStatus } from '../server/status-codec.js';
+import { decodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;

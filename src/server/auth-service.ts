@@ -8,8 +8,8 @@ import { AtollError } from '../errors.js';
 import type { CallContext } from '../api/node-api.js';
 import type { Quota, TenantUsage, TokenRecord } from '../node/auth.js';
 import type { Principal } from '../tenancy/principal.js';
-import type { ErrorLogger } from './grpc-errors.js';
-import { formatWireInt64, parseWireCount } from './wire-numbers.js';
+import type { ErrorLogger } from '../wire/grpc-errors.js';
+import { formatWireInt64, parseWireCount } from '../wire/wire-numbers.js';
 import { unaryHandler } from './unary-handler.js';
 
 /** What the Auth service needs from a node. */

@@ -11,9 +11,9 @@ import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import type { NodeApi, WatchSink } from '../api/node-api.js';
 import { openUnaryCallScope } from './call-context.js';
-import { serviceErrorOf, type ErrorLogger } from './grpc-errors.js';
-import { throwIfWireProblem } from './wire-utf8.js';
-import { decodeWatchRequest, encodeWatchResponse } from './watch-codec.js';
+import { serviceErrorOf, type ErrorLogger } from '../wire/grpc-errors.js';
+import { throwIfWireProblem } from '../wire/wire-utf8.js';
+import { decodeWatchRequest, encodeWatchResponse } from '../wire/watch-codec.js';
 import { noStreamWarning, watchTransportOf } from './watch-transport.js';
 
 /** The KV.Watch handler (server streaming). */

@@ -22,7 +22,7 @@ import type { LeaderChange } from '../api/node-api.js';
 import { clusterAdminRefusal } from './admin-auth.js';
 import type { AdminResponse, AdminServer } from './admin-server.js';
 import { readinessProblems } from './admin-server.js';
-import type { NodeStatus } from './status-codec.js';
+import type { NodeStatus } from '../wire/status-codec.js';
 
 /** How long a peer's status may take before it counts as not answering. */
 const PEER_TIMEOUT_MS = 1_500;

@@ -7,8 +7,8 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { openUnaryCallScope, type CallScope } from './call-context.js';
-import { serviceErrorOf, type ErrorLogger } from './grpc-errors.js';
-import { throwIfWireProblem } from './wire-utf8.js';
+import { serviceErrorOf, type ErrorLogger } from '../wire/grpc-errors.js';
+import { throwIfWireProblem } from '../wire/wire-utf8.js';
 
 export function unaryHandler<Response>(
   logger: ErrorLogger,

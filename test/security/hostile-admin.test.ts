@@ -31,7 +31,7 @@ import { newToken } from '../../src/node/auth.js';
 import type { NodeMetricsView } from '../../src/node/metrics.js';
 import { AdminServer } from '../../src/server/admin-server.js';
 import { PrometheusNodeMetrics } from '../../src/server/node-metrics.js';
-import { peerServiceDefinition } from '../../src/server/protos.js';
+import { peerServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const logger = pino({ level: 'silent' });

@@ -23,8 +23,8 @@ import { AtollClient } from '../../src/client/index.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { newToken } from '../../src/node/auth.js';
 import { preferredLeaderOf } from '../../src/node/placement.js';
-import { encodeWatchRequest } from '../../src/server/watch-codec.js';
-import { kvServiceDefinition } from '../../src/server/protos.js';
+import { encodeWatchRequest } from '../../src/wire/watch-codec.js';
+import { kvServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const PARTITIONS = 4;

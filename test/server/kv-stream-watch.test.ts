@@ -12,8 +12,8 @@ import { maxWatchBuffered, StreamMultiplexer } from '../../src/client/stream-mul
 import { AtollError } from '../../src/errors.js';
 import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../../src/api/node-api.js';
 import { kvStreamHandler, type KvStreamStats } from '../../src/server/kv-stream.js';
-import { kvServiceDefinition } from '../../src/server/protos.js';
-import { decodeStreamFrame, encodeStreamRequest } from '../../src/server/stream-codec.js';
+import { kvServiceDefinition } from '../../src/wire/protos.js';
+import { decodeStreamFrame, encodeStreamRequest } from '../../src/wire/stream-codec.js';
 import { silentLogger, startNode, type RunningNode } from './harness.js';
 
 const streamMethod = kvServiceDefinition['Stream']!;

@@ -21,7 +21,7 @@ export const protoFileNames = ['atoll/v1/kv.proto', 'atoll/v1/cluster.proto', 'a
 
 /**
  * Walks up from this module until it finds the package root (the directory holding `proto/`).
- * The module runs both as `src/server/protos.ts` under vitest and as `dist/src/server/protos.js`
+ * The module runs both as `src/wire/protos.ts` under vitest and as `dist/src/wire/protos.js`
  * after a build, at different depths, so a fixed relative path would be wrong in one of them.
  */
 function findProtoRoot(): string {
