@@ -22,7 +22,7 @@ import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { AtollClient } from '../client/index.js';
 import { AtollError } from '../errors.js';
-import { newToken } from '../node/auth.js';
+import { newToken } from '../tenancy/token.js';
 import { encodeWatchRequest } from '../wire/watch-codec.js';
 import { kvServiceDefinition } from '../wire/protos.js';
 import { encodeStreamRequest } from '../wire/stream-codec.js';

@@ -27,7 +27,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { AtollClient } from '../client/index.js';
 import { LocalCluster, packageRoot } from '../chaos/local-cluster.js';
-import { newToken } from '../node/auth.js';
+import { newToken } from '../tenancy/token.js';
 import { partitionOf } from '../keys/partition-table.js';
 import { toInternalKey } from '../keys/tenant-keys.js';
 import { preferredLeaderOf } from '../node/placement.js';
