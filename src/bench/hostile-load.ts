@@ -30,7 +30,7 @@ import { LocalCluster, packageRoot } from '../chaos/local-cluster.js';
 import { newToken } from '../tenancy/token.js';
 import { partitionOf } from '../keys/partition-table.js';
 import { toInternalKey } from '../keys/tenant-keys.js';
-import { preferredLeaderOf } from '../node/placement.js';
+import { preferredLeaderOf } from '../keys/placement.js';
 import type { AttackWorkerMessage } from './hostile-attack-worker.js';
 import { countOutcome, emptyAttackStats, outcomeOf, patternNames, type AttackPlan, type AttackScale, type AttackStats, type Outcomes, type PatternName } from './hostile-attacks.js';
 import { goalChecks, nodeReportOf, type HostileLoadReport, type OrdinaryTenantReport } from './hostile-load-report.js';

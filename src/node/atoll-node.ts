@@ -35,7 +35,7 @@ import type { KvKind, KvOperation, KvResult, KvTypes } from '../api/operations.j
 import { openClusterDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { newPeerSecret } from './peer-secret.js';
-import { replicasOf } from './placement.js';
+import { replicasOf } from '../keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
 import { RaftDriver } from './raft-driver.js';
 import { maxSnapshotChunkBytes } from './snapshot-transfer.js';

@@ -20,7 +20,7 @@ import type { KvExecutor } from './kv-executor.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from '../api/operations.js';
 import type { PartitionReplica } from './partition-replica.js';
-import { preferredLeaderOf, replicasOf } from './placement.js';
+import { preferredLeaderOf, replicasOf } from '../keys/placement.js';
 import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import { scriptBucket } from './script-runner.js';

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { LocalCluster } from './local-cluster.js';
 
 const PARTITIONS = 3;

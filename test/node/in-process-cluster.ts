@@ -16,7 +16,7 @@ import type { WatchMessage, WatchSink } from '../../src/api/node-api.js';
 import type { AutoSplitConfig } from '../../src/node/auto-split.js';
 import type { AtollNodeConfig } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/node/raft-wire.js';
