@@ -17,7 +17,7 @@ export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
-  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in router.ts). */
+  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/router.ts). */
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */
   readonly authorization?: string;
@@ -290,7 +290,7 @@ export interface PartitionInfo {
 
 /** ClusterInfo's request: without `partitions` (or with an empty list) every partition is listed. */
 export interface ClusterInfoRequest {
-  /** Only these partitions (stray-check.ts asks its peers about a few); unknown ids are left out. */
+  /** Only these partitions (src/node/stray-check.ts asks its peers about a few); unknown ids are left out. */
   readonly partitions?: readonly number[];
 }
 
@@ -309,7 +309,7 @@ export interface ClusterInfoResponse {
   readonly partitions: readonly PartitionInfo[];
   /**
    * Range starts merged away (their partitions joined their left neighbour, into), as far as the
-   * answering node knows: never a partition again (range-routing.ts). Absent from older servers.
+   * answering node knows: never a partition again (src/node/range-routing.ts). Absent from older servers.
    */
   readonly mergedStarts?: ReadonlyArray<{ readonly start: number; readonly into: number }>;
 }
@@ -326,7 +326,7 @@ export interface MoveReplicaRequest {
   readonly toNode: number;
 }
 
-/** One change of the member table (Cluster.ChangeMember; membership-admin.ts). */
+/** One change of the member table (Cluster.ChangeMember; src/node/membership-admin.ts). */
 export interface ChangeMemberRequest {
   readonly action: 'add' | 'activate' | 'leave' | 'remove';
   readonly id: number;

@@ -43,7 +43,7 @@ export function isAtollClientError(value: unknown, code?: AtollErrorCode): value
   return value instanceof AtollClientError && (code === undefined || value.code === code);
 }
 
-/** Whether an error says the request certainly never reached a server (set by grpc-errors.ts). */
+/** Whether an error says the request certainly never reached a server (set by src/wire/grpc-errors.ts). */
 export function wasNeverSent(error: AtollError): boolean {
   return error.details?.['neverSent'] === true;
 }

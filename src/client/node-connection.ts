@@ -1,7 +1,7 @@
 /**
  * One channel to one node, shared by every service on it: KV requests (over the node's stream when
  * there is room, unary otherwise), ClusterInfo and TransferLeader. Failures come back as AtollErrors
- * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
+ * rebuilt from the status (src/wire/grpc-errors.ts); an aborted signal rejects with its reason.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../api/node-api.js';

@@ -1,7 +1,7 @@
 /**
  * The Auth service (proto/atoll/v1/auth.proto): tokens, quotas, usage, and who-am-i. Each handler
  * decodes its request, asks the node (which authenticates the caller from the call's metadata) and
- * encodes the answer; messages are small, so their conversion lives here rather than in convert.ts.
+ * encodes the answer; messages are small, so their conversion lives here rather than in src/wire/convert.ts.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';

@@ -1,6 +1,6 @@
 /**
  * KV.Watch's server-streaming handler (the codec of WatchRequest / WatchResponse is
- * watch-codec.ts). The handler gives the node a sink with the stream's backpressure (grpc-js write()
+ * src/wire/watch-codec.ts). The handler gives the node a sink with the stream's backpressure (grpc-js write()
  * returns false when its buffer is full; 'drain' says it emptied) and a signal that aborts when
  * the client cancels. The call's deadline bounds only the watch's start (its linearizable read):
  * a watch runs until the client cancels it or it fails. The sink's transport (watch-transport.ts)

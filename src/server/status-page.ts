@@ -6,7 +6,7 @@
  * ClusterInfo, and each node's health, load and recent leader changes from that node's own status,
  * asked over the peer port (Peer.NodeStatus: the peer secret, over peer TLS when configured; never
  * the viewer's token, which stays on the node it was sent to). Bounded: a short deadline per peer,
- * and the answer's size by the peer channel's message limit and status-codec.ts. A peer that does
+ * and the answer's size by the peer channel's message limit and src/wire/status-codec.ts. A peer that does
  * not answer is shown unreachable and its share of the load is missing.
  *
  * Hot keys name keys, so with authentication on /status.json requires the cluster admin token

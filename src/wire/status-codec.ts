@@ -1,5 +1,5 @@
 /**
- * One node's own status for the status page (status-page.ts), and its wire form for Peer.NodeStatus
+ * One node's own status for the status page (src/server/status-page.ts), and its wire form for Peer.NodeStatus
  * (proto/atoll/v1/cluster.proto): a node asks its peers for theirs over the peer port, with the
  * peer secret, never with the viewer's token.
  */

@@ -1,6 +1,6 @@
 /**
  * KV.Watch on the wire: the codec of WatchRequest / WatchResponse, shared by the server's handler
- * (kv-watch.ts), KV.Stream's watch frames (stream-codec.ts) and the client.
+ * (src/server/kv-watch.ts), KV.Stream's watch frames (stream-codec.ts) and the client.
  */
 import { AtollError } from '../errors.js';
 import type { WatchMessage, WatchRequest } from '../api/node-api.js';
