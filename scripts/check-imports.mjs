@@ -23,6 +23,16 @@
  *    - src/node/ may not import the layers above it, src/server/ (protobuf, gRPC services) and
  *      src/peer/ (the gRPC transport), directly or through another src file: the node exposes
  *      plain methods and types, and the layers above adapt them to the wire.
+ *    - src/api/ (the request, result and error types every layer speaks) and src/wire/ (the
+ *      generated protobuf types, the proto loader and the codecs) are at the bottom of the layers:
+ *      they may not import src/node/, src/server/, src/peer/, src/client/ or src/cli/, directly or
+ *      through another src file.
+ *    - src/client/ may not import src/server/ or src/node/, directly or through another src file:
+ *      it speaks src/api/ types over src/wire/.
+ *    - src/peer/ may not import src/server/, directly or through another src file: the codecs
+ *      both use are in src/wire/ (src/server/main.ts imports src/peer/, not the other way).
+ *    - src/txn/ and src/tenancy/ (shared by the client and the node) may not import src/node/,
+ *      src/server/ or src/peer/, directly or through another src file: they speak src/api/ types.
  * Every relative import must also resolve to a file.
  *
  * Usage: node scripts/check-imports.mjs [rootDir]   (rootDir holds src/; default: the repository)
@@ -47,8 +57,26 @@ const CORE_RULE =
   'src/raft|mvcc|keys may import only src/raft|mvcc|keys, pure src/storage (not level-engine), src/errors.ts, src/limits.ts and node:assert';
 const SIM_RULE = 'src/sim may not use the file system, networking, child processes, LevelDB, gRPC or pino';
 const LEVEL_RULE = `only ${LEVEL_ENGINE} may import LevelDB`;
-const NODE_ABOVE_DIRS = ['src/server/', 'src/peer/'];
 const NODE_RULE = 'src/node may not import src/server or src/peer (the layers above it)';
+/**
+ * The layering: a file in one of `from` may not import a file in one of `forbidden`, directly or
+ * through other src files (a helper in between brings the wrong-way arrow back).
+ */
+const LAYER_RULES = [
+  { from: ['src/node/'], forbidden: ['src/server/', 'src/peer/'], rule: NODE_RULE },
+  {
+    from: ['src/api/', 'src/wire/'],
+    forbidden: ['src/node/', 'src/server/', 'src/peer/', 'src/client/', 'src/cli/'],
+    rule: 'src/api and src/wire may not import src/node, src/server, src/peer, src/client or src/cli (the layers above them)',
+  },
+  { from: ['src/client/'], forbidden: ['src/server/', 'src/node/'], rule: 'src/client may not import src/server or src/node (it speaks src/api over src/wire)' },
+  { from: ['src/peer/'], forbidden: ['src/server/'], rule: 'src/peer may not import src/server (the layer above it; the codecs both use are in src/wire)' },
+  {
+    from: ['src/txn/', 'src/tenancy/'],
+    forbidden: ['src/node/', 'src/server/', 'src/peer/'],
+    rule: 'src/txn and src/tenancy may not import src/node, src/server or src/peer (they speak src/api types)',
+  },
+];
 /** Files whose file-system imports the whole-node simulator may reach (see the rules above). */
 const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peer-secret.ts']);
 
@@ -71,12 +99,8 @@ function isSimFile(file) {
   return file.startsWith('src/sim/');
 }
 
-function isNodeFile(file) {
-  return file.startsWith('src/node/');
-}
-
-function isAboveNode(file) {
-  return typeof file === 'string' && NODE_ABOVE_DIRS.some((dir) => file.startsWith(dir));
+function inDirs(file, dirs) {
+  return typeof file === 'string' && dirs.some((dir) => file.startsWith(dir));
 }
 
 function isLevelModule(name) {
@@ -308,22 +332,24 @@ function checkBoundaries(graph) {
         const forbidden = edge.external !== undefined ? isIoModule(edge.external) : edge.target === LEVEL_ENGINE;
         if (forbidden) problems.push(`boundary: ${where} imports ${describe(edge)}: ${SIM_RULE}`);
       }
-      if (isNodeFile(file) && isAboveNode(edge.target)) problems.push(`boundary: ${where} imports ${describe(edge)}: ${NODE_RULE}`);
+      for (const layer of LAYER_RULES) {
+        if (inDirs(file, layer.from) && inDirs(edge.target, layer.forbidden)) problems.push(`boundary: ${where} imports ${describe(edge)}: ${layer.rule}`);
+      }
     }
   }
   problems.push(...checkSimReach(graph));
-  problems.push(...checkNodeReach(graph));
+  for (const layer of LAYER_RULES) problems.push(...checkLayerReach(graph, layer));
   return problems;
 }
 
 /**
- * What a node file reaches through other src files below the server: a node file importing a
- * helper (tenancy, txn, ...) that imports src/server brings the upward arrow back. Direct imports
- * are reported above; a path through another node file is reported at that file.
+ * What a file of a layer rule reaches through other src files: a node file importing a helper
+ * (tenancy, txn, ...) that imports src/server brings the upward arrow back. Direct imports are
+ * reported above; a path through another file of the same layer is reported at that file.
  */
-function checkNodeReach(graph) {
+function checkLayerReach(graph, layer) {
   const problems = [];
-  for (const file of [...graph.keys()].filter(isNodeFile)) {
+  for (const file of [...graph.keys()].filter((candidate) => inDirs(candidate, layer.from))) {
     const cameFrom = new Map([[file, null]]);
     const queue = [file];
     const reported = new Set();
@@ -331,16 +357,16 @@ function checkNodeReach(graph) {
       const current = queue[head];
       for (const edge of graph.get(current)) {
         if (!edge.target || !graph.has(edge.target) || cameFrom.has(edge.target)) continue;
-        if (isAboveNode(edge.target)) {
+        if (inDirs(edge.target, layer.forbidden)) {
           if (current === file || reported.has(edge.target)) continue;
           reported.add(edge.target);
           const chain = [edge.target];
           for (let at = current; at !== null; at = cameFrom.get(at)) chain.unshift(at);
-          problems.push(`boundary: ${file} reaches '${edge.target}' through ${chain.join(' -> ')}: ${NODE_RULE}`);
+          problems.push(`boundary: ${file} reaches '${edge.target}' through ${chain.join(' -> ')}: ${layer.rule}`);
           continue;
         }
-        // Other node files are checked on their own; following them would report one path many times.
-        if (isNodeFile(edge.target)) continue;
+        // Other files of the layer are checked on their own; following them would report one path many times.
+        if (inDirs(edge.target, layer.from)) continue;
         cameFrom.set(edge.target, current);
         queue.push(edge.target);
       }

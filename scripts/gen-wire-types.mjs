@@ -2,12 +2,12 @@
 /**
  * Generates the TypeScript types of the atoll.v1 messages and services from proto/atoll/v1/*.proto
  * with proto-loader-gen-types (shipped with @grpc/proto-loader), so they cannot drift from the API.
- * The output is committed in src/server/generated/; src/server/wire-types.ts names the types the
+ * The output is committed in src/wire/generated/; src/wire/wire-types.ts names the types the
  * code uses. The options match protos.ts's loader options (lowerCamelCase fields, 64-bit integers
  * as strings, enums as names, defaults, virtual oneof fields).
  *
  * Usage: node scripts/gen-wire-types.mjs [outDir]     (`npm run gen:wire-types`)
- *   Without outDir it replaces src/server/generated/. test/server/generated-wire-types.test.ts
+ *   Without outDir it replaces src/wire/generated/. test/scripts/generated-wire-types.test.ts
  *   generates into a temporary directory and fails when the committed files differ (stale).
  */
 import { execFileSync } from 'node:child_process';
@@ -17,10 +17,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The .proto files, relative to proto/ (the same list as src/server/protos.ts protoFileNames). */
+/** The .proto files, relative to proto/ (the same list as src/wire/protos.ts protoFileNames). */
 export const protoFiles = ['atoll/v1/kv.proto', 'atoll/v1/cluster.proto', 'atoll/v1/auth.proto'];
 
-export const committedDir = join(root, 'src', 'server', 'generated');
+export const committedDir = join(root, 'src', 'wire', 'generated');
 
 /** Writes the generated files into `outDir`, which it empties first. */
 export function generateWireTypes(outDir) {

@@ -22,4 +22,4 @@ export {
   type PrefixScope,
 } from './keys/index.js';
 export { AtollError, atollErrorCodes, grpcStatusOfCode, isAtollError, type AtollErrorCode, type GrpcStatusName } from './errors.js';
-export type { ClusterInfoResponse, Consistency, KeyRecord, NodeInfo, PartitionInfo } from './node/api.js';
+export type { ClusterInfoResponse, Consistency, KeyRecord, NodeInfo, PartitionInfo } from './api/node-api.js';

@@ -22,10 +22,10 @@ import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { AtollClient } from '../client/index.js';
 import { AtollError } from '../errors.js';
-import { newToken } from '../node/auth.js';
-import { encodeWatchRequest } from '../server/kv-watch.js';
-import { kvServiceDefinition } from '../server/protos.js';
-import { encodeStreamRequest } from '../server/stream-codec.js';
+import { newToken } from '../tenancy/token.js';
+import { encodeWatchRequest } from '../wire/watch-codec.js';
+import { kvServiceDefinition } from '../wire/protos.js';
+import { encodeStreamRequest } from '../wire/stream-codec.js';
 
 /** How much of each pattern runs (the plan's scale; hostile-load.ts has the defaults). */
 export interface AttackScale {

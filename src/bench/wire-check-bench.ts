@@ -1,5 +1,5 @@
 /**
- * What the wire UTF-8 check (src/server/wire-utf8.ts) costs on the hot path: decoding a request
+ * What the wire UTF-8 check (src/wire/wire-utf8.ts) costs on the hot path: decoding a request
  * with the checked deserializer the server uses against proto-loader's plain one, for a Put with a
  * 100-byte value, unary and inside a KV.Stream request, and the walk alone.
  *
@@ -8,8 +8,8 @@
  * The variants alternate round by round (so drift and other processes on the machine hit them
  * alike), and each figure is the median over the rounds of CPU nanoseconds per message.
  */
-import { packageDefinition, kvServiceDefinition, messagePlans } from '../server/protos.js';
-import { findWireProblem } from '../server/wire-utf8.js';
+import { packageDefinition, kvServiceDefinition, messagePlans } from '../wire/protos.js';
+import { findWireProblem } from '../wire/wire-utf8.js';
 
 type Decode = (bytes: Buffer) => unknown;
 

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { AtollClient } from '../client/index.js';
-import { channelCredentialsOf, type TlsClientOptions } from '../server/tls-credentials.js';
+import { channelCredentialsOf, type TlsClientOptions } from '../wire/tls-credentials.js';
 import { FaultProxy } from './fault-proxy.js';
 import type { Topology } from './netns.js';
 

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AtollClient } from '../client/index.js';
-import { newToken } from '../node/auth.js';
+import { newToken } from '../tenancy/token.js';
 import { json } from './format.js';
 
 type Print = (line: string) => void;

@@ -5,7 +5,7 @@
  * tries again, a bounded number of times (the nodes' leader balancing may move it back meanwhile).
  */
 import type { AtollClient } from '../client/index.js';
-import type { MergePartitionResult } from '../node/merge-admin.js';
+import type { MergePartitionResult } from '../api/node-api.js';
 import { isAtollError } from '../errors.js';
 
 /** Leadership transfers the command asks for before it gives up. */

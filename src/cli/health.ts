@@ -12,8 +12,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Command } from 'commander';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { NodeConnection } from '../client/node-connection.js';
-import type { ClusterInfoResponse } from '../node/api.js';
-import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../server/tls-credentials.js';
+import type { ClusterInfoResponse } from '../api/node-api.js';
+import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../wire/tls-credentials.js';
 import { clientTlsOf, type TlsFlags } from './tls-flags.js';
 
 /** The same codes as run.ts's exitCodes (not imported from there: run.ts imports this file). */

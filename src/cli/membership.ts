@@ -2,14 +2,14 @@
  * `atoll cluster rebalance --pause|--resume` (the node's rebalancer, src/node/rebalancer.ts) and
  * `atoll cluster add-node`, `remove-node` and `replace-node`: change the cluster's member table
  * (Cluster.ChangeMember) and move replicas with Cluster.MoveReplica, one at a time, along the plan
- * of src/node/placement.ts (planMoves), re-planned from ClusterInfo after every move. Each command
+ * of src/keys/placement.ts (planMoves), re-planned from ClusterInfo after every move. Each command
  * is idempotent: run it again after an interruption and it goes on from where the cluster is.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { AtollClient } from '../client/index.js';
-import type { RebalanceResponse } from '../node/api.js';
+import type { RebalanceResponse } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
-import { planMoves, type PlannedMove } from '../node/placement.js';
+import { planMoves, type PlannedMove } from '../keys/placement.js';
 import { json } from './format.js';
 
 type Print = (line: string) => void;

@@ -8,7 +8,7 @@
 import type { Command } from 'commander';
 import { AtollError } from '../errors.js';
 import { readPemFile } from '../server/server-tls.js';
-import type { TlsClientOptions } from '../server/tls-credentials.js';
+import type { TlsClientOptions } from '../wire/tls-credentials.js';
 
 export interface TlsFlags {
   readonly tlsCa?: string;

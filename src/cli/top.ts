@@ -19,7 +19,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { sleep } from '../client/call-options.js';
 import { NodeConnection } from '../client/node-connection.js';
 import { mergeClusterLoad, type ClusterLoad } from '../hotkeys/cluster-load.js';
-import type { ClusterInfoResponse } from '../node/api.js';
+import type { ClusterInfoResponse } from '../api/node-api.js';
 import { table } from './format.js';
 
 /** The same codes as run.ts's exitCodes (not imported from there: run.ts imports this file). */

@@ -28,12 +28,12 @@ import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { limits } from '../limits.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, LeaseRequest, LeaseResponse, PutRequest, WatchEvent, WatchRequest } from '../node/api.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, CommitRequest, MoveReplicaResponse, Consistency, GetByPrefixRequest, Isolation, LeaseRequest, LeaseResponse, PutRequest, WatchEvent, WatchRequest } from '../api/node-api.js';
 import { Lease } from './lease.js';
 import { acquireLock, type HeldLock, type LockOptions } from './lock.js';
 import { paramsFromJson, parseScript, scriptRoutingTarget } from '../script/index.js';
 import type { TxnRecord } from '../txn/txn-view.js';
-import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../server/kv-operation.js';
+import { isWriteKind, type KvKind, type KvOperation, type KvResultOf, type KvTypes } from '../wire/kv-operation.js';
 import { deadlineMsOf, sleep, throwIfAborted, type CallOptions } from './call-options.js';
 import { afterUnknownSend, AtollClientError, clientErrorOf } from './client-error.js';
 import {
@@ -66,11 +66,10 @@ import {
 import { newRequestId } from './request-id.js';
 import { backoffDelayMs, endsWatch, retryActionOf } from './retry-policy.js';
 import { Transaction, type TransactionTransport } from './transaction.js';
-import { checkTlsClientOptions, type TlsClientOptions } from '../server/tls-credentials.js';
+import { checkTlsClientOptions, type TlsClientOptions } from '../wire/tls-credentials.js';
 import { ShardedCounter, type ShardedCounterOptions } from './sharded-counter.js';
-import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
-import type { SplitPartitionResult } from '../node/split-admin.js';
-import type { MergePartitionResult } from '../node/merge-admin.js';
+import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
+import type { MergePartitionResult, SplitPartitionResult } from '../api/node-api.js';
 
 /** The subset of a logger the client uses; a pino logger fits. */
 export interface ClientLogger {

@@ -7,7 +7,7 @@
  * not an AtollClientError either: the call rejects with the signal's reason, as fetch does.
  */
 import { AtollError, type AtollErrorCode } from '../errors.js';
-import { grpcStatusOf, leaderHintOf, type LeaderHint } from '../server/grpc-errors.js';
+import { grpcStatusOf, leaderHintOf, type LeaderHint } from '../wire/grpc-errors.js';
 
 export type { LeaderHint };
 
@@ -43,7 +43,7 @@ export function isAtollClientError(value: unknown, code?: AtollErrorCode): value
   return value instanceof AtollClientError && (code === undefined || value.code === code);
 }
 
-/** Whether an error says the request certainly never reached a server (set by grpc-errors.ts). */
+/** Whether an error says the request certainly never reached a server (set by src/wire/grpc-errors.ts). */
 export function wasNeverSent(error: AtollError): boolean {
   return error.details?.['neverSent'] === true;
 }

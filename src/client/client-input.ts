@@ -6,7 +6,7 @@ import { AtollError } from '../errors.js';
 import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
 import { limits } from '../limits.js';
-import type { Consistency } from '../node/api.js';
+import type { Consistency } from '../api/node-api.js';
 
 const utf8Encoder = new TextEncoder();
 const int64Min = -(2n ** 63n);

@@ -9,8 +9,8 @@ import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
 import { isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket, RangeTable } from '../keys/partition-table.js';
-import type { ClusterInfoResponse } from '../node/api.js';
-import type { LeaderHint } from '../server/grpc-errors.js';
+import type { ClusterInfoResponse } from '../api/node-api.js';
+import type { LeaderHint } from '../wire/grpc-errors.js';
 import { clientErrorOf } from './client-error.js';
 
 export class ClusterMap {

@@ -21,7 +21,7 @@ export {
   type WatchItem,
   type WatchOptions,
 } from './atoll-client.js';
-export type { WatchEvent } from '../node/api.js';
+export type { WatchEvent } from '../api/node-api.js';
 export type { CallOptions } from './call-options.js';
 export { newRequestId } from './request-id.js';
 export { Lease, type LeaseTransport } from './lease.js';

@@ -14,7 +14,7 @@
  */
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
-import type { LeaseRequest, LeaseResponse } from '../node/api.js';
+import type { LeaseRequest, LeaseResponse } from '../api/node-api.js';
 import type { CallOptions } from './call-options.js';
 
 /** What a lease needs from the client: one lease call, routed by its key or its lease id. */

@@ -24,7 +24,7 @@
  *   once a newer holder has written the same key.
  */
 import { AtollError } from '../errors.js';
-import type { WatchEvent } from '../node/api.js';
+import type { WatchEvent } from '../api/node-api.js';
 import type { CallOptions } from './call-options.js';
 import type { Lease } from './lease.js';
 import { newRequestId } from './request-id.js';

@@ -1,25 +1,24 @@
 /**
  * One channel to one node, shared by every service on it: KV requests (over the node's stream when
  * there is room, unary otherwise), ClusterInfo and TransferLeader. Failures come back as AtollErrors
- * rebuilt from the status (grpc-errors.ts); an aborted signal rejects with its reason.
+ * rebuilt from the status (src/wire/grpc-errors.ts); an aborted signal rejects with its reason.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../node/api.js';
-import { decodeMoveReplicaResponse, encodeMoveReplicaRequest } from '../server/move-codec.js';
-import { decodeWatchResponse, encodeWatchRequest } from '../server/kv-watch.js';
-import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../server/convert.js';
-import { atollErrorOfServiceError } from '../server/grpc-errors.js';
-import { grpcChannelOptions, keepaliveChannelOptions } from '../server/channel-options.js';
-import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../server/kv-operation.js';
-import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition } from '../server/protos.js';
-import type { KvRequestMessages } from '../server/wire-types.js';
-import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../server/tls-credentials.js';
+import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../api/node-api.js';
+import { decodeMoveReplicaResponse, encodeMoveReplicaRequest } from '../wire/move-codec.js';
+import { decodeWatchResponse, encodeWatchRequest } from '../wire/watch-codec.js';
+import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../wire/convert.js';
+import { atollErrorOfServiceError } from '../wire/grpc-errors.js';
+import { grpcChannelOptions, keepaliveChannelOptions } from '../wire/channel-options.js';
+import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../wire/kv-operation.js';
+import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition } from '../wire/protos.js';
+import type { KvRequestMessages } from '../wire/wire-types.js';
+import { channelCredentialsOf, tlsChannelOptionsOf, type TlsClientOptions } from '../wire/tls-credentials.js';
 import { StreamMultiplexer } from './stream-multiplexer.js';
-import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../node/api.js';
-import { decodeChangeMemberResponse, decodeRebalanceResponse, encodeChangeMemberRequest, encodeRebalanceRequest } from '../server/move-codec.js';
-import { decodeMergePartitionResponse, decodeSplitPartitionResponse, encodeMergePartitionRequest, encodeSplitPartitionRequest } from '../server/split-codec.js';
-import type { SplitPartitionResult } from '../node/split-admin.js';
-import type { MergePartitionResult } from '../node/merge-admin.js';
+import type { ChangeMemberRequest, ChangeMemberResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
+import { decodeChangeMemberResponse, decodeRebalanceResponse, encodeChangeMemberRequest, encodeRebalanceRequest } from '../wire/move-codec.js';
+import { decodeMergePartitionResponse, decodeSplitPartitionResponse, encodeMergePartitionRequest, encodeSplitPartitionRequest } from '../wire/split-codec.js';
+import type { MergePartitionResult, SplitPartitionResult } from '../api/node-api.js';
 
 /** Reconnect quickly after a node restarts: grpc-js would otherwise back off for up to two minutes. */
 const clientChannelOptions: grpc.ChannelOptions = Object.freeze({

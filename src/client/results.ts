@@ -4,7 +4,7 @@
  * are Unix epoch milliseconds; `expiresAtMs` is 0 for a key that never expires. Revisions are
  * plain numbers (they stay below 2^53).
  */
-import type { GetResponse, KeyRecord } from '../node/api.js';
+import type { GetResponse, KeyRecord } from '../api/node-api.js';
 
 const utf8Decoder = new TextDecoder('utf-8');
 

@@ -15,7 +15,7 @@
  * caller.
  */
 import type { AtollError } from '../errors.js';
-import { leaderHintOf, type LeaderHint } from '../server/grpc-errors.js';
+import { leaderHintOf, type LeaderHint } from '../wire/grpc-errors.js';
 import { wasNeverSent } from './client-error.js';
 
 export interface RetryAction {

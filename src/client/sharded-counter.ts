@@ -32,7 +32,7 @@ import { fnv1a32 } from '../keys/bucket-hash.js';
 import { bucketSeparator } from '../keys/bucket.js';
 import { encodeUtf8 } from '../keys/utf8.js';
 import { validateUserKey } from '../keys/tenant-keys.js';
-import type { Consistency } from '../node/api.js';
+import type { Consistency } from '../api/node-api.js';
 import { deadlineMsOf, sleep, type CallOptions } from './call-options.js';
 import { afterUnknownSend, AtollClientError, isAtollClientError } from './client-error.js';
 import { newRequestId } from './request-id.js';

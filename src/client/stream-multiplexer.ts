@@ -23,12 +23,12 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
-import { atollErrorOfServiceError } from '../server/grpc-errors.js';
-import type { WatchMessage, WatchRequest } from '../node/api.js';
-import type { KvOperation, KvResult } from '../server/kv-operation.js';
-import { kvServiceDefinition } from '../server/protos.js';
-import { decodeStreamFrame, encodeStreamRequest } from '../server/stream-codec.js';
-import type { StreamRequestMessage, StreamResponseMessage } from '../server/wire-types.js';
+import { atollErrorOfServiceError } from '../wire/grpc-errors.js';
+import type { WatchMessage, WatchRequest } from '../api/node-api.js';
+import type { KvOperation, KvResult } from '../wire/kv-operation.js';
+import { kvServiceDefinition } from '../wire/protos.js';
+import { decodeStreamFrame, encodeStreamRequest } from '../wire/stream-codec.js';
+import type { StreamRequestMessage, StreamResponseMessage } from '../wire/wire-types.js';
 
 type KvStream = grpc.ClientDuplexStream<StreamRequestMessage, StreamResponseMessage>;
 

@@ -19,7 +19,7 @@
  * (src/txn/txn-view.ts), which is exact because the commit aborts if a written key changed.
  */
 import { AtollError } from '../errors.js';
-import type { BeginTransactionResponse, CommitRequest, Isolation, TxnWrite } from '../node/api.js';
+import type { BeginTransactionResponse, CommitRequest, Isolation, TxnWrite } from '../api/node-api.js';
 import { defaultTenant } from '../keys/tenant-keys.js';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import { TxnScope } from '../txn/txn-scope.js';

@@ -1,6 +1,6 @@
 /**
  * Which key a request is counted under in the load report. Written against the request shapes
- * (node/api.ts) structurally, so this folder depends on nothing outside src/keys.
+ * (api/node-api.ts) structurally, so this folder depends on nothing outside src/keys.
  *
  * - single-key reads and writes: the key;
  * - prefix reads: the prefix (a hot scan shows up as its prefix);

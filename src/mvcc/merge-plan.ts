@@ -9,7 +9,7 @@
  * - every version ('v'): put under L, deleted from R. L's and R's ranges are disjoint and a key's
  *   versions all share its bucket, so no key of R exists in L and every history moves whole;
  * - leases ('l'): none (the caller refuses a merge while R holds a lease, because a lease id names
- *   its partition, lease-id.ts);
+ *   its partition, api/lease-id.ts);
  * - the dedup queue and records: see planMergedDedup below;
  * - everything else of R (meta records, evicted dedup entries): deleted.
  *

@@ -36,11 +36,12 @@
  * record is stored data). The per-partition share of the lease table (mvcc/lease-table.ts) is the
  * hard bound a burst cannot overshoot.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import { limits as defaultLimits, type Limits } from '../limits.js';
 import { systemTenant, toInternalKey, validateTenant } from '../keys/tenant-keys.js';
 import { anonymousPrincipal, isRole, requireClusterAdmin, requireRole, type Principal, type Role } from '../tenancy/principal.js';
+import { newToken } from '../tenancy/token.js';
 
 export interface TokenRecord {
   readonly id: string;
@@ -94,7 +95,6 @@ export interface SystemStore {
   scan(internalPrefix: string): Promise<Array<{ key: string; value: Uint8Array }>>;
 }
 
-const tokenPrefix = 'atk_';
 const tokenPattern = /^atk_[A-Za-z0-9_-]{43}$/;
 const cacheMs = 2_000;
 const maxCachedTokens = 10_000;
@@ -108,10 +108,6 @@ export const quotaCompactionIntervalMs = 10_000;
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-export function newToken(): string {
-  return tokenPrefix + randomBytes(32).toString('base64url');
 }
 
 const systemKey = (key: string): string => toInternalKey(systemTenant, key);

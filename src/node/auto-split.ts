@@ -36,7 +36,8 @@ import { chooseLoadSplitPoint } from '../keys/partition-table.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
-import type { SplitAdmin, SplitPartitionResult } from './split-admin.js';
+import type { SplitPartitionResult } from '../api/node-api.js';
+import type { SplitAdmin } from './split-admin.js';
 
 /** A node's automatic-split settings (--auto-split-*); a threshold left out is not checked. */
 export interface AutoSplitConfig {

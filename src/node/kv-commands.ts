@@ -4,8 +4,8 @@
  */
 import { AtollError } from '../errors.js';
 import type { Command, WriteOp } from '../mvcc/index.js';
-import type { PutRequest } from './api.js';
-import { parseLeaseId } from './lease-id.js';
+import type { PutRequest } from '../api/node-api.js';
+import { parseLeaseId } from '../api/lease-id.js';
 
 /**
  * The MVCC write of a put request, with only the options it sets. A lease must be of the

@@ -4,18 +4,9 @@
  * driver's leaderChanged metric), so it costs nothing per request. Local observation only: it is
  * never replicated and nothing decides anything from it.
  */
+import type { LeaderChange } from '../api/node-api.js';
 import type { NodeMetrics } from './metrics.js';
 import type { NodeClock } from './ports.js';
-
-export interface LeaderChange {
-  readonly partition: number;
-  /** The last leader this node knew for the partition before the change (0: none yet). */
-  readonly from: number;
-  readonly to: number;
-  readonly term: number;
-  /** Wall-clock Unix epoch milliseconds when this node saw it. */
-  readonly atMs: number;
-}
 
 /** How many changes the ring keeps (the oldest go first). */
 export const LEADER_CHANGES_KEPT = 64;

@@ -3,7 +3,7 @@
  * to hand leadership to another replica. Moved out of atoll-node.ts, which only wires rooms.
  */
 import { AtollError } from '../errors.js';
-import type * as api from './api.js';
+import type * as api from '../api/node-api.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { RaftDriver } from './raft-driver.js';
 

@@ -6,7 +6,7 @@
  * the replication factor.
  */
 import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
-import type * as api from './api.js';
+import type * as api from '../api/node-api.js';
 import { peerAddressOf, type Membership } from './membership.js';
 import { checkAddress, refusedMember, withJoining, withState, type MemberTable } from './membership-table.js';
 

@@ -22,6 +22,7 @@
  * A deadline cuts any step off; running the merge again continues from R's freeze. A freeze has
  * no undo: R's keys are unavailable from F until the merge applies.
  */
+import type { MergePartitionResult } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
 import { hashSpaceSize } from '../keys/bucket-hash.js';
 import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
@@ -32,18 +33,9 @@ import { partitionStartingAt } from './range-routing.js';
 /** How often the wait for R's voters polls the leader's progress. */
 const MATCH_POLL_MS = 20;
 
-export interface MergePartitionResult {
-  /** The partition that remains (L); it owns [start, end). */
-  readonly partition: number;
-  /** The partition merged away (R); its id is never used again. */
-  readonly mergedPartition: number;
-  readonly start: number;
-  readonly end: number;
-}
-
 /** The node's merge call as the Cluster service sees it (AtollNode.mergePartition; optional in a fake). */
 export interface MergeApi {
-  mergePartition?(request: { readonly partition: number }, context: import('./api.js').CallContext): Promise<MergePartitionResult>;
+  mergePartition?(request: { readonly partition: number }, context: import('../api/node-api.js').CallContext): Promise<MergePartitionResult>;
 }
 
 export interface MergeAdminOptions extends PartitionAdminHost {

@@ -8,9 +8,9 @@ import type { VoteFloor } from '../raft/types.js';
  */
 import type { Rng } from '../raft/rng.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
-import type { ClusterInfoResponse } from './api.js';
+import type { ClusterInfoResponse } from '../api/node-api.js';
 import type { NodeMetrics } from './metrics.js';
-import type { KvOperation, KvResult } from './operations.js';
+import type { KvOperation, KvResult } from '../api/operations.js';
 import type { GroupMessage } from './raft-wire.js';
 
 export interface NodeClock {

@@ -22,7 +22,7 @@
 import { AtollError } from '../errors.js';
 import { bucketHash, hashSpaceSize, type BucketHashName } from '../keys/bucket-hash.js';
 import { equalRangeOf, partitionOfHash, partitionTable, type PartitionRange } from '../keys/partition-table.js';
-import { parseLeaseId } from './lease-id.js';
+import { parseLeaseId } from '../api/lease-id.js';
 
 /** At most this many split starts (the partition count limit bounds a real table far below it). */
 const MAX_STARTS = 1_000_000;
@@ -153,7 +153,7 @@ export class RangeRouting {
     return ranges;
   }
 
-  /** The partition of a lease id (lease-id.ts); INVALID_ARGUMENT when it names a partition this table does not know. */
+  /** The partition of a lease id (api/lease-id.ts); INVALID_ARGUMENT when it names a partition this table does not know. */
   leasePartition(lease: string | undefined): number {
     const { partition } = parseLeaseId(lease, 0xffff_ffff);
     if (!this.isKnown(partition)) throw new AtollError('INVALID_ARGUMENT', `lease ${String(lease).slice(0, 64)}: no partition ${partition}`, { lease: String(lease).slice(0, 64) });

@@ -16,7 +16,7 @@
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
-import { planLeaders, planMoves, type PlanMember, type PlannedMove } from './placement.js';
+import { planLeaders, planMoves, type PlanMember, type PlannedMove } from '../keys/placement.js';
 
 export const rebalanceKey = toInternalKey(systemTenant, 'membership/rebalance');
 /** Moves in flight cluster-wide are bounded by the node's option, and never more than this. */

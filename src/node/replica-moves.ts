@@ -23,7 +23,7 @@ import { encodeCommand } from '../mvcc/index.js';
 import { RaftError } from '../raft/errors.js';
 import type { ConfChange, VoteFloor } from '../raft/types.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
-import type * as api from './api.js';
+import type * as api from '../api/node-api.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
 import type { NodeTestBugs } from './node-config.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';

@@ -33,7 +33,7 @@ import { paramsFromJson, paramsFromJsonInTurns, parseScript, runScript, scriptRo
 import { tenantTag, validateUserKey, validateUserText } from '../keys/tenant-keys.js';
 import { TxnScope } from '../txn/txn-scope.js';
 import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
-import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from './api.js';
+import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from '../api/node-api.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import type { ScriptScheduler, ScriptSlot } from './script-scheduler.js';
 import { pinSnapshot } from './snapshot-pins.js';

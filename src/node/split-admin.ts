@@ -9,6 +9,7 @@
  * runs (learners, more voters than the replication factor, or a move coordinated here),
  * INVALID_ARGUMENT for a bad partition number.
  */
+import type { SplitPartitionResult } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
 import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
@@ -21,18 +22,9 @@ import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from './split-entr
 /** At most this many stored keys are looked at to pick the split point. */
 const SPLIT_SAMPLE_KEYS = 100_000;
 
-export interface SplitPartitionResult {
-  readonly partition: number;
-  readonly newPartition: number;
-  /** The source keeps [start, mid); the new partition owns [mid, end). */
-  readonly start: number;
-  readonly mid: number;
-  readonly end: number;
-}
-
 /** The node's split call as the Cluster service sees it (AtollNode.splitPartition; optional in a fake). */
 export interface SplitApi {
-  splitPartition?(request: { readonly partition: number }, context: import('./api.js').CallContext): Promise<SplitPartitionResult>;
+  splitPartition?(request: { readonly partition: number }, context: import('../api/node-api.js').CallContext): Promise<SplitPartitionResult>;
 }
 
 export interface SplitAdminOptions extends PartitionAdminHost {

@@ -9,12 +9,12 @@ import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { isBucketHashName } from '../keys/bucket-hash.js';
-import type { ClusterInfoResponse } from '../node/api.js';
+import type { ClusterInfoResponse } from '../api/node-api.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
 import { memberStates, type MemberState } from '../node/membership-table.js';
 import type { JoinedCluster } from '../node/node-config.js';
-import { decodeClusterInfoResponse } from '../server/convert.js';
-import { packageDefinition } from '../server/protos.js';
+import { decodeClusterInfoResponse } from '../wire/convert.js';
+import { packageDefinition } from '../wire/protos.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;

@@ -12,11 +12,11 @@ import type { AtollNode } from '../node/atoll-node.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
 import { removedPeerError } from '../node/membership.js';
 import { peerSecretMetadataKey } from '../node/peer-secret.js';
-import { decodeForwardRequest, encodeForwardResponse } from '../server/forward-codec.js';
-import { serviceErrorOf } from '../server/grpc-errors.js';
-import { decodePrepareReplicaRequest } from '../server/move-codec.js';
-import { encodeNodeStatus, type NodeStatus } from '../server/status-codec.js';
-import { throwIfWireProblem } from '../server/wire-utf8.js';
+import { decodeForwardRequest, encodeForwardResponse } from '../wire/forward-codec.js';
+import { serviceErrorOf } from '../wire/grpc-errors.js';
+import { decodePrepareReplicaRequest } from '../wire/move-codec.js';
+import { encodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
+import { throwIfWireProblem } from '../wire/wire-utf8.js';
 import type { PeerTransport } from './grpc-peer-transport.js';
 
 /** The last time each node logged a refused peer of another cluster (one line per 10 s at most). */

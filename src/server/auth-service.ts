@@ -1,15 +1,15 @@
 /**
  * The Auth service (proto/atoll/v1/auth.proto): tokens, quotas, usage, and who-am-i. Each handler
  * decodes its request, asks the node (which authenticates the caller from the call's metadata) and
- * encodes the answer; messages are small, so their conversion lives here rather than in convert.ts.
+ * encodes the answer; messages are small, so their conversion lives here rather than in src/wire/convert.ts.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
-import type { CallContext } from '../node/api.js';
+import type { CallContext } from '../api/node-api.js';
 import type { Quota, TenantUsage, TokenRecord } from '../node/auth.js';
 import type { Principal } from '../tenancy/principal.js';
-import type { ErrorLogger } from './grpc-errors.js';
-import { formatWireInt64, parseWireCount } from './wire-numbers.js';
+import type { ErrorLogger } from '../wire/grpc-errors.js';
+import { formatWireInt64, parseWireCount } from '../wire/wire-numbers.js';
 import { unaryHandler } from './unary-handler.js';
 
 /** What the Auth service needs from a node. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Deadline } from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
-import type { CallContext } from '../node/api.js';
+import type { CallContext } from '../api/node-api.js';
 import { requestDeadlines } from './deadline-wheel.js';
 
 /** What this module needs of a grpc-js server call (any kind: unary or streaming). */

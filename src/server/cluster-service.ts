@@ -1,11 +1,11 @@
 /** The Cluster service: membership, partition map and leaders, leadership transfer, backup pages, replica moves, member changes, the rebalancer, partition splits and merges. */
 import type * as grpc from '@grpc/grpc-js';
-import type { NodeApi } from '../node/api.js';
+import type { NodeApi } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
-import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from './convert.js';
-import type { ErrorLogger } from './grpc-errors.js';
-import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from './move-codec.js';
-import { decodeMergePartitionRequest, decodeSplitPartitionRequest, encodeMergePartitionResponse, encodeSplitPartitionResponse } from './split-codec.js';
+import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from '../wire/convert.js';
+import type { ErrorLogger } from '../wire/grpc-errors.js';
+import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from '../wire/move-codec.js';
+import { decodeMergePartitionRequest, decodeSplitPartitionRequest, encodeMergePartitionResponse, encodeSplitPartitionResponse } from '../wire/split-codec.js';
 import type { MergeApi } from '../node/merge-admin.js';
 import type { SplitApi } from '../node/split-admin.js';
 import { unaryHandler } from './unary-handler.js';

@@ -13,14 +13,14 @@ import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import type { Logger } from 'pino';
-import type { NodeApi } from '../node/api.js';
-import { grpcChannelOptions } from './channel-options.js';
+import type { NodeApi } from '../api/node-api.js';
+import { grpcChannelOptions } from '../wire/channel-options.js';
 import { authServiceHandlers, type AuthApi } from './auth-service.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { kvServiceHandlers } from './kv-service.js';
 import type { KvStreamOptions } from './kv-stream.js';
 import type { RpcMetrics } from './node-metrics.js';
-import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition, packageDefinition, serviceNames } from './protos.js';
+import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition, packageDefinition, serviceNames } from '../wire/protos.js';
 
 /** The health service's name for "the whole server", as the health protocol defines it. */
 export const wholeServerHealthName = '';

@@ -8,10 +8,10 @@
  * - openUnaryCallScope / unaryHandler: the CallContext (deadline, cancellation, hops) of a call.
  */
 export { openCallScope, openUnaryCallScope, deadlineMsOf, type CallScope, type CallScopeOptions, type ServerCallLike } from './call-context.js';
-export { grpcChannelOptions } from './channel-options.js';
+export { grpcChannelOptions } from '../wire/channel-options.js';
 export { clusterServiceHandlers } from './cluster-service.js';
-export * from './convert.js';
-export { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse, type ForwardedOperation } from './forward-codec.js';
+export * from '../wire/convert.js';
+export { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse, type ForwardedOperation } from '../wire/forward-codec.js';
 export {
   atollErrorOfServiceError,
   errorMetadataKeys,
@@ -25,7 +25,7 @@ export {
   type ErrorLogger,
   type LeaderHint,
   type ReceivedStatus,
-} from './grpc-errors.js';
+} from '../wire/grpc-errors.js';
 export { addClientServices, createGrpcServer, wholeServerHealthName, type ClientServices, type ClientServicesOptions } from './grpc-server.js';
 export { kvServiceHandlers } from './kv-service.js';
 export {
@@ -42,7 +42,7 @@ export {
   type KvResult,
   type KvResultOf,
   type KvTypes,
-} from './kv-operation.js';
+} from '../wire/kv-operation.js';
 export { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';
 export {
   clusterServiceDefinition,
@@ -53,7 +53,7 @@ export {
   protoFilePaths,
   protoRoot,
   serviceNames,
-} from './protos.js';
+} from '../wire/protos.js';
 export { unaryHandler } from './unary-handler.js';
-export { formatWireInt64, parseWireCount, parseWireInt64, parseWireUint32 } from './wire-numbers.js';
-export type * from './wire-types.js';
+export { formatWireInt64, parseWireCount, parseWireInt64, parseWireUint32 } from '../wire/wire-numbers.js';
+export type * from '../wire/wire-types.js';

@@ -4,9 +4,9 @@
  * and cancellation, and encodes the answer.
  */
 import type * as grpc from '@grpc/grpc-js';
-import type { NodeApi } from '../node/api.js';
-import type { ErrorLogger } from './grpc-errors.js';
-import { kvCodecs, kvKinds, type KvKind } from './kv-operation.js';
+import type { NodeApi } from '../api/node-api.js';
+import type { ErrorLogger } from '../wire/grpc-errors.js';
+import { kvCodecs, kvKinds, type KvKind } from '../wire/kv-operation.js';
 import { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';
 import { rpcCode, type RpcMetrics } from './node-metrics.js';
 import { kvWatchHandler } from './kv-watch.js';

@@ -27,14 +27,14 @@
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
-import type { NodeApi, WatchRequest, WatchSink } from '../node/api.js';
+import type { NodeApi, WatchRequest, WatchSink } from '../api/node-api.js';
 import { callerOf, deadlineMsOf, openCallScope, type CallScope, type Caller } from './call-context.js';
-import type { ErrorLogger } from './grpc-errors.js';
-import { kvCodecs, runKvOperation, type KvOperation } from './kv-operation.js';
+import type { ErrorLogger } from '../wire/grpc-errors.js';
+import { kvCodecs, runKvOperation, type KvOperation } from '../wire/kv-operation.js';
 import { rpcCode, type RpcMetrics } from './node-metrics.js';
-import { decodeStreamRequest, encodeStreamError, encodeStreamResult, encodeStreamWatchFrame, streamRequestIdOf } from './stream-codec.js';
-import type { StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
-import { throwIfWireProblem } from './wire-utf8.js';
+import { decodeStreamRequest, encodeStreamError, encodeStreamResult, encodeStreamWatchFrame, streamRequestIdOf } from '../wire/stream-codec.js';
+import type { StreamRequestMessage, StreamResponseMessage } from '../wire/wire-types.js';
+import { throwIfWireProblem } from '../wire/wire-utf8.js';
 import { noStreamWarning, watchTransportOf } from './watch-transport.js';
 import type { WatchTransport } from '../watch/watch-memory.js';
 

@@ -25,7 +25,7 @@ import { PrometheusNodeMetrics } from './node-metrics.js';
 import type { AtollNode } from '../node/atoll-node.js';
 import type { PeerTransport } from '../peer/grpc-peer-transport.js';
 import { clusterServiceHandlers } from './cluster-service.js';
-import { clusterServiceDefinition, peerServiceDefinition } from './protos.js';
+import { clusterServiceDefinition, peerServiceDefinition } from '../wire/protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
 import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peer-secret.js';
 import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';

@@ -16,7 +16,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
-import { channelCredentialsOf, serverCredentialsOf, type TlsIdentity } from './tls-credentials.js';
+import { channelCredentialsOf, serverCredentialsOf, type TlsIdentity } from '../wire/tls-credentials.js';
 
 /** The file flags as given (flag or environment variable), before any check. */
 export interface ServerTlsFlags {

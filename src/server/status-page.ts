@@ -6,7 +6,7 @@
  * ClusterInfo, and each node's health, load and recent leader changes from that node's own status,
  * asked over the peer port (Peer.NodeStatus: the peer secret, over peer TLS when configured; never
  * the viewer's token, which stays on the node it was sent to). Bounded: a short deadline per peer,
- * and the answer's size by the peer channel's message limit and status-codec.ts. A peer that does
+ * and the answer's size by the peer channel's message limit and src/wire/status-codec.ts. A peer that does
  * not answer is shown unreachable and its share of the load is missing.
  *
  * Hot keys name keys, so with authentication on /status.json requires the cluster admin token
@@ -18,11 +18,11 @@ import type { IncomingMessage } from 'node:http';
 import { mergeClusterLoad } from '../hotkeys/cluster-load.js';
 import { tenantOfInternalKey, tenantTag } from '../keys/tenant-keys.js';
 import type { AtollNode } from '../node/atoll-node.js';
-import type { LeaderChange } from '../node/leader-changes.js';
+import type { LeaderChange } from '../api/node-api.js';
 import { clusterAdminRefusal } from './admin-auth.js';
 import type { AdminResponse, AdminServer } from './admin-server.js';
 import { readinessProblems } from './admin-server.js';
-import type { NodeStatus } from './status-codec.js';
+import type { NodeStatus } from '../wire/status-codec.js';
 
 /** How long a peer's status may take before it counts as not answering. */
 const PEER_TIMEOUT_MS = 1_500;

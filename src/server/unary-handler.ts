@@ -2,13 +2,13 @@
  * The shape every unary handler shares: open a call scope (deadline, cancellation), run the work,
  * answer with the response or the mapped error, release the scope. Errors thrown synchronously by
  * a decoder are caught too, so no request can throw out of a handler and crash the process.
- * A request whose wire bytes failed the check of wire-utf8.ts (a string field that is not UTF-8,
+ * A request whose wire bytes failed the check of src/wire/wire-utf8.ts (a string field that is not UTF-8,
  * a malformed message) is answered with that error before `handle` sees it.
  */
 import type * as grpc from '@grpc/grpc-js';
 import { openUnaryCallScope, type CallScope } from './call-context.js';
-import { serviceErrorOf, type ErrorLogger } from './grpc-errors.js';
-import { throwIfWireProblem } from './wire-utf8.js';
+import { serviceErrorOf, type ErrorLogger } from '../wire/grpc-errors.js';
+import { throwIfWireProblem } from '../wire/wire-utf8.js';
 
 export function unaryHandler<Response>(
   logger: ErrorLogger,

@@ -23,7 +23,7 @@ import http2 from 'node:http2';
 import { Duplex } from 'node:stream';
 import type { EventEmitter } from 'node:events';
 import type { WatchTransport } from '../watch/watch-memory.js';
-import type { ErrorLogger } from './grpc-errors.js';
+import type { ErrorLogger } from '../wire/grpc-errors.js';
 
 /** How long a reset stream may stay open before its connection is destroyed. */
 export const CONNECTION_GRACE_MS = 2_000;

@@ -25,7 +25,7 @@ import {
 } from '../keys/tenant-keys.js';
 import { timestampedRequestIdHead } from '../mvcc/request-id.js';
 import { validateRequestId } from '../mvcc/validate-command.js';
-import type { KvOperation, KvResult } from '../node/operations.js';
+import type { KvOperation, KvResult } from '../api/operations.js';
 
 function mapKey(tenant: string, key: string): string {
   validateUserKey(key);

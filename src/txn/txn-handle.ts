@@ -18,7 +18,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import { tenantTag } from '../keys/tenant-keys.js';
-import type { Isolation } from '../node/api.js';
+import type { Isolation } from '../api/node-api.js';
 
 export interface TxnHandle {
   readonly partition: number;

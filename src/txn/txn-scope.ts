@@ -13,8 +13,8 @@ import { prefixBucket } from '../keys/prefix-bucket.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import type { TxnCommand, WriteOp } from '../mvcc/commands.js';
-import type { CommitRequest } from '../node/api.js';
-import { parseLeaseId } from '../node/lease-id.js';
+import type { CommitRequest } from '../api/node-api.js';
+import { parseLeaseId } from '../api/lease-id.js';
 import { decodeTxnHandle, type TxnHandle, type TxnHandleKeys } from './txn-handle.js';
 
 export class TxnScope {

@@ -24,7 +24,7 @@ import { utf8ByteLength } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
 import type { DeleteOp, PutOp, WriteOp } from '../mvcc/commands.js';
-import type { KeyRecord } from '../node/api.js';
+import type { KeyRecord } from '../api/node-api.js';
 import { formatInt64, isInt64, parseCanonicalInt64 } from '../mvcc/int64-text.js';
 import { equalBytes } from '../storage/bytes.js';
 

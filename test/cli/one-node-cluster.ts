@@ -9,7 +9,7 @@ import { freePort } from '../../src/chaos/local-cluster.js';
 import { run } from '../../src/cli/run.js';
 import { AtollClient } from '../../src/client/index.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { Rng } from '../../src/raft/rng.js';
 import { addClientServices, createGrpcServer } from '../../src/server/grpc-server.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

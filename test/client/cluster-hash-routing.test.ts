@@ -8,7 +8,7 @@ import { AtollClient, AtollClientError } from '../../src/index.js';
 import { ClusterMap } from '../../src/client/cluster-map.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { partitionOf, partitionOfBucket } from '../../src/keys/partition-table.js';
-import type { ClusterInfoResponse } from '../../src/node/api.js';
+import type { ClusterInfoResponse } from '../../src/api/node-api.js';
 import { startNode, type RunningNode } from '../server/harness.js';
 
 const PARTITIONS = 4;

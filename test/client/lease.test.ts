@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Lease } from '../../src/client/lease.js';
 import { AtollError } from '../../src/errors.js';
-import type { LeaseRequest, LeaseResponse } from '../../src/node/api.js';
+import type { LeaseRequest, LeaseResponse } from '../../src/api/node-api.js';
 
 class FakeServer {
   readonly calls: LeaseRequest[] = [];

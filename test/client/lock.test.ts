@@ -9,7 +9,7 @@ import { acquireLock, type HeldLock, type LockClient } from '../../src/client/lo
 import { Lease } from '../../src/client/lease.js';
 import type { KeyEntry, PrefixPage } from '../../src/client/results.js';
 import { AtollError } from '../../src/errors.js';
-import type { LeaseRequest, LeaseResponse, WatchEvent } from '../../src/node/api.js';
+import type { LeaseRequest, LeaseResponse, WatchEvent } from '../../src/api/node-api.js';
 
 class FakeStore implements LockClient {
   revision = 0;

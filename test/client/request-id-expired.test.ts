@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollClient, AtollClientError, isAtollClientError, newRequestId } from '../../src/index.js';
 import { requestIdCreatedAtMs } from '../../src/mvcc/request-id.js';
-import type { CallContext, CommitRequest } from '../../src/node/api.js';
+import type { CallContext, CommitRequest } from '../../src/api/node-api.js';
 import { startNode, type RunningNode } from '../server/harness.js';
 
 const running: RunningNode[] = [];

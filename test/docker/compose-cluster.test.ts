@@ -13,7 +13,7 @@
  * 4. `docker pause` of a leader while writing, then `docker unpause`.
  *    A node that vanishes without closing its connections (a paused process, whose kernel still
  *    acknowledges TCP; a cut link) is noticed by the keepalive of the channels to it (nodes' peer
- *    links and the client's, src/server/channel-options.ts): the survivors elect new leaders for
+ *    links and the client's, src/wire/channel-options.ts): the survivors elect new leaders for
  *    its partitions, quiet ones included, and the writes go on during the fault, as for a kill.
  * 5. Every node ends healthy (`atoll health --leaders`).
  *

@@ -20,7 +20,7 @@ import { AtollClient } from '../../src/client/index.js';
 import { manifestName, type Manifest } from '../../src/cli/backup.js';
 import { run } from '../../src/cli/run.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { runAtollBinary } from '../cli/atoll-binary.js';
 import { LocalCluster } from './local-cluster.js';
 

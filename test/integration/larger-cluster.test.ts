@@ -1,12 +1,12 @@
 /**
  * A cluster larger than the replication factor: five real nodes, three replicas per partition.
- * Placement is what src/node/placement.ts computes on every node, each node hosts only its
+ * Placement is what src/keys/placement.ts computes on every node, each node hosts only its
  * partitions, and a node that holds no replica of a key's partition still serves the key (it
  * forwards to the leader) for writes, linearizable reads and prefix reads.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/keys/partition-table.js';
-import { replicasOf } from '../../src/node/placement.js';
+import { replicasOf } from '../../src/keys/placement.js';
 import { LocalCluster } from './local-cluster.js';
 import { call, genericKvClient } from './plain-grpc.js';
 

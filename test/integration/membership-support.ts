@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, type TestContext } from 'vitest';
 import { AtollClient } from '../../src/client/index.js';
 import { freePort } from '../../src/chaos/local-cluster.js';
 import { rebalance } from '../../src/cli/membership.js';
-import type { PlannedMove } from '../../src/node/placement.js';
+import type { PlannedMove } from '../../src/keys/placement.js';
 import { LocalCluster, type ClusterInfoMessage } from './local-cluster.js';
 
 export const PARTITIONS = 3;

@@ -11,7 +11,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/keys/partition-table.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { LocalCluster } from './local-cluster.js';
 import { call, genericKvClient } from './plain-grpc.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AtollClient } from '../../src/client/index.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
-import { replicasOf } from '../../src/node/placement.js';
+import { replicasOf } from '../../src/keys/placement.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { LevelEngine } from '../../src/storage/level-engine.js';

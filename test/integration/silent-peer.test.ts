@@ -4,13 +4,13 @@
  *
  * Idle partitions are quiet by design: their leader stops heartbeating, so their followers have
  * nothing whose absence they could notice. What tells them is the peer link's keepalive
- * (src/server/channel-options.ts): the stopped node does not answer pings, the link fails, the
+ * (src/wire/channel-options.ts): the stopped node does not answer pings, the link fails, the
  * transport reports the peer unreachable, and the groups it led wake up and elect. Without the
  * keepalive the writes below never succeed while the leader is stopped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { LocalCluster } from './local-cluster.js';
 
 const PARTITIONS = 3;

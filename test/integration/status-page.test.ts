@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient } from '../../src/client/index.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from './local-cluster.js';
 
 const PARTITIONS = 4;

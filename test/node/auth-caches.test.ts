@@ -6,7 +6,8 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { makeLimits } from '../../src/limits.js';
-import { FailedAuthTracker, hashToken, newToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/auth.js';
+import { FailedAuthTracker, hashToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 
 class CountingStore implements SystemStore {
   readonly records = new Map<string, Uint8Array>();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { BackupItem, BackupPageResponse } from '../../src/node/api.js';
+import type { BackupItem, BackupPageResponse } from '../../src/api/node-api.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { closedAfterEach, expectAllLed, InProcessCluster, loneNodeConfig, silentTransport } from './in-process-cluster.js';

@@ -8,7 +8,7 @@
  *   can elect a new leader (read-barrier.ts, leaseDurationMs).
  */
 import { describe, expect, it } from 'vitest';
-import type { CallContext } from '../../src/node/api.js';
+import type { CallContext } from '../../src/api/node-api.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { leaseDurationMs } from '../../src/node/read-barrier.js';

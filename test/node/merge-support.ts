@@ -8,7 +8,7 @@ import { isAtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { ApplyResult } from '../../src/mvcc/index.js';
-import type { MergePartitionResult } from '../../src/node/merge-admin.js';
+import type { MergePartitionResult } from '../../src/api/node-api.js';
 import type { RangeRouting } from '../../src/node/range-routing.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 

@@ -13,7 +13,7 @@ import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { ApplyResult } from '../../src/mvcc/index.js';
 import { encodeFreezeEntry, encodeMergeEntry } from '../../src/node/merge-entry.js';
-import type { MergePartitionResult } from '../../src/node/merge-admin.js';
+import type { MergePartitionResult } from '../../src/api/node-api.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import type { RangeRouting } from '../../src/node/range-routing.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';

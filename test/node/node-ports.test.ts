@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemTimers, type NodeClock, type NodeTimers, type NodeTransport } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

@@ -14,7 +14,7 @@ import { AtollError } from '../../src/errors.js';
 import { tenantTag, defaultTenant } from '../../src/keys/tenant-keys.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { decodeVersionRecord } from '../../src/mvcc/version-record.js';

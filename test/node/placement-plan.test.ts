@@ -1,7 +1,7 @@
-/** planMoves (src/node/placement.ts): the replica moves behind add-node, remove-node and replace-node. */
+/** planMoves (src/keys/placement.ts): the replica moves behind add-node, remove-node and replace-node. */
 import { describe, expect, it } from 'vitest';
 import { nextMoveStep } from '../../src/node/move-steps.js';
-import { planMoves, replicasOf, type PlannedMove } from '../../src/node/placement.js';
+import { planMoves, replicasOf, type PlannedMove } from '../../src/keys/placement.js';
 
 function layout(partitions: number, nodes: number[], rf: number): Array<{ id: number; replicas: number[] }> {
   return Array.from({ length: partitions }, (_, id) => ({ id, replicas: replicasOf(id, nodes, rf) }));

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AtollNode } from '../../src/node/atoll-node.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
 import { driverOf } from './in-process-cluster.js';
 import { allLed as allLedIn, simNodeCluster, startAllLed } from './sim-node-cluster.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTable, encodeTable, foundingTable, withAdminAddress, withJoining, withState, withZone, type MemberTable } from '../../src/node/membership-table.js';
 import { advertisedAdminAddress } from '../../src/node/membership.js';
-import { planLeaders, planMoves, replicasOf, type PlanMember } from '../../src/node/placement.js';
+import { planLeaders, planMoves, replicasOf, type PlanMember } from '../../src/keys/placement.js';
 import { decodeState, encodeState, initialState, nextRound, stateOf, type PartitionView, type RebalanceState } from '../../src/node/rebalance-state.js';
 import { Rebalancer } from '../../src/node/rebalancer.js';
 

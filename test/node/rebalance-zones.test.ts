@@ -6,7 +6,7 @@
  * replica counts even.
  */
 import { describe, expect, it } from 'vitest';
-import type { ClusterInfoResponse } from '../../src/node/api.js';
+import type { ClusterInfoResponse } from '../../src/api/node-api.js';
 import { simNodeCluster, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3, 4, 5, 6];

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { AtollError, isAtollError } from '../../src/errors.js';
 import { defaultLimits } from '../../src/limits.js';
-import type { KvOperation, KvResult } from '../../src/node/operations.js';
+import type { KvOperation, KvResult } from '../../src/api/operations.js';
 import { Router, type RouterOptions } from '../../src/node/router.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 

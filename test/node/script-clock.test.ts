@@ -8,7 +8,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { defaultLimits } from '../../src/limits.js';
 import type { Command, TxnIsolation } from '../../src/mvcc/index.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
-import type { ExecuteScriptRequest } from '../../src/node/api.js';
+import type { ExecuteScriptRequest } from '../../src/api/node-api.js';
 import { runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

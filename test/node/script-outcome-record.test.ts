@@ -10,7 +10,7 @@ import { defaultLimits } from '../../src/limits.js';
 import { validateCommand } from '../../src/mvcc/validate-command.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { Command } from '../../src/mvcc/index.js';
-import type { ExecuteScriptRequest } from '../../src/node/api.js';
+import type { ExecuteScriptRequest } from '../../src/api/node-api.js';
 import { decodeScriptOutcomeNote, encodeScriptOutcomeNote, runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

@@ -10,7 +10,7 @@ import { runScriptAtLeader } from '../../src/node/script-runner.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';
-import type { ExecuteScriptRequest } from '../../src/node/api.js';
+import type { ExecuteScriptRequest } from '../../src/api/node-api.js';
 
 async function leader(options: { limits: Parameters<typeof makeLimits>[0]; propose: () => Promise<never> }) {
   const mvcc = await MvccStore.open({ engine: new MemoryEngine(), prefix: partitionKeyPrefix('mvcc', 0) });

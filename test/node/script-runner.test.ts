@@ -9,7 +9,7 @@ import type { AtollError } from '../../src/errors.js';
 import { defaultLimits } from '../../src/limits.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { Command } from '../../src/mvcc/index.js';
-import type { ExecuteScriptRequest } from '../../src/node/api.js';
+import type { ExecuteScriptRequest } from '../../src/api/node-api.js';
 import { runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
 import { ScriptScheduler } from '../../src/node/script-scheduler.js';
 import { compactionFloor } from '../../src/node/snapshot-pins.js';

@@ -7,7 +7,7 @@
  */
 import { expect } from 'vitest';
 import type { AtollNode } from '../../src/node/atoll-node.js';
-import type { MergePartitionResult } from '../../src/node/merge-admin.js';
+import type { MergePartitionResult } from '../../src/api/node-api.js';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import { Rng } from '../../src/raft/rng.js';

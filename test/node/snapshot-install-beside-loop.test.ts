@@ -15,7 +15,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { AtollError } from '../../src/errors.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { CrashableEngine, InProcessCluster, settle, waitFor } from './in-process-cluster.js';
 
 const PARTITIONS = 2;

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { CollectingSink, InProcessCluster, settle, waitFor } from './in-process-cluster.js';
 
 let cluster: InProcessCluster | undefined;

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
 import { defaultTenant } from '../../src/keys/tenant-keys.js';
-import type { KvOperation } from '../../src/node/operations.js';
+import type { KvOperation } from '../../src/api/operations.js';
 import { mapOperation } from '../../src/tenancy/map-operation.js';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
 import { CollectingSink } from './in-process-cluster.js';

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
 import { driverOf } from './in-process-cluster.js';
 import { quietSim } from './quiet-sim.js';

@@ -4,7 +4,7 @@
  * `leave`. Shared by the stray-check and split-heal tests.
  */
 import { pino } from 'pino';
-import type * as api from '../../src/node/api.js';
+import type * as api from '../../src/api/node-api.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
 import type { TimerHandle } from '../../src/node/ports.js';
 import type { RaftDriver } from '../../src/node/raft-driver.js';

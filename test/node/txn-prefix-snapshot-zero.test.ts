@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { CallContext } from '../../src/node/api.js';
+import type { CallContext } from '../../src/api/node-api.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { closedAfterEach, expectAllLed, loneNodeConfig, silentTransport } from './in-process-cluster.js';

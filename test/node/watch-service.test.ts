@@ -7,9 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { newToken } from '../../src/node/auth.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
-import type { WatchMessage } from '../../src/node/api.js';
+import { newToken } from '../../src/tenancy/token.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
+import type { WatchMessage } from '../../src/api/node-api.js';
 import { FakeTransport } from '../watch/fake-transport.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 

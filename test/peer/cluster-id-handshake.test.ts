@@ -17,7 +17,7 @@ import { PeerTransport } from '../../src/peer/grpc-peer-transport.js';
 import { peerServiceHandlers, requirePeerSecret } from '../../src/peer/peer-service.js';
 import { clusterServiceHandlers } from '../../src/server/cluster-service.js';
 import { createGrpcServer } from '../../src/server/grpc-server.js';
-import { clusterServiceDefinition, peerServiceDefinition } from '../../src/server/protos.js';
+import { clusterServiceDefinition, peerServiceDefinition } from '../../src/wire/protos.js';
 
 const SECRET = 'h'.repeat(43);
 const lines: Array<{ msg?: string; peerClusterId?: string }> = [];

@@ -230,6 +230,54 @@ describe('check-imports', () => {
     expect(result.stderr).not.toContain('src/peer/transport.ts:1');
   });
 
+  it('keeps src/api and src/wire at the bottom, the client off the server and node, the peer off the server', () => {
+    const apiRule = 'src/api and src/wire may not import src/node, src/server, src/peer, src/client or src/cli (the layers above them)';
+    const clientRule = 'src/client may not import src/server or src/node (it speaks src/api over src/wire)';
+    const peerRule = 'src/peer may not import src/server (the layer above it; the codecs both use are in src/wire)';
+    const sharedRule = 'src/txn and src/tenancy may not import src/node, src/server or src/peer (they speak src/api types)';
+    // What the layers may do: the server, client and peer use the wire and the API, the peer the node.
+    const allowed = {
+      'src/api/types.ts': `import type { W } from '../watch/event.js';\nexport type Request = { w: W };\n`,
+      'src/watch/event.ts': `export type W = number;\n`,
+      'src/wire/codec.ts': `import type { Request } from '../api/types.js';\nimport * as grpc from '@grpc/grpc-js';\nexport const encode = (r: Request) => [r, grpc];\n`,
+      'src/server/service.ts': `import { encode } from '../wire/codec.js';\nimport { s } from '../node/store.js';\nexport const service = [encode, s];\n`,
+      'src/client/connection.ts': `import { encode } from '../wire/codec.js';\nimport type { Request } from '../api/types.js';\nimport { scope } from '../txn/scope.js';\nexport const c = (r: Request) => [encode(r), scope];\n`,
+      'src/peer/transport.ts': `import { encode } from '../wire/codec.js';\nimport { s } from '../node/store.js';\nexport const t = [encode, s];\n`,
+      'src/txn/scope.ts': `import type { Request } from '../api/types.js';\nexport const scope = 1 as unknown as Request;\n`,
+      'src/cli/main.ts': `import { c } from '../client/connection.js';\nimport { service } from '../server/service.js';\nexport const m = [c, service];\n`,
+    };
+    const clean = checkWith(allowed);
+    expect(clean.stderr).toBe('');
+    expect(clean.status).toBe(0);
+
+    const result = checkWith({
+      ...allowed,
+      'src/api/node-types.ts': `import type { S } from '../node/store.js';\nexport type N = S;\n`,
+      'src/wire/server-codec.ts': `import { service } from '../server/service.js';\nimport { c } from '../client/connection.js';\nimport { m } from '../cli/main.js';\nimport { t } from '../peer/transport.js';\nexport const x = [service, c, m, t];\n`,
+      'src/wire/through-watch.ts': `import { hub } from '../watch/hub.js';\nexport const y = hub;\n`,
+      'src/watch/hub.ts': `import { s } from '../node/store.js';\nexport const hub = s;\n`,
+      'src/client/bad.ts': `import { service } from '../server/service.js';\nimport { s } from '../node/store.js';\nimport { hub } from '../watch/hub.js';\nexport const b = [service, s, hub];\n`,
+      'src/peer/bad.ts': `import type { X } from '../server/service.js';\nexport const p = 1 as unknown as X;\n`,
+      'src/tenancy/map.ts': `import type { S } from '../node/store.js';\nexport const map = 1 as unknown as S;\n`,
+    });
+    expect(result.status).toBe(1);
+    const expected = [
+      `boundary: src/api/node-types.ts:1 imports '../node/store.js' (src/node/store.ts): ${apiRule}`,
+      `boundary: src/wire/server-codec.ts:1 imports '../server/service.js' (src/server/service.ts): ${apiRule}`,
+      `boundary: src/wire/server-codec.ts:2 imports '../client/connection.js' (src/client/connection.ts): ${apiRule}`,
+      `boundary: src/wire/server-codec.ts:3 imports '../cli/main.js' (src/cli/main.ts): ${apiRule}`,
+      `boundary: src/wire/server-codec.ts:4 imports '../peer/transport.js' (src/peer/transport.ts): ${apiRule}`,
+      `boundary: src/wire/through-watch.ts reaches 'src/node/store.ts' through src/wire/through-watch.ts -> src/watch/hub.ts -> src/node/store.ts: ${apiRule}`,
+      `boundary: src/client/bad.ts:1 imports '../server/service.js' (src/server/service.ts): ${clientRule}`,
+      `boundary: src/client/bad.ts:2 imports '../node/store.js' (src/node/store.ts): ${clientRule}`,
+      `boundary: src/client/bad.ts reaches 'src/node/store.ts' through src/client/bad.ts -> src/watch/hub.ts -> src/node/store.ts: ${clientRule}`,
+      `boundary: src/peer/bad.ts:1 imports '../server/service.js' (src/server/service.ts): ${peerRule}`,
+      `boundary: src/tenancy/map.ts:1 imports '../node/store.js' (src/node/store.ts): ${sharedRule}`,
+    ];
+    for (const line of expected) expect(result.stderr).toContain(line);
+    expect(result.stderr).toMatch(new RegExp(`${expected.length} problems\\n$`));
+  });
+
   it('lets only level-engine.ts import level', () => {
     const result = checkWith({ 'src/node/db.ts': `import { Level } from 'level';\nexport const d = Level;\n` });
     expect(result.status).toBe(1);

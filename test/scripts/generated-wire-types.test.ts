@@ -1,5 +1,5 @@
 /**
- * The committed src/server/generated/ must be exactly what scripts/gen-wire-types.mjs generates
+ * The committed src/wire/generated/ must be exactly what scripts/gen-wire-types.mjs generates
  * from proto/: a .proto change without `npm run gen:wire-types` fails here (stale types).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -34,7 +34,7 @@ describe('generated wire types', () => {
     const expected = readTree(fresh);
     const committed = readTree(committedDir as string);
     expect(expected.size).toBeGreaterThan(40);
-    const hint = 'src/server/generated is stale: run `npm run gen:wire-types` and commit the result';
+    const hint = 'src/wire/generated is stale: run `npm run gen:wire-types` and commit the result';
     expect([...committed.keys()].sort(), hint).toEqual([...expected.keys()].sort());
     for (const [path, contents] of expected) expect(committed.get(path), `${hint} (${path})`).toBe(contents);
   });

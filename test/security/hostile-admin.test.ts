@@ -27,11 +27,11 @@ import { AtollClient } from '../../src/client/index.js';
 import { freePort } from '../../src/chaos/local-cluster.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import type { NodeMetricsView } from '../../src/node/metrics.js';
 import { AdminServer } from '../../src/server/admin-server.js';
 import { PrometheusNodeMetrics } from '../../src/server/node-metrics.js';
-import { peerServiceDefinition } from '../../src/server/protos.js';
+import { peerServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const logger = pino({ level: 'silent' });

@@ -17,7 +17,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clusterIdKeyCost, deriveClusterId } from '../../src/node/cluster-descriptor.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');

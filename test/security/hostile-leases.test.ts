@@ -16,7 +16,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient, AtollClientError } from '../../src/client/index.js';
 import { leasesPerTenantPerPartitionMax } from '../../src/mvcc/lease-table.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 /** A tenant's share of one partition's lease table (leasesPerTenantPerPartitionMax: a quarter of its 10,000). */

@@ -14,7 +14,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient, AtollClientError } from '../../src/client/index.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');

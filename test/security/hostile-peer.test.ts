@@ -22,10 +22,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient } from '../../src/client/index.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { encodeRaftFrame } from '../../src/node/raft-wire.js';
 import { encodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
-import { authServiceDefinition, clusterServiceDefinition, peerServiceDefinition } from '../../src/server/protos.js';
+import { authServiceDefinition, clusterServiceDefinition, peerServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const PARTITIONS = 4;

@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient, AtollClientError } from '../../src/client/index.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const PARTITIONS = 8;

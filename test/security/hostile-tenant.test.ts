@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient, AtollClientError } from '../../src/client/index.js';
 import { ClusterPoller, topSnapshot, type TopSnapshot } from '../../src/cli/top.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
-import { newToken } from '../../src/node/auth.js';
+import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 import { genericKvClient, type GenericKv } from '../integration/plain-grpc.js';
 

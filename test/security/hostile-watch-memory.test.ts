@@ -21,10 +21,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollClient } from '../../src/client/index.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
-import { newToken } from '../../src/node/auth.js';
-import { preferredLeaderOf } from '../../src/node/placement.js';
-import { encodeWatchRequest } from '../../src/server/kv-watch.js';
-import { kvServiceDefinition } from '../../src/server/protos.js';
+import { newToken } from '../../src/tenancy/token.js';
+import { preferredLeaderOf } from '../../src/keys/placement.js';
+import { encodeWatchRequest } from '../../src/wire/watch-codec.js';
+import { kvServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const PARTITIONS = 4;

@@ -20,8 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkNodeHealth } from '../../src/cli/health.js';
 import { run } from '../../src/cli/run.js';
 import { AtollClient, type AtollClientOptions } from '../../src/index.js';
-import { channelCredentialsOf, type TlsClientOptions } from '../../src/server/tls-credentials.js';
-import { clusterServiceDefinition, peerServiceDefinition } from '../../src/server/protos.js';
+import { channelCredentialsOf, type TlsClientOptions } from '../../src/wire/tls-credentials.js';
+import { clusterServiceDefinition, peerServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 
 const devCerts = resolve(import.meta.dirname, '../../scripts/dev-certs.sh');

@@ -46,12 +46,12 @@ import type {
   TransferLeaderRequest,
   MoveReplicaRequest,
   MoveReplicaResponse,
-} from '../../src/node/api.js';
+} from '../../src/api/node-api.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { WatchHub } from '../../src/watch/watch-hub.js';
 import { runWatcher, type WatchSink } from '../../src/watch/watcher.js';
-import type { WatchRequest } from '../../src/node/api.js';
+import type { WatchRequest } from '../../src/api/node-api.js';
 
 export type FakeMethod = keyof NodeApi;
 

@@ -11,7 +11,7 @@ import { addClientServices, createGrpcServer, type ClientServices } from '../../
 import { clusterServiceHandlers } from '../../src/server/cluster-service.js';
 import { kvServiceHandlers } from '../../src/server/kv-service.js';
 import type { KvStreamOptions } from '../../src/server/kv-stream.js';
-import { clusterServiceDefinition, kvServiceDefinition } from '../../src/server/protos.js';
+import { clusterServiceDefinition, kvServiceDefinition } from '../../src/wire/protos.js';
 import { FakeNode, type FakeNodeOptions } from './fake-node.js';
 
 export const silentLogger = pino({ level: 'silent' });

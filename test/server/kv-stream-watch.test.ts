@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeConnection } from '../../src/client/node-connection.js';
 import { maxWatchBuffered, StreamMultiplexer } from '../../src/client/stream-multiplexer.js';
 import { AtollError } from '../../src/errors.js';
-import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../../src/node/api.js';
+import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../../src/api/node-api.js';
 import { kvStreamHandler, type KvStreamStats } from '../../src/server/kv-stream.js';
-import { kvServiceDefinition } from '../../src/server/protos.js';
-import { decodeStreamFrame, encodeStreamRequest } from '../../src/server/stream-codec.js';
+import { kvServiceDefinition } from '../../src/wire/protos.js';
+import { decodeStreamFrame, encodeStreamRequest } from '../../src/wire/stream-codec.js';
 import { silentLogger, startNode, type RunningNode } from './harness.js';
 
 const streamMethod = kvServiceDefinition['Stream']!;

@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeConnection } from '../../src/client/node-connection.js';
 import { startNode, type RunningNode } from './harness.js';
 import { AtollError } from '../../src/errors.js';
-import { atollErrorOfServiceError, serviceErrorOf } from '../../src/server/grpc-errors.js';
-import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from '../../src/server/kv-watch.js';
-import { kvServiceDefinition } from '../../src/server/protos.js';
-import type { WatchMessage } from '../../src/node/api.js';
+import { atollErrorOfServiceError, serviceErrorOf } from '../../src/wire/grpc-errors.js';
+import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from '../../src/wire/watch-codec.js';
+import { kvServiceDefinition } from '../../src/wire/protos.js';
+import type { WatchMessage } from '../../src/api/node-api.js';
 
 const watch = kvServiceDefinition['Watch']!;
 

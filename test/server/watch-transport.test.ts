@@ -11,11 +11,11 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../../src/node/api.js';
+import type { NodeApi, WatchMessage, WatchRequest, WatchSink } from '../../src/api/node-api.js';
 import { createGrpcServer } from '../../src/server/grpc-server.js';
 import { kvServiceHandlers } from '../../src/server/kv-service.js';
-import { kvServiceDefinition } from '../../src/server/protos.js';
-import { encodeStreamRequest } from '../../src/server/stream-codec.js';
+import { kvServiceDefinition } from '../../src/wire/protos.js';
+import { encodeStreamRequest } from '../../src/wire/stream-codec.js';
 import { CONNECTION_GRACE_MS, http2StreamOf, watchTransportOf } from '../../src/server/watch-transport.js';
 import { silentLogger } from './harness.js';
 

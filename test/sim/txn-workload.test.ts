@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
-import type { CallContext } from '../../src/node/api.js';
+import type { CallContext } from '../../src/api/node-api.js';
 import type { NodeTransport, TransportEvents } from '../../src/node/ports.js';
 import { decodeRaftFrame, encodeRaftFrame } from '../../src/node/raft-wire.js';
 import { Rng } from '../../src/raft/rng.js';

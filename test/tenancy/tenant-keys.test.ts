@@ -6,7 +6,7 @@ import { prefixBucket } from '../../src/keys/prefix-bucket.js';
 import { tenantOfInternalKey, tenantTag, toInternalKey, toUserKey, validateTenant, validateUserKey, withoutTenantTag } from '../../src/keys/tenant-keys.js';
 import { mapOperation, scopedRequestId, unmapError, unmapResult } from '../../src/tenancy/map-operation.js';
 import { requestIdCreatedAtMs } from '../../src/mvcc/request-id.js';
-import type { KvOperation } from '../../src/server/kv-operation.js';
+import type { KvOperation } from '../../src/wire/kv-operation.js';
 import { anonymousPrincipal, requireClusterAdmin, requireRole } from '../../src/tenancy/principal.js';
 import { AtollError } from '../../src/errors.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';

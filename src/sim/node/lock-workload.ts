@@ -27,7 +27,7 @@
  * with its token while the predecessor's key may still exist (the revoke not yet applied, or lost
  * and the key kept until its lease expires): two holders at once in the applied history.
  */
-import type { WatchSink } from '../../node/api.js';
+import type { WatchSink } from '../../api/node-api.js';
 import type { Rng } from '../../raft/rng.js';
 import { SimClients, type CallRecord, type SimClientsOptions } from './sim-clients.js';
 

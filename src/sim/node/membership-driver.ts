@@ -20,10 +20,10 @@
  * (the simulator's view from above), not from ClusterInfo: the checker must not trust what it checks.
  */
 import type { JoinedCluster } from '../../node/node-config.js';
-import { planMoves, type PlanMember } from '../../node/placement.js';
+import { planMoves, type PlanMember } from '../../keys/placement.js';
 import { memberStates, type MemberState } from '../../node/membership-table.js';
 import type { Rng } from '../../raft/rng.js';
-import type * as api from '../../node/api.js';
+import type * as api from '../../api/node-api.js';
 import type { CheckFailure } from './node-checkers.js';
 import type { MembershipPlan } from './scenario.js';
 import { simAddress, type SimCluster } from './sim-cluster.js';

@@ -5,7 +5,7 @@
  * connection can be cut (the sender hears onPeerUnreachable; frames in flight are lost).
  *
  * Forward and ClusterInfo keep the gRPC transport's error semantics (src/peer/grpc-peer-transport.ts
- * with src/server/grpc-errors.ts), which the router's retry depends on:
+ * with src/wire/grpc-errors.ts), which the router's retry depends on:
  * - no connection to the peer (process down, not yet serving, link refused): UNAVAILABLE with
  *   fromTransport and neverSent: the request certainly did not reach the peer;
  * - the call was sent but broke (connection cut, the peer died) or its answer never came:
@@ -17,8 +17,8 @@
 import { AtollError } from '../../errors.js';
 import type { VoteFloor } from '../../raft/types.js';
 import type { Rng } from '../../raft/rng.js';
-import type { ClusterInfoResponse } from '../../node/api.js';
-import type { KvOperation, KvResult } from '../../node/operations.js';
+import type { ClusterInfoResponse } from '../../api/node-api.js';
+import type { KvOperation, KvResult } from '../../api/operations.js';
 import type { NodeTransport, TransportEvents } from '../../node/ports.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../node/raft-wire.js';
 import type { AtollNode } from '../../node/atoll-node.js';

@@ -8,7 +8,7 @@
  */
 import { AtollError } from '../../errors.js';
 import { prefixBucket } from '../../keys/prefix-bucket.js';
-import type * as api from '../../node/api.js';
+import type * as api from '../../api/node-api.js';
 import type { Rng } from '../../raft/rng.js';
 import type { TxnIsolation, TxnPrefixRead, TxnRead, TxnRecord, TxnWriteRecord } from './isolation-checker.js';
 

@@ -16,7 +16,7 @@
  * Its randomness is its own stream (seeded from the seed): the other streams' draws stay as they were.
  */
 import { isAtollError } from '../../errors.js';
-import type { CallContext, WatchMessage, WatchRequest, WatchSink } from '../../node/api.js';
+import type { CallContext, WatchMessage, WatchRequest, WatchSink } from '../../api/node-api.js';
 import { Rng } from '../../raft/rng.js';
 import { isLoopLivenessError } from './loop-liveness.js';
 import type { Scheduler } from './scheduler.js';

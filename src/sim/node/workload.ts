@@ -8,7 +8,7 @@
  * prefix is empty. Stale gets, short-TTL writes and transaction reads are exercised, not checked.
  */
 import { AtollError, isAtollError } from '../../errors.js';
-import type { CallContext } from '../../node/api.js';
+import type { CallContext } from '../../api/node-api.js';
 import type { AtollNode } from '../../node/atoll-node.js';
 import { prefixBucket } from '../../keys/prefix-bucket.js';
 import { Rng } from '../../raft/rng.js';

@@ -2,7 +2,7 @@
  * Loads Atoll's .proto files at run time with @grpc/proto-loader (no generated runtime code; the
  * TypeScript types are generated from the same files, see wire-types.ts), so the
  * files in `proto/` are the single source of the wire format. This module and its neighbours are
- * the only place protobuf shapes appear; the rest of the code speaks src/node/api.ts types.
+ * the only place protobuf shapes appear; the rest of the code speaks src/api/node-api.ts types.
  *
  * Decoding options, relied on by convert.ts: field names in lowerCamelCase, 64-bit integers as
  * decimal strings (exact, unlike doubles), enums as their names, defaults filled in for scalar
@@ -21,7 +21,7 @@ export const protoFileNames = ['atoll/v1/kv.proto', 'atoll/v1/cluster.proto', 'a
 
 /**
  * Walks up from this module until it finds the package root (the directory holding `proto/`).
- * The module runs both as `src/server/protos.ts` under vitest and as `dist/src/server/protos.js`
+ * The module runs both as `src/wire/protos.ts` under vitest and as `dist/src/wire/protos.js`
  * after a build, at different depths, so a fixed relative path would be wrong in one of them.
  */
 function findProtoRoot(): string {

@@ -1,7 +1,6 @@
 /** Wire forms of Cluster.SplitPartition and Cluster.MergePartition (proto/atoll/v1/cluster.proto). */
 import { AtollError } from '../errors.js';
-import type { MergePartitionResult } from '../node/merge-admin.js';
-import type { SplitPartitionResult } from '../node/split-admin.js';
+import type { MergePartitionResult, SplitPartitionResult } from '../api/node-api.js';
 import type { MergePartitionResponse as MergePartitionResponseMessage } from './generated/atoll/v1/MergePartitionResponse.js';
 import type { SplitPartitionRequest as SplitPartitionRequestMessage } from './generated/atoll/v1/SplitPartitionRequest.js';
 import type { SplitPartitionResponse as SplitPartitionResponseMessage } from './generated/atoll/v1/SplitPartitionResponse.js';

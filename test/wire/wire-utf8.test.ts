@@ -1,5 +1,5 @@
 /**
- * The wire check of src/server/wire-utf8.ts on hand-encoded protobuf bytes: every string field of
+ * The wire check of src/wire/wire-utf8.ts on hand-encoded protobuf bytes: every string field of
  * every request, nested, repeated and behind field numbers >= 16 (two-byte tags); bytes fields
  * that may hold anything; malformed input (truncated varints, lengths past the end, wire types
  * protobufjs would misread); a differential check against protobufjs's own decoder; and that no
@@ -16,8 +16,8 @@ import {
   messagePlans,
   packageDefinition,
   peerServiceDefinition,
-} from '../../src/server/protos.js';
-import { checkedDeserializerMark, findWireProblem, isUtf8Range, wireProblemError, wireProblemOf, type MessagePlan, type WireProblem } from '../../src/server/wire-utf8.js';
+} from '../../src/wire/protos.js';
+import { checkedDeserializerMark, findWireProblem, isUtf8Range, wireProblemError, wireProblemOf, type MessagePlan, type WireProblem } from '../../src/wire/wire-utf8.js';
 import { Rng } from '../../src/raft/rng.js';
 
 // ------------------------------------------------------------------ a hand encoder

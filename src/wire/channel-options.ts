@@ -1,5 +1,5 @@
 /**
- * gRPC channel options shared by servers and clients. Kept apart from grpc-server.ts so a client
+ * gRPC channel options shared by servers and clients. Kept apart from src/server/grpc-server.ts so a client
  * process does not load the health and reflection services.
  */
 import { limits } from '../limits.js';

@@ -1,7 +1,7 @@
 /**
  * The KV operations a node executes, as tagged values (`{ kind: 'put', request }`), so code that
  * handles "any of them" (the executor, the router, forwarding, the client) writes one path. Plain
- * TypeScript types over src/node/api.ts; their protobuf encoding lives in src/server/kv-operation.ts.
+ * TypeScript types over src/api/node-api.ts; their protobuf encoding lives in src/wire/kv-operation.ts.
  * The kind names are the oneof case names shared by StreamRequest, StreamResponse, ForwardRequest
  * and ForwardResponse.
  */
@@ -28,7 +28,7 @@ import type {
   LeaseResponse,
   PutRequest,
   PutResponse,
-} from './api.js';
+} from './node-api.js';
 
 /** Request and response types of each operation, by kind. */
 export interface KvTypes {

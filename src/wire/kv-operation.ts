@@ -1,14 +1,14 @@
 /**
- * The protobuf encoding of KV operations (src/node/operations.ts defines them): one codec per kind,
+ * The protobuf encoding of KV operations (src/api/operations.ts defines them): one codec per kind,
  * so code that handles "any of them" (the Stream RPC, Forward, the client's router) writes one path.
  */
 import { AtollError } from '../errors.js';
-import type { CallContext, NodeApi } from '../node/api.js';
+import type { CallContext, NodeApi } from '../api/node-api.js';
 import * as convert from './convert.js';
-import { isKvKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvTypes } from '../node/operations.js';
+import { isKvKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvTypes } from '../api/operations.js';
 import type { KvRequestMessages, KvResponseMessages } from './wire-types.js';
 
-export { isKvKind, isWriteKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvResultOf, type KvTypes } from '../node/operations.js';
+export { isKvKind, isWriteKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvResultOf, type KvTypes } from '../api/operations.js';
 
 interface KvCodec<K extends KvKind> {
   /** The KV method name in the .proto (the unary RPC). */

@@ -7,13 +7,13 @@ import * as grpc from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import type { KeyRecord, PartitionInfo } from '../../src/node/api.js';
-import * as convert from '../../src/server/convert.js';
-import { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse } from '../../src/server/forward-codec.js';
-import { atollErrorOfServiceError, serviceErrorOf } from '../../src/server/grpc-errors.js';
-import type { KvOperation, KvResult } from '../../src/server/kv-operation.js';
-import { clusterServiceDefinition, kvServiceDefinition, packageDefinition, peerServiceDefinition, protoFilePaths } from '../../src/server/protos.js';
-import { decodeStreamRequest, decodeStreamResponse, encodeStreamError, encodeStreamRequest, encodeStreamResult } from '../../src/server/stream-codec.js';
+import type { KeyRecord, PartitionInfo } from '../../src/api/node-api.js';
+import * as convert from '../../src/wire/convert.js';
+import { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse } from '../../src/wire/forward-codec.js';
+import { atollErrorOfServiceError, serviceErrorOf } from '../../src/wire/grpc-errors.js';
+import type { KvOperation, KvResult } from '../../src/wire/kv-operation.js';
+import { clusterServiceDefinition, kvServiceDefinition, packageDefinition, peerServiceDefinition, protoFilePaths } from '../../src/wire/protos.js';
+import { decodeStreamRequest, decodeStreamResponse, encodeStreamError, encodeStreamRequest, encodeStreamResult } from '../../src/wire/stream-codec.js';
 
 /** Encodes with protobuf and decodes again, as a message crossing the network would be. */
 function overWire(method: grpc.MethodDefinition<unknown, unknown>, side: 'request' | 'response', message: unknown): unknown {

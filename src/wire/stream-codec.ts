@@ -4,10 +4,10 @@
  * carry in its status and metadata).
  */
 import { AtollError } from '../errors.js';
-import type { WatchMessage, WatchRequest } from '../node/api.js';
+import type { WatchMessage, WatchRequest } from '../api/node-api.js';
 import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, sendableReason, type ErrorLogger } from './grpc-errors.js';
 import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
-import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from './kv-watch.js';
+import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from './watch-codec.js';
 import type { StreamErrorMessage, StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Conversions between atoll.v1 messages (wire-types.ts) and the transport-neutral types of
- * src/node/api.ts, in both directions, for every request and response. The KV service, the Stream
+ * src/api/node-api.ts, in both directions, for every request and response. The KV service, the Stream
  * RPC, the client and the node's Forward client and server all go through these, so the wire
  * format is interpreted in exactly one place.
  *
@@ -51,7 +51,7 @@ import type {
   PutRequest,
   PutResponse,
   TransferLeaderRequest,
-} from '../node/api.js';
+} from '../api/node-api.js';
 import { formatWireInt64, parseWireCount, parseWireInt64, parseWireUint32 } from './wire-numbers.js';
 import type {
   BackupItemMessage,

@@ -17,7 +17,7 @@ export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
-  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in router.ts). */
+  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/router.ts). */
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */
   readonly authorization?: string;
@@ -290,7 +290,7 @@ export interface PartitionInfo {
 
 /** ClusterInfo's request: without `partitions` (or with an empty list) every partition is listed. */
 export interface ClusterInfoRequest {
-  /** Only these partitions (stray-check.ts asks its peers about a few); unknown ids are left out. */
+  /** Only these partitions (src/node/stray-check.ts asks its peers about a few); unknown ids are left out. */
   readonly partitions?: readonly number[];
 }
 
@@ -309,7 +309,7 @@ export interface ClusterInfoResponse {
   readonly partitions: readonly PartitionInfo[];
   /**
    * Range starts merged away (their partitions joined their left neighbour, into), as far as the
-   * answering node knows: never a partition again (range-routing.ts). Absent from older servers.
+   * answering node knows: never a partition again (src/node/range-routing.ts). Absent from older servers.
    */
   readonly mergedStarts?: ReadonlyArray<{ readonly start: number; readonly into: number }>;
 }
@@ -326,7 +326,7 @@ export interface MoveReplicaRequest {
   readonly toNode: number;
 }
 
-/** One change of the member table (Cluster.ChangeMember; membership-admin.ts). */
+/** One change of the member table (Cluster.ChangeMember; src/node/membership-admin.ts). */
 export interface ChangeMemberRequest {
   readonly action: 'add' | 'activate' | 'leave' | 'remove';
   readonly id: number;
@@ -363,6 +363,37 @@ export interface RebalanceResponse {
 export interface MoveReplicaResponse {
   /** The partition's voters once the move finished. */
   readonly voters: readonly number[];
+}
+
+/** Cluster.SplitPartition's result (src/node/split-admin.ts runs the split). */
+export interface SplitPartitionResult {
+  readonly partition: number;
+  readonly newPartition: number;
+  /** The source keeps [start, mid); the new partition owns [mid, end). */
+  readonly start: number;
+  readonly mid: number;
+  readonly end: number;
+}
+
+/** Cluster.MergePartition's result (src/node/merge-admin.ts runs the merge). */
+export interface MergePartitionResult {
+  /** The partition that remains (L); it owns [start, end). */
+  readonly partition: number;
+  /** The partition merged away (R); its id is never used again. */
+  readonly mergedPartition: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** One leader change a node saw, for the status page and Peer.NodeStatus (src/node/leader-changes.ts keeps them). */
+export interface LeaderChange {
+  readonly partition: number;
+  /** The last leader this node knew for the partition before the change (0: none yet). */
+  readonly from: number;
+  readonly to: number;
+  readonly term: number;
+  /** Wall-clock Unix epoch milliseconds when this node saw it. */
+  readonly atMs: number;
 }
 
 /** One page of a partition's live keys at one revision, for backups (Cluster.BackupPage). */

@@ -1,7 +1,7 @@
 /**
  * The names the code uses for atoll.v1 messages, as thin aliases of the types generated from
- * proto/atoll/v1/*.proto into src/server/generated/ (scripts/gen-wire-types.mjs; never edit those
- * by hand: `npm run gen:wire-types` rewrites them, and test/server/generated-wire-types.test.ts
+ * proto/atoll/v1/*.proto into src/wire/generated/ (scripts/gen-wire-types.mjs; never edit those
+ * by hand: `npm run gen:wire-types` rewrites them, and test/scripts/generated-wire-types.test.ts
  * fails when they are stale). The types therefore cannot drift from the API.
  *
  * Each alias is the generated *permissive* type (every field optional, bytes as Buffer or

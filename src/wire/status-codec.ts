@@ -1,11 +1,10 @@
 /**
- * One node's own status for the status page (status-page.ts), and its wire form for Peer.NodeStatus
+ * One node's own status for the status page (src/server/status-page.ts), and its wire form for Peer.NodeStatus
  * (proto/atoll/v1/cluster.proto): a node asks its peers for theirs over the peer port, with the
  * peer secret, never with the viewer's token.
  */
 import { AtollError } from '../errors.js';
-import type { ClusterInfoResponse } from '../node/api.js';
-import type { LeaderChange } from '../node/leader-changes.js';
+import type { ClusterInfoResponse, LeaderChange } from '../api/node-api.js';
 import { decodeClusterInfoResponse, encodeClusterInfoResponse } from './convert.js';
 import type { NodeStatusResponse as NodeStatusResponseMessage } from './generated/atoll/v1/NodeStatusResponse.js';
 import { formatWireInt64, parseWireCount, parseWireUint32 } from './wire-numbers.js';

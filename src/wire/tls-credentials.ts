@@ -1,6 +1,6 @@
 /**
  * gRPC credentials for Atoll's TLS ports and channels, from PEM contents already in memory (files
- * are read and checked by server-tls.ts; the client library takes what its caller passes). The
+ * are read and checked by src/server/server-tls.ts; the client library takes what its caller passes). The
  * design, which port verifies what, is in docs/security.md ("TLS").
  */
 import { isIP } from 'node:net';
