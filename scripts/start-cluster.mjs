@@ -18,6 +18,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+// The CLI's TLS credentials (built by `npm start` like the server): grpc-js's own would send the
+// IP address 127.0.0.1 as the TLS server name, and Node would print its DEP0123 warning.
+import { channelCredentialsOf } from '../dist/src/server/tls-credentials.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dataRoot = resolve(process.env.ATOLL_DATA ?? join(root, 'data'));
@@ -85,7 +88,7 @@ process.on('SIGTERM', () => stop(0));
 
 const definition = protoLoader.loadSync(['atoll/v1/cluster.proto'], { includeDirs: [join(root, 'proto')], keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
 const Cluster = grpc.loadPackageDefinition(definition).atoll.v1.Cluster;
-const credentials = certs ? grpc.credentials.createSsl(readFileSync(join(certs, 'ca.pem'))) : grpc.credentials.createInsecure();
+const credentials = channelCredentialsOf(certs ? { ca: readFileSync(join(certs, 'ca.pem')) } : undefined);
 const clients = ids.map((id) => new Cluster(addressOf(id), credentials));
 
 function clusterInfo(client) {

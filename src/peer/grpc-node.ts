@@ -30,7 +30,9 @@ export async function openGrpcNode(config: AtollNodeConfig, metrics?: NodeMetric
     transport: (events, peerSecret, clusterId) => {
       const dialable = new Map(config.peers);
       for (const [peer, address] of config.dialAddresses ?? []) if (dialable.has(peer)) dialable.set(peer, address);
-      transport = new PeerTransport(config.id, dialable, events, config.logger, peerSecret, config.peerCredentials, clusterId);
+      transport = new PeerTransport(config.id, dialable, events, config.logger, peerSecret, config.peerCredentials, clusterId, {
+        warnUnreachableAfterMs: config.tickMs * config.electionTicks,
+      });
       return transport;
     },
   });

@@ -52,6 +52,19 @@ const RECONNECT_DELAY_MS = 200;
 const RAFT_STREAM_DEADLINE_MS = 60 * 60 * 1000;
 /** Frames stay well under the gRPC message limit (one Raft message is at most 1 MiB of entries). */
 const MAX_FRAME_BYTES = Math.floor(limits.maxMessageBytes * 0.75);
+/** A stream open this long on a connected channel was not refused: the peer is reachable. */
+const STREAM_SETTLED_MS = 100;
+/** The election timeout of the node defaults (100 ms ticks, 10 of them), for a transport made without one. */
+const DEFAULT_WARN_UNREACHABLE_AFTER_MS = 1_000;
+/**
+ * How long a peer this node has not reached yet may stay unreachable before the warning: the nodes
+ * of a cluster start at about the same time, not at the same instant. `npm start` on a loaded
+ * 2-core machine measured 1.0-2.0 s from a node's transport being made until its stream to a peer
+ * got through (1.0-1.5 s from the first failed one: the nodes open their partitions before they
+ * listen, then grpc-js's reconnect backoff, up to 1 s), so the election timeout alone would warn on
+ * a healthy start.
+ */
+const DEFAULT_START_GRACE_MS = 10_000;
 
 interface PeerLink {
   readonly id: number;
@@ -59,14 +72,42 @@ interface PeerLink {
   readonly client: PeerClient;
   readonly cluster: ClusterClient;
   stream: grpc.ClientWritableStream<unknown> | undefined;
+  /** When `stream` was opened (ms). */
+  streamOpenedMs: number;
   /** Frames waiting for 'drain' (back-pressure), oldest first. */
   queued: Uint8Array[];
   draining: boolean;
   lastFailureMs: number;
   reachable: boolean;
-  /** Frames have arrived from this peer at least once (so a failure now is news, not start-up). */
-  heardFrom: boolean;
+  /**
+   * The outage log lines (checkOutage, warnIfDownTooLong), apart from `reachable` (which frames
+   * from the peer set): a stream of this node's got through to the peer, and none failed since.
+   */
+  up: boolean;
+  /** While not up: since when (ms), from the first send or failure of the outage; 0 before either. */
+  downSinceMs: number;
+  /** The last failure of this outage, for its log lines. */
+  lastError: string | undefined;
+  /** This outage was logged at warn (once); its end is then logged at info. */
+  downWarned: boolean;
+  /** A stream to this peer got through at least once. */
+  everUp: boolean;
   droppedFrames: number;
+}
+
+/** Options of a PeerTransport beyond its wiring. */
+export interface PeerTransportOptions {
+  /**
+   * How long a peer may stay unreachable before the transport warns (once per outage, with an
+   * info line when it is back); shorter outages, such as peers still starting, are logged at
+   * debug. The node's election timeout (tickMs * electionTicks); default 1000 ms.
+   */
+  readonly warnUnreachableAfterMs?: number;
+  /**
+   * The same for a peer this transport has not reached yet (start-up: the peers start at about the
+   * same time); at least warnUnreachableAfterMs. Default 10 s.
+   */
+  readonly startGraceMs?: number;
 }
 
 /**
@@ -89,12 +130,17 @@ export class PeerTransport implements NodeTransport {
     credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
     /** This node's cluster id (node/cluster-descriptor.ts), sent as `atoll-cluster-id` with the secret. */
     private readonly clusterId?: string,
+    options: PeerTransportOptions = {},
   ) {
-    for (const [id, address] of peers) if (id !== selfId) this.addPeer(id, address, credentials);
     this.credentials = credentials;
+    this.warnUnreachableAfterMs = options.warnUnreachableAfterMs ?? DEFAULT_WARN_UNREACHABLE_AFTER_MS;
+    this.warnUnreachedAfterMs = Math.max(this.warnUnreachableAfterMs, options.startGraceMs ?? DEFAULT_START_GRACE_MS);
+    for (const [id, address] of peers) if (id !== selfId) this.addPeer(id, address, credentials);
   }
 
   private readonly credentials: grpc.ChannelCredentials;
+  private readonly warnUnreachableAfterMs: number;
+  private readonly warnUnreachedAfterMs: number;
 
   /** Dials a new member at `address` (its peer port; membership.ts). A peer with a link keeps it. */
   addPeer(id: number, address: string, credentials: grpc.ChannelCredentials = this.credentials): void {
@@ -106,7 +152,24 @@ export class PeerTransport implements NodeTransport {
       'grpc.max_reconnect_backoff_ms': 1000,
     });
     const cluster = new ClusterClientConstructor(address, credentials, { 'grpc.max_reconnect_backoff_ms': 1000 });
-    this.links.set(id, { id, address, client, cluster, stream: undefined, queued: [], draining: false, lastFailureMs: 0, reachable: true, heardFrom: false, droppedFrames: 0 });
+    this.links.set(id, {
+      id,
+      address,
+      client,
+      cluster,
+      stream: undefined,
+      streamOpenedMs: 0,
+      queued: [],
+      draining: false,
+      lastFailureMs: 0,
+      reachable: true,
+      up: false,
+      downSinceMs: 0,
+      lastError: undefined,
+      downWarned: false,
+      everUp: false,
+      droppedFrames: 0,
+    });
   }
 
   /** Closes the link to a removed member; nothing is sent to it afterwards. */
@@ -146,6 +209,7 @@ export class PeerTransport implements NodeTransport {
   }
 
   private sendFrame(link: PeerLink, frame: Uint8Array): void {
+    if (!link.up) this.checkOutage(link);
     if (link.draining) {
       if (link.queued.length >= MAX_QUEUED_FRAMES) {
         link.queued.shift();
@@ -189,19 +253,63 @@ export class PeerTransport implements NodeTransport {
       // Reported through the callback above; this handler only keeps the error from being thrown.
     });
     link.stream = stream;
+    link.streamOpenedMs = Date.now();
     return stream;
   }
 
   private markFailed(link: PeerLink, error: grpc.ServiceError): void {
-    link.lastFailureMs = Date.now();
+    const now = Date.now();
+    link.lastFailureMs = now;
     link.draining = false;
     link.queued = [];
-    if (link.reachable) {
-      const level = link.heardFrom ? 'warn' : 'debug';
-      this.logger[level]({ peer: link.id, address: link.address, err: error.message }, 'raft stream to peer failed');
-    }
+    if (link.up || link.downSinceMs === 0) link.downSinceMs = now;
+    link.up = false;
+    // Debug, once per outage and error: every retry fails the same way until the peer is back.
+    if (link.lastError !== error.message) this.logger.debug({ peer: link.id, address: link.address, err: error.message }, 'raft stream to peer failed');
+    link.lastError = error.message;
+    this.warnIfDownTooLong(link, now);
     link.reachable = false;
     this.events.onPeerUnreachable(link.id);
+  }
+
+  /**
+   * At a send to a peer in an outage: a stream open for a while (a refused call, such as one
+   * without the peer secret, fails within a round trip) on a connected channel has got through, so
+   * the outage is over; otherwise it may now have lasted long enough to warn about.
+   */
+  private checkOutage(link: PeerLink): void {
+    const now = Date.now();
+    if (link.downSinceMs === 0) link.downSinceMs = now;
+    if (
+      link.stream !== undefined &&
+      now - link.streamOpenedMs >= STREAM_SETTLED_MS &&
+      link.client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY
+    ) {
+      const fields = { peer: link.id, address: link.address, unreachableMs: now - link.downSinceMs };
+      if (link.downWarned) this.logger.info(fields, 'peer reachable again');
+      else this.logger.debug(fields, link.everUp ? 'raft stream to peer reconnected' : 'raft stream to peer connected');
+      link.up = true;
+      link.lastError = undefined;
+      link.downWarned = false;
+      link.everUp = true;
+      return;
+    }
+    this.warnIfDownTooLong(link, now);
+  }
+
+  /**
+   * One warning per outage, once it outlasts the election timeout (for a peer not reached yet, the
+   * start-up grace): a peer back within that time (a restart, a dropped connection) or still
+   * starting is no news to the operator.
+   */
+  private warnIfDownTooLong(link: PeerLink, now: number): void {
+    if (link.up || link.downWarned || link.downSinceMs === 0) return;
+    const unreachableMs = now - link.downSinceMs;
+    if (unreachableMs < (link.everUp ? this.warnUnreachableAfterMs : this.warnUnreachedAfterMs)) return;
+    link.downWarned = true;
+    const fields = { peer: link.id, address: link.address, unreachableMs, err: link.lastError ?? 'no connection yet' };
+    if (link.everUp) this.logger.warn(fields, 'peer unreachable for longer than the election timeout; retrying (logged again when it is back)');
+    else this.logger.warn(fields, 'peer not reached since this node started; retrying (logged again when it is back)');
   }
 
   /**
@@ -232,12 +340,9 @@ export class PeerTransport implements NodeTransport {
         return;
       }
       frames++;
+      // The outage log lines follow this node's own streams to the peer (checkOutage).
       const link = this.links.get(from);
-      if (link) link.heardFrom = true;
-      if (link && !link.reachable) {
-        link.reachable = true;
-        this.logger.info({ peer: from }, 'peer reachable again');
-      }
+      if (link) link.reachable = true;
       this.events.onMessages(from, messages);
     });
     call.on('end', () => finish(null));

@@ -2,9 +2,11 @@
  * `npm start` (scripts/start-cluster.mjs, which `npm start` runs after building): three nodes on
  * ATOLL_BASE_PORT and up with their data in ATOLL_DATA, "atoll: cluster ready", put and get
  * through the CLI, and Ctrl-C (SIGINT to the whole process group, as a terminal sends it) stops
- * every node cleanly; started again on the same data, the cluster still holds the key.
+ * every node cleanly; started again on the same data, the cluster still holds the key. A healthy
+ * start prints no warning (issue 34): not the nodes' failed streams to peers still starting, and,
+ * with ATOLL_CERTS, not Node's DEP0123 (an IP address as the TLS server name).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -64,9 +66,9 @@ interface Started {
 }
 
 /** Starts the script in its own process group and waits (bounded) for "atoll: cluster ready". */
-async function startCluster(base: number): Promise<Started> {
+async function startCluster(base: number, env: Record<string, string> = {}): Promise<Started> {
   const child = spawn(process.execPath, [join(root, 'scripts/start-cluster.mjs')], {
-    env: { ...process.env, ATOLL_DATA: dataRoot, ATOLL_BASE_PORT: String(base), ATOLL_PARTITIONS: '8', ATOLL_LOG_LEVEL: 'warn' },
+    env: { ...process.env, ATOLL_DATA: dataRoot, ATOLL_BASE_PORT: String(base), ATOLL_PARTITIONS: '8', ATOLL_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -81,6 +83,12 @@ async function startCluster(base: number): Promise<Started> {
     await new Promise((r) => setTimeout(r, 100));
   }
   return { child, output: () => output, exited };
+}
+
+/** No line at warn level or above from a node (pino JSON, levels 40-60), no Node warning. */
+function expectNoWarnings(cluster: Started): void {
+  expect(cluster.output()).not.toMatch(/"level":[456]0/);
+  expect(cluster.output()).not.toMatch(/Warning|DEP0/);
 }
 
 /** Ctrl-C: SIGINT to the script's process group; it must exit 0 within 15 s with every port closed. */
@@ -111,6 +119,7 @@ describe('npm start (scripts/start-cluster.mjs)', () => {
       expect(await (await fetch(`${admin}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()).toContain('# TYPE atoll_partition_is_leader gauge');
     }
     expect(first.output()).toMatch(/atoll: cluster ready \(8 partitions on 3 nodes, /);
+    expectNoWarnings(first);
     expect(existsSync(join(dataRoot, 'peer-secret'))).toBe(true);
     expect(cli(base, ['put', 'hello', 'world'])).toMatchObject({ status: 0 });
     expect(cli(base, ['get', 'hello'])).toMatchObject({ status: 0, stdout: 'world' });
@@ -120,4 +129,18 @@ describe('npm start (scripts/start-cluster.mjs)', () => {
     expect(cli(base, ['get', 'hello'])).toMatchObject({ status: 0, stdout: 'world' });
     await ctrlC(second, base);
   }, 60_000);
+
+  it('with ATOLL_CERTS: TLS clients and peers, and still no warning', async () => {
+    const certs = join(dataRoot, 'certs');
+    execFileSync('bash', [join(root, 'scripts/dev-certs.sh'), certs], { stdio: 'pipe' });
+    const base = await freeBasePort();
+    rmSync(join(dataRoot, 'node1'), { recursive: true, force: true });
+    rmSync(join(dataRoot, 'node2'), { recursive: true, force: true });
+    rmSync(join(dataRoot, 'node3'), { recursive: true, force: true });
+    const cluster = await startCluster(base, { ATOLL_CERTS: certs });
+    expect(cluster.output()).toContain(`export ATOLL_TLS_CA=${join(certs, 'ca.pem')}`);
+    expect(cli(base, ['--tls-ca', join(certs, 'ca.pem'), 'put', 'tls', 'yes'])).toMatchObject({ status: 0, stderr: '' });
+    expectNoWarnings(cluster);
+    await ctrlC(cluster, base);
+  }, 30_000);
 });
