@@ -20,7 +20,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 // The CLI's TLS credentials (built by `npm start` like the server): grpc-js's own would send the
 // IP address 127.0.0.1 as the TLS server name, and Node would print its DEP0123 warning.
-import { channelCredentialsOf } from '../dist/src/server/tls-credentials.js';
+import { channelCredentialsOf } from '../dist/src/wire/tls-credentials.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dataRoot = resolve(process.env.ATOLL_DATA ?? join(root, 'data'));

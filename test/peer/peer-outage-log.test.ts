@@ -16,7 +16,7 @@ import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PeerTransport, type PeerTransportOptions } from '../../src/peer/grpc-peer-transport.js';
 import { createGrpcServer } from '../../src/server/grpc-server.js';
-import { peerServiceDefinition } from '../../src/server/protos.js';
+import { peerServiceDefinition } from '../../src/wire/protos.js';
 import { planServerTls } from '../../src/server/server-tls.js';
 
 const SECRET = 's'.repeat(43);
