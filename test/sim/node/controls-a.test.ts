@@ -17,9 +17,9 @@ async function expectCaught(name: string): Promise<void> {
 }
 
 describe('whole-node simulator: negative controls', () => {
-  // Skipped from the ninth session's merge until issue 32 gave the control a schedule that reaches
-  // the double fault (a follower's lost acknowledged entry, the third replica cut off, the old
-  // leader down through the next election): see negative-controls.ts.
+  // The control's schedule (negative-controls.ts) reaches the double fault the defect needs: a
+  // follower's lost acknowledged entry, the third replica cut off, the old leader down through the
+  // next election.
   it('a follower acknowledging appends before its synced write loses acknowledged increments (counter checker)', async () => {
     await expectCaught('followerAckBeforeSync');
     const caught = await firstCatch('followerAckBeforeSync');

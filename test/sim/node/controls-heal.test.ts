@@ -6,24 +6,20 @@ import { expectControlCaught } from './seed-range.js';
  * A replica that skips a split entry by installing a snapshot of the source taken after it opens
  * the new partition empty, and its leader fills it (src/node/split-heal.ts). Without that
  * (splitHealDisabled) the new partition keeps one voter that holds no replica, which the membership
- * checker fails (rf-replicas-on-distinct-members); before the heal the simulator let seeds 130, 192
- * and 215 pass under a "known limitation" exemption, now removed.
+ * checker fails (rf-replicas-on-distinct-members).
  */
 describe('whole-node simulator: a replica that skipped a split gets the new partition', () => {
   it('without the heal, the new partition keeps a voter with no replica (membership checker)', async () => {
     await expectControlCaught('splitHealDisabled');
   }, 300_000);
 
-  // 130: one skipped split, the install that skipped it first cut off by a crash (the record written
-  // before the import keeps the old range end). 192 and 410: the new partition split again, so the
-  // hole holds two partitions and the first one's snapshot opens the second (through restarts that
-  // reopen the recorded replica). 215: one skipped split. Seeds move when the node's schedule
-  // changes: 215 stopped skipping a split when members began to follow the member table every
-  // second and came back with the start-up campaigns, which took 410 away; a scan of seeds with
-  // `testBugs.splitHealDisabled` for membership/rf-replicas-on-distinct-members finds new ones
-  // (seeds 1-215 now give 12, 130, 192 and 215). 215 stopped skipping a split when the schedule moved
-  // with issue 32's fixes (a quiesced leader no longer demotes a follower on an unreachable report,
-  // raft.ts reportUnreachable); 12 took its place (a scan of seeds 1-192 with the heal disabled gives 12, 130 and 192).
+  // 12: a skipped split. 130: one skipped split, the install that skipped it first cut off by a
+  // crash (the record written before the import keeps the old range end). 192: the new partition
+  // split again, so the hole holds two partitions and the first one's snapshot opens the second
+  // (through restarts that reopen the recorded replica). Seeds move when the node's schedule
+  // changes; a scan of seeds with `testBugs.splitHealDisabled` for
+  // membership/rf-replicas-on-distinct-members finds new ones (seeds 1-192 with the heal disabled
+  // give 12, 130 and 192).
   for (const seed of [12, 130, 192]) {
     it(`seed ${seed}: passes with the heal, fails the membership checker without it`, async () => {
       // The schedules these seeds were found on, without issue 32's lease, lock and range-change
