@@ -130,6 +130,8 @@ export interface NodeTestBugs {
   readonly movedAwayAfterRestart?: boolean;
   /** A leader keeps a learner whose move stopped before promoting it (no move is coordinated for it anywhere): it stays in the configuration for good. */
   readonly orphanLearnersKept?: boolean;
+  /** A leader never asks a voter that holds no replica to open one (voter-holes.ts): a split partition a node missed runs on RF - 1 copies. */
+  readonly voterHolesKept?: boolean;
   /** At start only the first loop iteration's campaign of preferred leaders, and no postponed elections elsewhere: a peer that starts later leaves groups to their election timers (an election storm at 1,024 partitions). */
   readonly noStartupCampaigns?: boolean;
   /** A merge does not reset the left partition's watch hub: the right side's history comes in at revisions the hub claims to hold (issue 32). */

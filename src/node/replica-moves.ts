@@ -33,6 +33,7 @@ import { PersistentLogStorage } from './raft-log-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
 import { OrphanLearners } from './orphan-learners.js';
 import { StrayCheck } from './stray-check.js';
+import { VoterHoles } from './voter-holes.js';
 
 const POLL_MS = 25;
 /** While waiting for a learner, `to` is asked again to open its replica this often (it may have restarted). */
@@ -93,11 +94,14 @@ export class ReplicaMoves {
   private readonly strays: StrayCheck;
   /** Learners left by a move that stopped before promoting them, removed by the leader (orphan-learners.ts). */
   private readonly orphans: OrphanLearners;
+  /** Voters of groups led here that hold no replica, asked to open one (voter-holes.ts). */
+  private readonly holes: VoterHoles;
 
   constructor(private readonly options: ReplicaMovesOptions) {
     const { driver, id, knownNodes, clock, timers, logger } = options;
     this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica), ...(options.healing !== undefined && { healing: options.healing }) });
     this.orphans = new OrphanLearners({ clock, logger, moveOf: (partition) => this.active.get(partition), disabled: options.testBugs?.orphanLearnersKept === true });
+    this.holes = new VoterHoles({ id, clock, logger, isReachable: (node) => driver.transport.isReachable(node), prepare: (node, partition, floor) => this.prepareOn(node, partition, floor, clock.wallMs() + PREPARE_TIMEOUT_MS) });
   }
 
   start(): void {
@@ -347,11 +351,13 @@ export class ReplicaMoves {
   private sweep(): void {
     const { driver, id, logger } = this.options;
     this.orphans.prune(driver.groups);
+    this.holes.prune(driver.groups);
     for (const [partition, replica] of driver.groups) {
       // The common case, a member, is a few field reads (no status() object per group per sweep).
       if (replica.raw.isMember(id)) {
         this.notYetMember.delete(partition);
         this.orphans.observe(partition, replica);
+        if (this.options.testBugs?.voterHolesKept !== true) this.holes.observe(partition, replica);
         continue;
       }
       const { confState } = replica.raw.status();

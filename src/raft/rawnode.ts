@@ -153,6 +153,11 @@ export class RawNode {
     return this.raft.confState().voters;
   }
 
+  /** A follower's match index as this leader tracks it, or undefined (not a leader, or not a member). Cheap. */
+  matchOf(id: NodeId): number | undefined {
+    return this.raft.role === 'leader' ? this.raft.progress.get(id)?.match : undefined;
+  }
+
   /** The current term (cheap: no status() object). */
   get term(): number {
     return this.raft.term;

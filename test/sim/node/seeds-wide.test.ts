@@ -25,6 +25,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [8244, 'a replica with RF - 1 copies: a move back to a node reused the replica it had left (not yet swept), which restarted before applying its re-addition and was deleted as moved away (replica-moves.ts prepare opens a new one; raft.ts wasMember ignores configurations at or below the vote floor)'],
   [1836, 'a replica stayed behind: two complete staged transfers the log came to cover held both incoming slots, and other groups\' snapshots were declined for 30 s (snapshot-receiver.ts tick)'],
   [4956, 'a merge back refused for good (below-initial, "partition 1, right of partition 1"): L\'s new leader hosted no R and its routing table did not know R\'s start, so the admin named L as its own right neighbour and never asked to move R (merge-admin.ts names R by L\'s range end, range-routing.ts partitionStartingAt)'],
+  [51735, 'a voter that holds no data: a node missed two splits of a partition whose replica there was moved away before it caught up, so nothing on it knew the new partitions (voter-holes.ts: their leader asks the silent voter\'s node to open the replica)'],
 ];
 
 describe('whole-node simulator, seeds from wider ranges', () => {
@@ -34,4 +35,11 @@ describe('whole-node simulator, seeds from wider ranges', () => {
       expect(result.failures.map((f) => `${f.checker}/${f.invariant}: ${f.message.split('\n')[0]}`)).toEqual([]);
     }, 120_000);
   }
+});
+
+describe('the voter-holes control', () => {
+  it('seed 51735 fails rf-replicas-on-distinct-members when leaders never ask a silent voter to open its replica (voterHolesKept)', async () => {
+    const result = await runNodeSeed(51735, { traceLines: 0, testBugs: { voterHolesKept: true } });
+    expect(result.failures.map((f) => `${f.checker}/${f.invariant}`)).toContain('membership/rf-replicas-on-distinct-members');
+  }, 120_000);
 });
