@@ -376,8 +376,8 @@ export class KvExecutor {
     return { revision, items, continueAfter: after };
   }
 
-  /** Linearizable reads: at once under the lease when applied, else through the loop (read-barrier.ts). */
-  private readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
+  /** Linearizable reads: at once under the lease when applied, else through the loop (read-barrier.ts). Watches start after one (watch-service.ts). */
+  readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.options.testBugs?.readsWithoutQuorum || replica.reads.leaseReadReady()) return Promise.resolve();
     return this.options.admission.run(replica.id, context, () => this.withDeadline(
       () => new Promise<void>((resolve, reject) => {

@@ -223,9 +223,12 @@ export class WatchService {
     };
     checkLeader();
     const leader = replica as PartitionReplica;
-    // A linearizable read at this leader: its revision covers every acknowledged write. A stale
-    // watch takes the replica's applied revision instead, and may start above it (it waits).
-    const readRevision = stale ? leader.mvcc.revision : ((await executor.execute(leader, barrier, { ...context, tenant })).response as { revision: number }).revision;
+    // A linearizable read barrier at this leader: the revision after it covers every acknowledged
+    // write. It reads no data (a read of the watched keys copied a value per watch opened: the
+    // hostile load run's watches from revision 0 each read a 200 KB one). A stale watch takes the
+    // replica's applied revision instead, and may start above it (it waits).
+    if (!stale) await executor.readBarrier(leader, { ...context, tenant });
+    const readRevision = leader.mvcc.revision;
     const startRevision = request.startRevision ?? readRevision;
     if (startRevision > readRevision && !stale) {
       throw new AtollError('FUTURE_REVISION', `start revision ${startRevision} is above the current revision ${readRevision}`, {
