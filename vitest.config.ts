@@ -8,7 +8,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * of wall time for 1,494 s of tests on two workers). Longest first packs the two workers evenly.
  */
 const longestFirst = [
-  'test/fault/chaos.test.ts', // ~400
+  'test/fault/chaos.test.ts', // ~400 (npm run test:fault; npm test leaves test/fault out)
   'test/docker/compose-cluster.test.ts', // ~105
   'test/cli/errors.test.ts', // ~42
   'test/integration/membership-rebalance.test.ts', // ~33
