@@ -43,7 +43,7 @@ import { tenantOfInternalKey } from '../keys/tenant-keys.js';
 import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
 import { defaultLimits, type Limits } from '../limits.js';
-import { compareBytes, concatBytes, decodeUint64BE, encodeUint64BE, equalBytes } from '../storage/bytes.js';
+import { compareBytes, decodeUint64BE, encodeUint64BE, equalBytes } from '../storage/bytes.js';
 import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type {
   ApplyContext,
@@ -59,26 +59,22 @@ import type {
   WriteOp,
   WriteResult,
 } from './commands.js';
-import { decodeDedupEntry, encodeDedupEntry, type RecordedResult } from './dedup-record.js';
+import { encodeDedupEntry, type RecordedResult } from './dedup-record.js';
 import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
 import { decodeAppliedRecord, encodeAppliedRecord } from './applied-record.js';
 import { ExpiryIndex } from './expiry-index.js';
 import { MvccKeyLayout } from './key-layout.js';
-import { decodeLeaseRecord, encodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
+import { encodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
 import { planWrite, type WritePlan } from './plan-write.js';
 import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
-import {
-  decodeSnapshotChunk,
-  encodeSnapshotHeader,
-  encodeSnapshotTrailer,
-  snapshotVersionOf,
-  SnapshotEntriesWriter,
-  type SnapshotHeader,
-} from './snapshot-format.js';
+import { checkedSnapshotHeader, finishSnapshotPlan, newSnapshotPlan, planSnapshotChunk, snapshotCheck } from './snapshot-check.js';
+import { encodeSnapshotHeader, encodeSnapshotTrailer, snapshotVersionOf, SnapshotEntriesWriter, type SnapshotHeader } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
 import type { VersionCache } from './version-cache.js';
 import { KeyIndex } from './key-index.js';
-import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, isWellFormedVersionRecord, leaseTombstone, tombstone, type StoredVersion } from './version-record.js';
+import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, leaseTombstone, type StoredVersion } from './version-record.js';
+import { decodeFreeze, decodeOwnedRange, encodeFreeze, encodeOwnedRange } from './range-records.js';
+import { addUsage, versionBytes, type TenantUsageCount } from './tenant-usage.js';
 
 export interface MvccStoreOptions {
   readonly engine: StorageEngine;
@@ -135,6 +131,7 @@ export interface MvccStoreOptions {
 }
 
 export { defaultDedupWindow };
+export type { TenantUsageCount };
 
 export interface DedupStatus {
   /** The live dedup records: the request ids a retry of which is recognised. */
@@ -278,47 +275,6 @@ interface Outcome {
   readonly leaseChange?: LeaseChange;
   /** For leaseGrant: the new lease's id. */
   readonly leaseId?: number;
-}
-
-/**
- * What one tenant stores in the partition: keys whose newest version is a value (expired or not:
- * expiry is time, and an expired key's bytes stay until it is overwritten, deleted and compacted),
- * and their key and value bytes; and the bytes of its retained history: every stored version that
- * is not its key's newest (superseded values and tombstones) and every newest-version tombstone,
- * measured as live bytes are (key bytes, plus value bytes for a value). History is freed only by
- * physical compaction (versions below the compaction floor). These are statistics: they never
- * change what is stored or read.
- */
-export interface TenantUsageCount {
-  keys: number;
-  bytes: number;
-  historyBytes: number;
-}
-
-function addUsage(into: Map<string, TenantUsageCount>, tenant: string, keys: number, bytes: number, historyBytes = 0): void {
-  const current = into.get(tenant) ?? { keys: 0, bytes: 0, historyBytes: 0 };
-  current.keys += keys;
-  current.bytes += bytes;
-  current.historyBytes += historyBytes;
-  if (current.keys === 0 && current.bytes === 0 && current.historyBytes === 0) into.delete(tenant);
-  else into.set(tenant, current);
-}
-
-/** The bytes one stored version counts for, live or as history: its key's, plus its value's. */
-function versionBytes(keyBytes: number, stored: StoredVersion): number {
-  return keyBytes + (stored.kind === 'value' ? stored.value.length : 0);
-}
-
-/** The dedup queue entries a snapshot import has written so far. */
-interface ImportedDedupEntries {
-  readonly requestIds: Set<string>;
-  readonly indexes: Set<number>;
-  /**
-   * The last entry imported. Entries must come in increasing index order with non-decreasing
-   * createdBeforeMs, as an export writes them: the dedup table relies on it (its expiry mark,
-   * the oldest live entry's createdBeforeMs, never decreases as entries are evicted).
-   */
-  last: { readonly index: number; readonly createdBeforeMs: number } | undefined;
 }
 
 /** What a serializable commit's prefix validation has examined so far (retained keys and versions). */
@@ -1752,7 +1708,7 @@ export class MvccStore {
     // Chunks in memory (a snapshot from a peer) are checked whole before anything is deleted, so a
     // malformed one changes nothing; a stream can only be checked as it is written.
     const checkedIndex =
-      options.checkedIndex ?? (Array.isArray(chunks) ? this.checkedSnapshotHeader(chunks as readonly Uint8Array[]).appliedIndex : undefined);
+      options.checkedIndex ?? (Array.isArray(chunks) ? checkedSnapshotHeader(this.layout, chunks as readonly Uint8Array[]).appliedIndex : undefined);
     // The mark names the index being installed when it is known (diagnostics after a crash).
     const mark = checkedIndex === undefined ? new Uint8Array(0) : encodeUint64BE(checkedIndex);
     // A compaction step in flight finishes first; none starts until the import ends, and the pass
@@ -2166,7 +2122,7 @@ export class MvccStore {
    * Synchronous, so a Raft group can refuse a snapshot before it adopts it.
    */
   checkSnapshot(chunks: readonly Uint8Array[]): void {
-    this.checkedSnapshotHeader(chunks);
+    checkedSnapshotHeader(this.layout, chunks);
   }
 
   /**
@@ -2174,14 +2130,7 @@ export class MvccStore {
    * add() throws INVALID_ARGUMENT as soon as a chunk is malformed, finish() when the whole is.
    */
   snapshotCheck(): { add(chunk: Uint8Array): void; finish(): SnapshotHeader } {
-    const plan = newSnapshotPlan();
-    return { add: (bytes) => void this.planSnapshotChunk(plan, bytes), finish: () => this.finishSnapshotPlan(plan).header };
-  }
-
-  private checkedSnapshotHeader(chunks: readonly Uint8Array[]): SnapshotHeader {
-    const plan = newSnapshotPlan();
-    for (const bytes of chunks) this.planSnapshotChunk(plan, bytes);
-    return this.finishSnapshotPlan(plan).header;
+    return snapshotCheck(this.layout);
   }
 
   /** Checks and writes a snapshot's chunks, one engine write per chunk. */
@@ -2190,117 +2139,10 @@ export class MvccStore {
   ): Promise<{ header: SnapshotHeader; dedupState: DedupMeta }> {
     const plan = newSnapshotPlan();
     for await (const bytes of chunks) {
-      const operations = this.planSnapshotChunk(plan, bytes);
+      const operations = planSnapshotChunk(this.layout, plan, bytes);
       if (operations.length > 0) await this.engine.write(operations);
     }
-    return this.finishSnapshotPlan(plan);
-  }
-
-  /** Checks one chunk against what came before it; returns the writes it stands for. */
-  private planSnapshotChunk(plan: SnapshotPlan, bytes: Uint8Array): WriteOperation[] {
-    if (plan.trailerEntryCount !== undefined) throw malformedSnapshot('a chunk follows the trailer');
-    const chunk = decodeSnapshotChunk(bytes);
-    if (plan.formatVersion !== undefined && chunk.formatVersion !== plan.formatVersion) throw malformedSnapshot('its chunks have different format versions');
-    plan.formatVersion = chunk.formatVersion;
-    if (chunk.kind === 'header') {
-      if (plan.header !== undefined) throw malformedSnapshot('a second header');
-      if (chunk.header.compactedRevision > chunk.header.revision) throw malformedSnapshot('the compaction floor is above the revision');
-      plan.header = chunk.header;
-      return [];
-    }
-    const header = plan.header;
-    if (header === undefined) throw malformedSnapshot('the first chunk is not a header');
-    if (chunk.kind === 'trailer') {
-      plan.trailerEntryCount = chunk.entryCount;
-      return [];
-    }
-    const operations: WriteOperation[] = [];
-    for (const [suffix, record] of chunk.entries) {
-      const key = concatBytes(this.layout.partitionPrefix, suffix);
-      if (this.isImportableVersion(key, record, header.revision)) {
-        operations.push({ type: 'put', key, value: record });
-        continue;
-      }
-      // Lease records exist from format version 4 on.
-      if (chunk.formatVersion >= 4 && this.isImportableLease(key, record)) {
-        operations.push({ type: 'put', key, value: record });
-        continue;
-      }
-      // Dedup entries exist from format version 2 on.
-      const dedupOperations = chunk.formatVersion >= 2 ? this.importableDedupEntry(key, record, header, plan.imported) : undefined;
-      if (dedupOperations === undefined) throw malformedSnapshot('an entry is neither a valid version nor a valid dedup entry');
-      operations.push(...dedupOperations);
-    }
-    plan.entryCount += chunk.entries.length;
-    return operations;
-  }
-
-  private finishSnapshotPlan(plan: SnapshotPlan): { header: SnapshotHeader; dedupState: DedupMeta } {
-    const header = plan.header;
-    if (header === undefined) throw malformedSnapshot('it is empty');
-    if (plan.trailerEntryCount === undefined) throw malformedSnapshot('it ended without a trailer (truncated?)');
-    if (plan.trailerEntryCount !== plan.entryCount) throw malformedSnapshot(`the trailer counts ${plan.trailerEntryCount} entries, got ${plan.entryCount}`);
-    // Every imported entry is live: the exporter sent none below its floor.
-    return { header, dedupState: { floorIndex: 0, count: plan.imported.indexes.size } };
-  }
-
-  private isImportableLease(key: Uint8Array, record: Uint8Array): boolean {
-    const id = this.layout.parseLeaseKey(key);
-    if (id === undefined) return false;
-    try {
-      decodeLeaseRecord(id, record);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  private isImportableVersion(key: Uint8Array, record: Uint8Array, maxRevision: number): boolean {
-    if (!this.layout.isVersionKey(key) || !isWellFormedVersionRecord(record)) return false;
-    try {
-      const parsed = this.layout.parseVersionKey(key);
-      decodeUtf8(parsed.userKey);
-      return parsed.revision >= 1 && parsed.revision <= maxRevision;
-    } catch {
-      return false;
-    }
-  }
-
-  /**
-   * The operations that install one snapshot dedup queue entry and its rebuilt record, or
-   * undefined when the entry is not valid at the snapshot's applied index and revision, or its
-   * index or request id came before (one entry per index, one per id: the count relies on it), or
-   * it is out of order (see ImportedDedupEntries.last).
-   */
-  private importableDedupEntry(
-    key: Uint8Array,
-    record: Uint8Array,
-    header: SnapshotHeader,
-    imported: ImportedDedupEntries,
-  ): WriteOperation[] | undefined {
-    const index = this.layout.maybeParseDedupQueueKey(key);
-    if (index === undefined || index < 1 || index > header.appliedIndex || imported.indexes.has(index)) return undefined;
-    let requestId: string;
-    let createdBeforeMs: number;
-    try {
-      const entry = decodeDedupEntry(record);
-      if (entry.result.revision > header.revision) return undefined;
-      requestId = entry.requestId;
-      createdBeforeMs = entry.createdBeforeMs;
-    } catch (error) {
-      if (!(error instanceof AtollError)) throw error;
-      return undefined;
-    }
-    if (imported.requestIds.has(requestId)) return undefined;
-    const last = imported.last;
-    if (last !== undefined && (index <= last.index || createdBeforeMs < last.createdBeforeMs)) return undefined;
-    imported.last = { index, createdBeforeMs };
-    imported.requestIds.add(requestId);
-    imported.indexes.add(index);
-    return [
-      { type: 'put', key, value: record },
-      { type: 'put', key: this.layout.dedupRecordKey(requestId), value: encodeUint64BE(index) },
-    ];
+    return finishSnapshotPlan(plan);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -2337,46 +2179,8 @@ export class MvccStore {
   }
 }
 
-/** What importing a snapshot has checked so far. */
-interface SnapshotPlan {
-  header: SnapshotHeader | undefined;
-  formatVersion: number | undefined;
-  trailerEntryCount: number | undefined;
-  entryCount: number;
-  readonly imported: ImportedDedupEntries;
-}
-
-function newSnapshotPlan(): SnapshotPlan {
-  return { header: undefined, formatVersion: undefined, trailerEntryCount: undefined, entryCount: 0, imported: { requestIds: new Set(), indexes: new Set(), last: undefined } };
-}
-
-function malformedSnapshot(reason: string): AtollError {
-  return new AtollError('INVALID_ARGUMENT', `malformed snapshot: ${reason}`);
-}
-
 function withoutCurrent(result: WriteResult): WriteResult {
   if (result.current === undefined && result.counter === undefined && result.deleted !== true) return result;
   const { current: _current, counter: _counter, ...rest } = result;
   return { ...rest, ...(result.type === 'delete' && { deleted: false }) };
-}
-
-/** The 'range' meta record: uint64BE(start) uint64BE(end). */
-function encodeOwnedRange(range: { readonly start: number; readonly end: number }): Uint8Array {
-  return concatBytes(encodeUint64BE(range.start), encodeUint64BE(range.end));
-}
-
-function encodeFreeze(freeze: { readonly into: number; readonly index: number }): Uint8Array {
-  return concatBytes(encodeUint64BE(freeze.into), encodeUint64BE(freeze.index));
-}
-
-function decodeFreeze(bytes: Uint8Array): { into: number; index: number } {
-  assert.equal(bytes.length, 16, 'corrupt merge freeze record');
-  return { into: decodeUint64BE(bytes, 0), index: decodeUint64BE(bytes, 8) };
-}
-
-function decodeOwnedRange(bytes: Uint8Array): { start: number; end: number } {
-  assert.equal(bytes.length, 16, 'corrupt partition range record');
-  const range = { start: decodeUint64BE(bytes, 0), end: decodeUint64BE(bytes, 8) };
-  assert(range.start < range.end && range.end <= 2 ** 32, 'corrupt partition range record');
-  return range;
 }
