@@ -35,15 +35,14 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
-import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { equalRangeOf, partitionOfBucket, validatePartitionCount } from '../keys/partition-table.js';
+import { defaultBucketHash } from '../keys/bucket-hash.js';
+import { equalRangeOf, partitionOfBucket } from '../keys/partition-table.js';
 import { keyInHashRange, planSplitMove } from './split-plan.js';
 import { planMergeMove } from './merge-plan.js';
 import { tenantOfInternalKey } from '../keys/tenant-keys.js';
 import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
 import { validateKey } from '../keys/validate-key.js';
-import { defaultLimits, type Limits } from '../limits.js';
-import { compareBytes, decodeUint64BE, encodeUint64BE, equalBytes } from '../storage/bytes.js';
+import { compareBytes, encodeUint64BE, equalBytes } from '../storage/bytes.js';
 import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type {
   ApplyContext,
@@ -60,78 +59,24 @@ import type {
   WriteResult,
 } from './commands.js';
 import { encodeDedupEntry, type RecordedResult } from './dedup-record.js';
-import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type DedupState, type FoundResult } from './dedup-table.js';
-import { decodeAppliedRecord, encodeAppliedRecord } from './applied-record.js';
-import { ExpiryIndex } from './expiry-index.js';
-import { MvccKeyLayout } from './key-layout.js';
-import { encodeLeaseRecord, leaseNotFound, LeaseTable, type LeaseChange, type LeaseRecord } from './lease-table.js';
+import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type FoundResult } from './dedup-table.js';
+import { encodeAppliedRecord } from './applied-record.js';
+import { encodeLeaseRecord, leaseNotFound, type LeaseChange, type LeaseRecord } from './lease-table.js';
 import { planWrite, type WritePlan } from './plan-write.js';
 import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
 import { checkedSnapshotHeader, finishSnapshotPlan, newSnapshotPlan, planSnapshotChunk, snapshotCheck } from './snapshot-check.js';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, snapshotVersionOf, SnapshotEntriesWriter, type SnapshotHeader } from './snapshot-format.js';
 import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
-import type { VersionCache } from './version-cache.js';
 import { KeyIndex } from './key-index.js';
 import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, leaseTombstone, type StoredVersion } from './version-record.js';
-import { decodeFreeze, decodeOwnedRange, encodeFreeze, encodeOwnedRange } from './range-records.js';
+import { encodeFreeze, encodeOwnedRange } from './range-records.js';
 import { addUsage, versionBytes, type TenantUsageCount } from './tenant-usage.js';
 
-export interface MvccStoreOptions {
-  readonly engine: StorageEngine;
-  /** The partition's key prefix in the shared engine (storage/keyspace.ts partitionKeyPrefix). */
-  readonly prefix: Uint8Array;
-  /** Must be identical on every replica of the partition (see limits.ts). */
-  readonly limits?: Limits;
-  /** Sync every apply batch to disk (default false; see the durability note above). */
-  readonly syncApply?: boolean;
-  /**
-   * The partition this store holds, out of how many. When given, keys that route elsewhere are
-   * refused with WRONG_PARTITION (a misrouted request must not create a key no reader will find),
-   * and prefixes must name a bucket of this partition. `hash` is the cluster's bucket hash (its
-   * descriptor; default: a new cluster's); it is part of the replicated configuration, the same on
-   * every replica, so ownership decided in apply stays deterministic.
-   */
-  readonly partition?: { readonly id: number; readonly count: number; readonly hash?: BucketHashName };
-  /**
-   * How many deduplicated results (entries applied with a request id) the partition keeps:
-   * default 100_000. Past it the oldest, by apply order, is evicted: a retry of a plain id is then
-   * applied again, one of a timestamped id fails with REQUEST_ID_EXPIRED (request-id.ts). It
-   * decides outcomes, so like the limits it must be identical on every replica.
-   */
-  readonly dedupWindow?: number;
-  /**
-   * TEST ONLY: ignore request ids (after checking them), so every retry is applied again. It
-   * exists as the negative control of exactly-once checks (a checker must see retries
-   * double-count with it). Never set it in a real node.
-   */
-  readonly dedupDisabled?: boolean;
-  /** TEST ONLY (a negative control): exported snapshots carry no dedup records. */
-  readonly dedupForgetsOnSnapshot?: boolean;
-  /** TEST ONLY (a negative control): applySplit copies the moved keys into the target but leaves them in the source too. */
-  readonly splitKeepsMovedKeys?: boolean;
-  /** TEST ONLY (a negative control): a SERIALIZABLE commit does not validate its read prefixes. */
-  readonly serializableSkipsPrefixValidation?: boolean;
-  /**
-   * The node's cache of newest versions (version-cache.ts) and this store's id in it (unique
-   * among the stores sharing the cache). Without it every lookup reads storage.
-   */
-  readonly versionCache?: { readonly cache: VersionCache; readonly storeId: number };
-  /**
-   * Keep every stored key's newest revision in memory (default true; see newestRevisionOf): about
-   * a hundred bytes plus the key per stored key. Without it a lookup of a key's newest version
-   * that misses the cache costs a storage iterator. The tests run stores without it as the
-   * reference the indexed stores must agree with.
-   */
-  readonly keyIndex?: boolean;
-  /**
-   * The key index's budget (key-index.ts; default unbounded): a store whose index would grow past
-   * it drops the index and reads storage instead, until its next open or snapshot import.
-   */
-  readonly keyIndexMaxBytes?: number;
-}
+import type { CompactionGroup, StorageCompactionStep } from './compaction-pass.js';
+import { assertNowMs, MvccState, type MvccStatus, type MvccStoreOptions, type RevisionResetReason, type StoredChange } from './mvcc-state.js';
 
 export { defaultDedupWindow };
-export type { TenantUsageCount };
+export type { MvccStatus, MvccStoreOptions, RevisionResetReason, StorageCompactionStep, StoredChange, TenantUsageCount };
 
 export interface DedupStatus {
   /** The live dedup records: the request ids a retry of which is recognised. */
@@ -185,14 +130,6 @@ export interface PrefixPage {
   readonly continueAfter?: string;
 }
 
-export interface MvccStatus {
-  readonly appliedIndex: number;
-  readonly revision: number;
-  readonly compactedRevision: number;
-  /** True when a snapshot import was interrupted: the state is unusable until one succeeds. */
-  readonly needsSnapshot: boolean;
-}
-
 export interface ImportOptions {
   /**
    * The chunks (an array) passed checkSnapshot already, unchanged since, and describe this applied
@@ -220,36 +157,6 @@ export interface StorageCompactionResult {
   readonly removedDedupEntries: number;
   /** True when a snapshot export was running, so nothing was removed this time. */
   readonly deferred: boolean;
-}
-
-export interface StorageCompactionStep {
-  readonly removedVersions: number;
-  /** True when no physical compaction is pending any more. */
-  readonly done: boolean;
-  /** True when a snapshot export or import runs, so the step did nothing. */
-  readonly deferred: boolean;
-}
-
-/** A physical compaction pass in progress (see MvccStore.compactStorageStep). */
-interface CompactionPass {
-  /** The floor this pass removes below: the store's floor when it began (at or below the current one). */
-  readonly floor: number;
-  /** The import epoch it began in (an import discards it). */
-  readonly epoch: number;
-  /** The first stored version the pass has not examined; undefined: the first of the partition. */
-  resumeAt: Uint8Array | undefined;
-  /** The key group the previous step stopped inside. */
-  group: CompactionGroup | undefined;
-}
-
-/** Per key: the newest version at or below the pass's floor seen so far, which a reader may still need. */
-interface CompactionGroup {
-  readonly groupKey: Uint8Array;
-  readonly userKey: Uint8Array;
-  /** Decoded from userKey on the group's first removal. */
-  tenant?: string;
-  aboveFloor: boolean;
-  newestAtFloor?: { readonly storageKey: Uint8Array; readonly revision: number; readonly isTombstone: boolean; readonly bytes: number };
 }
 
 /** The newest stored version of a key at some revision. */
@@ -304,10 +211,6 @@ function txnSnapshotTimeOf(command: Command): number {
   return typeof time === 'number' && Number.isSafeInteger(time) && time >= 0 ? time : 0;
 }
 
-function assertNowMs(nowMs: number): void {
-  assert(Number.isSafeInteger(nowMs) && nowMs >= 0, 'nowMs must be a non-negative safe integer');
-}
-
 /** The live version a stored version shows a reader at nowMs, or undefined when it shows none. */
 function liveVersion(key: string, found: FoundVersion | undefined, nowMs: number): KeyVersion | undefined {
   if (found === undefined || found.stored.kind !== 'value') return undefined;
@@ -316,15 +219,6 @@ function liveVersion(key: string, found: FoundVersion | undefined, nowMs: number
   const base = { key, value, createRevision, modRevision: found.revision, version, ...(fence !== undefined && { fence }) };
   return expiresAtMs === undefined ? base : { ...base, expiresAtMs };
 }
-
-/** A version an entry stored (the commit listener's argument). */
-export interface StoredChange {
-  readonly key: string;
-  readonly stored: StoredVersion;
-}
-
-/** Why a store's revision or history moved without a commit (setCommitListener's reset). */
-export type RevisionResetReason = 'import' | 'merge' | 'merged-away';
 
 /** A stored version and its revision (changesSince). */
 export interface StoredChangeAt extends StoredChange {
@@ -336,256 +230,42 @@ function byRevisionThenKey(a: StoredChangeAt, b: StoredChangeAt): number {
 }
 
 export class MvccStore {
-  private readonly layout: MvccKeyLayout;
-  private readonly limits: Limits;
-  private readonly syncApply: boolean;
-  private readonly partition: { readonly id: number; readonly count: number; readonly hash?: BucketHashName } | undefined;
-  private readonly dedup: DedupTable;
-  private readonly dedupDisabled: boolean;
-  /** Negative controls' defects (MvccStoreOptions); both false in a real node. */
-  private readonly testBugs: { readonly dedupForgetsOnSnapshot: boolean; readonly skipPrefixValidation: boolean; readonly splitKeepsMovedKeys: boolean };
-  /**
-   * A recorded result must fit, with a full chunk, in one message, as a snapshot carries it.
-   * Invariant (from assertLimits): at least one maximal key and value, so a plain write fits.
-   */
-  private readonly maxDedupEntryBytes: number;
+  /** The engine the store lives in (the state's; kept as a field for callers that reach for it). */
+  private readonly engine: StorageEngine;
 
-  // Invariant: these mirror the meta records of the last batch written (or are zero for a new store).
-  // Invariant: compactedRevision <= revision.
-  private appliedIndexValue: number;
-  private revisionValue: number;
-  private compactedRevisionValue: number;
-  private needsSnapshotValue: boolean;
-  private interruptedImportIndexValue: number | undefined;
-  /**
-   * The partition's replicated clock: the time every entry up to appliedIndex was applied at.
-   * Invariant: it never decreases across applies (asserted in commit); only a snapshot import
-   * replaces it, with the exporter's value at the snapshot's applied index.
-   */
-  private appliedTimeValue: number;
-
-  /** Set while an apply, physical compaction or import runs: they must not overlap. */
-  private exclusive = false;
-  private exportsInFlight = 0;
-  /** Bumped by every snapshot import, so a read that overlapped one can tell. */
-  private epoch = 0;
-  /** Versions below the floor may still await physical removal (see compactStorageStep). */
-  private storageCompactionPendingValue = false;
-  private compactionPass: CompactionPass | undefined;
-  private compactionStepInFlight: Promise<StorageCompactionStep> | undefined;
-  /** Set while importSnapshot runs: no compaction step starts. */
-  private importing = false;
-  /** Invariant: the sum over stored keys, as rebuildKeyState computes it (kept by every apply). */
-  private usage = new Map<string, TenantUsageCount>();
-  private readonly cache: VersionCache | undefined;
-  private readonly cacheStoreId: number;
-  /**
-   * Every stored key's newest version revision (etcd keeps a similar in-memory index of its whole
-   * keyspace), so the newest version of a key is one point read, or nothing at all for a key the
-   * store never had, instead of a LevelDB iterator.
-   * Invariant, while `keyIndexComplete`: `newestRevisionOf` maps exactly the keys that have a
-   * stored version (a value or a tombstone) to the revision of their newest stored version.
-   * - A commit sets the written keys to the new revision in the same synchronous step that moves
-   *   the store's revision, after its batch is written (as the version cache).
-   * - Physical compaction removes a key's newest version only when it is a tombstone at or below
-   *   the floor with nothing above it; it removes the key from the index just before (while the
-   *   index still names that tombstone), so a key may briefly be missing from the index while its
-   *   tombstone is still stored: both read as "not found".
-   * - An import empties it and marks it incomplete; rebuildKeyState (at open and at the end of an
-   *   import) rebuilds it from a scan of every stored version and marks it complete.
-   */
-  private newestRevisionOf: KeyIndex;
-  private keyIndexComplete = false;
-  /**
-   * The expiry of every key whose newest version is a value with one (expiry-index.ts), kept by
-   * commit and rebuilt by rebuildKeyState, so the leader finds expired keys without a scan.
-   */
-  private expiry = new ExpiryIndex();
-  /** The partition's leases (lease-table.ts): kept by commit, reloaded by rebuildKeyState. */
-  private leases = new LeaseTable();
-  private readonly keyIndexEnabled: boolean;
-  private commitListener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined;
-  /** Told whenever the revision or the history moves without a commit (see setCommitListener). */
-  private resetListener: ((revision: number, reason: RevisionResetReason) => void) | undefined;
-  /**
-   * True while the separate applied-index, applied-time and revision records of the format before
-   * applied-record.ts may be stored: the next apply batch deletes them beside the 'applied' record.
-   */
-  private legacyAppliedRecords = false;
-  /**
-   * The hash range this partition owns once a split made it data (the 'range' meta record, written
-   * by applySplit and by a snapshot import that carries one), else undefined: the partition then
-   * owns its place in the equal table (options.partition). Invariant: it mirrors the stored record.
-   */
-  private ownedRange: { readonly start: number; readonly end: number } | undefined;
-  /**
-   * Set once applyMerge folded this partition into its left neighbour (that one's id): the store
-   * is then empty on disk and inert. Invariant: nothing applies to it afterwards (asserted), and a
-   * read answers PARTITION_MOVED naming the neighbour.
-   */
-  private mergedIntoValue: number | undefined;
-  /**
-   * The merge freeze (applyFreeze; the 'merge-freeze' meta record, carried by snapshots as format
-   * 6): once set, this partition is waiting to be merged into partition `into` and applies nothing
-   * more. Invariant: it mirrors the stored record, is never cleared but by the merge that empties
-   * the partition (a freeze has no undo, so every replica's state at any applied index at or past
-   * `index` is its state at `index`), and no write, read, split or second freeze changes the state
-   * after it.
-   */
-  private frozenValue: { readonly into: number; readonly index: number } | undefined;
-
-  private constructor(
-    private readonly engine: StorageEngine,
-    layout: MvccKeyLayout,
-    options: MvccStoreOptions,
-    status: MvccStatus,
-    dedupState: DedupState,
-    appliedTimeMs: number,
-  ) {
-    this.layout = layout;
-    this.limits = options.limits ?? defaultLimits;
-    this.syncApply = options.syncApply ?? false;
-    this.partition = options.partition;
-    this.dedup = new DedupTable(engine, layout, options.dedupWindow ?? defaultDedupWindow, dedupState);
-    this.dedupDisabled = options.dedupDisabled ?? false;
-    this.testBugs = { dedupForgetsOnSnapshot: options.dedupForgetsOnSnapshot === true, skipPrefixValidation: options.serializableSkipsPrefixValidation === true, splitKeepsMovedKeys: options.splitKeepsMovedKeys === true };
-    this.cache = options.versionCache?.cache;
-    this.cacheStoreId = options.versionCache?.storeId ?? 0;
-    this.keyIndexEnabled = options.keyIndex ?? true;
-    this.newestRevisionOf = new KeyIndex(options.keyIndexMaxBytes);
-    this.maxDedupEntryBytes = this.limits.maxMessageBytes - this.limits.snapshotChunkBytes - this.limits.messageOverheadBytes;
-    assert(this.maxDedupEntryBytes >= this.limits.maxKeyBytes + this.limits.maxValueBytes, 'a recorded write must fit a snapshot message');
-    if (this.partition !== undefined) {
-      validatePartitionCount(this.partition.count);
-      // A partition made by a split has an id past the equal table's; its range is its record.
-      assert(Number.isInteger(this.partition.id) && this.partition.id >= 0);
-    }
-    this.appliedIndexValue = status.appliedIndex;
-    this.revisionValue = status.revision;
-    this.compactedRevisionValue = status.compactedRevision;
-    this.needsSnapshotValue = status.needsSnapshot;
-    this.appliedTimeValue = appliedTimeMs;
+  private constructor(private readonly state: MvccState) {
+    this.engine = state.engine;
   }
 
   /** Opens the partition's state from the engine (an empty partition when it has none yet). */
-  static async open(options: MvccStoreOptions): Promise<MvccStore> {
-    const layout = new MvccKeyLayout(options.prefix);
-    const readNumber = async (key: Uint8Array): Promise<number> => {
-      const bytes = await options.engine.get(key);
-      return bytes === undefined ? 0 : decodeUint64BE(bytes);
-    };
-    // One 'applied' record (applied-record.ts); a data directory from before it has three.
-    const appliedBytes = await options.engine.get(layout.appliedKey);
-    const legacy = appliedBytes === undefined ? await Promise.all([layout.appliedIndexKey, layout.revisionKey, layout.appliedTimeKey].map((key) => options.engine.get(key))) : [];
-    const legacyNumber = (bytes: Uint8Array | undefined): number => (bytes === undefined ? 0 : decodeUint64BE(bytes));
-    const applied =
-      appliedBytes !== undefined
-        ? decodeAppliedRecord(appliedBytes)
-        : { appliedIndex: legacyNumber(legacy[0]), revision: legacyNumber(legacy[1]), appliedTimeMs: legacyNumber(legacy[2]) };
-    let status: MvccStatus = {
-      appliedIndex: applied.appliedIndex,
-      revision: applied.revision,
-      compactedRevision: await readNumber(layout.compactedRevisionKey),
-      needsSnapshot: false,
-    };
-    const mark = await options.engine.get(layout.importInProgressKey);
-    status = { ...status, needsSnapshot: mark !== undefined };
-    assert(status.compactedRevision <= status.revision, 'stored compaction floor is above the revision');
-    const dedupState = await DedupTable.loadState(options.engine, layout);
-    assert(dedupState.floorIndex <= status.appliedIndex + 1, 'stored dedup floor is above the applied index');
-    const store = new MvccStore(options.engine, layout, options, status, dedupState, applied.appliedTimeMs);
-    const rangeBytes = await options.engine.get(layout.rangeKey);
-    if (rangeBytes !== undefined) store.ownedRange = decodeOwnedRange(rangeBytes);
-    const freezeBytes = await options.engine.get(layout.freezeKey);
-    if (freezeBytes !== undefined) store.frozenValue = decodeFreeze(freezeBytes);
-    // Only a split or an import makes a partition past the equal table; it has its range record.
-    if (options.partition !== undefined && rangeBytes === undefined && !status.needsSnapshot && status.appliedIndex > 0) {
-      assert(options.partition.id < options.partition.count, 'a partition made by a split has its range record');
-    }
-    store.legacyAppliedRecords = legacy.some((bytes) => bytes !== undefined);
-    if (mark !== undefined && mark.length === 8) store.interruptedImportIndexValue = decodeUint64BE(mark);
-    if (!status.needsSnapshot) await store.rebuildKeyState();
-    return store;
+  static open(options: MvccStoreOptions): Promise<MvccStore> {
+    return MvccState.open(options, (state) => new MvccStore(state));
   }
 
   /** Stored keys, live bytes and history bytes per tenant (see TenantUsageCount). */
   usageByTenant(): ReadonlyMap<string, Readonly<TenantUsageCount>> {
-    return this.usage;
-  }
-
-  /**
-   * Recounts usage and rebuilds the key index from the stored versions: at open and after a
-   * snapshot import (nothing else runs on the store meanwhile).
-   */
-  private async rebuildKeyState(): Promise<void> {
-    this.keyIndexComplete = false;
-    const usage = new Map<string, TenantUsageCount>();
-    const newest = new KeyIndex(this.newestRevisionOf.maxBytes);
-    // False once a key did not fit the budget: the store then runs without an index.
-    let indexFits = this.keyIndexEnabled;
-    const expiry = new ExpiryIndex();
-    // Per key: its newest version so far, and the bytes of the older ones (its history so far).
-    let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number; atFloor: number; atFloorTombstone: boolean } | undefined;
-    // Whether some stored version is one physical compaction would remove (see compactStorageStep).
-    let removable = false;
-    const floor = this.compactedRevisionValue;
-    const flush = (): void => {
-      if (group === undefined) return;
-      if (group.atFloor > 1 || group.atFloorTombstone) removable = true;
-      const key = decodeUtf8(group.userKey);
-      if (indexFits && !newest.set(key, group.revision)) {
-        indexFits = false;
-        newest.clear();
-      }
-      if (group.last.kind === 'value') expiry.set(key, group.last.expiresAtMs);
-      const tenant = tenantOfInternalKey(key);
-      const lastBytes = versionBytes(group.userKey.length, group.last);
-      if (group.last.kind === 'value') addUsage(usage, tenant, 1, lastBytes, group.olderBytes);
-      else addUsage(usage, tenant, 0, 0, group.olderBytes + lastBytes);
-    };
-    for await (const [storageKey, record] of this.engine.iterate(this.layout.allVersionsRange())) {
-      const parsed = this.layout.parseVersionKey(storageKey);
-      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
-        flush();
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), last: decodeVersionRecord(record), revision: parsed.revision, olderBytes: 0, atFloor: 0, atFloorTombstone: false };
-      } else {
-        group.olderBytes += versionBytes(group.userKey.length, group.last);
-        group.last = decodeVersionRecord(record);
-        group.revision = parsed.revision;
-      }
-      if (parsed.revision <= floor) {
-        group.atFloor++;
-        group.atFloorTombstone = group.last.kind === 'tombstone';
-      }
-    }
-    flush();
-    this.usage = usage;
-    this.expiry = expiry;
-    this.leases = await LeaseTable.load(this.engine, this.layout);
-    this.storageCompactionPendingValue = removable;
-    this.newestRevisionOf = newest;
-    this.keyIndexComplete = indexFits;
+    return this.state.usage;
   }
 
   get appliedIndex(): number {
-    return this.appliedIndexValue;
+    return this.state.appliedIndex;
   }
 
   get revision(): number {
-    return this.revisionValue;
+    return this.state.revision;
   }
 
   get compactedRevision(): number {
-    return this.compactedRevisionValue;
+    return this.state.compactedRevision;
   }
 
   get needsSnapshot(): boolean {
-    return this.needsSnapshotValue;
+    return this.state.needsSnapshot;
   }
 
   /** After open: the index of the snapshot whose import a crash interrupted, when the mark names it. */
   get interruptedImportIndex(): number | undefined {
-    return this.interruptedImportIndexValue;
+    return this.state.interruptedImportIndex;
   }
 
   /**
@@ -594,7 +274,7 @@ export class MvccStore {
    * replica at the same applied index. Readers take max(their clock, this) as their time.
    */
   get appliedTimeMs(): number {
-    return this.appliedTimeValue;
+    return this.state.appliedTimeMs;
   }
 
   /**
@@ -603,47 +283,47 @@ export class MvccStore {
    */
   expiredKeys(nowMs: number, max: number): string[] {
     assertNowMs(nowMs);
-    if (this.needsSnapshotValue) return [];
-    return this.expiry.expiredKeys(nowMs, max);
+    if (this.state.needsSnapshot) return [];
+    return this.state.expiry.expiredKeys(nowMs, max);
   }
 
   /** A lease of the partition by local id, or undefined (never granted, revoked or expired). */
   lease(id: number): LeaseRecord | undefined {
-    return this.leases.get(id);
+    return this.state.leases.get(id);
   }
 
   /** Every lease of the partition, in grant order (the leader's lease keeper walks them). */
   allLeases(): LeaseRecord[] {
-    return this.leases.all();
+    return this.state.leases.all();
   }
 
   /** How many leases each tenant holds in the partition (published with its usage, for the lease quota). */
   leaseCountsByTenant(): ReadonlyMap<string, number> {
-    return this.leases.countsByTenant();
+    return this.state.leases.countsByTenant();
   }
 
   status(): MvccStatus {
     return {
-      appliedIndex: this.appliedIndexValue,
-      revision: this.revisionValue,
-      compactedRevision: this.compactedRevisionValue,
-      needsSnapshot: this.needsSnapshotValue,
+      appliedIndex: this.state.appliedIndex,
+      revision: this.state.revision,
+      compactedRevision: this.state.compactedRevision,
+      needsSnapshot: this.state.needsSnapshot,
     };
   }
 
   /** The key index's size and estimated bytes (key-index.ts), and whether the store uses it. */
   keyIndexStatus(): { keys: number; bytes: number; maxBytes: number; complete: boolean } {
-    const index = this.newestRevisionOf;
-    return { keys: index.size, bytes: index.bytes, maxBytes: index.maxBytes, complete: this.keyIndexComplete };
+    const index = this.state.newestRevisionOf;
+    return { keys: index.size, bytes: index.bytes, maxBytes: index.maxBytes, complete: this.state.keyIndexComplete };
   }
 
   /** The dedup table's in-memory read-ahead and eviction list, estimated bytes (dedup-table.ts). */
   dedupMemory(): { bytes: number; readAheadHeads: number } {
-    return { bytes: this.dedup.memoryBytes, readAheadHeads: this.dedup.readAheadLength };
+    return { bytes: this.state.dedup.memoryBytes, readAheadHeads: this.state.dedup.readAheadLength };
   }
 
   dedupStatus(): DedupStatus {
-    return { recordCount: this.dedup.count, floorIndex: this.dedup.floorIndex, window: this.dedup.window, expiredThroughMs: this.dedup.expiredThroughMs };
+    return { recordCount: this.state.dedup.count, floorIndex: this.state.dedup.floorIndex, window: this.state.dedup.window, expiredThroughMs: this.state.dedup.expiredThroughMs };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -670,26 +350,25 @@ export class MvccStore {
   async apply(command: Command, context: ApplyContext): Promise<ApplyResult> {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
     assertNowMs(context.nowMs);
-    assert(!this.needsSnapshotValue, 'apply on a partition whose snapshot import did not finish');
-    assert(this.mergedIntoValue === undefined, 'apply on a partition merged into its neighbour');
-    if (context.index <= this.appliedIndexValue) {
-      return { index: context.index, revision: this.revisionValue, applied: false, replayed: true, duplicate: false, writes: [] };
+    this.state.assertCanApply();
+    if (context.index <= this.state.appliedIndex) {
+      return { index: context.index, revision: this.state.revision, applied: false, replayed: true, duplicate: false, writes: [] };
     }
-    this.enterExclusive();
+    this.state.enterExclusive();
     try {
-      if (this.frozenValue !== undefined) {
+      if (this.state.frozen !== undefined) {
         // Frozen for a merge: refused, and NOT recorded for deduplication (a recorded refusal would
         // travel into the merged partition and answer the retry there); only the applied index moves.
         const failed = failedOutcome(this.frozenError());
-        await this.commit(failed, context.index, Math.max(context.nowMs, this.appliedTimeValue));
+        await this.commit(failed, context.index, Math.max(context.nowMs, this.state.appliedTimeMs));
         return this.resultOf(context.index, failed);
       }
       // The entry's time on the partition clock: never before the previous entry's, nor before a
       // transaction's snapshot (the commit comes after it). Every replica computes the same.
-      const nowMs = Math.max(context.nowMs, this.appliedTimeValue, txnSnapshotTimeOf(command));
+      const nowMs = Math.max(context.nowMs, this.state.appliedTimeMs, txnSnapshotTimeOf(command));
       return await this.applyNewEntry(command, { ...context, nowMs });
     } finally {
-      this.exclusive = false;
+      this.state.exclusive = false;
     }
   }
 
@@ -701,7 +380,7 @@ export class MvccStore {
       return this.resultOf(context.index, failed);
     }
     if (request.kind === 'deduplicated') {
-      const found = await this.dedup.find(request.requestId);
+      const found = await this.state.dedup.find(request.requestId);
       if (found !== undefined) return this.answerDuplicate(found, context.index, context.nowMs);
       const refused = this.refusedRequestId(request.requestId, context.nowMs);
       if (refused !== undefined) {
@@ -726,7 +405,7 @@ export class MvccStore {
   private resultOf(index: number, outcome: Outcome): ApplyResult {
     return {
       index,
-      revision: this.revisionValue,
+      revision: this.state.revision,
       applied: outcome.applied,
       replayed: false,
       duplicate: false,
@@ -746,7 +425,7 @@ export class MvccStore {
       if (!(error instanceof AtollError)) throw error;
       return { kind: 'invalid', error };
     }
-    return this.dedupDisabled ? noDedup : { kind: 'deduplicated', requestId };
+    return this.state.dedupDisabled ? noDedup : { kind: 'deduplicated', requestId };
   }
 
   /**
@@ -766,7 +445,7 @@ export class MvccStore {
         { createdAtMs, partitionNowMs: nowMs, maxAheadMs: requestIdMaxAheadMs },
       );
     }
-    const expiredThroughMs = this.dedup.expiredThroughMs;
+    const expiredThroughMs = this.state.dedup.expiredThroughMs;
     if (createdAtMs <= expiredThroughMs) {
       return new AtollError(
         'REQUEST_ID_EXPIRED',
@@ -801,30 +480,30 @@ export class MvccStore {
    */
   private async planDedupRecord(requestId: string, index: number, decided: Outcome): Promise<{ outcome: Outcome; dedupPlan: DedupPlan }> {
     let outcome = decided;
-    const createdBeforeMs = this.dedup.newestCreatedMs;
+    const createdBeforeMs = this.state.dedup.newestCreatedMs;
     let encodedEntry = encodeDedupEntry({ requestId, createdBeforeMs, result: this.recordedResultOf(outcome) });
-    if (encodedEntry.length > this.maxDedupEntryBytes) {
+    if (encodedEntry.length > this.state.maxDedupEntryBytes) {
       outcome = failedOutcome(
-        new AtollError('RESOURCE_EXHAUSTED', `the result of a request with a request id must encode in at most ${this.maxDedupEntryBytes} bytes`, {
+        new AtollError('RESOURCE_EXHAUSTED', `the result of a request with a request id must encode in at most ${this.state.maxDedupEntryBytes} bytes`, {
           resultBytes: encodedEntry.length,
-          maxResultBytes: this.maxDedupEntryBytes,
+          maxResultBytes: this.state.maxDedupEntryBytes,
         }),
       );
       encodedEntry = encodeDedupEntry({ requestId, createdBeforeMs, result: this.recordedResultOf(outcome) });
-      assert(encodedEntry.length <= this.maxDedupEntryBytes);
+      assert(encodedEntry.length <= this.state.maxDedupEntryBytes);
     }
-    const dedupPlan = await this.dedup.planRecord({
+    const dedupPlan = await this.state.dedup.planRecord({
       requestId,
       index,
       encodedEntry,
-      removeEvicted: this.exportsInFlight === 0,
-      removalLimit: this.limits.compactionBatchOps,
+      removeEvicted: this.state.exportsInFlight === 0,
+      removalLimit: this.state.limits.compactionBatchOps,
     });
     return { outcome, dedupPlan };
   }
 
   private recordedResultOf(outcome: Outcome): RecordedResult {
-    const revision = outcome.newRevision ?? this.revisionValue;
+    const revision = outcome.newRevision ?? this.state.revision;
     return {
       revision,
       applied: outcome.applied,
@@ -834,14 +513,9 @@ export class MvccStore {
     };
   }
 
-  private enterExclusive(): void {
-    assert(!this.exclusive, 'apply, storage compaction and snapshot import must not overlap');
-    this.exclusive = true;
-  }
-
   private async decide(command: Command, nowMs: number, index: number): Promise<Outcome> {
     try {
-      validateCommand(command, this.limits);
+      validateCommand(command, this.state.limits);
       if (command.type === 'compact') return this.decideCompact(command);
       if (command.type === 'expire') return await this.decideExpire(command, nowMs);
       if (command.type === 'leaseGrant') return this.decideLeaseGrant(command, index);
@@ -863,7 +537,7 @@ export class MvccStore {
   }
 
   private checkOwnership(command: WriteOp | BatchCommand | TxnCommand): void {
-    if (this.partition === undefined) return;
+    if (this.state.partition === undefined) return;
     const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
     for (const write of writes) this.checkOwnsKey(write.key);
     if (command.type !== 'txn') return;
@@ -872,30 +546,30 @@ export class MvccStore {
   }
 
   private checkOwnsKey(key: string): void {
-    if (this.partition === undefined) return;
-    if (this.ownedRange !== undefined) {
+    if (this.state.partition === undefined) return;
+    if (this.state.ownedRange !== undefined) {
       // Ranges are data: a key outside this partition's range went to another partition by a split.
-      if (keyInHashRange(key, this.ownedRange, this.partition.hash ?? defaultBucketHash)) return;
-      throw new AtollError('PARTITION_MOVED', `key is outside partition ${this.partition.id}'s range (moved by a split): refresh the partition table`, {
+      if (keyInHashRange(key, this.state.ownedRange, this.state.partition.hash ?? defaultBucketHash)) return;
+      throw new AtollError('PARTITION_MOVED', `key is outside partition ${this.state.partition.id}'s range (moved by a split): refresh the partition table`, {
         key,
-        servedPartitionId: this.partition.id,
+        servedPartitionId: this.state.partition.id,
         // The first hash of the next partition: a router that did not know that start learns it.
-        rangeEnd: this.ownedRange.end,
+        rangeEnd: this.state.ownedRange.end,
       });
     }
-    const owner = partitionOfBucket(bucketOf(key), this.partition.count, this.partition.hash);
-    if (owner !== this.partition.id) {
-      throw new AtollError('WRONG_PARTITION', `key belongs to partition ${owner}, not ${this.partition.id}`, {
+    const owner = partitionOfBucket(bucketOf(key), this.state.partition.count, this.state.partition.hash);
+    if (owner !== this.state.partition.id) {
+      throw new AtollError('WRONG_PARTITION', `key belongs to partition ${owner}, not ${this.state.partition.id}`, {
         key,
         partitionId: owner,
-        servedPartitionId: this.partition.id,
+        servedPartitionId: this.state.partition.id,
       });
     }
   }
 
   /** A prefix without "/" could match keys of many buckets, so a partition cannot serve it. */
   private checkOwnsPrefix(keyPrefix: string): void {
-    if (this.partition === undefined) return;
+    if (this.state.partition === undefined) return;
     if (!keyPrefix.includes('/')) {
       throw new AtollError('PREFIX_SPANS_BUCKETS', 'a prefix served by one partition must contain "/" after its bucket (see prefixBucket)', {
         keyPrefix,
@@ -905,9 +579,9 @@ export class MvccStore {
   }
 
   private decideCompact(command: CompactCommand): Outcome {
-    if (command.belowRevision > this.revisionValue) throw this.futureRevision(command.belowRevision);
+    if (command.belowRevision > this.state.revision) throw this.futureRevision(command.belowRevision);
     // Lowering the floor cannot bring compacted versions back, so it is a no-op, not an error.
-    if (command.belowRevision <= this.compactedRevisionValue) return { applied: true, writes: [], operations: [] };
+    if (command.belowRevision <= this.state.compactedRevision) return { applied: true, writes: [], operations: [] };
     return { applied: true, writes: [], operations: [], newCompactedRevision: command.belowRevision };
   }
 
@@ -916,13 +590,13 @@ export class MvccStore {
     // A put naming a lease needs the lease, of the key's own tenant (else the lease is not found).
     for (const op of ops) {
       if (op.type !== 'put' || op.lease === undefined) continue;
-      if (this.leases.get(op.lease)?.tenant !== tenantOfInternalKey(op.key)) throw leaseNotFound(op.lease);
+      if (this.state.leases.get(op.lease)?.tenant !== tenantOfInternalKey(op.key)) throw leaseNotFound(op.lease);
     }
-    const newRevision = this.revisionValue + 1;
+    const newRevision = this.state.revision + 1;
     const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const op of ops) {
-      const found = await this.findVersion(op.key, this.revisionValue);
+      const found = await this.findVersion(op.key, this.state.revision);
       stored.push(found);
       plans.push(planWrite({ op, live: liveVersion(op.key, found, nowMs), newRevision, nowMs }));
     }
@@ -941,7 +615,7 @@ export class MvccStore {
 
   /** The outcome with the lease table change its key moves make (RESOURCE_EXHAUSTED past a lease's bound). */
   private withLeaseMoves(outcome: Outcome, moves: ReadonlyArray<{ readonly key: string; readonly lease: number | undefined }>): Outcome {
-    const leaseChange = this.leases.planMoves(this.layout, moves);
+    const leaseChange = this.state.leases.planMoves(this.state.layout, moves);
     if (leaseChange === undefined) return outcome;
     return { ...outcome, operations: [...outcome.operations, ...leaseChange.operations], leaseChange };
   }
@@ -949,7 +623,7 @@ export class MvccStore {
   /** Grants a lease whose id is the entry's index; it writes no version and creates no revision. */
   private decideLeaseGrant(command: LeaseGrantCommand, index: number): Outcome {
     this.checkOwnsKey(command.key);
-    const leaseChange = this.leases.planGrant(this.layout, index, tenantOfInternalKey(command.key), command.ttlMs);
+    const leaseChange = this.state.leases.planGrant(this.state.layout, index, tenantOfInternalKey(command.key), command.ttlMs);
     return { applied: true, writes: [], operations: leaseChange.operations, leaseChange, leaseId: index };
   }
 
@@ -959,13 +633,13 @@ export class MvccStore {
    * removed, in this one entry. At most leaseKeysMax keys, one lookup each.
    */
   private async decideLeaseRevoke(command: LeaseRevokeCommand): Promise<Outcome> {
-    const record = this.leases.get(command.lease);
+    const record = this.state.leases.get(command.lease);
     if (record === undefined) throw leaseNotFound(command.lease);
-    const newRevision = this.revisionValue + 1;
+    const newRevision = this.state.revision + 1;
     const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const key of [...record.keys].sort()) {
-      const found = await this.findVersion(key, this.revisionValue);
+      const found = await this.findVersion(key, this.state.revision);
       stored.push(found);
       plans.push(
         found?.stored.kind === 'value'
@@ -974,7 +648,7 @@ export class MvccStore {
       );
     }
     const outcome = this.outcomeOfPlans(plans, stored, newRevision);
-    const leaseChange = this.leases.planRevoke(this.layout, command.lease);
+    const leaseChange = this.state.leases.planRevoke(this.state.layout, command.lease);
     return { ...outcome, operations: [...outcome.operations, ...leaseChange.operations], leaseChange };
   }
 
@@ -985,12 +659,12 @@ export class MvccStore {
    * one lookup per named key (at most maxBatchOps): it never scans the partition.
    */
   private async decideExpire(command: ExpireCommand, nowMs: number): Promise<Outcome> {
-    const newRevision = this.revisionValue + 1;
+    const newRevision = this.state.revision + 1;
     const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const key of command.keys) {
       this.checkOwnsKey(key);
-      const found = await this.findVersion(key, this.revisionValue);
+      const found = await this.findVersion(key, this.state.revision);
       stored.push(found);
       const expiresAtMs = found?.stored.kind === 'value' ? found.stored.expiresAtMs : undefined;
       const expired = expiresAtMs !== undefined && expiresAtMs <= nowMs;
@@ -1024,7 +698,7 @@ export class MvccStore {
       else addUsage(usage, tenant, 0, 0, keyBytes);
       operations.push({
         type: 'put',
-        key: this.layout.versionKey(plan.result.key, newRevision),
+        key: this.state.layout.versionKey(plan.result.key, newRevision),
         value: encodeVersionRecord(plan.store),
       });
     }
@@ -1038,14 +712,14 @@ export class MvccStore {
    * the same whatever its physical compaction progress.
    */
   private async checkTxn(txn: TxnCommand, commitTimeMs: number): Promise<void> {
-    if (txn.snapshotRevision > this.revisionValue) throw this.futureRevision(txn.snapshotRevision);
-    if (txn.snapshotRevision < this.compactedRevisionValue) throw this.compacted(txn.snapshotRevision);
+    if (txn.snapshotRevision > this.state.revision) throw this.futureRevision(txn.snapshotRevision);
+    if (txn.snapshotRevision < this.state.compactedRevision) throw this.compacted(txn.snapshotRevision);
     const keys = txn.writes.map((write) => write.key);
     if (txn.isolation === 'serializable') keys.push(...txn.readKeys);
     const serializableReads = txn.isolation === 'serializable' ? new Set(txn.readKeys) : new Set<string>();
     const snapshotTimeMs = txn.snapshotTimeMs ?? commitTimeMs;
     for (const key of keys) {
-      const latest = await this.findVersion(key, this.revisionValue);
+      const latest = await this.findVersion(key, this.state.revision);
       if (latest !== undefined && latest.revision > txn.snapshotRevision) throw this.conflict(txn, { key, modRevision: latest.revision });
       // Under SERIALIZABLE a read key live at the snapshot's time that has expired by the
       // commit's time changed as surely as if it had been deleted: the read is stale. (latest is
@@ -1061,12 +735,12 @@ export class MvccStore {
         });
       }
     }
-    if (txn.isolation !== 'serializable' || this.testBugs.skipPrefixValidation) return;
+    if (txn.isolation !== 'serializable' || this.state.testBugs.skipPrefixValidation) return;
     // The scan must not overlap a compaction step: an iterator may or may not see a concurrent
     // removal, and one that saw a key's older value but not its removed tombstone would count a
     // version another replica does not. Wait for the step in flight (one bounded step); no step
     // starts while an apply runs (compactStorageStep defers).
-    if (txn.readPrefixes.length > 0 && this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
+    if (txn.readPrefixes.length > 0 && this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
     const budget: ValidationBudget = { keys: 0, versions: 0 };
     for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget, { snapshotTimeMs, commitTimeMs });
   }
@@ -1098,7 +772,7 @@ export class MvccStore {
     budget: ValidationBudget,
     times: { readonly snapshotTimeMs: number; readonly commitTimeMs: number },
   ): Promise<void> {
-    const floor = this.compactedRevisionValue;
+    const floor = this.state.compactedRevision;
     // The group's version at the snapshot: its key and, when it is a value with a TTL, its expiry.
     let atSnapshotExpiresAtMs: number | undefined;
     let atSnapshotKey: Uint8Array | undefined;
@@ -1129,14 +803,14 @@ export class MvccStore {
         budget.keys++;
       }
       budget.versions++;
-      if (budget.keys > this.limits.maxTxnPrefixKeys || budget.versions > this.limits.maxScanVersions) throw this.validationTooLarge(txn, keyPrefix);
+      if (budget.keys > this.state.limits.maxTxnPrefixKeys || budget.versions > this.state.limits.maxScanVersions) throw this.validationTooLarge(txn, keyPrefix);
     };
     const settleAtFloor = (): void => {
       if (pendingAtFloor) countVersion();
       pendingAtFloor = false;
     };
-    for await (const [storageKey, record] of this.engine.iterate(this.layout.versionsOfPrefix(keyPrefix))) {
-      const parsed = this.layout.parseVersionKey(storageKey);
+    for await (const [storageKey, record] of this.state.engine.iterate(this.state.layout.versionsOfPrefix(keyPrefix))) {
+      const parsed = this.state.layout.parseVersionKey(storageKey);
       if (groupKey === undefined || !equalBytes(parsed.groupKey, groupKey)) {
         settleAtFloor();
         checkExpiry();
@@ -1169,54 +843,38 @@ export class MvccStore {
    * among them the applied index and the entry's time (`timeMs`) together.
    */
   private async commit(outcome: Outcome, index: number, timeMs: number, dedupPlan?: DedupPlan): Promise<void> {
-    // The partition clock never moves backwards (apply takes the max with the previous time).
-    assert(Number.isSafeInteger(timeMs) && timeMs >= this.appliedTimeValue, 'the partition clock never moves backwards');
+    this.state.assertClockAdvances(timeMs);
     const operations = [...(dedupPlan?.operations ?? []), ...outcome.operations];
-    if (outcome.newRevision !== undefined) assert.equal(outcome.newRevision, this.revisionValue + 1, 'an entry creates at most one revision');
+    if (outcome.newRevision !== undefined) this.state.assertNextRevision(outcome.newRevision);
     // Applied index, time and revision in one record (applied-record.ts): one operation, not three.
-    const appliedRecord = { appliedIndex: index, appliedTimeMs: timeMs, revision: outcome.newRevision ?? this.revisionValue };
-    operations.push({ type: 'put', key: this.layout.appliedKey, value: encodeAppliedRecord(appliedRecord) });
+    const appliedRecord = { appliedIndex: index, appliedTimeMs: timeMs, revision: outcome.newRevision ?? this.state.revision };
+    operations.push({ type: 'put', key: this.state.layout.appliedKey, value: encodeAppliedRecord(appliedRecord) });
     // The separate records of the old format (or of a snapshot import) go in the same batch.
-    const dropsLegacy = this.legacyAppliedRecords;
-    if (dropsLegacy) for (const key of [this.layout.appliedIndexKey, this.layout.appliedTimeKey, this.layout.revisionKey]) operations.push({ type: 'del', key });
+    const dropsLegacy = this.state.legacyAppliedRecords;
+    if (dropsLegacy) for (const key of [this.state.layout.appliedIndexKey, this.state.layout.appliedTimeKey, this.state.layout.revisionKey]) operations.push({ type: 'del', key });
     if (outcome.newCompactedRevision !== undefined) {
-      assert(outcome.newCompactedRevision <= this.revisionValue, 'the compaction floor cannot pass the revision');
-      operations.push({ type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(outcome.newCompactedRevision) });
+      this.state.assertFloorWithinRevision(outcome.newCompactedRevision);
+      operations.push({ type: 'put', key: this.state.layout.compactedRevisionKey, value: encodeUint64BE(outcome.newCompactedRevision) });
     }
-    await this.engine.write(operations, { sync: this.syncApply });
-    if (dropsLegacy) this.legacyAppliedRecords = false;
-    this.appliedIndexValue = index;
-    this.appliedTimeValue = timeMs;
-    if (dedupPlan !== undefined) this.dedup.adopt(dedupPlan.state);
-    if (outcome.leaseChange !== undefined) this.leases.apply(outcome.leaseChange);
+    await this.state.engine.write(operations, { sync: this.state.syncApply });
+    if (dropsLegacy) this.state.legacyAppliedRecords = false;
+    this.state.appliedIndex = index;
+    this.state.appliedTimeMs = timeMs;
+    if (dedupPlan !== undefined) this.state.dedup.adopt(dedupPlan.state);
+    if (outcome.leaseChange !== undefined) this.state.leases.apply(outcome.leaseChange);
     if (outcome.newRevision !== undefined) {
-      this.revisionValue = outcome.newRevision;
+      this.state.revision = outcome.newRevision;
       // Same synchronous step as the revision move: the key index and cache invariants.
-      if (this.keyIndexComplete) {
-        for (const { key } of outcome.stored ?? []) {
-          if (this.newestRevisionOf.set(key, outcome.newRevision)) continue;
-          // Over its byte budget: drop the whole index (lookups read storage; same answers).
-          this.keyIndexComplete = false;
-          this.newestRevisionOf.clear();
-          break;
-        }
-      }
-      for (const { key, stored } of outcome.stored ?? []) this.expiry.set(key, stored.kind === 'value' ? stored.expiresAtMs : undefined);
-      if (this.cache !== undefined) {
-        for (const { key, stored } of outcome.stored ?? []) {
-          if (stored.kind === 'value') this.cache.set(this.cacheStoreId, key, { revision: outcome.newRevision, stored });
-          else this.cache.delete(this.cacheStoreId, key);
-        }
-      }
+      this.state.indexStored(outcome.newRevision, outcome.stored ?? []);
     }
     if (outcome.newCompactedRevision !== undefined) {
-      this.compactedRevisionValue = outcome.newCompactedRevision;
+      this.state.compactedRevision = outcome.newCompactedRevision;
       // The removal runs beside the loop, in bounded steps (compactStorageStep).
-      this.storageCompactionPendingValue = true;
+      this.state.storageCompactionPending = true;
     }
-    for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.usage, tenant, delta.keys, delta.bytes, delta.historyBytes);
+    for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.state.usage, tenant, delta.keys, delta.bytes, delta.historyBytes);
     // Watchers (src/watch): every new revision, with every version it stored, in commit order.
-    if (outcome.newRevision !== undefined) this.commitListener?.(outcome.newRevision, outcome.stored ?? []);
+    if (outcome.newRevision !== undefined) this.state.commitListener?.(outcome.newRevision, outcome.stored ?? []);
   }
 
   /**
@@ -1235,8 +893,8 @@ export class MvccStore {
     listener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined,
     reset?: (revision: number, reason: RevisionResetReason) => void,
   ): void {
-    this.commitListener = listener;
-    this.resetListener = listener === undefined ? undefined : reset;
+    this.state.commitListener = listener;
+    this.state.resetListener = listener === undefined ? undefined : reset;
   }
 
   /**
@@ -1258,12 +916,12 @@ export class MvccStore {
     assert(bounds.maxChanges >= 1 && bounds.maxBytes >= 1, 'changesSince bounds must be positive');
     validateRevisionNumber(after, 'start revision');
     const read = this.beginRead({ revision: after, nowMs: 0 });
-    let through = this.revisionValue;
-    const range = 'key' in target ? this.layout.versionsOfKeyUpTo(target.key, through) : this.layout.versionsOfPrefix(target.keyPrefix);
+    let through = this.state.revision;
+    const range = 'key' in target ? this.state.layout.versionsOfKeyUpTo(target.key, through) : this.state.layout.versionsOfPrefix(target.keyPrefix);
     let changes: StoredChangeAt[] = [];
     let bytes = 0;
-    for await (const [storageKey, record] of this.engine.iterate(range)) {
-      const parsed = this.layout.parseVersionKey(storageKey);
+    for await (const [storageKey, record] of this.state.engine.iterate(range)) {
+      const parsed = this.state.layout.parseVersionKey(storageKey);
       if (parsed.revision <= after || parsed.revision > through) continue;
       const stored = decodeVersionRecord(record);
       const key = decodeUtf8(parsed.userKey);
@@ -1295,40 +953,38 @@ export class MvccStore {
 
   /** The newest stored version of `key` at or below `revision`, tombstones included. */
   private async findVersion(key: string, revision: number): Promise<FoundVersion | undefined> {
-    const cached = this.cache?.get(this.cacheStoreId, key);
+    const cached = this.state.cache?.get(this.state.cacheStoreId, key);
     if (cached !== undefined && cached.revision <= revision) return cached;
-    const atRevision = this.revisionValue;
-    const epoch = this.epoch;
+    const atRevision = this.state.revision;
+    const epoch = this.state.epoch;
     let found: FoundVersion | undefined;
-    const newest = this.keyIndexComplete ? this.newestRevisionOf.get(key) : undefined;
-    if (this.keyIndexComplete && newest === undefined) return undefined;
+    const newest = this.state.keyIndexComplete ? this.state.newestRevisionOf.get(key) : undefined;
+    if (this.state.keyIndexComplete && newest === undefined) return undefined;
     if (newest !== undefined && newest <= revision) {
       // The newest version is the newest at or below `revision`: one point read.
-      const storageKey = this.layout.versionKey(key, newest);
-      const record = this.engine.getSync !== undefined ? this.engine.getSync(storageKey) : await this.engine.get(storageKey);
+      const storageKey = this.state.layout.versionKey(key, newest);
+      const record = this.state.engine.getSync !== undefined ? this.state.engine.getSync(storageKey) : await this.state.engine.get(storageKey);
       if (record === undefined) {
-        // Only an import that replaced the store meanwhile (the reader then fails), or a compaction
-        // step that removed this tombstone meanwhile (it forgets the key first), explains it.
-        if (!(this.epoch !== epoch || this.newestRevisionOf.get(key) !== newest)) assert.fail(`key index names version ${newest} of a key that has no such version`);
+        this.state.assertIndexedVersionGone(key, newest, epoch);
         return undefined;
       }
       found = { revision: newest, stored: decodeVersionRecord(record) };
     } else {
-      const range = this.layout.versionsOfKeyUpTo(key, revision);
-      for await (const [storageKey, record] of this.engine.iterate({ ...range, reverse: true, limit: 1 })) {
-        found = { revision: this.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
+      const range = this.state.layout.versionsOfKeyUpTo(key, revision);
+      for await (const [storageKey, record] of this.state.engine.iterate({ ...range, reverse: true, limit: 1 })) {
+        found = { revision: this.state.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
       }
     }
     // Fill the cache only from a lookup at the current revision that no commit or import overlapped.
     if (
-      this.cache !== undefined &&
+      this.state.cache !== undefined &&
       found?.stored.kind === 'value' &&
       revision === atRevision &&
-      this.revisionValue === atRevision &&
-      this.epoch === epoch &&
-      !this.needsSnapshotValue
+      this.state.revision === atRevision &&
+      this.state.epoch === epoch &&
+      !this.state.needsSnapshot
     ) {
-      this.cache.set(this.cacheStoreId, key, { revision: found.revision, stored: found.stored });
+      this.state.cache.set(this.state.cacheStoreId, key, { revision: found.revision, stored: found.stored });
     }
     return found;
   }
@@ -1336,24 +992,24 @@ export class MvccStore {
   /** Checks and fixes the revision a read is served at. */
   private beginRead(options: ReadOptions): { revision: number; epoch: number } {
     assertNowMs(options.nowMs);
-    if (this.needsSnapshotValue) {
+    if (this.state.needsSnapshot) {
       throw new AtollError('UNAVAILABLE', 'the partition is installing a snapshot; retry shortly');
     }
-    if (this.mergedIntoValue !== undefined) throw this.mergedAwayError();
-    if (this.frozenValue !== undefined) throw this.frozenError();
-    const revision = options.revision ?? this.revisionValue;
+    if (this.state.mergedInto !== undefined) throw this.mergedAwayError();
+    if (this.state.frozen !== undefined) throw this.frozenError();
+    const revision = options.revision ?? this.state.revision;
     if (options.revision !== undefined) validateRevisionNumber(options.revision, 'revision');
-    if (revision > this.revisionValue) throw this.futureRevision(revision);
-    if (revision < this.compactedRevisionValue) throw this.compacted(revision);
-    return { revision, epoch: this.epoch };
+    if (revision > this.state.revision) throw this.futureRevision(revision);
+    if (revision < this.state.compactedRevision) throw this.compacted(revision);
+    return { revision, epoch: this.state.epoch };
   }
 
   /** A read that overlapped a snapshot import or a compaction past its revision is not trusted. */
   private endRead(read: { revision: number; epoch: number }): void {
-    if (read.epoch !== this.epoch || this.needsSnapshotValue) {
+    if (read.epoch !== this.state.epoch || this.state.needsSnapshot) {
       throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the read; retry');
     }
-    if (read.revision < this.compactedRevisionValue) throw this.compacted(read.revision);
+    if (read.revision < this.state.compactedRevision) throw this.compacted(read.revision);
   }
 
   async get(key: string, options: ReadOptions): Promise<GetResult> {
@@ -1378,10 +1034,10 @@ export class MvccStore {
    * therefore return a short (even empty) page with `more: true`.
    */
   async getByPrefix(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
-    validateKeyPrefix(keyPrefix, this.limits);
-    const limit = options.limit ?? this.limits.defaultPageSize;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.limits.maxPageSize) {
-      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.limits.maxPageSize}]`, { limit });
+    validateKeyPrefix(keyPrefix, this.state.limits);
+    const limit = options.limit ?? this.state.limits.defaultPageSize;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.state.limits.maxPageSize) {
+      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.state.limits.maxPageSize}]`, { limit });
     }
     if (options.after !== undefined) validateKey(options.after);
     this.checkOwnsPrefix(keyPrefix);
@@ -1397,9 +1053,9 @@ export class MvccStore {
    * which no bucket owns: no ownership check), for backups. Same paging rules as getByPrefix.
    */
   async scanPartition(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
-    const limit = options.limit ?? this.limits.defaultPageSize;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.limits.maxPageSize) {
-      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.limits.maxPageSize}]`, { limit });
+    const limit = options.limit ?? this.state.limits.defaultPageSize;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.state.limits.maxPageSize) {
+      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.state.limits.maxPageSize}]`, { limit });
     }
     if (options.after !== undefined) validateKey(options.after);
     const read = this.beginRead(options);
@@ -1410,9 +1066,9 @@ export class MvccStore {
   }
 
   private scanRange(keyPrefix: string, after: string | undefined): KeyRange | undefined {
-    const range = this.layout.versionsOfPrefix(keyPrefix);
+    const range = this.state.layout.versionsOfPrefix(keyPrefix);
     if (after === undefined) return range;
-    const resume = this.layout.afterKey(after);
+    const resume = this.state.layout.afterKey(after);
     const gte = range.gte === undefined || compareBytes(resume, range.gte) > 0 ? resume : range.gte;
     if (range.lt !== undefined && compareBytes(gte, range.lt) >= 0) return undefined;
     return { ...range, gte };
@@ -1435,13 +1091,13 @@ export class MvccStore {
       if (live !== undefined) items.push(live);
     };
 
-    for await (const [storageKey, record] of this.engine.iterate(range)) {
-      const parsed = this.layout.parseVersionKey(storageKey);
+    for await (const [storageKey, record] of this.state.engine.iterate(range)) {
+      const parsed = this.state.layout.parseVersionKey(storageKey);
       if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
         flushGroup();
         // limit + 1 live keys tell us, exactly, that another page exists.
         if (items.length > limit) break;
-        if (group !== undefined && examined >= this.limits.maxScanVersions) {
+        if (group !== undefined && examined >= this.state.limits.maxScanVersions) {
           stoppedAfter = group.userKey;
           group = undefined;
           break;
@@ -1492,7 +1148,7 @@ export class MvccStore {
    *   step in flight and discards the pass.
    */
   get storageCompactionPending(): boolean {
-    return this.storageCompactionPendingValue;
+    return this.state.storageCompactionPending;
   }
 
   /**
@@ -1503,23 +1159,23 @@ export class MvccStore {
    * must not overlap each other (asserted).
    */
   async compactStorageStep(): Promise<StorageCompactionStep> {
-    assert(this.compactionStepInFlight === undefined, 'compaction steps must not overlap');
-    if (!this.storageCompactionPendingValue) return { removedVersions: 0, done: true, deferred: false };
+    assert(this.state.compactionStepInFlight === undefined, 'compaction steps must not overlap');
+    if (!this.state.storageCompactionPending) return { removedVersions: 0, done: true, deferred: false };
     // Not while an apply or import runs (see checkTxn), nor while an export needs the versions.
-    if (this.exportsInFlight > 0 || this.importing || this.exclusive || this.needsSnapshotValue) return { removedVersions: 0, done: false, deferred: true };
+    if (this.state.exportsInFlight > 0 || this.state.importing || this.state.exclusive || this.state.needsSnapshot) return { removedVersions: 0, done: false, deferred: true };
     const step = this.runCompactionStep();
-    this.compactionStepInFlight = step;
+    this.state.compactionStepInFlight = step;
     try {
       return await step;
     } finally {
-      this.compactionStepInFlight = undefined;
+      this.state.compactionStepInFlight = undefined;
     }
   }
 
   private async runCompactionStep(): Promise<StorageCompactionStep> {
-    this.compactionPass ??= { floor: this.compactedRevisionValue, epoch: this.epoch, resumeAt: undefined, group: undefined };
-    const pass = this.compactionPass;
-    const maxExamined = this.limits.compactionBatchOps;
+    this.state.compactionPass ??= { floor: this.state.compactedRevision, epoch: this.state.epoch, resumeAt: undefined, group: undefined };
+    const pass = this.state.compactionPass;
+    const maxExamined = this.state.limits.compactionBatchOps;
     const deletions: WriteOperation[] = [];
     // The history bytes the deletions free, per tenant: every version removed here is history (an
     // older version, or a newest tombstone), never a live value.
@@ -1537,18 +1193,18 @@ export class MvccStore {
       if (!group.aboveFloor) forgotten.push({ key: decodeUtf8(group.userKey), revision: group.newestAtFloor.revision });
       remove(group, group.newestAtFloor);
     };
-    const versions = this.layout.allVersionsRange();
+    const versions = this.state.layout.allVersionsRange();
     const range = pass.resumeAt === undefined ? versions : { ...versions, gte: pass.resumeAt };
     let examined = 0;
     let reachedEnd = true;
-    for await (const [storageKey, record] of this.engine.iterate({ ...range, limit: maxExamined + 1 })) {
+    for await (const [storageKey, record] of this.state.engine.iterate({ ...range, limit: maxExamined + 1 })) {
       if (examined === maxExamined) {
         pass.resumeAt = storageKey.slice();
         reachedEnd = false;
         break;
       }
       examined++;
-      const parsed = this.layout.parseVersionKey(storageKey);
+      const parsed = this.state.layout.parseVersionKey(storageKey);
       let group = pass.group;
       if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
         finishGroup(group);
@@ -1573,16 +1229,16 @@ export class MvccStore {
       pass.group = undefined;
     }
     // An import cannot start while this step runs (it waits for it), so the state is the one scanned.
-    assert.equal(this.epoch, pass.epoch, 'a snapshot import overlapped a compaction step');
-    for (const { key, revision } of forgotten) if (this.newestRevisionOf.get(key) === revision) this.newestRevisionOf.delete(key);
-    if (deletions.length > 0) await this.engine.write(deletions);
-    for (const [tenant, bytes] of freed) addUsage(this.usage, tenant, 0, 0, -bytes.historyBytes);
+    assert.equal(this.state.epoch, pass.epoch, 'a snapshot import overlapped a compaction step');
+    for (const { key, revision } of forgotten) this.state.forgetRemovedKey(key, revision);
+    if (deletions.length > 0) await this.state.engine.write(deletions);
+    for (const [tenant, bytes] of freed) addUsage(this.state.usage, tenant, 0, 0, -bytes.historyBytes);
     if (reachedEnd) {
-      this.compactionPass = undefined;
+      this.state.compactionPass = undefined;
       // A floor that rose during the pass leaves versions below it for a new pass.
-      if (this.compactedRevisionValue === pass.floor) this.storageCompactionPendingValue = false;
+      if (this.state.compactedRevision === pass.floor) this.state.storageCompactionPending = false;
     }
-    return { removedVersions: deletions.length, done: !this.storageCompactionPendingValue, deferred: false };
+    return { removedVersions: deletions.length, done: !this.state.storageCompactionPending, deferred: false };
   }
 
   /**
@@ -1593,8 +1249,8 @@ export class MvccStore {
    * time; not alongside an apply.
    */
   async compactStorage(): Promise<StorageCompactionResult> {
-    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
-    if (this.exportsInFlight > 0) return { removedVersions: 0, removedDedupEntries: 0, deferred: true };
+    if (this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
+    if (this.state.exportsInFlight > 0) return { removedVersions: 0, removedDedupEntries: 0, deferred: true };
     let removedVersions = 0;
     // Bounded: each step examines compactionBatchOps more versions of the partition, and no apply
     // runs meanwhile to raise the floor, so at most two passes over the stored versions happen.
@@ -1604,25 +1260,25 @@ export class MvccStore {
       if (step.deferred) return { removedVersions, removedDedupEntries: 0, deferred: true };
       if (step.done) break;
     }
-    this.enterExclusive();
+    this.state.enterExclusive();
     try {
       return { removedVersions, removedDedupEntries: await this.removeEvictedDedupEntries(), deferred: false };
     } finally {
-      this.exclusive = false;
+      this.state.exclusive = false;
     }
   }
 
   private async removeEvictedDedupEntries(): Promise<number> {
-    assert(this.exclusive);
+    assert(this.state.exclusive);
     // An export that was already running may need them. One that starts during the loop begins
     // at the floor, which only an apply moves (none runs now), so it needs none of them.
-    if (this.exportsInFlight > 0) return 0;
+    if (this.state.exportsInFlight > 0) return 0;
     let removed = 0;
     // Each round deletes up to compactionBatchOps entries below the floor: the rounds are bounded.
     for (;;) {
-      const removal = await this.dedup.planRemoval(this.limits.compactionBatchOps);
+      const removal = await this.state.dedup.planRemoval(this.state.limits.compactionBatchOps);
       if (removal.removedEntries === 0) return removed;
-      await this.engine.write(removal.operations);
+      await this.state.engine.write(removal.operations);
       removed += removal.removedEntries;
     }
   }
@@ -1639,48 +1295,48 @@ export class MvccStore {
    * abandoned export keeps deferring compaction.
    */
   async *exportSnapshot(): AsyncIterable<Uint8Array> {
-    assert(!this.needsSnapshotValue, 'cannot export an unfinished snapshot import');
+    assert(!this.state.needsSnapshot, 'cannot export an unfinished snapshot import');
     const header: SnapshotHeader = {
-      appliedIndex: this.appliedIndexValue,
-      revision: this.revisionValue,
-      compactedRevision: this.compactedRevisionValue,
-      appliedTimeMs: this.appliedTimeValue,
+      appliedIndex: this.state.appliedIndex,
+      revision: this.state.revision,
+      compactedRevision: this.state.compactedRevision,
+      appliedTimeMs: this.state.appliedTimeMs,
       // A partition whose range is data (a split) sends it, so the receiver owns the same range.
-      ...(this.ownedRange !== undefined && { range: this.ownedRange }),
+      ...(this.state.ownedRange !== undefined && { range: this.state.ownedRange }),
       // A frozen partition sends its freeze (format 6, which needs the range even for an equal one).
-      ...(this.frozenValue !== undefined && { range: this.hashRange, freeze: this.frozenValue }),
+      ...(this.state.frozen !== undefined && { range: this.hashRange, freeze: this.state.frozen }),
     };
     const version = snapshotVersionOf(header);
-    const dedupRange = this.dedup.exportRange(header.appliedIndex);
+    const dedupRange = this.state.dedup.exportRange(header.appliedIndex);
     // The leases as of the header's index: the table's records are immutable (a change replaces
     // them), so this list stays that state while applies go on. Reading the stored records later
     // could show a grant or revocation past the index, which the receiver then replays again.
-    const leases = this.leases.all();
-    const epoch = this.epoch;
-    this.exportsInFlight++;
+    const leases = this.state.leases.all();
+    const epoch = this.state.epoch;
+    this.state.exportsInFlight++;
     try {
       yield encodeSnapshotHeader(header);
       let chunk = new SnapshotEntriesWriter(version);
       let entryCount = 0;
-      const prefixLength = this.layout.partitionPrefix.length;
+      const prefixLength = this.state.layout.partitionPrefix.length;
       // Key order: the leases ('l', in id order), the dedup queue ('q'), then the versions ('v').
       for (const record of leases) {
-        chunk.add(this.layout.leaseKey(record.id).subarray(prefixLength), encodeLeaseRecord(record));
+        chunk.add(this.state.layout.leaseKey(record.id).subarray(prefixLength), encodeLeaseRecord(record));
         entryCount++;
-        if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
+        if (chunk.byteLength >= this.state.limits.snapshotChunkBytes) {
           yield chunk.finish();
           chunk = new SnapshotEntriesWriter(version);
         }
       }
-      const ranges = this.testBugs.dedupForgetsOnSnapshot ? [this.layout.allVersionsRange()] : [dedupRange, this.layout.allVersionsRange()];
+      const ranges = this.state.testBugs.dedupForgetsOnSnapshot ? [this.state.layout.allVersionsRange()] : [dedupRange, this.state.layout.allVersionsRange()];
       for (const range of ranges) {
-        for await (const [storageKey, record] of this.engine.iterate(range)) {
+        for await (const [storageKey, record] of this.state.engine.iterate(range)) {
           // An import replaced the state under us (this node was sent a newer snapshot); the receiver retries.
-          if (this.epoch !== epoch) throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the export');
-          if (this.layout.isVersionKey(storageKey) && this.layout.parseVersionKey(storageKey).revision > header.revision) continue;
+          if (this.state.epoch !== epoch) throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the export');
+          if (this.state.layout.isVersionKey(storageKey) && this.state.layout.parseVersionKey(storageKey).revision > header.revision) continue;
           chunk.add(storageKey.subarray(prefixLength), record);
           entryCount++;
-          if (chunk.byteLength >= this.limits.snapshotChunkBytes) {
+          if (chunk.byteLength >= this.state.limits.snapshotChunkBytes) {
             yield chunk.finish();
             chunk = new SnapshotEntriesWriter(version);
           }
@@ -1689,7 +1345,7 @@ export class MvccStore {
       if (chunk.count > 0) yield chunk.finish();
       yield encodeSnapshotTrailer(entryCount, version);
     } finally {
-      this.exportsInFlight--;
+      this.state.exportsInFlight--;
     }
   }
 
@@ -1708,62 +1364,62 @@ export class MvccStore {
     // Chunks in memory (a snapshot from a peer) are checked whole before anything is deleted, so a
     // malformed one changes nothing; a stream can only be checked as it is written.
     const checkedIndex =
-      options.checkedIndex ?? (Array.isArray(chunks) ? checkedSnapshotHeader(this.layout, chunks as readonly Uint8Array[]).appliedIndex : undefined);
+      options.checkedIndex ?? (Array.isArray(chunks) ? checkedSnapshotHeader(this.state.layout, chunks as readonly Uint8Array[]).appliedIndex : undefined);
     // The mark names the index being installed when it is known (diagnostics after a crash).
     const mark = checkedIndex === undefined ? new Uint8Array(0) : encodeUint64BE(checkedIndex);
     // A compaction step in flight finishes first; none starts until the import ends, and the pass
     // it belonged to is discarded (rebuildKeyState decides what the imported state needs).
-    this.importing = true;
-    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
-    this.compactionPass = undefined;
-    this.storageCompactionPendingValue = false;
-    this.enterExclusive();
-    this.epoch++;
-    this.needsSnapshotValue = true;
-    this.cache?.clear(this.cacheStoreId);
-    this.keyIndexComplete = false;
-    this.newestRevisionOf = new KeyIndex(this.newestRevisionOf.maxBytes);
-    this.expiry.clear();
-    this.leases.clear();
+    this.state.importing = true;
+    if (this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
+    this.state.compactionPass = undefined;
+    this.state.storageCompactionPending = false;
+    this.state.enterExclusive();
+    this.state.epoch++;
+    this.state.needsSnapshot = true;
+    this.state.cache?.clear(this.state.cacheStoreId);
+    this.state.keyIndexComplete = false;
+    this.state.newestRevisionOf = new KeyIndex(this.state.newestRevisionOf.maxBytes);
+    this.state.expiry.clear();
+    this.state.leases.clear();
     try {
-      await this.engine.write([{ type: 'put', key: this.layout.importInProgressKey, value: mark }], { sync: true });
+      await this.state.engine.write([{ type: 'put', key: this.state.layout.importInProgressKey, value: mark }], { sync: true });
       await this.clearPartition();
       const { header, dedupState } = await this.writeSnapshotChunks(chunks);
-      await this.engine.write(
+      await this.state.engine.write(
         [
-          { type: 'put', key: this.layout.appliedIndexKey, value: encodeUint64BE(header.appliedIndex) },
-          { type: 'put', key: this.layout.revisionKey, value: encodeUint64BE(header.revision) },
-          { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
-          { type: 'put', key: this.layout.appliedTimeKey, value: encodeUint64BE(header.appliedTimeMs ?? 0) },
+          { type: 'put', key: this.state.layout.appliedIndexKey, value: encodeUint64BE(header.appliedIndex) },
+          { type: 'put', key: this.state.layout.revisionKey, value: encodeUint64BE(header.revision) },
+          { type: 'put', key: this.state.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
+          { type: 'put', key: this.state.layout.appliedTimeKey, value: encodeUint64BE(header.appliedTimeMs ?? 0) },
           // clearPartition deleted the range record: a snapshot without a range means the equal one.
-          ...(header.range !== undefined ? [{ type: 'put' as const, key: this.layout.rangeKey, value: encodeOwnedRange(header.range) }] : []),
-          ...(header.freeze !== undefined ? [{ type: 'put' as const, key: this.layout.freezeKey, value: encodeFreeze(header.freeze) }] : []),
-          ...this.dedup.metaOperations(dedupState),
-          { type: 'del', key: this.layout.importInProgressKey },
+          ...(header.range !== undefined ? [{ type: 'put' as const, key: this.state.layout.rangeKey, value: encodeOwnedRange(header.range) }] : []),
+          ...(header.freeze !== undefined ? [{ type: 'put' as const, key: this.state.layout.freezeKey, value: encodeFreeze(header.freeze) }] : []),
+          ...this.state.dedup.metaOperations(dedupState),
+          { type: 'del', key: this.state.layout.importInProgressKey },
           // The caller's records (the Raft log's record of the snapshot) land with the import's end.
           ...(options.alsoWrite ?? []),
           ...(options.alsoWriteFor?.(header.range) ?? []),
         ],
         { sync: true },
       );
-      this.appliedIndexValue = header.appliedIndex;
-      this.revisionValue = header.revision;
-      this.compactedRevisionValue = header.compactedRevision;
+      this.state.appliedIndex = header.appliedIndex;
+      this.state.revision = header.revision;
+      this.state.compactedRevision = header.compactedRevision;
       // The snapshot replaces the state, its clock included: the exporter's time at its index.
-      this.appliedTimeValue = header.appliedTimeMs ?? 0;
-      this.ownedRange = header.range;
-      this.frozenValue = header.freeze;
-      this.resetListener?.(this.revisionValue, 'import');
+      this.state.appliedTimeMs = header.appliedTimeMs ?? 0;
+      this.state.ownedRange = header.range;
+      this.state.frozen = header.freeze;
+      this.state.resetListener?.(this.state.revision, 'import');
       // The expiry mark and newest creation time come from the imported queue entries.
-      this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
-      await this.rebuildKeyState();
-      this.needsSnapshotValue = false;
+      this.state.dedup.adopt(await DedupTable.loadState(this.state.engine, this.state.layout));
+      await this.state.rebuildKeyState();
+      this.state.needsSnapshot = false;
       return this.status();
     } finally {
-      this.epoch++;
-      this.cache?.clear(this.cacheStoreId);
-      this.exclusive = false;
-      this.importing = false;
+      this.state.epoch++;
+      this.state.cache?.clear(this.state.cacheStoreId);
+      this.state.exclusive = false;
+      this.state.importing = false;
     }
   }
 
@@ -1774,29 +1430,29 @@ export class MvccStore {
    * before that batch leaves the mark, so the next open discards again.
    */
   async discardInterruptedImport(alsoWrite: readonly WriteOperation[]): Promise<MvccStatus> {
-    assert(this.needsSnapshotValue, 'only an interrupted import is discarded');
-    this.enterExclusive();
-    this.epoch++;
-    this.cache?.clear(this.cacheStoreId);
+    assert(this.state.needsSnapshot, 'only an interrupted import is discarded');
+    this.state.enterExclusive();
+    this.state.epoch++;
+    this.state.cache?.clear(this.state.cacheStoreId);
     try {
       await this.clearPartition();
-      await this.engine.write([{ type: 'del', key: this.layout.importInProgressKey }, ...alsoWrite], { sync: true });
-      this.appliedIndexValue = 0;
-      this.revisionValue = 0;
-      this.compactedRevisionValue = 0;
-      this.appliedTimeValue = 0;
-      this.ownedRange = undefined;
-      this.frozenValue = undefined;
-      this.expiry.clear();
-      this.leases.clear();
-      this.interruptedImportIndexValue = undefined;
-      this.resetListener?.(0, 'import');
-      await this.rebuildKeyState();
-      this.needsSnapshotValue = false;
+      await this.state.engine.write([{ type: 'del', key: this.state.layout.importInProgressKey }, ...alsoWrite], { sync: true });
+      this.state.appliedIndex = 0;
+      this.state.revision = 0;
+      this.state.compactedRevision = 0;
+      this.state.appliedTimeMs = 0;
+      this.state.ownedRange = undefined;
+      this.state.frozen = undefined;
+      this.state.expiry.clear();
+      this.state.leases.clear();
+      this.state.interruptedImportIndex = undefined;
+      this.state.resetListener?.(0, 'import');
+      await this.state.rebuildKeyState();
+      this.state.needsSnapshot = false;
       return this.status();
     } finally {
-      this.epoch++;
-      this.exclusive = false;
+      this.state.epoch++;
+      this.state.exclusive = false;
     }
   }
 
@@ -1806,8 +1462,8 @@ export class MvccStore {
    */
   storedKeyNames(max: number): string[] {
     const names: string[] = [];
-    if (!this.keyIndexComplete) return names;
-    for (const key of this.newestRevisionOf.keys()) {
+    if (!this.state.keyIndexComplete) return names;
+    for (const key of this.state.newestRevisionOf.keys()) {
       if (names.length >= max) break;
       names.push(key);
     }
@@ -1819,9 +1475,9 @@ export class MvccStore {
    * place in the equal table; undefined for a store without options.partition.
    */
   get hashRange(): { readonly start: number; readonly end: number } | undefined {
-    if (this.ownedRange !== undefined) return this.ownedRange;
-    if (this.partition === undefined || this.partition.id >= this.partition.count) return undefined;
-    const { start, end } = equalRangeOf(this.partition.id, this.partition.count);
+    if (this.state.ownedRange !== undefined) return this.state.ownedRange;
+    if (this.state.partition === undefined || this.state.partition.id >= this.state.partition.count) return undefined;
+    const { start, end } = equalRangeOf(this.state.partition.id, this.state.partition.count);
     return { start, end };
   }
 
@@ -1844,30 +1500,30 @@ export class MvccStore {
   ): Promise<{ readonly refused?: AtollError; readonly movedKeys: number; readonly movedVersions: number }> {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
     assertNowMs(context.nowMs);
-    assert(!this.needsSnapshotValue && target?.needsSnapshotValue !== true, 'split on a partition whose snapshot import did not finish');
-    assert(target === undefined ? context.refusal !== undefined : target !== this && target.engine === this.engine, 'a split moves keys within one engine');
+    assert(!this.state.needsSnapshot && target?.state.needsSnapshot !== true, 'split on a partition whose snapshot import did not finish');
+    assert(target === undefined ? context.refusal !== undefined : target !== this && target.state.engine === this.state.engine, 'a split moves keys within one engine');
     const range = this.hashRange;
-    assert(range !== undefined && (target === undefined || target.partition !== undefined), 'a split needs partitioned stores');
-    if (context.index <= this.appliedIndexValue) return { movedKeys: 0, movedVersions: 0 };
+    assert(range !== undefined && (target === undefined || target.state.partition !== undefined), 'a split needs partitioned stores');
+    if (context.index <= this.state.appliedIndex) return { movedKeys: 0, movedVersions: 0 };
     // The target is new: nothing applied, nothing stored (asserted, not refused: the node made it).
-    assert.equal(target?.appliedIndexValue ?? 0, 0, 'a split target starts empty');
-    assert.equal(target?.revisionValue ?? 0, 0, 'a split target starts empty');
-    const hash = this.partition?.hash ?? defaultBucketHash;
+    assert.equal(target?.state.appliedIndex ?? 0, 0, 'a split target starts empty');
+    assert.equal(target?.state.revision ?? 0, 0, 'a split target starts empty');
+    const hash = this.state.partition?.hash ?? defaultBucketHash;
     const moved = { start: context.mid, end: range.end };
-    const nowMs = Math.max(context.nowMs, this.appliedTimeValue);
-    this.importing = true;
-    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
-    this.enterExclusive();
-    target?.enterExclusive();
+    const nowMs = Math.max(context.nowMs, this.state.appliedTimeMs);
+    this.state.importing = true;
+    if (this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
+    this.state.enterExclusive();
+    target?.state.enterExclusive();
     try {
       let refusal: AtollError | undefined = context.refusal;
       if (refusal !== undefined || target === undefined) {
         // Decided by the caller from replicated state.
-      } else if (this.frozenValue !== undefined) {
-        refusal = new AtollError('SPLIT_REFUSED', `partition ${this.partition?.id ?? '?'} is frozen for a merge`, { reason: 'in-progress' });
+      } else if (this.state.frozen !== undefined) {
+        refusal = new AtollError('SPLIT_REFUSED', `partition ${this.state.partition?.id ?? '?'} is frozen for a merge`, { reason: 'in-progress' });
       } else if (!Number.isInteger(context.mid) || context.mid <= range.start || context.mid >= range.end) {
         refusal = new AtollError('SPLIT_REFUSED', `split point ${context.mid} is not strictly inside [${range.start}, ${range.end})`, { reason: 'bad-split-point' });
-      } else if (this.leases.all().some((lease) => [...lease.keys].some((key) => keyInHashRange(key, moved, hash)))) {
+      } else if (this.state.leases.all().some((lease) => [...lease.keys].some((key) => keyInHashRange(key, moved, hash)))) {
         refusal = new AtollError('SPLIT_REFUSED', 'a key attached to a lease would move: revoke the lease or wait for it to expire', { reason: 'leased-keys' });
       }
       if (refusal !== undefined || target === undefined) {
@@ -1875,42 +1531,42 @@ export class MvccStore {
         await this.commit(failedOutcome(refusal), context.index, nowMs);
         return { refused: refusal, movedKeys: 0, movedVersions: 0 };
       }
-      const plan = await planSplitMove(this.engine, this.layout, target.layout, moved, hash);
+      const plan = await planSplitMove(this.state.engine, this.state.layout, target.state.layout, moved, hash);
       const kept = { start: range.start, end: context.mid };
-      const appliedHere = encodeAppliedRecord({ appliedIndex: context.index, appliedTimeMs: nowMs, revision: this.revisionValue });
+      const appliedHere = encodeAppliedRecord({ appliedIndex: context.index, appliedTimeMs: nowMs, revision: this.state.revision });
       const operations: WriteOperation[] = [
-        ...(this.testBugs.splitKeepsMovedKeys === true ? plan.operations.filter((op) => op.type !== 'del') : plan.operations),
-        { type: 'put', key: this.layout.appliedKey, value: appliedHere },
-        { type: 'put', key: this.layout.rangeKey, value: encodeOwnedRange(kept) },
-        { type: 'put', key: target.layout.appliedKey, value: appliedHere },
-        { type: 'put', key: target.layout.compactedRevisionKey, value: encodeUint64BE(this.compactedRevisionValue) },
-        { type: 'put', key: target.layout.rangeKey, value: encodeOwnedRange(moved) },
+        ...(this.state.testBugs.splitKeepsMovedKeys === true ? plan.operations.filter((op) => op.type !== 'del') : plan.operations),
+        { type: 'put', key: this.state.layout.appliedKey, value: appliedHere },
+        { type: 'put', key: this.state.layout.rangeKey, value: encodeOwnedRange(kept) },
+        { type: 'put', key: target.state.layout.appliedKey, value: appliedHere },
+        { type: 'put', key: target.state.layout.compactedRevisionKey, value: encodeUint64BE(this.state.compactedRevision) },
+        { type: 'put', key: target.state.layout.rangeKey, value: encodeOwnedRange(moved) },
         ...alsoWrite,
       ];
-      if (this.legacyAppliedRecords) for (const key of [this.layout.appliedIndexKey, this.layout.appliedTimeKey, this.layout.revisionKey]) operations.push({ type: 'del', key });
-      await this.engine.write(operations, { sync: true });
+      if (this.state.legacyAppliedRecords) for (const key of [this.state.layout.appliedIndexKey, this.state.layout.appliedTimeKey, this.state.layout.revisionKey]) operations.push({ type: 'del', key });
+      await this.state.engine.write(operations, { sync: true });
       // The in-memory state follows the batch: both sides rebuild theirs from what is stored.
-      this.legacyAppliedRecords = false;
-      this.appliedIndexValue = context.index;
-      this.appliedTimeValue = nowMs;
-      this.ownedRange = kept;
-      target.appliedIndexValue = context.index;
-      target.appliedTimeValue = nowMs;
-      target.revisionValue = this.revisionValue;
-      target.compactedRevisionValue = this.compactedRevisionValue;
-      target.ownedRange = moved;
-      target.dedup.adopt(await DedupTable.loadState(this.engine, target.layout));
-      this.epoch++;
-      target.epoch++;
-      this.cache?.clear(this.cacheStoreId);
-      target.cache?.clear(target.cacheStoreId);
-      await this.rebuildKeyState();
-      await target.rebuildKeyState();
+      this.state.legacyAppliedRecords = false;
+      this.state.appliedIndex = context.index;
+      this.state.appliedTimeMs = nowMs;
+      this.state.ownedRange = kept;
+      target.state.appliedIndex = context.index;
+      target.state.appliedTimeMs = nowMs;
+      target.state.revision = this.state.revision;
+      target.state.compactedRevision = this.state.compactedRevision;
+      target.state.ownedRange = moved;
+      target.state.dedup.adopt(await DedupTable.loadState(this.state.engine, target.state.layout));
+      this.state.epoch++;
+      target.state.epoch++;
+      this.state.cache?.clear(this.state.cacheStoreId);
+      target.state.cache?.clear(target.state.cacheStoreId);
+      await this.state.rebuildKeyState();
+      await target.state.rebuildKeyState();
       return { movedKeys: plan.movedKeys, movedVersions: plan.movedVersions };
     } finally {
-      this.exclusive = false;
-      if (target !== undefined) target.exclusive = false;
-      this.importing = false;
+      this.state.exclusive = false;
+      if (target !== undefined) target.state.exclusive = false;
+      this.state.importing = false;
     }
   }
 
@@ -1941,31 +1597,31 @@ export class MvccStore {
   ): Promise<{ readonly refused?: AtollError; readonly movedKeys: number; readonly movedVersions: number; readonly droppedDedupEntries: number }> {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
     assertNowMs(context.nowMs);
-    assert(!this.needsSnapshotValue && right?.needsSnapshotValue !== true, 'merge on a partition whose snapshot import did not finish');
-    assert(right === undefined ? context.refusal !== undefined : right !== this && right.engine === this.engine, 'a merge moves keys within one engine');
-    assert(this.mergedIntoValue === undefined && right?.mergedIntoValue === undefined, 'a merged-away partition takes no part in another merge');
+    assert(!this.state.needsSnapshot && right?.state.needsSnapshot !== true, 'merge on a partition whose snapshot import did not finish');
+    assert(right === undefined ? context.refusal !== undefined : right !== this && right.state.engine === this.state.engine, 'a merge moves keys within one engine');
+    assert(this.state.mergedInto === undefined && right?.state.mergedInto === undefined, 'a merged-away partition takes no part in another merge');
     const range = this.hashRange;
-    assert(range !== undefined && (right === undefined || right.partition !== undefined), 'a merge needs partitioned stores');
+    assert(range !== undefined && (right === undefined || right.state.partition !== undefined), 'a merge needs partitioned stores');
     const nothing = { movedKeys: 0, movedVersions: 0, droppedDedupEntries: 0 };
-    if (context.index <= this.appliedIndexValue) return nothing;
-    const nowMs = Math.max(context.nowMs, this.appliedTimeValue, right?.appliedTimeValue ?? 0);
-    this.importing = true;
-    if (right !== undefined) right.importing = true;
-    if (this.compactionStepInFlight !== undefined) await this.compactionStepInFlight.catch(() => undefined);
-    if (right?.compactionStepInFlight !== undefined) await right.compactionStepInFlight.catch(() => undefined);
-    this.enterExclusive();
-    right?.enterExclusive();
+    if (context.index <= this.state.appliedIndex) return nothing;
+    const nowMs = Math.max(context.nowMs, this.state.appliedTimeMs, right?.state.appliedTimeMs ?? 0);
+    this.state.importing = true;
+    if (right !== undefined) right.state.importing = true;
+    if (this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
+    if (right?.state.compactionStepInFlight !== undefined) await right.state.compactionStepInFlight.catch(() => undefined);
+    this.state.enterExclusive();
+    right?.state.enterExclusive();
     try {
       let refusal = context.refusal;
       const rightRange = right?.hashRange;
       if (refusal !== undefined || right === undefined) {
         // Decided by the caller from replicated state.
-      } else if (right.frozenValue === undefined || right.frozenValue.into !== this.partition?.id || right.frozenValue.index !== context.freezeIndex) {
-        refusal = new AtollError('MERGE_REFUSED', `partition ${right.partition?.id ?? '?'} is not frozen into partition ${this.partition?.id ?? '?'} at index ${context.freezeIndex}`, { reason: 'not-frozen' });
+      } else if (right.state.frozen === undefined || right.state.frozen.into !== this.state.partition?.id || right.state.frozen.index !== context.freezeIndex) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${right.state.partition?.id ?? '?'} is not frozen into partition ${this.state.partition?.id ?? '?'} at index ${context.freezeIndex}`, { reason: 'not-frozen' });
       } else if (rightRange === undefined || rightRange.start !== range.end) {
-        refusal = new AtollError('MERGE_REFUSED', `partition ${right.partition?.id ?? '?'} does not start where partition ${this.partition?.id ?? '?'} ends (${range.end})`, { reason: 'not-adjacent' });
-      } else if (right.leases.all().length > 0) {
-        refusal = new AtollError('MERGE_REFUSED', `partition ${right.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
+        refusal = new AtollError('MERGE_REFUSED', `partition ${right.state.partition?.id ?? '?'} does not start where partition ${this.state.partition?.id ?? '?'} ends (${range.end})`, { reason: 'not-adjacent' });
+      } else if (right.state.leases.all().length > 0) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${right.state.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
       }
       if (refusal !== undefined || right === undefined || rightRange === undefined) {
         refusal ??= new AtollError('MERGE_REFUSED', 'no right partition', { reason: 'no-right' });
@@ -1973,49 +1629,49 @@ export class MvccStore {
         return { refused: refusal, ...nothing };
       }
       // The caller brought right through its freeze (merge-apply.ts); past it nothing changes.
-      assert(right.appliedIndexValue >= context.freezeIndex, 'a merge reads the right partition at or past its freeze index');
-      const plan = await planMergeMove(this.engine, { layout: this.layout, dedup: this.dedup.currentState() }, { layout: right.layout, dedup: right.dedup.currentState() }, context.index);
+      assert(right.state.appliedIndex >= context.freezeIndex, 'a merge reads the right partition at or past its freeze index');
+      const plan = await planMergeMove(this.state.engine, { layout: this.state.layout, dedup: this.state.dedup.currentState() }, { layout: right.state.layout, dedup: right.state.dedup.currentState() }, context.index);
       const merged = { start: range.start, end: rightRange.end };
-      const revision = Math.max(this.revisionValue, right.revisionValue);
-      const compactedRevision = Math.max(this.compactedRevisionValue, right.compactedRevisionValue);
+      const revision = Math.max(this.state.revision, right.state.revision);
+      const compactedRevision = Math.max(this.state.compactedRevision, right.state.compactedRevision);
       const operations: WriteOperation[] = [
         ...plan.operations,
-        { type: 'put', key: this.layout.appliedKey, value: encodeAppliedRecord({ appliedIndex: context.index, appliedTimeMs: nowMs, revision }) },
-        { type: 'put', key: this.layout.compactedRevisionKey, value: encodeUint64BE(compactedRevision) },
-        { type: 'put', key: this.layout.rangeKey, value: encodeOwnedRange(merged) },
+        { type: 'put', key: this.state.layout.appliedKey, value: encodeAppliedRecord({ appliedIndex: context.index, appliedTimeMs: nowMs, revision }) },
+        { type: 'put', key: this.state.layout.compactedRevisionKey, value: encodeUint64BE(compactedRevision) },
+        { type: 'put', key: this.state.layout.rangeKey, value: encodeOwnedRange(merged) },
         ...alsoWrite,
       ];
-      if (this.legacyAppliedRecords) for (const key of [this.layout.appliedIndexKey, this.layout.appliedTimeKey, this.layout.revisionKey]) operations.push({ type: 'del', key });
+      if (this.state.legacyAppliedRecords) for (const key of [this.state.layout.appliedIndexKey, this.state.layout.appliedTimeKey, this.state.layout.revisionKey]) operations.push({ type: 'del', key });
       // Exports of either side that read on would mix the states before and after: they fail.
-      this.epoch++;
-      right.epoch++;
-      await this.engine.write(operations, { sync: true });
+      this.state.epoch++;
+      right.state.epoch++;
+      await this.state.engine.write(operations, { sync: true });
       // The in-memory state follows the batch.
-      this.legacyAppliedRecords = false;
-      this.appliedIndexValue = context.index;
-      this.appliedTimeValue = nowMs;
-      this.revisionValue = revision;
-      this.compactedRevisionValue = compactedRevision;
-      this.ownedRange = merged;
-      this.dedup.adopt(await DedupTable.loadState(this.engine, this.layout));
-      assert.equal(this.dedup.count, plan.dedup.count, 'the merged dedup queue is what the plan wrote');
-      right.mergedIntoValue = this.partition?.id ?? 0;
+      this.state.legacyAppliedRecords = false;
+      this.state.appliedIndex = context.index;
+      this.state.appliedTimeMs = nowMs;
+      this.state.revision = revision;
+      this.state.compactedRevision = compactedRevision;
+      this.state.ownedRange = merged;
+      this.state.dedup.adopt(await DedupTable.loadState(this.state.engine, this.state.layout));
+      assert.equal(this.state.dedup.count, plan.dedup.count, 'the merged dedup queue is what the plan wrote');
+      right.state.mergedInto = this.state.partition?.id ?? 0;
       // Both histories changed without a commit: the left one gained the right's versions at
       // revisions its listener may already hold, the right one is gone.
-      this.resetListener?.(revision, 'merge');
-      right.resetListener?.(right.revisionValue, 'merged-away');
-      right.dedup.adopt(emptyDedupState);
-      this.cache?.clear(this.cacheStoreId);
-      right.cache?.clear(right.cacheStoreId);
-      await this.rebuildKeyState();
-      await right.rebuildKeyState();
+      this.state.resetListener?.(revision, 'merge');
+      right.state.resetListener?.(right.state.revision, 'merged-away');
+      right.state.dedup.adopt(emptyDedupState);
+      this.state.cache?.clear(this.state.cacheStoreId);
+      right.state.cache?.clear(right.state.cacheStoreId);
+      await this.state.rebuildKeyState();
+      await right.state.rebuildKeyState();
       return { movedKeys: plan.movedKeys, movedVersions: plan.movedVersions, droppedDedupEntries: plan.droppedDedupEntries };
     } finally {
-      this.exclusive = false;
-      this.importing = false;
+      this.state.exclusive = false;
+      this.state.importing = false;
       if (right !== undefined) {
-        right.exclusive = false;
-        right.importing = false;
+        right.state.exclusive = false;
+        right.state.importing = false;
       }
     }
   }
@@ -2034,17 +1690,17 @@ export class MvccStore {
     assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
     assertNowMs(context.nowMs);
     assert(Number.isInteger(context.into) && context.into >= 0 && context.into < 2 ** 32, 'a freeze names a partition id');
-    assert(!this.needsSnapshotValue && this.mergedIntoValue === undefined, 'freeze on a partition that is not live');
-    if (context.index <= this.appliedIndexValue) return { freezeIndex: this.frozenValue?.index ?? 0 };
-    const nowMs = Math.max(context.nowMs, this.appliedTimeValue);
-    this.enterExclusive();
+    assert(!this.state.needsSnapshot && this.state.mergedInto === undefined, 'freeze on a partition that is not live');
+    if (context.index <= this.state.appliedIndex) return { freezeIndex: this.state.frozen?.index ?? 0 };
+    const nowMs = Math.max(context.nowMs, this.state.appliedTimeMs);
+    this.state.enterExclusive();
     try {
-      const frozen = this.frozenValue;
+      const frozen = this.state.frozen;
       let refusal = context.refusal;
       if (refusal === undefined && frozen !== undefined && frozen.into !== context.into) {
-        refusal = new AtollError('MERGE_REFUSED', `partition ${this.partition?.id ?? '?'} is frozen for a merge into partition ${frozen.into}`, { reason: 'frozen', mergedInto: frozen.into });
-      } else if (refusal === undefined && frozen === undefined && this.leases.all().length > 0) {
-        refusal = new AtollError('MERGE_REFUSED', `partition ${this.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
+        refusal = new AtollError('MERGE_REFUSED', `partition ${this.state.partition?.id ?? '?'} is frozen for a merge into partition ${frozen.into}`, { reason: 'frozen', mergedInto: frozen.into });
+      } else if (refusal === undefined && frozen === undefined && this.state.leases.all().length > 0) {
+        refusal = new AtollError('MERGE_REFUSED', `partition ${this.state.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
       }
       if (refusal !== undefined) {
         await this.commit(failedOutcome(refusal), context.index, nowMs);
@@ -2055,65 +1711,65 @@ export class MvccStore {
         return { freezeIndex: frozen.index };
       }
       const freeze = { into: context.into, index: context.index };
-      await this.commit({ ...emptyOutcome, operations: [{ type: 'put', key: this.layout.freezeKey, value: encodeFreeze(freeze) }] }, context.index, nowMs);
-      this.frozenValue = freeze;
+      await this.commit({ ...emptyOutcome, operations: [{ type: 'put', key: this.state.layout.freezeKey, value: encodeFreeze(freeze) }] }, context.index, nowMs);
+      this.state.frozen = freeze;
       // Reads that began before the freeze must not answer after it: the keys may move at any time.
-      this.epoch++;
-      this.cache?.clear(this.cacheStoreId);
+      this.state.epoch++;
+      this.state.cache?.clear(this.state.cacheStoreId);
       return { freezeIndex: freeze.index };
     } finally {
-      this.exclusive = false;
+      this.state.exclusive = false;
     }
   }
 
   /** The merge freeze (applyFreeze), or undefined while the partition is live. */
   get frozen(): { readonly into: number; readonly index: number } | undefined {
-    return this.frozenValue;
+    return this.state.frozen;
   }
 
   private frozenError(): AtollError {
-    const into = this.frozenValue?.into;
+    const into = this.state.frozen?.into;
     // reason 'frozen': not merged yet, so the range keeps its own group (router.ts keeps its start).
-    return new AtollError('PARTITION_MOVED', `partition ${this.partition?.id ?? '?'} is being merged into partition ${into ?? '?'}: refresh the partition table and retry`, {
-      servedPartitionId: this.partition?.id, mergedInto: into, reason: 'frozen',
+    return new AtollError('PARTITION_MOVED', `partition ${this.state.partition?.id ?? '?'} is being merged into partition ${into ?? '?'}: refresh the partition table and retry`, {
+      servedPartitionId: this.state.partition?.id, mergedInto: into, reason: 'frozen',
     });
   }
 
   private mergedAwayError(): AtollError {
-    return new AtollError('PARTITION_MOVED', `partition ${this.partition?.id ?? '?'} was merged into partition ${this.mergedIntoValue ?? '?'}: refresh the partition table`, {
-      servedPartitionId: this.partition?.id,
-      mergedInto: this.mergedIntoValue,
+    return new AtollError('PARTITION_MOVED', `partition ${this.state.partition?.id ?? '?'} was merged into partition ${this.state.mergedInto ?? '?'}: refresh the partition table`, {
+      servedPartitionId: this.state.partition?.id,
+      mergedInto: this.state.mergedInto,
     });
   }
 
   /** The partition this one was merged into (applyMerge), or undefined while it is live. */
   get mergedInto(): number | undefined {
-    return this.mergedIntoValue;
+    return this.state.mergedInto;
   }
 
   /** Deletes every key of the partition except the import mark. */
   private async clearPartition(): Promise<void> {
-    await this.engine.write(this.layout.metaKeys().map((key) => ({ type: 'del' as const, key })));
+    await this.state.engine.write(this.state.layout.metaKeys().map((key) => ({ type: 'del' as const, key })));
     // An import writes the separate applied records: the next apply batch replaces them.
-    this.legacyAppliedRecords = true;
-    this.dedup.adopt(emptyDedupState);
-    for (const range of this.layout.dataRanges()) await this.deleteRange(range);
+    this.state.legacyAppliedRecords = true;
+    this.state.dedup.adopt(emptyDedupState);
+    for (const range of this.state.layout.dataRanges()) await this.deleteRange(range);
   }
 
   private async deleteRange(range: KeyRange): Promise<void> {
-    if (this.engine.deleteRange !== undefined) {
-      await this.engine.deleteRange(range);
+    if (this.state.engine.deleteRange !== undefined) {
+      await this.state.engine.deleteRange(range);
       return;
     }
     let pending: WriteOperation[] = [];
-    for await (const [storageKey] of this.engine.iterate(range)) {
+    for await (const [storageKey] of this.state.engine.iterate(range)) {
       pending.push({ type: 'del', key: storageKey });
-      if (pending.length >= this.limits.compactionBatchOps) {
-        await this.engine.write(pending);
+      if (pending.length >= this.state.limits.compactionBatchOps) {
+        await this.state.engine.write(pending);
         pending = [];
       }
     }
-    if (pending.length > 0) await this.engine.write(pending);
+    if (pending.length > 0) await this.state.engine.write(pending);
   }
 
   /**
@@ -2122,7 +1778,7 @@ export class MvccStore {
    * Synchronous, so a Raft group can refuse a snapshot before it adopts it.
    */
   checkSnapshot(chunks: readonly Uint8Array[]): void {
-    checkedSnapshotHeader(this.layout, chunks);
+    checkedSnapshotHeader(this.state.layout, chunks);
   }
 
   /**
@@ -2130,7 +1786,7 @@ export class MvccStore {
    * add() throws INVALID_ARGUMENT as soon as a chunk is malformed, finish() when the whole is.
    */
   snapshotCheck(): { add(chunk: Uint8Array): void; finish(): SnapshotHeader } {
-    return snapshotCheck(this.layout);
+    return snapshotCheck(this.state.layout);
   }
 
   /** Checks and writes a snapshot's chunks, one engine write per chunk. */
@@ -2139,8 +1795,8 @@ export class MvccStore {
   ): Promise<{ header: SnapshotHeader; dedupState: DedupMeta }> {
     const plan = newSnapshotPlan();
     for await (const bytes of chunks) {
-      const operations = planSnapshotChunk(this.layout, plan, bytes);
-      if (operations.length > 0) await this.engine.write(operations);
+      const operations = planSnapshotChunk(this.state.layout, plan, bytes);
+      if (operations.length > 0) await this.state.engine.write(operations);
     }
     return finishSnapshotPlan(plan);
   }
@@ -2149,25 +1805,25 @@ export class MvccStore {
   // Errors
 
   private futureRevision(revision: number): AtollError {
-    return new AtollError('FUTURE_REVISION', `revision ${revision} is above the current revision ${this.revisionValue}`, {
+    return new AtollError('FUTURE_REVISION', `revision ${revision} is above the current revision ${this.state.revision}`, {
       revision,
-      currentRevision: this.revisionValue,
+      currentRevision: this.state.revision,
     });
   }
 
   private compacted(revision: number): AtollError {
     return new AtollError(
       'COMPACTED',
-      `revision ${revision} has been compacted; the oldest readable revision is ${this.compactedRevisionValue}`,
-      { revision, compactedRevision: this.compactedRevisionValue },
+      `revision ${revision} has been compacted; the oldest readable revision is ${this.state.compactedRevision}`,
+      { revision, compactedRevision: this.state.compactedRevision },
     );
   }
 
   private validationTooLarge(txn: TxnCommand, keyPrefix: string): AtollError {
     return new AtollError(
       'RESOURCE_EXHAUSTED',
-      `a serializable commit validates at most ${this.limits.maxTxnPrefixKeys} keys and ${this.limits.maxScanVersions} versions under its read prefixes`,
-      { keyPrefix, snapshotRevision: txn.snapshotRevision, maxKeys: this.limits.maxTxnPrefixKeys, maxVersions: this.limits.maxScanVersions },
+      `a serializable commit validates at most ${this.state.limits.maxTxnPrefixKeys} keys and ${this.state.limits.maxScanVersions} versions under its read prefixes`,
+      { keyPrefix, snapshotRevision: txn.snapshotRevision, maxKeys: this.state.limits.maxTxnPrefixKeys, maxVersions: this.state.limits.maxScanVersions },
     );
   }
 

@@ -1,6 +1,6 @@
 /**
- * What each tenant stores in a partition (the MVCC store's usage): counted by rebuildKeyState,
- * moved by every commit and by physical compaction.
+ * What each tenant stores in a partition (MvccState.usage): counted by rebuildKeyState, moved by
+ * every commit and by physical compaction.
  */
 import type { StoredVersion } from './version-record.js';
 
