@@ -34,15 +34,12 @@
  */
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
-import { bucketOf } from '../keys/bucket.js';
 import { defaultBucketHash } from '../keys/bucket-hash.js';
-import { equalRangeOf, partitionOfBucket } from '../keys/partition-table.js';
 import { keyInHashRange, planSplitMove } from './split-plan.js';
 import { planMergeMove } from './merge-plan.js';
 import { tenantOfInternalKey } from '../keys/tenant-keys.js';
 import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
-import { validateKey } from '../keys/validate-key.js';
-import { compareBytes, encodeUint64BE, equalBytes } from '../storage/bytes.js';
+import { encodeUint64BE, equalBytes } from '../storage/bytes.js';
 import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import type {
   ApplyContext,
@@ -53,7 +50,6 @@ import type {
   ExpireCommand,
   LeaseGrantCommand,
   LeaseRevokeCommand,
-  KeyVersion,
   TxnCommand,
   WriteOp,
   WriteResult,
@@ -66,69 +62,23 @@ import { planWrite, type WritePlan } from './plan-write.js';
 import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
 import { checkedSnapshotHeader, finishSnapshotPlan, newSnapshotPlan, planSnapshotChunk, snapshotCheck } from './snapshot-check.js';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, snapshotVersionOf, SnapshotEntriesWriter, type SnapshotHeader } from './snapshot-format.js';
-import { validateCommand, validateKeyPrefix, validateRequestId, validateRevisionNumber } from './validate-command.js';
+import { validateCommand, validateRequestId } from './validate-command.js';
 import { KeyIndex } from './key-index.js';
 import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, leaseTombstone, type StoredVersion } from './version-record.js';
 import { encodeFreeze, encodeOwnedRange } from './range-records.js';
 import { addUsage, versionBytes, type TenantUsageCount } from './tenant-usage.js';
 
 import type { CompactionGroup, StorageCompactionStep } from './compaction-pass.js';
+import { findVersion, liveVersion, type FoundVersion } from './find-version.js';
+import { compacted, conflict, frozenError, futureRevision, validationTooLarge } from './mvcc-errors.js';
 import { assertNowMs, MvccState, type MvccStatus, type MvccStoreOptions, type RevisionResetReason, type StoredChange } from './mvcc-state.js';
+import { checkOwnership, checkOwnsKey, hashRangeOf } from './ownership.js';
+import { changesSince, exists, get, getByPrefix, scanPartition, type GetResult, type PrefixPage, type PrefixReadOptions, type ReadOptions, type StoredChangeAt } from './reader.js';
+import { dedupMemoryOf, dedupStatusOf, expiredKeysOf, keyIndexStatusOf, statusOf, storedKeyNamesOf, type DedupStatus } from './status.js';
 
 export { defaultDedupWindow };
-export type { MvccStatus, MvccStoreOptions, RevisionResetReason, StorageCompactionStep, StoredChange, TenantUsageCount };
-
-export interface DedupStatus {
-  /** The live dedup records: the request ids a retry of which is recognised. */
-  readonly recordCount: number;
-  /** Results recorded by entries below this index are evicted. */
-  readonly floorIndex: number;
-  readonly window: number;
-  /**
-   * The expiry mark: the newest creation time among the evicted timestamped request ids (0: none).
-   * An unknown timestamped id created at or before it is refused with REQUEST_ID_EXPIRED.
-   */
-  readonly expiredThroughMs: number;
-}
-
-export interface ReadOptions {
-  /** Read at this past revision instead of the latest. */
-  readonly revision?: number;
-  /** The reader's clock, Unix epoch milliseconds: keys with expiresAtMs <= nowMs are invisible. */
-  readonly nowMs: number;
-}
-
-export interface GetResult {
-  /** Whether the key is live at the revision. A missing key is an answer, not an error. */
-  readonly found: boolean;
-  /** The value when found; an empty value is still found. */
-  readonly value?: Uint8Array;
-  /** 0 when not found. */
-  readonly createRevision: number;
-  readonly modRevision: number;
-  readonly version: number;
-  readonly expiresAtMs?: number;
-  /** The revision the read was served at. */
-  readonly revision: number;
-}
-
-export interface PrefixReadOptions extends ReadOptions {
-  /** At most this many keys (default defaultPageSize, at most maxPageSize). */
-  readonly limit?: number;
-  /** Continue after this key: pass the previous page's continueAfter and its revision. */
-  readonly after?: string;
-}
-
-export interface PrefixPage {
-  /** Live keys in UTF-8 byte order (Unicode code point order). */
-  readonly items: KeyVersion[];
-  /** The revision every item was read at; pass it back with continueAfter for the next page. */
-  readonly revision: number;
-  /** Whether another page may hold more keys. */
-  readonly more: boolean;
-  /** When more: the key to pass as `after`. */
-  readonly continueAfter?: string;
-}
+export type { DedupStatus, GetResult, MvccStatus, MvccStoreOptions, PrefixPage, PrefixReadOptions, ReadOptions };
+export type { RevisionResetReason, StorageCompactionStep, StoredChange, StoredChangeAt, TenantUsageCount };
 
 export interface ImportOptions {
   /**
@@ -157,12 +107,6 @@ export interface StorageCompactionResult {
   readonly removedDedupEntries: number;
   /** True when a snapshot export was running, so nothing was removed this time. */
   readonly deferred: boolean;
-}
-
-/** The newest stored version of a key at some revision. */
-interface FoundVersion {
-  readonly revision: number;
-  readonly stored: StoredVersion;
 }
 
 /** What apply decided before writing. */
@@ -209,24 +153,6 @@ const emptyOutcome: Outcome = Object.freeze({ applied: false, writes: [], operat
 function txnSnapshotTimeOf(command: Command): number {
   const time = (command as { type?: unknown; snapshotTimeMs?: unknown } | null)?.type === 'txn' ? (command as TxnCommand).snapshotTimeMs : undefined;
   return typeof time === 'number' && Number.isSafeInteger(time) && time >= 0 ? time : 0;
-}
-
-/** The live version a stored version shows a reader at nowMs, or undefined when it shows none. */
-function liveVersion(key: string, found: FoundVersion | undefined, nowMs: number): KeyVersion | undefined {
-  if (found === undefined || found.stored.kind !== 'value') return undefined;
-  const { createRevision, version, value, expiresAtMs, fence } = found.stored;
-  if (expiresAtMs !== undefined && expiresAtMs <= nowMs) return undefined;
-  const base = { key, value, createRevision, modRevision: found.revision, version, ...(fence !== undefined && { fence }) };
-  return expiresAtMs === undefined ? base : { ...base, expiresAtMs };
-}
-
-/** A stored version and its revision (changesSince). */
-export interface StoredChangeAt extends StoredChange {
-  readonly revision: number;
-}
-
-function byRevisionThenKey(a: StoredChangeAt, b: StoredChangeAt): number {
-  return a.revision - b.revision || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 }
 
 export class MvccStore {
@@ -277,14 +203,9 @@ export class MvccStore {
     return this.state.appliedTimeMs;
   }
 
-  /**
-   * Up to `max` keys whose newest version is a value that has expired at `nowMs`, earliest first:
-   * what the leader proposes in an `expire` command (apply checks each again). No storage read.
-   */
+  /** Keys whose newest version expired at `nowMs`, earliest first, for the leader's `expire` (status.ts expiredKeysOf). */
   expiredKeys(nowMs: number, max: number): string[] {
-    assertNowMs(nowMs);
-    if (this.state.needsSnapshot) return [];
-    return this.state.expiry.expiredKeys(nowMs, max);
+    return expiredKeysOf(this.state, nowMs, max);
   }
 
   /** A lease of the partition by local id, or undefined (never granted, revoked or expired). */
@@ -303,27 +224,26 @@ export class MvccStore {
   }
 
   status(): MvccStatus {
-    return {
-      appliedIndex: this.state.appliedIndex,
-      revision: this.state.revision,
-      compactedRevision: this.state.compactedRevision,
-      needsSnapshot: this.state.needsSnapshot,
-    };
+    return statusOf(this.state);
   }
 
   /** The key index's size and estimated bytes (key-index.ts), and whether the store uses it. */
   keyIndexStatus(): { keys: number; bytes: number; maxBytes: number; complete: boolean } {
-    const index = this.state.newestRevisionOf;
-    return { keys: index.size, bytes: index.bytes, maxBytes: index.maxBytes, complete: this.state.keyIndexComplete };
+    return keyIndexStatusOf(this.state);
   }
 
   /** The dedup table's in-memory read-ahead and eviction list, estimated bytes (dedup-table.ts). */
   dedupMemory(): { bytes: number; readAheadHeads: number } {
-    return { bytes: this.state.dedup.memoryBytes, readAheadHeads: this.state.dedup.readAheadLength };
+    return dedupMemoryOf(this.state);
   }
 
   dedupStatus(): DedupStatus {
-    return { recordCount: this.state.dedup.count, floorIndex: this.state.dedup.floorIndex, window: this.state.dedup.window, expiredThroughMs: this.state.dedup.expiredThroughMs };
+    return dedupStatusOf(this.state);
+  }
+
+  /** Up to `max` stored key names from the key index, for choosing a split point (status.ts storedKeyNamesOf). */
+  storedKeyNames(max: number): string[] {
+    return storedKeyNamesOf(this.state, max);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -359,7 +279,7 @@ export class MvccStore {
       if (this.state.frozen !== undefined) {
         // Frozen for a merge: refused, and NOT recorded for deduplication (a recorded refusal would
         // travel into the merged partition and answer the retry there); only the applied index moves.
-        const failed = failedOutcome(this.frozenError());
+        const failed = failedOutcome(frozenError(this.state));
         await this.commit(failed, context.index, Math.max(context.nowMs, this.state.appliedTimeMs));
         return this.resultOf(context.index, failed);
       }
@@ -520,7 +440,7 @@ export class MvccStore {
       if (command.type === 'expire') return await this.decideExpire(command, nowMs);
       if (command.type === 'leaseGrant') return this.decideLeaseGrant(command, index);
       if (command.type === 'leaseRevoke') return await this.decideLeaseRevoke(command);
-      this.checkOwnership(command);
+      checkOwnership(this.state, command);
       if (command.type !== 'txn') return await this.decideWrites(command, nowMs);
       await this.checkTxn(command, nowMs);
       // The writes are decided as the transaction saw them, at its snapshot clock: the checks
@@ -536,50 +456,8 @@ export class MvccStore {
     }
   }
 
-  private checkOwnership(command: WriteOp | BatchCommand | TxnCommand): void {
-    if (this.state.partition === undefined) return;
-    const writes = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
-    for (const write of writes) this.checkOwnsKey(write.key);
-    if (command.type !== 'txn') return;
-    for (const key of command.readKeys) this.checkOwnsKey(key);
-    for (const keyPrefix of command.readPrefixes) this.checkOwnsPrefix(keyPrefix);
-  }
-
-  private checkOwnsKey(key: string): void {
-    if (this.state.partition === undefined) return;
-    if (this.state.ownedRange !== undefined) {
-      // Ranges are data: a key outside this partition's range went to another partition by a split.
-      if (keyInHashRange(key, this.state.ownedRange, this.state.partition.hash ?? defaultBucketHash)) return;
-      throw new AtollError('PARTITION_MOVED', `key is outside partition ${this.state.partition.id}'s range (moved by a split): refresh the partition table`, {
-        key,
-        servedPartitionId: this.state.partition.id,
-        // The first hash of the next partition: a router that did not know that start learns it.
-        rangeEnd: this.state.ownedRange.end,
-      });
-    }
-    const owner = partitionOfBucket(bucketOf(key), this.state.partition.count, this.state.partition.hash);
-    if (owner !== this.state.partition.id) {
-      throw new AtollError('WRONG_PARTITION', `key belongs to partition ${owner}, not ${this.state.partition.id}`, {
-        key,
-        partitionId: owner,
-        servedPartitionId: this.state.partition.id,
-      });
-    }
-  }
-
-  /** A prefix without "/" could match keys of many buckets, so a partition cannot serve it. */
-  private checkOwnsPrefix(keyPrefix: string): void {
-    if (this.state.partition === undefined) return;
-    if (!keyPrefix.includes('/')) {
-      throw new AtollError('PREFIX_SPANS_BUCKETS', 'a prefix served by one partition must contain "/" after its bucket (see prefixBucket)', {
-        keyPrefix,
-      });
-    }
-    this.checkOwnsKey(keyPrefix);
-  }
-
   private decideCompact(command: CompactCommand): Outcome {
-    if (command.belowRevision > this.state.revision) throw this.futureRevision(command.belowRevision);
+    if (command.belowRevision > this.state.revision) throw futureRevision(this.state, command.belowRevision);
     // Lowering the floor cannot bring compacted versions back, so it is a no-op, not an error.
     if (command.belowRevision <= this.state.compactedRevision) return { applied: true, writes: [], operations: [] };
     return { applied: true, writes: [], operations: [], newCompactedRevision: command.belowRevision };
@@ -596,7 +474,7 @@ export class MvccStore {
     const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const op of ops) {
-      const found = await this.findVersion(op.key, this.state.revision);
+      const found = await findVersion(this.state, op.key, this.state.revision);
       stored.push(found);
       plans.push(planWrite({ op, live: liveVersion(op.key, found, nowMs), newRevision, nowMs }));
     }
@@ -622,7 +500,7 @@ export class MvccStore {
 
   /** Grants a lease whose id is the entry's index; it writes no version and creates no revision. */
   private decideLeaseGrant(command: LeaseGrantCommand, index: number): Outcome {
-    this.checkOwnsKey(command.key);
+    checkOwnsKey(this.state, command.key);
     const leaseChange = this.state.leases.planGrant(this.state.layout, index, tenantOfInternalKey(command.key), command.ttlMs);
     return { applied: true, writes: [], operations: leaseChange.operations, leaseChange, leaseId: index };
   }
@@ -639,7 +517,7 @@ export class MvccStore {
     const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const key of [...record.keys].sort()) {
-      const found = await this.findVersion(key, this.state.revision);
+      const found = await findVersion(this.state, key, this.state.revision);
       stored.push(found);
       plans.push(
         found?.stored.kind === 'value'
@@ -663,8 +541,8 @@ export class MvccStore {
     const plans: WritePlan[] = [];
     const stored: (FoundVersion | undefined)[] = [];
     for (const key of command.keys) {
-      this.checkOwnsKey(key);
-      const found = await this.findVersion(key, this.state.revision);
+      checkOwnsKey(this.state, key);
+      const found = await findVersion(this.state, key, this.state.revision);
       stored.push(found);
       const expiresAtMs = found?.stored.kind === 'value' ? found.stored.expiresAtMs : undefined;
       const expired = expiresAtMs !== undefined && expiresAtMs <= nowMs;
@@ -712,15 +590,15 @@ export class MvccStore {
    * the same whatever its physical compaction progress.
    */
   private async checkTxn(txn: TxnCommand, commitTimeMs: number): Promise<void> {
-    if (txn.snapshotRevision > this.state.revision) throw this.futureRevision(txn.snapshotRevision);
-    if (txn.snapshotRevision < this.state.compactedRevision) throw this.compacted(txn.snapshotRevision);
+    if (txn.snapshotRevision > this.state.revision) throw futureRevision(this.state, txn.snapshotRevision);
+    if (txn.snapshotRevision < this.state.compactedRevision) throw compacted(this.state, txn.snapshotRevision);
     const keys = txn.writes.map((write) => write.key);
     if (txn.isolation === 'serializable') keys.push(...txn.readKeys);
     const serializableReads = txn.isolation === 'serializable' ? new Set(txn.readKeys) : new Set<string>();
     const snapshotTimeMs = txn.snapshotTimeMs ?? commitTimeMs;
     for (const key of keys) {
-      const latest = await this.findVersion(key, this.state.revision);
-      if (latest !== undefined && latest.revision > txn.snapshotRevision) throw this.conflict(txn, { key, modRevision: latest.revision });
+      const latest = await findVersion(this.state, key, this.state.revision);
+      if (latest !== undefined && latest.revision > txn.snapshotRevision) throw conflict(txn, { key, modRevision: latest.revision });
       // Under SERIALIZABLE a read key live at the snapshot's time that has expired by the
       // commit's time changed as surely as if it had been deleted: the read is stale. (latest is
       // the version the transaction read: nothing newer exists, checked just above.)
@@ -803,7 +681,7 @@ export class MvccStore {
         budget.keys++;
       }
       budget.versions++;
-      if (budget.keys > this.state.limits.maxTxnPrefixKeys || budget.versions > this.state.limits.maxScanVersions) throw this.validationTooLarge(txn, keyPrefix);
+      if (budget.keys > this.state.limits.maxTxnPrefixKeys || budget.versions > this.state.limits.maxScanVersions) throw validationTooLarge(this.state.limits, txn, keyPrefix);
     };
     const settleAtFloor = (): void => {
       if (pendingAtFloor) countVersion();
@@ -831,7 +709,7 @@ export class MvccStore {
       settleAtFloor();
       countVersion();
       if (parsed.revision > txn.snapshotRevision) {
-        throw this.conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
+        throw conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
       }
     }
     settleAtFloor();
@@ -897,225 +775,34 @@ export class MvccStore {
     this.state.resetListener = listener === undefined ? undefined : reset;
   }
 
-  /**
-   * The retained history under `keyPrefix` (or of exactly `key`): every stored version with a
-   * revision in (after, through], sorted by revision (then key), where `through` is the current
-   * revision unless the answer would exceed maxChanges versions or maxBytes of keys and values;
-   * then `through` is lowered to the highest revision whose versions all fit, but never below the
-   * first revision with a version (one revision's versions always come whole). Every version
-   * above `after` is retained when after >= the compaction floor (compaction removes only versions
-   * older than the newest at or below the floor); below it the answer is COMPACTED. A read that
-   * overlapped an import is UNAVAILABLE. Examines every version under the prefix (memory stays
-   * bounded by maxChanges and maxBytes; time grows with the prefix's retained history).
-   */
-  async changesSince(
+  // ---------------------------------------------------------------------------------------------
+  // Reads (reader.ts)
+
+  get(key: string, options: ReadOptions): Promise<GetResult> {
+    return get(this.state, key, options);
+  }
+
+  exists(key: string, options: ReadOptions): Promise<boolean> {
+    return exists(this.state, key, options);
+  }
+
+  /** A page of the live keys starting with `keyPrefix` at one revision (reader.ts getByPrefix). */
+  getByPrefix(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
+    return getByPrefix(this.state, keyPrefix, options);
+  }
+
+  /** A page of ALL the partition's live keys starting with `keyPrefix`, for backups (reader.ts scanPartition). */
+  scanPartition(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
+    return scanPartition(this.state, keyPrefix, options);
+  }
+
+  /** The retained history of a key or prefix after a revision, bounded (reader.ts changesSince). */
+  changesSince(
     target: { readonly key: string } | { readonly keyPrefix: string },
     after: number,
     bounds: { readonly maxChanges: number; readonly maxBytes: number },
   ): Promise<{ changes: StoredChangeAt[]; through: number }> {
-    assert(bounds.maxChanges >= 1 && bounds.maxBytes >= 1, 'changesSince bounds must be positive');
-    validateRevisionNumber(after, 'start revision');
-    const read = this.beginRead({ revision: after, nowMs: 0 });
-    let through = this.state.revision;
-    const range = 'key' in target ? this.state.layout.versionsOfKeyUpTo(target.key, through) : this.state.layout.versionsOfPrefix(target.keyPrefix);
-    let changes: StoredChangeAt[] = [];
-    let bytes = 0;
-    for await (const [storageKey, record] of this.state.engine.iterate(range)) {
-      const parsed = this.state.layout.parseVersionKey(storageKey);
-      if (parsed.revision <= after || parsed.revision > through) continue;
-      const stored = decodeVersionRecord(record);
-      const key = decodeUtf8(parsed.userKey);
-      changes.push({ key, revision: parsed.revision, stored });
-      bytes += versionBytes(parsed.userKey.length, stored);
-      if (changes.length <= bounds.maxChanges && bytes <= bounds.maxBytes) continue;
-      // Over a bound: keep the lowest revisions that fit, whole revisions only.
-      changes.sort(byRevisionThenKey);
-      let kept = 0;
-      let keptBytes = 0;
-      for (const change of changes) {
-        const size = versionBytes(utf8ByteLength(change.key), change.stored);
-        if (kept + 1 > bounds.maxChanges || keptBytes + size > bounds.maxBytes) break;
-        kept++;
-        keptBytes += size;
-      }
-      const cut = changes[kept]!.revision;
-      through = cut === changes[0]!.revision ? cut : cut - 1;
-      changes = changes.filter((change) => change.revision <= through);
-      bytes = changes.reduce((sum, change) => sum + versionBytes(utf8ByteLength(change.key), change.stored), 0);
-    }
-    this.endRead(read);
-    changes.sort(byRevisionThenKey);
-    return { changes, through };
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Reads
-
-  /** The newest stored version of `key` at or below `revision`, tombstones included. */
-  private async findVersion(key: string, revision: number): Promise<FoundVersion | undefined> {
-    const cached = this.state.cache?.get(this.state.cacheStoreId, key);
-    if (cached !== undefined && cached.revision <= revision) return cached;
-    const atRevision = this.state.revision;
-    const epoch = this.state.epoch;
-    let found: FoundVersion | undefined;
-    const newest = this.state.keyIndexComplete ? this.state.newestRevisionOf.get(key) : undefined;
-    if (this.state.keyIndexComplete && newest === undefined) return undefined;
-    if (newest !== undefined && newest <= revision) {
-      // The newest version is the newest at or below `revision`: one point read.
-      const storageKey = this.state.layout.versionKey(key, newest);
-      const record = this.state.engine.getSync !== undefined ? this.state.engine.getSync(storageKey) : await this.state.engine.get(storageKey);
-      if (record === undefined) {
-        this.state.assertIndexedVersionGone(key, newest, epoch);
-        return undefined;
-      }
-      found = { revision: newest, stored: decodeVersionRecord(record) };
-    } else {
-      const range = this.state.layout.versionsOfKeyUpTo(key, revision);
-      for await (const [storageKey, record] of this.state.engine.iterate({ ...range, reverse: true, limit: 1 })) {
-        found = { revision: this.state.layout.parseVersionKey(storageKey).revision, stored: decodeVersionRecord(record) };
-      }
-    }
-    // Fill the cache only from a lookup at the current revision that no commit or import overlapped.
-    if (
-      this.state.cache !== undefined &&
-      found?.stored.kind === 'value' &&
-      revision === atRevision &&
-      this.state.revision === atRevision &&
-      this.state.epoch === epoch &&
-      !this.state.needsSnapshot
-    ) {
-      this.state.cache.set(this.state.cacheStoreId, key, { revision: found.revision, stored: found.stored });
-    }
-    return found;
-  }
-
-  /** Checks and fixes the revision a read is served at. */
-  private beginRead(options: ReadOptions): { revision: number; epoch: number } {
-    assertNowMs(options.nowMs);
-    if (this.state.needsSnapshot) {
-      throw new AtollError('UNAVAILABLE', 'the partition is installing a snapshot; retry shortly');
-    }
-    if (this.state.mergedInto !== undefined) throw this.mergedAwayError();
-    if (this.state.frozen !== undefined) throw this.frozenError();
-    const revision = options.revision ?? this.state.revision;
-    if (options.revision !== undefined) validateRevisionNumber(options.revision, 'revision');
-    if (revision > this.state.revision) throw this.futureRevision(revision);
-    if (revision < this.state.compactedRevision) throw this.compacted(revision);
-    return { revision, epoch: this.state.epoch };
-  }
-
-  /** A read that overlapped a snapshot import or a compaction past its revision is not trusted. */
-  private endRead(read: { revision: number; epoch: number }): void {
-    if (read.epoch !== this.state.epoch || this.state.needsSnapshot) {
-      throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the read; retry');
-    }
-    if (read.revision < this.state.compactedRevision) throw this.compacted(read.revision);
-  }
-
-  async get(key: string, options: ReadOptions): Promise<GetResult> {
-    validateKey(key);
-    this.checkOwnsKey(key);
-    const read = this.beginRead(options);
-    const live = liveVersion(key, await this.findVersion(key, read.revision), options.nowMs);
-    this.endRead(read);
-    if (live === undefined) return { found: false, createRevision: 0, modRevision: 0, version: 0, revision: read.revision };
-    const { value, createRevision, modRevision, version, expiresAtMs } = live;
-    const result = { found: true, value, createRevision, modRevision, version, revision: read.revision };
-    return expiresAtMs === undefined ? result : { ...result, expiresAtMs };
-  }
-
-  async exists(key: string, options: ReadOptions): Promise<boolean> {
-    return (await this.get(key, options)).found;
-  }
-
-  /**
-   * The live keys starting with `keyPrefix` at one revision, a page at a time. A page examines at
-   * most about maxScanVersions stored versions; a prefix full of deleted or expired keys can
-   * therefore return a short (even empty) page with `more: true`.
-   */
-  async getByPrefix(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
-    validateKeyPrefix(keyPrefix, this.state.limits);
-    const limit = options.limit ?? this.state.limits.defaultPageSize;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.state.limits.maxPageSize) {
-      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.state.limits.maxPageSize}]`, { limit });
-    }
-    if (options.after !== undefined) validateKey(options.after);
-    this.checkOwnsPrefix(keyPrefix);
-    const read = this.beginRead(options);
-    const range = this.scanRange(keyPrefix, options.after);
-    const page = range === undefined ? { items: [], more: false } : await this.scan(range, read.revision, limit, options.nowMs);
-    this.endRead(read);
-    return { ...page, revision: read.revision };
-  }
-
-  /**
-   * A page of ALL the partition's live keys starting with `keyPrefix` (may be "" or a tenant tag,
-   * which no bucket owns: no ownership check), for backups. Same paging rules as getByPrefix.
-   */
-  async scanPartition(keyPrefix: string, options: PrefixReadOptions): Promise<PrefixPage> {
-    const limit = options.limit ?? this.state.limits.defaultPageSize;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > this.state.limits.maxPageSize) {
-      throw new AtollError('INVALID_ARGUMENT', `limit must be an integer in [1, ${this.state.limits.maxPageSize}]`, { limit });
-    }
-    if (options.after !== undefined) validateKey(options.after);
-    const read = this.beginRead(options);
-    const range = this.scanRange(keyPrefix, options.after);
-    const page = range === undefined ? { items: [], more: false } : await this.scan(range, read.revision, limit, options.nowMs);
-    this.endRead(read);
-    return { ...page, revision: read.revision };
-  }
-
-  private scanRange(keyPrefix: string, after: string | undefined): KeyRange | undefined {
-    const range = this.state.layout.versionsOfPrefix(keyPrefix);
-    if (after === undefined) return range;
-    const resume = this.state.layout.afterKey(after);
-    const gte = range.gte === undefined || compareBytes(resume, range.gte) > 0 ? resume : range.gte;
-    if (range.lt !== undefined && compareBytes(gte, range.lt) >= 0) return undefined;
-    return { ...range, gte };
-  }
-
-  private async scan(
-    range: KeyRange,
-    revision: number,
-    limit: number,
-    nowMs: number,
-  ): Promise<{ items: KeyVersion[]; more: boolean; continueAfter?: string }> {
-    const items: KeyVersion[] = [];
-    let group: { groupKey: Uint8Array; userKey: Uint8Array; visible?: FoundVersion } | undefined;
-    let examined = 0;
-    let stoppedAfter: Uint8Array | undefined;
-
-    const flushGroup = (): void => {
-      if (group === undefined) return;
-      const live = liveVersion(decodeUtf8(group.userKey), group.visible, nowMs);
-      if (live !== undefined) items.push(live);
-    };
-
-    for await (const [storageKey, record] of this.state.engine.iterate(range)) {
-      const parsed = this.state.layout.parseVersionKey(storageKey);
-      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
-        flushGroup();
-        // limit + 1 live keys tell us, exactly, that another page exists.
-        if (items.length > limit) break;
-        if (group !== undefined && examined >= this.state.limits.maxScanVersions) {
-          stoppedAfter = group.userKey;
-          group = undefined;
-          break;
-        }
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey };
-      }
-      examined++;
-      // Versions come in ascending revision order, so the last one at or below the read revision wins.
-      if (parsed.revision <= revision) group.visible = { revision: parsed.revision, stored: decodeVersionRecord(record) };
-    }
-    if (stoppedAfter === undefined && items.length <= limit) flushGroup();
-
-    if (items.length > limit) {
-      items.length = limit;
-      return { items, more: true, continueAfter: items[limit - 1]!.key };
-    }
-    if (stoppedAfter !== undefined) return { items, more: true, continueAfter: decodeUtf8(stoppedAfter) };
-    return { items, more: false };
+    return changesSince(this.state, target, after, bounds);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1457,28 +1144,11 @@ export class MvccStore {
   }
 
   /**
-   * Up to `max` names of stored keys (live or deleted, in no particular order), from the in-memory
-   * key index: what a leader picks a split point from. Empty without the key index.
-   */
-  storedKeyNames(max: number): string[] {
-    const names: string[] = [];
-    if (!this.state.keyIndexComplete) return names;
-    for (const key of this.state.newestRevisionOf.keys()) {
-      if (names.length >= max) break;
-      names.push(key);
-    }
-    return names;
-  }
-
-  /**
    * The hash range this partition owns: its range record once a split made it data, else its
    * place in the equal table; undefined for a store without options.partition.
    */
   get hashRange(): { readonly start: number; readonly end: number } | undefined {
-    if (this.state.ownedRange !== undefined) return this.state.ownedRange;
-    if (this.state.partition === undefined || this.state.partition.id >= this.state.partition.count) return undefined;
-    const { start, end } = equalRangeOf(this.state.partition.id, this.state.partition.count);
-    return { start, end };
+    return hashRangeOf(this.state);
   }
 
   /**
@@ -1727,21 +1397,6 @@ export class MvccStore {
     return this.state.frozen;
   }
 
-  private frozenError(): AtollError {
-    const into = this.state.frozen?.into;
-    // reason 'frozen': not merged yet, so the range keeps its own group (router.ts keeps its start).
-    return new AtollError('PARTITION_MOVED', `partition ${this.state.partition?.id ?? '?'} is being merged into partition ${into ?? '?'}: refresh the partition table and retry`, {
-      servedPartitionId: this.state.partition?.id, mergedInto: into, reason: 'frozen',
-    });
-  }
-
-  private mergedAwayError(): AtollError {
-    return new AtollError('PARTITION_MOVED', `partition ${this.state.partition?.id ?? '?'} was merged into partition ${this.state.mergedInto ?? '?'}: refresh the partition table`, {
-      servedPartitionId: this.state.partition?.id,
-      mergedInto: this.state.mergedInto,
-    });
-  }
-
   /** The partition this one was merged into (applyMerge), or undefined while it is live. */
   get mergedInto(): number | undefined {
     return this.state.mergedInto;
@@ -1801,38 +1456,6 @@ export class MvccStore {
     return finishSnapshotPlan(plan);
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Errors
-
-  private futureRevision(revision: number): AtollError {
-    return new AtollError('FUTURE_REVISION', `revision ${revision} is above the current revision ${this.state.revision}`, {
-      revision,
-      currentRevision: this.state.revision,
-    });
-  }
-
-  private compacted(revision: number): AtollError {
-    return new AtollError(
-      'COMPACTED',
-      `revision ${revision} has been compacted; the oldest readable revision is ${this.state.compactedRevision}`,
-      { revision, compactedRevision: this.state.compactedRevision },
-    );
-  }
-
-  private validationTooLarge(txn: TxnCommand, keyPrefix: string): AtollError {
-    return new AtollError(
-      'RESOURCE_EXHAUSTED',
-      `a serializable commit validates at most ${this.state.limits.maxTxnPrefixKeys} keys and ${this.state.limits.maxScanVersions} versions under its read prefixes`,
-      { keyPrefix, snapshotRevision: txn.snapshotRevision, maxKeys: this.state.limits.maxTxnPrefixKeys, maxVersions: this.state.limits.maxScanVersions },
-    );
-  }
-
-  private conflict(txn: TxnCommand, details: Record<string, unknown>): AtollError {
-    return new AtollError('TXN_CONFLICT', `the transaction conflicts with a write after its snapshot revision ${txn.snapshotRevision}`, {
-      snapshotRevision: txn.snapshotRevision,
-      ...details,
-    });
-  }
 }
 
 function withoutCurrent(result: WriteResult): WriteResult {
