@@ -1,6 +1,6 @@
 /**
  * The lookup of a key's version, shared by reads (reader.ts) and by apply's decisions
- * (MvccStore's decide and checkTxn): the version cache first, then the key index (one point read,
+ * (write-decide.ts, txn-check.ts): the version cache first, then the key index (one point read,
  * or no read for a key the store never had), else a storage iterator.
  */
 import type { KeyVersion } from './commands.js';

@@ -35,46 +35,29 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { defaultBucketHash } from '../keys/bucket-hash.js';
-import { keyInHashRange, planSplitMove } from './split-plan.js';
-import { planMergeMove } from './merge-plan.js';
 import { tenantOfInternalKey } from '../keys/tenant-keys.js';
-import { decodeUtf8, utf8ByteLength } from '../keys/utf8.js';
+import { decodeUtf8 } from '../keys/utf8.js';
 import { encodeUint64BE, equalBytes } from '../storage/bytes.js';
 import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import type {
-  ApplyContext,
-  ApplyResult,
-  BatchCommand,
-  Command,
-  CompactCommand,
-  ExpireCommand,
-  LeaseGrantCommand,
-  LeaseRevokeCommand,
-  TxnCommand,
-  WriteOp,
-  WriteResult,
-} from './commands.js';
-import { encodeDedupEntry, type RecordedResult } from './dedup-record.js';
-import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta, type DedupPlan, type FoundResult } from './dedup-table.js';
 import { encodeAppliedRecord } from './applied-record.js';
-import { encodeLeaseRecord, leaseNotFound, type LeaseChange, type LeaseRecord } from './lease-table.js';
-import { planWrite, type WritePlan } from './plan-write.js';
-import { requestIdCreatedAtMs, requestIdMaxAheadMs } from './request-id.js';
+import { apply } from './apply.js';
+import type { ApplyContext, ApplyResult, Command } from './commands.js';
+import { commit, emptyOutcome, failedOutcome, setCommitListener } from './commit.js';
+import type { CompactionGroup, StorageCompactionStep } from './compaction-pass.js';
+import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta } from './dedup-table.js';
+import { KeyIndex } from './key-index.js';
+import { encodeLeaseRecord, type LeaseRecord } from './lease-table.js';
+import { planMergeMove } from './merge-plan.js';
+import { assertNowMs, MvccState, type MvccStatus, type MvccStoreOptions, type RevisionResetReason, type StoredChange } from './mvcc-state.js';
+import { hashRangeOf } from './ownership.js';
+import { encodeFreeze, encodeOwnedRange } from './range-records.js';
+import { changesSince, exists, get, getByPrefix, scanPartition, type GetResult, type PrefixPage, type PrefixReadOptions, type ReadOptions, type StoredChangeAt } from './reader.js';
 import { checkedSnapshotHeader, finishSnapshotPlan, newSnapshotPlan, planSnapshotChunk, snapshotCheck } from './snapshot-check.js';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, snapshotVersionOf, SnapshotEntriesWriter, type SnapshotHeader } from './snapshot-format.js';
-import { validateCommand, validateRequestId } from './validate-command.js';
-import { KeyIndex } from './key-index.js';
-import { decodeVersionRecord, encodeVersionRecord, expiredTombstone, leaseTombstone, type StoredVersion } from './version-record.js';
-import { encodeFreeze, encodeOwnedRange } from './range-records.js';
-import { addUsage, versionBytes, type TenantUsageCount } from './tenant-usage.js';
-
-import type { CompactionGroup, StorageCompactionStep } from './compaction-pass.js';
-import { findVersion, liveVersion, type FoundVersion } from './find-version.js';
-import { compacted, conflict, frozenError, futureRevision, validationTooLarge } from './mvcc-errors.js';
-import { assertNowMs, MvccState, type MvccStatus, type MvccStoreOptions, type RevisionResetReason, type StoredChange } from './mvcc-state.js';
-import { checkOwnership, checkOwnsKey, hashRangeOf } from './ownership.js';
-import { changesSince, exists, get, getByPrefix, scanPartition, type GetResult, type PrefixPage, type PrefixReadOptions, type ReadOptions, type StoredChangeAt } from './reader.js';
+import { keyInHashRange, planSplitMove } from './split-plan.js';
 import { dedupMemoryOf, dedupStatusOf, expiredKeysOf, keyIndexStatusOf, statusOf, storedKeyNamesOf, type DedupStatus } from './status.js';
+import { addUsage, versionBytes, type TenantUsageCount } from './tenant-usage.js';
+import { decodeVersionRecord } from './version-record.js';
 
 export { defaultDedupWindow };
 export type { DedupStatus, GetResult, MvccStatus, MvccStoreOptions, PrefixPage, PrefixReadOptions, ReadOptions };
@@ -107,52 +90,6 @@ export interface StorageCompactionResult {
   readonly removedDedupEntries: number;
   /** True when a snapshot export was running, so nothing was removed this time. */
   readonly deferred: boolean;
-}
-
-/** What apply decided before writing. */
-interface Outcome {
-  readonly applied: boolean;
-  readonly error?: AtollError;
-  readonly writes: WriteResult[];
-  readonly operations: WriteOperation[];
-  readonly newRevision?: number;
-  readonly newCompactedRevision?: number;
-  readonly note?: Uint8Array;
-  /** How the entry changes stored keys and bytes, per tenant. */
-  readonly usage?: ReadonlyMap<string, TenantUsageCount>;
-  /** The versions the entry stores, in order (for the version cache). */
-  readonly stored?: ReadonlyArray<{ readonly key: string; readonly stored: StoredVersion }>;
-  /** How the entry changes the lease table (its storage writes are in `operations`). */
-  readonly leaseChange?: LeaseChange;
-  /** For leaseGrant: the new lease's id. */
-  readonly leaseId?: number;
-}
-
-/** What a serializable commit's prefix validation has examined so far (retained keys and versions). */
-interface ValidationBudget {
-  keys: number;
-  versions: number;
-}
-
-/** What to do about an entry's request id. */
-type DedupRequest =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'invalid'; readonly error: AtollError }
-  | { readonly kind: 'deduplicated'; readonly requestId: string };
-
-const noDedup: DedupRequest = Object.freeze({ kind: 'none' });
-
-function failedOutcome(error: AtollError): Outcome {
-  return { applied: false, error, writes: [], operations: [] };
-}
-
-/** An entry that changes nothing but the applied index (a duplicate). */
-const emptyOutcome: Outcome = Object.freeze({ applied: false, writes: [], operations: [] });
-
-/** A well-formed transaction's snapshot time, else 0 (a malformed command fails in decide). */
-function txnSnapshotTimeOf(command: Command): number {
-  const time = (command as { type?: unknown; snapshotTimeMs?: unknown } | null)?.type === 'txn' ? (command as TxnCommand).snapshotTimeMs : undefined;
-  return typeof time === 'number' && Number.isSafeInteger(time) && time >= 0 ? time : 0;
 }
 
 export class MvccStore {
@@ -247,7 +184,7 @@ export class MvccStore {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Applying log entries
+  // Applying log entries (apply.ts, write-decide.ts, txn-check.ts, commit.ts)
 
   /**
    * Applies one committed log entry. Entries must come in increasing index order; indexes may skip
@@ -267,512 +204,19 @@ export class MvccStore {
    * REQUEST_ID_EXPIRED, and one created more than requestIdMaxAheadMs after the entry's nowMs with
    * INVALID_ARGUMENT; both change nothing and record nothing.
    */
-  async apply(command: Command, context: ApplyContext): Promise<ApplyResult> {
-    assert(Number.isSafeInteger(context.index) && context.index >= 1, 'index must be a positive safe integer');
-    assertNowMs(context.nowMs);
-    this.state.assertCanApply();
-    if (context.index <= this.state.appliedIndex) {
-      return { index: context.index, revision: this.state.revision, applied: false, replayed: true, duplicate: false, writes: [] };
-    }
-    this.state.enterExclusive();
-    try {
-      if (this.state.frozen !== undefined) {
-        // Frozen for a merge: refused, and NOT recorded for deduplication (a recorded refusal would
-        // travel into the merged partition and answer the retry there); only the applied index moves.
-        const failed = failedOutcome(frozenError(this.state));
-        await this.commit(failed, context.index, Math.max(context.nowMs, this.state.appliedTimeMs));
-        return this.resultOf(context.index, failed);
-      }
-      // The entry's time on the partition clock: never before the previous entry's, nor before a
-      // transaction's snapshot (the commit comes after it). Every replica computes the same.
-      const nowMs = Math.max(context.nowMs, this.state.appliedTimeMs, txnSnapshotTimeOf(command));
-      return await this.applyNewEntry(command, { ...context, nowMs });
-    } finally {
-      this.state.exclusive = false;
-    }
-  }
-
-  private async applyNewEntry(command: Command, context: ApplyContext): Promise<ApplyResult> {
-    const request = this.dedupRequestOf(command, context.requestId);
-    if (request.kind === 'invalid') {
-      const failed = failedOutcome(request.error);
-      await this.commit(failed, context.index, context.nowMs);
-      return this.resultOf(context.index, failed);
-    }
-    if (request.kind === 'deduplicated') {
-      const found = await this.state.dedup.find(request.requestId);
-      if (found !== undefined) return this.answerDuplicate(found, context.index, context.nowMs);
-      const refused = this.refusedRequestId(request.requestId, context.nowMs);
-      if (refused !== undefined) {
-        const failed = failedOutcome(refused);
-        await this.commit(failed, context.index, context.nowMs);
-        return this.resultOf(context.index, failed);
-      }
-    }
-    const decided = await this.decide(command, context.nowMs, context.index);
-    // A transaction that lost a conflict changed nothing and is not recorded, so a retry with the
-    // same id (a script re-run at a newer snapshot) can still commit exactly once.
-    const record = request.kind === 'deduplicated' && decided.error?.code !== 'TXN_CONFLICT';
-    const { outcome, dedupPlan } =
-      record
-        ? await this.planDedupRecord(request.requestId, context.index, decided)
-        : { outcome: decided, dedupPlan: undefined };
-    await this.commit(outcome, context.index, context.nowMs, dedupPlan);
-    return this.resultOf(context.index, outcome);
-  }
-
-  /** The result of an entry just committed with `outcome`. */
-  private resultOf(index: number, outcome: Outcome): ApplyResult {
-    return {
-      index,
-      revision: this.state.revision,
-      applied: outcome.applied,
-      replayed: false,
-      duplicate: false,
-      writes: outcome.writes,
-      ...(outcome.error !== undefined && { error: outcome.error }),
-      ...(outcome.note !== undefined && { note: outcome.note }),
-      ...(outcome.leaseId !== undefined && { leaseId: outcome.leaseId }),
-    };
-  }
-
-  /** Compact is idempotent and not a client request, so its request id, if any, is ignored. */
-  private dedupRequestOf(command: Command, requestId: string | undefined): DedupRequest {
-    if (requestId === undefined || (command as { type?: unknown } | null)?.type === 'compact') return noDedup;
-    try {
-      validateRequestId(requestId);
-    } catch (error) {
-      if (!(error instanceof AtollError)) throw error;
-      return { kind: 'invalid', error };
-    }
-    return this.state.dedupDisabled ? noDedup : { kind: 'deduplicated', requestId };
+  apply(command: Command, context: ApplyContext): Promise<ApplyResult> {
+    return apply(this.state, command, context);
   }
 
   /**
-   * Why an unrecorded request id must not apply, if it must not. Invariant (exactly-once): a
-   * timestamped id that was ever recorded is either found (its result is live) or evicted, and
-   * eviction raised the expiry mark to at least its creation time; so an unrecorded id at or
-   * below the mark is refused, and a recorded id never applies twice. Decided from the entry
-   * (its id and nowMs) and the replicated dedup state only, so every replica decides alike.
-   */
-  private refusedRequestId(requestId: string, nowMs: number): AtollError | undefined {
-    const createdAtMs = requestIdCreatedAtMs(requestId);
-    if (createdAtMs === undefined) return undefined;
-    if (createdAtMs > nowMs + requestIdMaxAheadMs) {
-      return new AtollError(
-        'INVALID_ARGUMENT',
-        `the request id was created at ${createdAtMs}, more than ${requestIdMaxAheadMs} ms after the partition's time ${nowMs}: the client's clock is ahead; use a new id from a correct clock`,
-        { createdAtMs, partitionNowMs: nowMs, maxAheadMs: requestIdMaxAheadMs },
-      );
-    }
-    const expiredThroughMs = this.state.dedup.expiredThroughMs;
-    if (createdAtMs <= expiredThroughMs) {
-      return new AtollError(
-        'REQUEST_ID_EXPIRED',
-        `the request id was created at ${createdAtMs}, no later than the newest id the partition no longer remembers (${expiredThroughMs}): ` +
-          'it may have applied before and is not applied again; find out whether it did, or send a new request with a new id',
-        { createdAtMs, expiredThroughMs },
-      );
-    }
-    return undefined;
-  }
-
-  private async answerDuplicate(found: FoundResult, index: number, nowMs: number): Promise<ApplyResult> {
-    await this.commit(emptyOutcome, index, nowMs);
-    const { revision, applied, error, writes, note } = found.result;
-    return {
-      index,
-      revision,
-      applied,
-      replayed: false,
-      duplicate: true,
-      originalIndex: found.index,
-      writes,
-      ...(error !== undefined && { error }),
-      ...(note !== undefined && { note }),
-    };
-  }
-
-  /**
-   * Plans recording the outcome under the request id. An outcome too large to record (a batch
-   * returning many large previous values) is replaced by a RESOURCE_EXHAUSTED failure, which is
-   * recorded instead: every replica computes the same size, so every replica fails it alike.
-   */
-  private async planDedupRecord(requestId: string, index: number, decided: Outcome): Promise<{ outcome: Outcome; dedupPlan: DedupPlan }> {
-    let outcome = decided;
-    const createdBeforeMs = this.state.dedup.newestCreatedMs;
-    let encodedEntry = encodeDedupEntry({ requestId, createdBeforeMs, result: this.recordedResultOf(outcome) });
-    if (encodedEntry.length > this.state.maxDedupEntryBytes) {
-      outcome = failedOutcome(
-        new AtollError('RESOURCE_EXHAUSTED', `the result of a request with a request id must encode in at most ${this.state.maxDedupEntryBytes} bytes`, {
-          resultBytes: encodedEntry.length,
-          maxResultBytes: this.state.maxDedupEntryBytes,
-        }),
-      );
-      encodedEntry = encodeDedupEntry({ requestId, createdBeforeMs, result: this.recordedResultOf(outcome) });
-      assert(encodedEntry.length <= this.state.maxDedupEntryBytes);
-    }
-    const dedupPlan = await this.state.dedup.planRecord({
-      requestId,
-      index,
-      encodedEntry,
-      removeEvicted: this.state.exportsInFlight === 0,
-      removalLimit: this.state.limits.compactionBatchOps,
-    });
-    return { outcome, dedupPlan };
-  }
-
-  private recordedResultOf(outcome: Outcome): RecordedResult {
-    const revision = outcome.newRevision ?? this.state.revision;
-    return {
-      revision,
-      applied: outcome.applied,
-      writes: outcome.writes,
-      ...(outcome.error !== undefined && { error: outcome.error }),
-      ...(outcome.note !== undefined && { note: outcome.note }),
-    };
-  }
-
-  private async decide(command: Command, nowMs: number, index: number): Promise<Outcome> {
-    try {
-      validateCommand(command, this.state.limits);
-      if (command.type === 'compact') return this.decideCompact(command);
-      if (command.type === 'expire') return await this.decideExpire(command, nowMs);
-      if (command.type === 'leaseGrant') return this.decideLeaseGrant(command, index);
-      if (command.type === 'leaseRevoke') return await this.decideLeaseRevoke(command);
-      checkOwnership(this.state, command);
-      if (command.type !== 'txn') return await this.decideWrites(command, nowMs);
-      await this.checkTxn(command, nowMs);
-      // The writes are decided as the transaction saw them, at its snapshot clock: the checks
-      // above guarantee no written key has a version newer than the snapshot, so each key's live
-      // version at that time is the one the transaction read, and keepTtl, an increment's kept
-      // expiry and ttlMs become absolute times of the snapshot (a key that expired meanwhile keeps
-      // its past expiry: it is stored expired, never with no expiry).
-      const outcome = await this.decideWrites(command, command.snapshotTimeMs ?? nowMs);
-      return command.note === undefined || !outcome.applied ? outcome : { ...outcome, note: command.note };
-    } catch (error) {
-      if (!(error instanceof AtollError)) throw error;
-      return failedOutcome(error);
-    }
-  }
-
-  private decideCompact(command: CompactCommand): Outcome {
-    if (command.belowRevision > this.state.revision) throw futureRevision(this.state, command.belowRevision);
-    // Lowering the floor cannot bring compacted versions back, so it is a no-op, not an error.
-    if (command.belowRevision <= this.state.compactedRevision) return { applied: true, writes: [], operations: [] };
-    return { applied: true, writes: [], operations: [], newCompactedRevision: command.belowRevision };
-  }
-
-  private async decideWrites(command: WriteOp | BatchCommand | TxnCommand, nowMs: number): Promise<Outcome> {
-    const ops = command.type === 'batch' || command.type === 'txn' ? command.writes : [command];
-    // A put naming a lease needs the lease, of the key's own tenant (else the lease is not found).
-    for (const op of ops) {
-      if (op.type !== 'put' || op.lease === undefined) continue;
-      if (this.state.leases.get(op.lease)?.tenant !== tenantOfInternalKey(op.key)) throw leaseNotFound(op.lease);
-    }
-    const newRevision = this.state.revision + 1;
-    const plans: WritePlan[] = [];
-    const stored: (FoundVersion | undefined)[] = [];
-    for (const op of ops) {
-      const found = await findVersion(this.state, op.key, this.state.revision);
-      stored.push(found);
-      plans.push(planWrite({ op, live: liveVersion(op.key, found, nowMs), newRevision, nowMs }));
-    }
-    const writes = plans.map((plan) => plan.result);
-    // All or nothing: one failed condition and no write of the command takes effect.
-    if (plans.some((plan) => !plan.result.conditionHeld)) {
-      return { applied: false, writes: writes.map(withoutCurrent), operations: [] };
-    }
-    // Lease attachments: a put attaches its key to its lease (or detaches it, without one), a
-    // delete detaches it; increment and extend keep it.
-    const moves = ops.flatMap((op, index) =>
-      plans[index]?.store === undefined || op.type === 'increment' || op.type === 'extend' ? [] : [{ key: op.key, lease: op.type === 'put' ? op.lease : undefined }],
-    );
-    return this.withLeaseMoves(this.outcomeOfPlans(plans, stored, newRevision), moves);
-  }
-
-  /** The outcome with the lease table change its key moves make (RESOURCE_EXHAUSTED past a lease's bound). */
-  private withLeaseMoves(outcome: Outcome, moves: ReadonlyArray<{ readonly key: string; readonly lease: number | undefined }>): Outcome {
-    const leaseChange = this.state.leases.planMoves(this.state.layout, moves);
-    if (leaseChange === undefined) return outcome;
-    return { ...outcome, operations: [...outcome.operations, ...leaseChange.operations], leaseChange };
-  }
-
-  /** Grants a lease whose id is the entry's index; it writes no version and creates no revision. */
-  private decideLeaseGrant(command: LeaseGrantCommand, index: number): Outcome {
-    checkOwnsKey(this.state, command.key);
-    const leaseChange = this.state.leases.planGrant(this.state.layout, index, tenantOfInternalKey(command.key), command.ttlMs);
-    return { applied: true, writes: [], operations: leaseChange.operations, leaseChange, leaseId: index };
-  }
-
-  /**
-   * Ends a lease: a tombstone (reason "lease") for each attached key whose newest version is a
-   * value (live or expired but not yet removed), all at one new revision, and the lease record
-   * removed, in this one entry. At most leaseKeysMax keys, one lookup each.
-   */
-  private async decideLeaseRevoke(command: LeaseRevokeCommand): Promise<Outcome> {
-    const record = this.state.leases.get(command.lease);
-    if (record === undefined) throw leaseNotFound(command.lease);
-    const newRevision = this.state.revision + 1;
-    const plans: WritePlan[] = [];
-    const stored: (FoundVersion | undefined)[] = [];
-    for (const key of [...record.keys].sort()) {
-      const found = await findVersion(this.state, key, this.state.revision);
-      stored.push(found);
-      plans.push(
-        found?.stored.kind === 'value'
-          ? { result: { type: 'delete', key, conditionHeld: true, deleted: true }, store: leaseTombstone }
-          : { result: { type: 'delete', key, conditionHeld: false, deleted: false } },
-      );
-    }
-    const outcome = this.outcomeOfPlans(plans, stored, newRevision);
-    const leaseChange = this.state.leases.planRevoke(this.state.layout, command.lease);
-    return { ...outcome, operations: [...outcome.operations, ...leaseChange.operations], leaseChange };
-  }
-
-  /**
-   * Removes keys that have expired at the entry's time (the replicated clock): a tombstone for
-   * each key whose newest version is a value with expiresAtMs <= nowMs, all at one new revision.
-   * Keys rewritten, extended or deleted since the leader proposed it are left alone. Its cost is
-   * one lookup per named key (at most maxBatchOps): it never scans the partition.
-   */
-  private async decideExpire(command: ExpireCommand, nowMs: number): Promise<Outcome> {
-    const newRevision = this.state.revision + 1;
-    const plans: WritePlan[] = [];
-    const stored: (FoundVersion | undefined)[] = [];
-    for (const key of command.keys) {
-      checkOwnsKey(this.state, key);
-      const found = await findVersion(this.state, key, this.state.revision);
-      stored.push(found);
-      const expiresAtMs = found?.stored.kind === 'value' ? found.stored.expiresAtMs : undefined;
-      const expired = expiresAtMs !== undefined && expiresAtMs <= nowMs;
-      plans.push(
-        expired
-          ? { result: { type: 'delete', key, conditionHeld: true, deleted: true }, store: expiredTombstone }
-          : { result: { type: 'delete', key, conditionHeld: false, deleted: false } },
-      );
-    }
-    // An expired key leaves its lease.
-    const moves = plans.flatMap((plan) => (plan.store === undefined ? [] : [{ key: plan.result.key, lease: undefined }]));
-    return this.withLeaseMoves(this.outcomeOfPlans(plans, stored, newRevision), moves);
-  }
-
-  /** The outcome of planned writes whose conditions were checked: their versions, usage and cache updates. */
-  private outcomeOfPlans(plans: readonly WritePlan[], stored: readonly (FoundVersion | undefined)[], newRevision: number): Outcome {
-    const writes = plans.map((plan) => plan.result);
-    const operations: WriteOperation[] = [];
-    const usage = new Map<string, TenantUsageCount>();
-    const storedVersions: Array<{ key: string; stored: StoredVersion }> = [];
-    for (const [index, plan] of plans.entries()) {
-      if (plan.store === undefined) continue;
-      storedVersions.push({ key: plan.result.key, stored: plan.store });
-      const keyBytes = utf8ByteLength(plan.result.key);
-      const before = stored[index]?.stored;
-      const tenant = tenantOfInternalKey(plan.result.key);
-      // The newest version becomes history: a value moves its bytes from live to history; a
-      // tombstone was history already. The new version is live when a value, history when not.
-      if (before?.kind === 'value') addUsage(usage, tenant, -1, -(keyBytes + before.value.length), keyBytes + before.value.length);
-      if (plan.store.kind === 'value') addUsage(usage, tenant, 1, keyBytes + plan.store.value.length);
-      else addUsage(usage, tenant, 0, 0, keyBytes);
-      operations.push({
-        type: 'put',
-        key: this.state.layout.versionKey(plan.result.key, newRevision),
-        value: encodeVersionRecord(plan.store),
-      });
-    }
-    if (operations.length === 0) return { applied: true, writes, operations };
-    return { applied: true, writes, operations, newRevision, usage, stored: storedVersions };
-  }
-
-  /**
-   * First committer wins. The checks read only versions above the snapshot revision, which is at
-   * or above the compaction floor, and compaction never removes those, so every replica decides
-   * the same whatever its physical compaction progress.
-   */
-  private async checkTxn(txn: TxnCommand, commitTimeMs: number): Promise<void> {
-    if (txn.snapshotRevision > this.state.revision) throw futureRevision(this.state, txn.snapshotRevision);
-    if (txn.snapshotRevision < this.state.compactedRevision) throw compacted(this.state, txn.snapshotRevision);
-    const keys = txn.writes.map((write) => write.key);
-    if (txn.isolation === 'serializable') keys.push(...txn.readKeys);
-    const serializableReads = txn.isolation === 'serializable' ? new Set(txn.readKeys) : new Set<string>();
-    const snapshotTimeMs = txn.snapshotTimeMs ?? commitTimeMs;
-    for (const key of keys) {
-      const latest = await findVersion(this.state, key, this.state.revision);
-      if (latest !== undefined && latest.revision > txn.snapshotRevision) throw conflict(txn, { key, modRevision: latest.revision });
-      // Under SERIALIZABLE a read key live at the snapshot's time that has expired by the
-      // commit's time changed as surely as if it had been deleted: the read is stale. (latest is
-      // the version the transaction read: nothing newer exists, checked just above.)
-      const expiresAtMs = latest?.stored.kind === 'value' ? latest.stored.expiresAtMs : undefined;
-      if (serializableReads.has(key) && expiresAtMs !== undefined && snapshotTimeMs < expiresAtMs && expiresAtMs <= commitTimeMs) {
-        throw new AtollError('TXN_CONFLICT', `the transaction read ${JSON.stringify(key)}, which expired after its snapshot and before its commit`, {
-          snapshotRevision: txn.snapshotRevision,
-          key,
-          expiresAtMs,
-          snapshotTimeMs,
-          commitTimeMs,
-        });
-      }
-    }
-    if (txn.isolation !== 'serializable' || this.state.testBugs.skipPrefixValidation) return;
-    // The scan must not overlap a compaction step: an iterator may or may not see a concurrent
-    // removal, and one that saw a key's older value but not its removed tombstone would count a
-    // version another replica does not. Wait for the step in flight (one bounded step); no step
-    // starts while an apply runs (compactStorageStep defers).
-    if (txn.readPrefixes.length > 0 && this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
-    const budget: ValidationBudget = { keys: 0, versions: 0 };
-    for (const keyPrefix of txn.readPrefixes) await this.validateReadPrefix(txn, keyPrefix, budget, { snapshotTimeMs, commitTimeMs });
-  }
-
-  /**
-   * Serializable validation of one read prefix: TXN_CONFLICT when a key under it has a version
-   * above the snapshot revision (a change or a phantom). It runs inside apply on every replica, so
-   * it is bounded: over all the commit's read prefixes it examines at most maxTxnPrefixKeys keys
-   * and maxScanVersions versions (the bounds of a transaction's prefix read and of a scan page),
-   * and past either it fails the commit with RESOURCE_EXHAUSTED and changes nothing.
-   *
-   * Determinism: the bound counts only *retained* versions, which are replicated state: every
-   * version above the compaction floor, and a key's newest version at or below the floor when it
-   * is a value. Physical compaction removes exactly the other versions (older ones below the
-   * floor, and a newest tombstone at or below it), at its own pace on each replica, so those are
-   * skipped uncounted. Every replica then counts the same versions in the same (key) order and
-   * meets the same conflict or the same bound first. Versions above the snapshot revision are
-   * above the floor (checkTxn refused a snapshot below it), so a conflict is always retained.
-   *
-   * Expiry: a key under the prefix whose version at the snapshot (its newest at or below the
-   * snapshot revision) is a value live at the snapshot's time and expired by the commit's time
-   * changed for the reader as surely as a delete would: TXN_CONFLICT, as for a read key. That
-   * version is retained on every replica or absent on every one (a value newest at or below the
-   * floor is kept; a tombstone there goes with every older version), so replicas agree.
-   */
-  private async validateReadPrefix(
-    txn: TxnCommand,
-    keyPrefix: string,
-    budget: ValidationBudget,
-    times: { readonly snapshotTimeMs: number; readonly commitTimeMs: number },
-  ): Promise<void> {
-    const floor = this.state.compactedRevision;
-    // The group's version at the snapshot: its key and, when it is a value with a TTL, its expiry.
-    let atSnapshotExpiresAtMs: number | undefined;
-    let atSnapshotKey: Uint8Array | undefined;
-    const checkExpiry = (): void => {
-      const expiresAtMs = atSnapshotExpiresAtMs;
-      atSnapshotExpiresAtMs = undefined;
-      if (expiresAtMs === undefined || atSnapshotKey === undefined) return;
-      if (times.snapshotTimeMs < expiresAtMs && expiresAtMs <= times.commitTimeMs) {
-        const key = decodeUtf8(atSnapshotKey);
-        throw new AtollError('TXN_CONFLICT', `the transaction read prefix ${JSON.stringify(keyPrefix)}, whose key ${JSON.stringify(key)} expired after its snapshot and before its commit`, {
-          snapshotRevision: txn.snapshotRevision,
-          keyPrefix,
-          key,
-          expiresAtMs,
-          snapshotTimeMs: times.snapshotTimeMs,
-          commitTimeMs: times.commitTimeMs,
-        });
-      }
-    };
-    // The group being scanned, and whether its newest version at or below the floor seen so far
-    // is a value (retained unless a newer version at or below the floor follows).
-    let groupKey: Uint8Array | undefined;
-    let counted = false;
-    let pendingAtFloor = false;
-    const countVersion = (): void => {
-      if (!counted) {
-        counted = true;
-        budget.keys++;
-      }
-      budget.versions++;
-      if (budget.keys > this.state.limits.maxTxnPrefixKeys || budget.versions > this.state.limits.maxScanVersions) throw validationTooLarge(this.state.limits, txn, keyPrefix);
-    };
-    const settleAtFloor = (): void => {
-      if (pendingAtFloor) countVersion();
-      pendingAtFloor = false;
-    };
-    for await (const [storageKey, record] of this.state.engine.iterate(this.state.layout.versionsOfPrefix(keyPrefix))) {
-      const parsed = this.state.layout.parseVersionKey(storageKey);
-      if (groupKey === undefined || !equalBytes(parsed.groupKey, groupKey)) {
-        settleAtFloor();
-        checkExpiry();
-        groupKey = parsed.groupKey.slice();
-        counted = false;
-      }
-      if (parsed.revision <= txn.snapshotRevision) {
-        // Ascending revisions: the last one at or below the snapshot is the version the reader saw.
-        const version = decodeVersionRecord(record);
-        atSnapshotExpiresAtMs = version.kind === 'value' ? version.expiresAtMs : undefined;
-        atSnapshotKey = parsed.userKey;
-      }
-      if (parsed.revision <= floor) {
-        // Versions come in ascending revision order: this one supersedes the pending one.
-        pendingAtFloor = decodeVersionRecord(record).kind === 'value';
-        continue;
-      }
-      settleAtFloor();
-      countVersion();
-      if (parsed.revision > txn.snapshotRevision) {
-        throw conflict(txn, { keyPrefix, key: decodeUtf8(parsed.userKey), modRevision: parsed.revision });
-      }
-    }
-    settleAtFloor();
-    checkExpiry();
-  }
-
-  /**
-   * Writes the entry's batch: the dedup plan's operations, the versions, then the meta records,
-   * among them the applied index and the entry's time (`timeMs`) together.
-   */
-  private async commit(outcome: Outcome, index: number, timeMs: number, dedupPlan?: DedupPlan): Promise<void> {
-    this.state.assertClockAdvances(timeMs);
-    const operations = [...(dedupPlan?.operations ?? []), ...outcome.operations];
-    if (outcome.newRevision !== undefined) this.state.assertNextRevision(outcome.newRevision);
-    // Applied index, time and revision in one record (applied-record.ts): one operation, not three.
-    const appliedRecord = { appliedIndex: index, appliedTimeMs: timeMs, revision: outcome.newRevision ?? this.state.revision };
-    operations.push({ type: 'put', key: this.state.layout.appliedKey, value: encodeAppliedRecord(appliedRecord) });
-    // The separate records of the old format (or of a snapshot import) go in the same batch.
-    const dropsLegacy = this.state.legacyAppliedRecords;
-    if (dropsLegacy) for (const key of [this.state.layout.appliedIndexKey, this.state.layout.appliedTimeKey, this.state.layout.revisionKey]) operations.push({ type: 'del', key });
-    if (outcome.newCompactedRevision !== undefined) {
-      this.state.assertFloorWithinRevision(outcome.newCompactedRevision);
-      operations.push({ type: 'put', key: this.state.layout.compactedRevisionKey, value: encodeUint64BE(outcome.newCompactedRevision) });
-    }
-    await this.state.engine.write(operations, { sync: this.state.syncApply });
-    if (dropsLegacy) this.state.legacyAppliedRecords = false;
-    this.state.appliedIndex = index;
-    this.state.appliedTimeMs = timeMs;
-    if (dedupPlan !== undefined) this.state.dedup.adopt(dedupPlan.state);
-    if (outcome.leaseChange !== undefined) this.state.leases.apply(outcome.leaseChange);
-    if (outcome.newRevision !== undefined) {
-      this.state.revision = outcome.newRevision;
-      // Same synchronous step as the revision move: the key index and cache invariants.
-      this.state.indexStored(outcome.newRevision, outcome.stored ?? []);
-    }
-    if (outcome.newCompactedRevision !== undefined) {
-      this.state.compactedRevision = outcome.newCompactedRevision;
-      // The removal runs beside the loop, in bounded steps (compactStorageStep).
-      this.state.storageCompactionPending = true;
-    }
-    for (const [tenant, delta] of outcome.usage ?? []) addUsage(this.state.usage, tenant, delta.keys, delta.bytes, delta.historyBytes);
-    // Watchers (src/watch): every new revision, with every version it stored, in commit order.
-    if (outcome.newRevision !== undefined) this.state.commitListener?.(outcome.newRevision, outcome.stored ?? []);
-  }
-
-  /**
-   * Tells `listener` about each revision as it commits (synchronously, in revision order, after the
-   * store moved to it), with the versions the entry stored. One listener per store (the watch hub).
-   *
-   * `reset` is told, synchronously in the same step that changes the in-memory revision (so no
-   * reader ever sees the store's revision ahead of what its listener was told), every time the
-   * store's revision or retained history moves WITHOUT a commit (issue 32): a snapshot import or
-   * the discard of an interrupted one ('import'), a merge that brought the right side's history in
-   * at revisions the left side had already passed ('merge'), and the right side of a merge, which
-   * holds nothing from then on ('merged-away'). After a reset, nothing the listener cached about
-   * revisions at or below `revision` may be trusted: the store's own history is the truth.
+   * Tells `listener` about each revision as it commits, and `reset` whenever the revision or the
+   * history moves without a commit (import, merge): see commit.ts setCommitListener.
    */
   setCommitListener(
     listener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined,
     reset?: (revision: number, reason: RevisionResetReason) => void,
   ): void {
-    this.state.commitListener = listener;
-    this.state.resetListener = listener === undefined ? undefined : reset;
+    setCommitListener(this.state, listener, reset);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1198,7 +642,7 @@ export class MvccStore {
       }
       if (refusal !== undefined || target === undefined) {
         refusal ??= new AtollError('SPLIT_REFUSED', 'no target', { reason: 'no-target' });
-        await this.commit(failedOutcome(refusal), context.index, nowMs);
+        await commit(this.state, failedOutcome(refusal), context.index, nowMs);
         return { refused: refusal, movedKeys: 0, movedVersions: 0 };
       }
       const plan = await planSplitMove(this.state.engine, this.state.layout, target.state.layout, moved, hash);
@@ -1295,7 +739,7 @@ export class MvccStore {
       }
       if (refusal !== undefined || right === undefined || rightRange === undefined) {
         refusal ??= new AtollError('MERGE_REFUSED', 'no right partition', { reason: 'no-right' });
-        await this.commit(failedOutcome(refusal), context.index, nowMs);
+        await commit(this.state, failedOutcome(refusal), context.index, nowMs);
         return { refused: refusal, ...nothing };
       }
       // The caller brought right through its freeze (merge-apply.ts); past it nothing changes.
@@ -1373,15 +817,15 @@ export class MvccStore {
         refusal = new AtollError('MERGE_REFUSED', `partition ${this.state.partition?.id ?? '?'} holds leases: revoke them or wait for them to expire`, { reason: 'leased-keys' });
       }
       if (refusal !== undefined) {
-        await this.commit(failedOutcome(refusal), context.index, nowMs);
+        await commit(this.state, failedOutcome(refusal), context.index, nowMs);
         return { refused: refusal, freezeIndex: 0 };
       }
       if (frozen !== undefined) {
-        await this.commit(emptyOutcome, context.index, nowMs);
+        await commit(this.state, emptyOutcome, context.index, nowMs);
         return { freezeIndex: frozen.index };
       }
       const freeze = { into: context.into, index: context.index };
-      await this.commit({ ...emptyOutcome, operations: [{ type: 'put', key: this.state.layout.freezeKey, value: encodeFreeze(freeze) }] }, context.index, nowMs);
+      await commit(this.state, { ...emptyOutcome, operations: [{ type: 'put', key: this.state.layout.freezeKey, value: encodeFreeze(freeze) }] }, context.index, nowMs);
       this.state.frozen = freeze;
       // Reads that began before the freeze must not answer after it: the keys may move at any time.
       this.state.epoch++;
@@ -1456,10 +900,4 @@ export class MvccStore {
     return finishSnapshotPlan(plan);
   }
 
-}
-
-function withoutCurrent(result: WriteResult): WriteResult {
-  if (result.current === undefined && result.counter === undefined && result.deleted !== true) return result;
-  const { current: _current, counter: _counter, ...rest } = result;
-  return { ...rest, ...(result.type === 'delete' && { deleted: false }) };
 }
