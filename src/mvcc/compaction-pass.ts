@@ -1,4 +1,4 @@
-/** The state of physical compaction between its bounded steps (MvccStore.compactStorageStep), kept in MvccState. */
+/** The state of physical compaction between its bounded steps (compactor.ts), kept in MvccState. */
 
 export interface StorageCompactionStep {
   readonly removedVersions: number;

@@ -1,7 +1,17 @@
 /**
  * The state of one partition's MVCC store (mvcc-store.ts): its data in the engine, the values of
- * its meta records, and the in-memory indexes kept beside them. MvccStore runs the jobs that
- * read and change it (issue 34 moves them into modules of their own, one job each).
+ * its meta records, and the in-memory indexes kept beside them. The jobs that read and change it
+ * are modules of their own, functions over this state:
+ *
+ *   apply.ts          applying a log entry, with exactly-once deduplication
+ *   write-decide.ts   deciding an entry's writes (txn-check.ts: checking a transaction)
+ *   commit.ts         writing an entry's batch and moving the indexes, revision and watch hook
+ *   find-version.ts   the lookup of a key's version (version cache, key index, storage)
+ *   reader.ts         reads: get, prefix pages, partition scans, history (changesSince)
+ *   compactor.ts      physical compaction in bounded steps
+ *   snapshot-io.ts    snapshot export and import (snapshot-check.ts: checking the chunks)
+ *   (MvccStore)       split, merge and merge freeze, until they move out too
+ *   status.ts         status and statistics
  *
  * The invariants between the data and its indexes are written next to the assertions that
  * enforce them (the check* and assert* members below); the ones no assertion checks say so.
@@ -145,7 +155,7 @@ export class MvccState {
   exportsInFlight = 0;
   /** Bumped by every snapshot import (and split, merge, freeze), so a read that overlapped one can tell. */
   epoch = 0;
-  /** Versions below the floor may still await physical removal (see MvccStore.compactStorageStep). */
+  /** Versions below the floor may still await physical removal (see compactor.ts). */
   storageCompactionPending = false;
   compactionPass: CompactionPass | undefined;
   compactionStepInFlight: Promise<StorageCompactionStep> | undefined;
@@ -179,7 +189,7 @@ export class MvccState {
    */
   leases = new LeaseTable();
   readonly keyIndexEnabled: boolean;
-  /** The watch hook (MvccStore.setCommitListener): every new revision, in commit order. */
+  /** The watch hook (commit.ts setCommitListener): every new revision, in commit order. */
   commitListener: ((revision: number, changes: ReadonlyArray<StoredChange>) => void) | undefined;
   /** Told whenever the revision or the history moves without a commit (see setCommitListener). */
   resetListener: ((revision: number, reason: RevisionResetReason) => void) | undefined;
@@ -362,7 +372,7 @@ export class MvccState {
    * `revision`, in the synchronous step of commit that moves the revision (see
    * assertIndexedVersionGone). The version cache's invariant: an entry is exactly the key's newest
    * version in this store, and a value (tombstones are not cached); a miss fills it only from a
-   * lookup at the current revision that no commit or import overlapped (MvccStore.findVersion); an
+   * lookup at the current revision that no commit or import overlapped (find-version.ts); an
    * import, split, merge or freeze clears this store's entries. Not asserted: the version-cache
    * differential test checks every entry.
    */
@@ -404,7 +414,7 @@ export class MvccState {
     const expiry = new ExpiryIndex();
     // Per key: its newest version so far, and the bytes of the older ones (its history so far).
     let group: { groupKey: Uint8Array; userKey: Uint8Array; last: StoredVersion; revision: number; olderBytes: number; atFloor: number; atFloorTombstone: boolean } | undefined;
-    // Whether some stored version is one physical compaction would remove (see MvccStore.compactStorageStep).
+    // Whether some stored version is one physical compaction would remove (see compactor.ts).
     let removable = false;
     const floor = this.compactedRevision;
     const flush = (): void => {

@@ -35,62 +35,31 @@
 import assert from 'node:assert/strict';
 import { AtollError } from '../errors.js';
 import { defaultBucketHash } from '../keys/bucket-hash.js';
-import { tenantOfInternalKey } from '../keys/tenant-keys.js';
-import { decodeUtf8 } from '../keys/utf8.js';
-import { encodeUint64BE, equalBytes } from '../storage/bytes.js';
-import type { KeyRange, StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { encodeUint64BE } from '../storage/bytes.js';
+import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
 import { encodeAppliedRecord } from './applied-record.js';
 import { apply } from './apply.js';
 import type { ApplyContext, ApplyResult, Command } from './commands.js';
 import { commit, emptyOutcome, failedOutcome, setCommitListener } from './commit.js';
-import type { CompactionGroup, StorageCompactionStep } from './compaction-pass.js';
-import { DedupTable, defaultDedupWindow, emptyDedupState, type DedupMeta } from './dedup-table.js';
-import { KeyIndex } from './key-index.js';
-import { encodeLeaseRecord, type LeaseRecord } from './lease-table.js';
+import type { StorageCompactionStep } from './compaction-pass.js';
+import { compactStorage, compactStorageStep, type StorageCompactionResult } from './compactor.js';
+import { DedupTable, defaultDedupWindow, emptyDedupState } from './dedup-table.js';
+import type { LeaseRecord } from './lease-table.js';
 import { planMergeMove } from './merge-plan.js';
 import { assertNowMs, MvccState, type MvccStatus, type MvccStoreOptions, type RevisionResetReason, type StoredChange } from './mvcc-state.js';
 import { hashRangeOf } from './ownership.js';
 import { encodeFreeze, encodeOwnedRange } from './range-records.js';
 import { changesSince, exists, get, getByPrefix, scanPartition, type GetResult, type PrefixPage, type PrefixReadOptions, type ReadOptions, type StoredChangeAt } from './reader.js';
-import { checkedSnapshotHeader, finishSnapshotPlan, newSnapshotPlan, planSnapshotChunk, snapshotCheck } from './snapshot-check.js';
-import { encodeSnapshotHeader, encodeSnapshotTrailer, snapshotVersionOf, SnapshotEntriesWriter, type SnapshotHeader } from './snapshot-format.js';
+import { checkedSnapshotHeader, snapshotCheck } from './snapshot-check.js';
+import type { SnapshotHeader } from './snapshot-format.js';
+import { discardInterruptedImport, exportSnapshot, importSnapshot, type ImportOptions } from './snapshot-io.js';
 import { keyInHashRange, planSplitMove } from './split-plan.js';
 import { dedupMemoryOf, dedupStatusOf, expiredKeysOf, keyIndexStatusOf, statusOf, storedKeyNamesOf, type DedupStatus } from './status.js';
-import { addUsage, versionBytes, type TenantUsageCount } from './tenant-usage.js';
-import { decodeVersionRecord } from './version-record.js';
+import type { TenantUsageCount } from './tenant-usage.js';
 
 export { defaultDedupWindow };
-export type { DedupStatus, GetResult, MvccStatus, MvccStoreOptions, PrefixPage, PrefixReadOptions, ReadOptions };
-export type { RevisionResetReason, StorageCompactionStep, StoredChange, StoredChangeAt, TenantUsageCount };
-
-export interface ImportOptions {
-  /**
-   * The chunks (an array) passed checkSnapshot already, unchanged since, and describe this applied
-   * index: the whole-snapshot check before the import is skipped (each chunk is still checked as
-   * it is written), so a caller that checked them does not pay twice for a large snapshot.
-   */
-  readonly checkedIndex?: number;
-  /**
-   * Operations written in the synced batch that ends the import (with the store's meta records and
-   * the removal of the import mark): the Raft log's record of the snapshot, so that the store and
-   * the log take the snapshot in one atomic write (PartitionReplica.stage).
-   */
-  readonly alsoWrite?: readonly WriteOperation[];
-  /**
-   * More operations for that same batch, chosen from the range the snapshot carries (undefined:
-   * the equal-table place): a replica whose range shrank opens the partition after it
-   * (src/node/split-heal.ts), and its record of that must land with the import.
-   */
-  readonly alsoWriteFor?: (range: { readonly start: number; readonly end: number } | undefined) => readonly WriteOperation[];
-}
-
-export interface StorageCompactionResult {
-  readonly removedVersions: number;
-  /** Evicted dedup results deleted (each with its record). */
-  readonly removedDedupEntries: number;
-  /** True when a snapshot export was running, so nothing was removed this time. */
-  readonly deferred: boolean;
-}
+export type { DedupStatus, GetResult, ImportOptions, MvccStatus, MvccStoreOptions, PrefixPage, PrefixReadOptions, ReadOptions };
+export type { RevisionResetReason, StorageCompactionResult, StorageCompactionStep, StoredChange, StoredChangeAt, TenantUsageCount };
 
 export class MvccStore {
   /** The engine the store lives in (the state's; kept as a field for callers that reach for it). */
@@ -250,342 +219,60 @@ export class MvccStore {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Compaction
+  // Physical compaction (compactor.ts)
 
-  /**
-   * Physical compaction removes the versions no reader at or above the compaction floor needs: for
-   * each key, every version older than its newest version at or below the floor, and that newest
-   * one too when it is a tombstone. Versions above the floor are never touched.
-   *
-   * Applying a compact command only moves the floor (replicated, identical everywhere) and marks
-   * the work pending; the removal runs beside the Raft loop in bounded steps (compactStorageStep:
-   * at most compactionBatchOps stored versions examined and one storage write each), so a large
-   * partition never stalls apply. Every replica removes at its own pace, which changes no logical
-   * state: reads at or above the floor see the same versions before and after a removal, and
-   * nothing apply decides depends on versions compaction may remove (see validateReadPrefix).
-   *
-   * Invariants of a pass (`compactionPass`):
-   * - Its floor is the store's floor when the pass began; the floor only rises, so the pass never
-   *   removes a version a reader at or above the current floor needs. A pass that ends after the
-   *   floor rose leaves the work pending and the next step starts a new pass at the new floor.
-   * - The scan resumes at `resumeAt`, the first stored version it has not examined, and carries the
-   *   key group it stopped inside. Applies meanwhile only add versions above the floor, which the
-   *   pass never removes.
-   * - It forgets a key in the key index only while the index still names the tombstone it removes
-   *   (an apply may have written the key again since the scan saw it), and before the storage
-   *   write, so a reader never looks for a version that is gone.
-   * - No step runs while a snapshot export runs (an export whose floor is below a later pass's
-   *   floor needs the versions between them) or while an import runs; an import waits for the
-   *   step in flight and discards the pass.
-   */
+  /** Whether versions below the compaction floor may still await physical removal. */
   get storageCompactionPending(): boolean {
     return this.state.storageCompactionPending;
   }
 
-  /**
-   * One bounded step of the pending physical compaction (see above): examines at most
-   * compactionBatchOps stored versions from where the previous step stopped and removes, in one
-   * storage write, those no reader needs. `done` when nothing is pending any more; `deferred` when
-   * an export (or import) runs, so the step did nothing. Safe alongside applies and reads; steps
-   * must not overlap each other (asserted).
-   */
-  async compactStorageStep(): Promise<StorageCompactionStep> {
-    assert(this.state.compactionStepInFlight === undefined, 'compaction steps must not overlap');
-    if (!this.state.storageCompactionPending) return { removedVersions: 0, done: true, deferred: false };
-    // Not while an apply or import runs (see checkTxn), nor while an export needs the versions.
-    if (this.state.exportsInFlight > 0 || this.state.importing || this.state.exclusive || this.state.needsSnapshot) return { removedVersions: 0, done: false, deferred: true };
-    const step = this.runCompactionStep();
-    this.state.compactionStepInFlight = step;
-    try {
-      return await step;
-    } finally {
-      this.state.compactionStepInFlight = undefined;
-    }
+  /** One bounded step of the pending physical compaction; safe alongside applies and reads. */
+  compactStorageStep(): Promise<StorageCompactionStep> {
+    return compactStorageStep(this.state);
   }
 
-  private async runCompactionStep(): Promise<StorageCompactionStep> {
-    this.state.compactionPass ??= { floor: this.state.compactedRevision, epoch: this.state.epoch, resumeAt: undefined, group: undefined };
-    const pass = this.state.compactionPass;
-    const maxExamined = this.state.limits.compactionBatchOps;
-    const deletions: WriteOperation[] = [];
-    // The history bytes the deletions free, per tenant: every version removed here is history (an
-    // older version, or a newest tombstone), never a live value.
-    const freed = new Map<string, TenantUsageCount>();
-    const forgotten: Array<{ key: string; revision: number }> = [];
-    const remove = (group: CompactionGroup, version: { storageKey: Uint8Array; bytes: number }): void => {
-      group.tenant ??= tenantOfInternalKey(decodeUtf8(group.userKey));
-      deletions.push({ type: 'del', key: version.storageKey });
-      addUsage(freed, group.tenant, 0, 0, version.bytes);
-    };
-    const finishGroup = (group: CompactionGroup | undefined): void => {
-      if (group?.newestAtFloor?.isTombstone !== true) return;
-      // The key's last version goes: it leaves the key index (see newestRevisionOf). Readers see
-      // no difference: a tombstone and no version at all both read as "not found".
-      if (!group.aboveFloor) forgotten.push({ key: decodeUtf8(group.userKey), revision: group.newestAtFloor.revision });
-      remove(group, group.newestAtFloor);
-    };
-    const versions = this.state.layout.allVersionsRange();
-    const range = pass.resumeAt === undefined ? versions : { ...versions, gte: pass.resumeAt };
-    let examined = 0;
-    let reachedEnd = true;
-    for await (const [storageKey, record] of this.state.engine.iterate({ ...range, limit: maxExamined + 1 })) {
-      if (examined === maxExamined) {
-        pass.resumeAt = storageKey.slice();
-        reachedEnd = false;
-        break;
-      }
-      examined++;
-      const parsed = this.state.layout.parseVersionKey(storageKey);
-      let group = pass.group;
-      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
-        finishGroup(group);
-        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), aboveFloor: false };
-        pass.group = group;
-      }
-      if (parsed.revision > pass.floor) {
-        group.aboveFloor = true;
-        continue;
-      }
-      if (group.newestAtFloor !== undefined) remove(group, group.newestAtFloor);
-      const version = decodeVersionRecord(record);
-      group.newestAtFloor = {
-        storageKey: storageKey.slice(),
-        revision: parsed.revision,
-        isTombstone: version.kind === 'tombstone',
-        bytes: versionBytes(group.userKey.length, version),
-      };
-    }
-    if (reachedEnd) {
-      finishGroup(pass.group);
-      pass.group = undefined;
-    }
-    // An import cannot start while this step runs (it waits for it), so the state is the one scanned.
-    assert.equal(this.state.epoch, pass.epoch, 'a snapshot import overlapped a compaction step');
-    for (const { key, revision } of forgotten) this.state.forgetRemovedKey(key, revision);
-    if (deletions.length > 0) await this.state.engine.write(deletions);
-    for (const [tenant, bytes] of freed) addUsage(this.state.usage, tenant, 0, 0, -bytes.historyBytes);
-    if (reachedEnd) {
-      this.state.compactionPass = undefined;
-      // A floor that rose during the pass leaves versions below it for a new pass.
-      if (this.state.compactedRevision === pass.floor) this.state.storageCompactionPending = false;
-    }
-    return { removedVersions: deletions.length, done: !this.state.storageCompactionPending, deferred: false };
-  }
-
-  /**
-   * Runs the pending physical compaction to its end (step after step; the node runs the steps
-   * beside its loop instead), then deletes evicted dedup results that applies have not deleted yet
-   * (they leave them while an export runs). While a snapshot export runs it does nothing
-   * (`deferred`), so the export keeps every version and dedup result it needs. Safe to call at any
-   * time; not alongside an apply.
-   */
-  async compactStorage(): Promise<StorageCompactionResult> {
-    if (this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
-    if (this.state.exportsInFlight > 0) return { removedVersions: 0, removedDedupEntries: 0, deferred: true };
-    let removedVersions = 0;
-    // Bounded: each step examines compactionBatchOps more versions of the partition, and no apply
-    // runs meanwhile to raise the floor, so at most two passes over the stored versions happen.
-    for (;;) {
-      const step = await this.compactStorageStep();
-      removedVersions += step.removedVersions;
-      if (step.deferred) return { removedVersions, removedDedupEntries: 0, deferred: true };
-      if (step.done) break;
-    }
-    this.state.enterExclusive();
-    try {
-      return { removedVersions, removedDedupEntries: await this.removeEvictedDedupEntries(), deferred: false };
-    } finally {
-      this.state.exclusive = false;
-    }
-  }
-
-  private async removeEvictedDedupEntries(): Promise<number> {
-    assert(this.state.exclusive);
-    // An export that was already running may need them. One that starts during the loop begins
-    // at the floor, which only an apply moves (none runs now), so it needs none of them.
-    if (this.state.exportsInFlight > 0) return 0;
-    let removed = 0;
-    // Each round deletes up to compactionBatchOps entries below the floor: the rounds are bounded.
-    for (;;) {
-      const removal = await this.state.dedup.planRemoval(this.state.limits.compactionBatchOps);
-      if (removal.removedEntries === 0) return removed;
-      await this.state.engine.write(removal.operations);
-      removed += removal.removedEntries;
-    }
+  /** Runs the pending physical compaction to its end, then deletes evicted dedup results. Not alongside an apply. */
+  compactStorage(): Promise<StorageCompactionResult> {
+    return compactStorage(this.state);
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Snapshots
+  // Snapshots (snapshot-io.ts, snapshot-check.ts)
 
-  /**
-   * The partition's state at the applied index when iteration starts, as bounded chunks: a header
-   * (appliedIndex, revision, compactedRevision), entry chunks of about snapshotChunkBytes (the
-   * live dedup results, then the versions), and a trailer. Applies may continue meanwhile; the
-   * versions and dedup results they add are left out, and the dedup results they evict stay on
-   * disk until the export ends. Iterate it to the end or break out of it (so it is closed): an
-   * abandoned export keeps deferring compaction.
-   */
-  async *exportSnapshot(): AsyncIterable<Uint8Array> {
-    assert(!this.state.needsSnapshot, 'cannot export an unfinished snapshot import');
-    const header: SnapshotHeader = {
-      appliedIndex: this.state.appliedIndex,
-      revision: this.state.revision,
-      compactedRevision: this.state.compactedRevision,
-      appliedTimeMs: this.state.appliedTimeMs,
-      // A partition whose range is data (a split) sends it, so the receiver owns the same range.
-      ...(this.state.ownedRange !== undefined && { range: this.state.ownedRange }),
-      // A frozen partition sends its freeze (format 6, which needs the range even for an equal one).
-      ...(this.state.frozen !== undefined && { range: this.hashRange, freeze: this.state.frozen }),
-    };
-    const version = snapshotVersionOf(header);
-    const dedupRange = this.state.dedup.exportRange(header.appliedIndex);
-    // The leases as of the header's index: the table's records are immutable (a change replaces
-    // them), so this list stays that state while applies go on. Reading the stored records later
-    // could show a grant or revocation past the index, which the receiver then replays again.
-    const leases = this.state.leases.all();
-    const epoch = this.state.epoch;
-    this.state.exportsInFlight++;
-    try {
-      yield encodeSnapshotHeader(header);
-      let chunk = new SnapshotEntriesWriter(version);
-      let entryCount = 0;
-      const prefixLength = this.state.layout.partitionPrefix.length;
-      // Key order: the leases ('l', in id order), the dedup queue ('q'), then the versions ('v').
-      for (const record of leases) {
-        chunk.add(this.state.layout.leaseKey(record.id).subarray(prefixLength), encodeLeaseRecord(record));
-        entryCount++;
-        if (chunk.byteLength >= this.state.limits.snapshotChunkBytes) {
-          yield chunk.finish();
-          chunk = new SnapshotEntriesWriter(version);
-        }
-      }
-      const ranges = this.state.testBugs.dedupForgetsOnSnapshot ? [this.state.layout.allVersionsRange()] : [dedupRange, this.state.layout.allVersionsRange()];
-      for (const range of ranges) {
-        for await (const [storageKey, record] of this.state.engine.iterate(range)) {
-          // An import replaced the state under us (this node was sent a newer snapshot); the receiver retries.
-          if (this.state.epoch !== epoch) throw new AtollError('UNAVAILABLE', 'the partition installed a snapshot during the export');
-          if (this.state.layout.isVersionKey(storageKey) && this.state.layout.parseVersionKey(storageKey).revision > header.revision) continue;
-          chunk.add(storageKey.subarray(prefixLength), record);
-          entryCount++;
-          if (chunk.byteLength >= this.state.limits.snapshotChunkBytes) {
-            yield chunk.finish();
-            chunk = new SnapshotEntriesWriter(version);
-          }
-        }
-      }
-      if (chunk.count > 0) yield chunk.finish();
-      yield encodeSnapshotTrailer(entryCount, version);
-    } finally {
-      this.state.exportsInFlight--;
-    }
+  /** The partition's state at the applied index when iteration starts, as bounded chunks (snapshot-io.ts). */
+  exportSnapshot(): AsyncIterable<Uint8Array> {
+    return exportSnapshot(this.state);
+  }
+
+  /** Replaces the partition's state with a snapshot, crash-safely (snapshot-io.ts importSnapshot). */
+  importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ImportOptions = {}): Promise<MvccStatus> {
+    return importSnapshot(this.state, chunks, options);
+  }
+
+  /** Undoes an import a crash interrupted: the partition is then empty at applied index 0 (snapshot-io.ts). */
+  discardInterruptedImport(alsoWrite: readonly WriteOperation[]): Promise<MvccStatus> {
+    return discardInterruptedImport(this.state, alsoWrite);
   }
 
   /**
-   * Replaces the partition's state with a snapshot. It marks the import as in progress (synced),
-   * deletes the partition's range, writes the entry chunks, then writes the meta records and
-   * clears the mark in one synced batch. A crash or a malformed snapshot leaves the mark, and the
-   * partition refuses reads and applies (needsSnapshot) until an import succeeds, or until
-   * discardInterruptedImport empties it. `options.alsoWrite` joins the final batch. The mark's
-   * value is the snapshot's applied index when the chunks are an array (interruptedImportIndex).
-   * Dedup records are rebuilt from the snapshot's dedup queue entries (format version 2); a
-   * version 1 snapshot has none, and the partition then starts with no dedup results.
-   * Throws INVALID_ARGUMENT for a malformed snapshot.
+   * Checks a whole snapshot without writing anything: every check importSnapshot makes of the
+   * chunks and their entries. Throws INVALID_ARGUMENT (malformed snapshot) like the import would.
+   * Synchronous, so a Raft group can refuse a snapshot before it adopts it.
    */
-  async importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ImportOptions = {}): Promise<MvccStatus> {
-    // Chunks in memory (a snapshot from a peer) are checked whole before anything is deleted, so a
-    // malformed one changes nothing; a stream can only be checked as it is written.
-    const checkedIndex =
-      options.checkedIndex ?? (Array.isArray(chunks) ? checkedSnapshotHeader(this.state.layout, chunks as readonly Uint8Array[]).appliedIndex : undefined);
-    // The mark names the index being installed when it is known (diagnostics after a crash).
-    const mark = checkedIndex === undefined ? new Uint8Array(0) : encodeUint64BE(checkedIndex);
-    // A compaction step in flight finishes first; none starts until the import ends, and the pass
-    // it belonged to is discarded (rebuildKeyState decides what the imported state needs).
-    this.state.importing = true;
-    if (this.state.compactionStepInFlight !== undefined) await this.state.compactionStepInFlight.catch(() => undefined);
-    this.state.compactionPass = undefined;
-    this.state.storageCompactionPending = false;
-    this.state.enterExclusive();
-    this.state.epoch++;
-    this.state.needsSnapshot = true;
-    this.state.cache?.clear(this.state.cacheStoreId);
-    this.state.keyIndexComplete = false;
-    this.state.newestRevisionOf = new KeyIndex(this.state.newestRevisionOf.maxBytes);
-    this.state.expiry.clear();
-    this.state.leases.clear();
-    try {
-      await this.state.engine.write([{ type: 'put', key: this.state.layout.importInProgressKey, value: mark }], { sync: true });
-      await this.clearPartition();
-      const { header, dedupState } = await this.writeSnapshotChunks(chunks);
-      await this.state.engine.write(
-        [
-          { type: 'put', key: this.state.layout.appliedIndexKey, value: encodeUint64BE(header.appliedIndex) },
-          { type: 'put', key: this.state.layout.revisionKey, value: encodeUint64BE(header.revision) },
-          { type: 'put', key: this.state.layout.compactedRevisionKey, value: encodeUint64BE(header.compactedRevision) },
-          { type: 'put', key: this.state.layout.appliedTimeKey, value: encodeUint64BE(header.appliedTimeMs ?? 0) },
-          // clearPartition deleted the range record: a snapshot without a range means the equal one.
-          ...(header.range !== undefined ? [{ type: 'put' as const, key: this.state.layout.rangeKey, value: encodeOwnedRange(header.range) }] : []),
-          ...(header.freeze !== undefined ? [{ type: 'put' as const, key: this.state.layout.freezeKey, value: encodeFreeze(header.freeze) }] : []),
-          ...this.state.dedup.metaOperations(dedupState),
-          { type: 'del', key: this.state.layout.importInProgressKey },
-          // The caller's records (the Raft log's record of the snapshot) land with the import's end.
-          ...(options.alsoWrite ?? []),
-          ...(options.alsoWriteFor?.(header.range) ?? []),
-        ],
-        { sync: true },
-      );
-      this.state.appliedIndex = header.appliedIndex;
-      this.state.revision = header.revision;
-      this.state.compactedRevision = header.compactedRevision;
-      // The snapshot replaces the state, its clock included: the exporter's time at its index.
-      this.state.appliedTimeMs = header.appliedTimeMs ?? 0;
-      this.state.ownedRange = header.range;
-      this.state.frozen = header.freeze;
-      this.state.resetListener?.(this.state.revision, 'import');
-      // The expiry mark and newest creation time come from the imported queue entries.
-      this.state.dedup.adopt(await DedupTable.loadState(this.state.engine, this.state.layout));
-      await this.state.rebuildKeyState();
-      this.state.needsSnapshot = false;
-      return this.status();
-    } finally {
-      this.state.epoch++;
-      this.state.cache?.clear(this.state.cacheStoreId);
-      this.state.exclusive = false;
-      this.state.importing = false;
-    }
+  checkSnapshot(chunks: readonly Uint8Array[]): void {
+    checkedSnapshotHeader(this.state.layout, chunks);
   }
 
   /**
-   * Undoes an import a crash interrupted (needsSnapshot after open): deletes every key of the
-   * partition, then, in one synced batch, clears the import mark together with `alsoWrite` (the
-   * caller's reset of its Raft log). The partition is then empty at applied index 0. A crash
-   * before that batch leaves the mark, so the next open discards again.
+   * checkSnapshot one chunk at a time, in order (a transfer checks each chunk as it arrives):
+   * add() throws INVALID_ARGUMENT as soon as a chunk is malformed, finish() when the whole is.
    */
-  async discardInterruptedImport(alsoWrite: readonly WriteOperation[]): Promise<MvccStatus> {
-    assert(this.state.needsSnapshot, 'only an interrupted import is discarded');
-    this.state.enterExclusive();
-    this.state.epoch++;
-    this.state.cache?.clear(this.state.cacheStoreId);
-    try {
-      await this.clearPartition();
-      await this.state.engine.write([{ type: 'del', key: this.state.layout.importInProgressKey }, ...alsoWrite], { sync: true });
-      this.state.appliedIndex = 0;
-      this.state.revision = 0;
-      this.state.compactedRevision = 0;
-      this.state.appliedTimeMs = 0;
-      this.state.ownedRange = undefined;
-      this.state.frozen = undefined;
-      this.state.expiry.clear();
-      this.state.leases.clear();
-      this.state.interruptedImportIndex = undefined;
-      this.state.resetListener?.(0, 'import');
-      await this.state.rebuildKeyState();
-      this.state.needsSnapshot = false;
-      return this.status();
-    } finally {
-      this.state.epoch++;
-      this.state.exclusive = false;
-    }
+  snapshotCheck(): { add(chunk: Uint8Array): void; finish(): SnapshotHeader } {
+    return snapshotCheck(this.state.layout);
   }
+
+  // ---------------------------------------------------------------------------------------------
+  // Range changes (range-ops.ts)
 
   /**
    * The hash range this partition owns: its range record once a split made it data, else its
@@ -845,59 +532,4 @@ export class MvccStore {
   get mergedInto(): number | undefined {
     return this.state.mergedInto;
   }
-
-  /** Deletes every key of the partition except the import mark. */
-  private async clearPartition(): Promise<void> {
-    await this.state.engine.write(this.state.layout.metaKeys().map((key) => ({ type: 'del' as const, key })));
-    // An import writes the separate applied records: the next apply batch replaces them.
-    this.state.legacyAppliedRecords = true;
-    this.state.dedup.adopt(emptyDedupState);
-    for (const range of this.state.layout.dataRanges()) await this.deleteRange(range);
-  }
-
-  private async deleteRange(range: KeyRange): Promise<void> {
-    if (this.state.engine.deleteRange !== undefined) {
-      await this.state.engine.deleteRange(range);
-      return;
-    }
-    let pending: WriteOperation[] = [];
-    for await (const [storageKey] of this.state.engine.iterate(range)) {
-      pending.push({ type: 'del', key: storageKey });
-      if (pending.length >= this.state.limits.compactionBatchOps) {
-        await this.state.engine.write(pending);
-        pending = [];
-      }
-    }
-    if (pending.length > 0) await this.state.engine.write(pending);
-  }
-
-  /**
-   * Checks a whole snapshot without writing anything: every check importSnapshot makes of the
-   * chunks and their entries. Throws INVALID_ARGUMENT (malformed snapshot) like the import would.
-   * Synchronous, so a Raft group can refuse a snapshot before it adopts it.
-   */
-  checkSnapshot(chunks: readonly Uint8Array[]): void {
-    checkedSnapshotHeader(this.state.layout, chunks);
-  }
-
-  /**
-   * checkSnapshot one chunk at a time, in order (a transfer checks each chunk as it arrives):
-   * add() throws INVALID_ARGUMENT as soon as a chunk is malformed, finish() when the whole is.
-   */
-  snapshotCheck(): { add(chunk: Uint8Array): void; finish(): SnapshotHeader } {
-    return snapshotCheck(this.state.layout);
-  }
-
-  /** Checks and writes a snapshot's chunks, one engine write per chunk. */
-  private async writeSnapshotChunks(
-    chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  ): Promise<{ header: SnapshotHeader; dedupState: DedupMeta }> {
-    const plan = newSnapshotPlan();
-    for await (const bytes of chunks) {
-      const operations = planSnapshotChunk(this.state.layout, plan, bytes);
-      if (operations.length > 0) await this.state.engine.write(operations);
-    }
-    return finishSnapshotPlan(plan);
-  }
-
 }
