@@ -10,7 +10,7 @@
  *   reader.ts         reads: get, prefix pages, partition scans, history (changesSince)
  *   compactor.ts      physical compaction in bounded steps
  *   snapshot-io.ts    snapshot export and import (snapshot-check.ts: checking the chunks)
- *   (MvccStore)       split, merge and merge freeze, until they move out too
+ *   range-ops.ts      split, merge and merge freeze
  *   status.ts         status and statistics
  *
  * The invariants between the data and its indexes are written next to the assertions that
