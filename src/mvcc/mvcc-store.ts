@@ -64,7 +64,10 @@ export type { RevisionResetReason, StorageCompactionResult, StorageCompactionSte
  * extra await), so errors, results and the order of storage calls are the modules'.
  */
 export class MvccStore {
-  /** The engine the store lives in (the state's; kept as a field for callers that reach for it). */
+  /**
+   * The engine the store lives in (the state's). Private and unused here, but kept as a field:
+   * test/mvcc/incremental-compaction.test.ts reopens a store's engine by reading it through a cast.
+   */
   private readonly engine: StorageEngine;
 
   private constructor(private readonly state: MvccState) {
