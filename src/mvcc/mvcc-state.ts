@@ -133,8 +133,8 @@ export class MvccState {
    */
   readonly maxDedupEntryBytes: number;
 
-  // Invariant: these mirror the meta records of the last batch written (or are zero for a new
-  // store); every job writes the records first and sets these after the write.
+  // Invariant (not asserted): these mirror the meta records of the last batch written (or are
+  // zero for a new store); every job writes the records first and sets these after the write.
   // Invariant: compactedRevision <= revision (checkStoredStatus, assertFloorWithinRevision).
   appliedIndex: number;
   revision: number;
@@ -162,10 +162,10 @@ export class MvccState {
   /** Set while an import, split or merge runs: no compaction step starts. */
   importing = false;
   /**
-   * Stored keys, live bytes and history bytes per tenant. Invariant (not asserted; the
-   * version-cache differential test checks it): the sum over stored keys, as rebuildKeyState
-   * computes it; every commit adds its entry's change and every compaction step the history it
-   * freed.
+   * Stored keys, live bytes and history bytes per tenant. Invariant (not asserted here;
+   * test/mvcc/usage.test.ts compares it with a recount): the sum over stored keys, as
+   * rebuildKeyState computes it; every commit adds its entry's change and every compaction step
+   * the history it freed.
    */
   usage = new Map<string, TenantUsageCount>();
   readonly cache: VersionCache | undefined;
@@ -201,8 +201,8 @@ export class MvccState {
   /**
    * The hash range this partition owns once a split made it data (the 'range' meta record, written
    * by applySplit and applyMerge and by a snapshot import that carries one), else undefined: the
-   * partition then owns its place in the equal table (options.partition). Invariant: it mirrors the
-   * stored record.
+   * partition then owns its place in the equal table (options.partition). Invariant (not
+   * asserted): it mirrors the stored record.
    */
   ownedRange: { readonly start: number; readonly end: number } | undefined;
   /**
@@ -214,10 +214,10 @@ export class MvccState {
   /**
    * The merge freeze (applyFreeze; the 'merge-freeze' meta record, carried by snapshots as format
    * 6): once set, this partition is waiting to be merged into partition `into` and applies nothing
-   * more. Invariant: it mirrors the stored record, is never cleared but by the merge that empties
-   * the partition (a freeze has no undo, so every replica's state at any applied index at or past
-   * `index` is its state at `index`), and no write, read, split or second freeze changes the state
-   * after it.
+   * more. Invariant (not asserted): it mirrors the stored record, is never cleared but by the merge
+   * that empties the partition (a freeze has no undo, so every replica's state at any applied
+   * index at or past `index` is its state at `index`), and no write, read, split or second freeze
+   * changes the state after it.
    */
   frozen: { readonly into: number; readonly index: number } | undefined;
 
