@@ -1,5 +1,5 @@
 /**
- * The key index of one MVCC store (MvccStore.newestRevisionOf): every stored key's newest version
+ * The key index of one MVCC store (MvccState.newestRevisionOf): every stored key's newest version
  * revision, bounded in bytes. The store keeps it exact (see the invariant there) while it fits;
  * when an insert would take it past its budget, `set` refuses and the store drops the whole index
  * and reads the newest version from storage instead (an iterator per lookup, as before the index

@@ -12,7 +12,7 @@
  * - A commit that writes a key replaces its entry (a value) or removes it (a tombstone) in the same
  *   synchronous step that moves the store's revision, after the batch is written.
  * - A miss is filled only from a lookup at the current revision during which the revision and the
- *   store's epoch did not move (see MvccStore.findVersion).
+ *   store's epoch did not move (see find-version.ts findVersion).
  * - Compaction never removes a key's newest version when it is a value, so it leaves entries valid.
  * - A snapshot import replaces the whole store: it drops the store's entries (`clear`).
  */
