@@ -57,7 +57,9 @@ export interface DedupMeta {
  * - expiredThroughMs is the newest creation time among the timestamped ids whose entries are
  *   evicted (0: none): the createdBeforeMs of the oldest live entry;
  * - 0 <= expiredThroughMs <= newestCreatedMs, and neither ever decreases (an import replaces both
- *   with the exporter's, which are at least as new as what the importer applied before).
+ *   with the exporter's, which are at least as new as what the importer applied before), except
+ *   that a merge may lower newestCreatedMs by forgetting recorded PARTITION_MOVED refusals, whose
+ *   ids applied nothing (merge-plan.ts).
  */
 export interface DedupState extends DedupMeta {
   readonly expiredThroughMs: number;

@@ -307,6 +307,24 @@ describe('merge freeze (memory engine)', () => {
     expect((await left.get(rightKey, { nowMs: startMs })).modRevision).toBe(revision);
   });
 
+  it("merges when the left's newest timestamped id is a refused PARTITION_MOVED (the merge asserted the newest creation time and failed on every replica)", async () => {
+    const { left, right, keys, mid, leftIndex, rightIndex } = await splitPair(kind);
+    const rightKey = keys.find((key) => hashOf(key) >= mid)!;
+    const leftKey = keys.find((key) => hashOf(key) < mid)!;
+    const applied = await left.apply({ type: 'put', key: leftKey, value: text('older') }, { index: leftIndex, nowMs: startMs, requestId: formatTimestampedRequestId(startMs - 5_000, 'older') });
+    expect(applied.applied).toBe(true);
+    const newestId = formatTimestampedRequestId(startMs - 1_000, 'newest');
+    const stale = await left.apply({ type: 'put', key: rightKey, value: text('stale') }, { index: leftIndex + 1, nowMs: startMs, requestId: newestId });
+    expect(stale.error?.code).toBe('PARTITION_MOVED');
+    const merged = await freezeAndMerge({ left, right }, rightIndex, { index: leftIndex + 2, nowMs: startMs });
+    expect(merged.refused).toBeUndefined();
+    // The refused id applies once after the merge; the applied one stays a duplicate.
+    const retry = await left.apply({ type: 'put', key: rightKey, value: text('stale') }, { index: leftIndex + 3, nowMs: startMs, requestId: newestId });
+    expect(retry.applied).toBe(true);
+    const resend = await left.apply({ type: 'put', key: leftKey, value: text('older') }, { index: leftIndex + 4, nowMs: startMs, requestId: formatTimestampedRequestId(startMs - 5_000, 'older') });
+    expect(resend.duplicate).toBe(true);
+  });
+
   it('the freeze survives a restart and travels in snapshots (format 6): an installing replica is frozen too', async () => {
     const { engine, right, keys, mid, rightIndex } = await splitPair(kind);
     const rightKey = keys.find((key) => hashOf(key) >= mid)!;
