@@ -121,9 +121,7 @@ async function runCompactionStep(state: MvccState): Promise<StorageCompactionSte
     pass.group = undefined;
   }
   // An import cannot start while this step runs (it waits for it), so the state is the one scanned.
-  // Known gap, kept as it was: applySplit, applyMerge and applyFreeze also bump the epoch but do
-  // not discard a pass in progress (an import does), so the step after one of them fails here,
-  // and so does every later step of that store until it is reopened.
+  // An import, a split, a merge and a freeze bump the epoch between steps and discard the pass.
   assert.equal(state.epoch, pass.epoch, 'a snapshot import overlapped a compaction step');
   for (const { key, revision } of forgotten) state.forgetRemovedKey(key, revision);
   if (deletions.length > 0) await state.engine.write(deletions);

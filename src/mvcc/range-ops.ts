@@ -101,8 +101,12 @@ export async function applySplit(
     target.compactedRevision = state.compactedRevision;
     target.ownedRange = moved;
     target.dedup.adopt(await DedupTable.loadState(state.engine, target.layout));
+    // A storage compaction pass in progress scanned the store before the split: it starts over
+    // (as after an import). Kept, its next step failed its epoch check, and so did every later one.
     state.epoch++;
     target.epoch++;
+    state.compactionPass = undefined;
+    target.compactionPass = undefined;
     state.cache?.clear(state.cacheStoreId);
     target.cache?.clear(target.cacheStoreId);
     await state.rebuildKeyState();
@@ -191,6 +195,8 @@ export async function applyMerge(
     // Exports of either side that read on would mix the states before and after: they fail.
     state.epoch++;
     right.epoch++;
+    state.compactionPass = undefined;
+    right.compactionPass = undefined;
     await state.engine.write(operations, { sync: true });
     // The in-memory state follows the batch.
     state.legacyAppliedRecords = false;
@@ -265,6 +271,7 @@ export async function applyFreeze(
     state.frozen = freeze;
     // Reads that began before the freeze must not answer after it: the keys may move at any time.
     state.epoch++;
+    state.compactionPass = undefined;
     state.cache?.clear(state.cacheStoreId);
     return { freezeIndex: freeze.index };
   } finally {

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import { chooseSplitPoint } from '../../src/keys/partition-table.js';
+import { makeLimits } from '../../src/limits.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { formatTimestampedRequestId } from '../../src/mvcc/request-id.js';
 import { decodeSnapshotChunk, encodeSnapshotHeader } from '../../src/mvcc/snapshot-format.js';
@@ -323,6 +324,32 @@ describe('merge freeze (memory engine)', () => {
     expect(retry.applied).toBe(true);
     const resend = await left.apply({ type: 'put', key: leftKey, value: text('older') }, { index: leftIndex + 4, nowMs: startMs, requestId: formatTimestampedRequestId(startMs - 5_000, 'older') });
     expect(resend.duplicate).toBe(true);
+  });
+
+  it('a storage compaction pass in progress starts over after a split, a freeze or a merge, instead of failing every later step', async () => {
+    const limits = makeLimits({ compactionBatchOps: 5 });
+    for (const change of ['split', 'freeze', 'merge'] as const) {
+      const { engine, left, right, keys, mid, leftIndex, rightIndex } = await splitPair(kind, { limits });
+      let index = leftIndex;
+      const leftKeys = keys.filter((key) => hashOf(key) < mid);
+      for (let round = 0; round < 3; round++) for (const key of leftKeys) await left.apply({ type: 'put', key, value: text(`${key}=r${round}`) }, { index: index++, nowMs: startMs });
+      await left.apply({ type: 'compact', belowRevision: left.revision }, { index: index++, nowMs: startMs });
+      const first = await left.compactStorageStep();
+      expect(first.done, change).toBe(false);
+      if (change === 'split') {
+        const third = await open(engine, 4, { limits });
+        const splitAt = chooseSplitPoint(left.hashRange!, leftKeys.map(hashOf))!;
+        await left.applySplit(third, { index: index++, nowMs: startMs, mid: splitAt });
+      } else if (change === 'freeze') {
+        await left.applyFreeze({ index: index++, nowMs: startMs, into: 1 });
+      } else {
+        await freezeAndMerge({ left, right }, rightIndex, { index: index++, nowMs: startMs });
+      }
+      // Every later step runs (the pass starts over) until the store is compacted.
+      let steps = 0;
+      for (let done = false; !done && steps < 1_000; steps++) done = (await left.compactStorageStep()).done;
+      expect(steps, change).toBeLessThan(1_000);
+    }
   });
 
   it('the freeze survives a restart and travels in snapshots (format 6): an installing replica is frozen too', async () => {
