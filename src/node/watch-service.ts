@@ -228,6 +228,11 @@ export class WatchService {
     // hostile load run's watches from revision 0 each read a 200 KB one). A stale watch takes the
     // replica's applied revision instead, and may start above it (it waits).
     if (!stale) await executor.readBarrier(leader, { ...context, tenant });
+    // This partition must hold the watched keys before its revision means anything to the watch: a
+    // watch resumed here for a range not merged in yet, or split away, ends PARTITION_MOVED and
+    // resumes there, not FUTURE_REVISION at this partition's lower revision (the read that was the
+    // barrier checked the range; fault suite seed 205 found the barrier without it).
+    checkServed();
     const readRevision = leader.mvcc.revision;
     const startRevision = request.startRevision ?? readRevision;
     if (startRevision > readRevision && !stale) {

@@ -16,7 +16,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WatchHub } from '../../src/watch/watch-hub.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
-import { hashOf, leaderOf, mergeAligned, NODES, put, splitCluster } from './merge-support.js';
+import { isAtollError } from '../../src/errors.js';
+import { hashOf, leaderOf, mergeAligned, NODES, put, ranges, splitCluster } from './merge-support.js';
 
 let cluster: InProcessCluster | undefined;
 afterEach(async () => {
@@ -49,6 +50,27 @@ async function touchHub(c: InProcessCluster, id: number, key: string): Promise<n
   expect(await done).toBeUndefined();
   return sink.messages[0]!.revision;
 }
+
+describe('a watch resumed at a partition that does not hold its keys', () => {
+  it('ends PARTITION_MOVED, not FUTURE_REVISION at that partition\'s lower revision (fault suite seed 205)', { timeout: 90_000 }, async () => {
+    const { c, mid, keys } = await splitCluster(track);
+    const rightKey = keys.find((key) => hashOf(key) >= mid)!;
+    // The right side runs ahead of the left.
+    let last = 0;
+    for (let i = 0; i < 30; i++) last = await put(c, mid, rightKey, `r${i}`);
+    const leftLeader = leaderOf(c, 0)!;
+    expect(c.groups(leftLeader).get(0)!.mvcc.revision).toBeLessThan(last);
+    // That node's table routes the right side's keys to the left (as one that met a merge it has not applied).
+    ranges(c, leftLeader).forget(mid, 0);
+    const abort = new AbortController();
+    const outcome = await c
+      .node(leftLeader)
+      .watch({ key: rightKey, startRevision: last }, context(abort.signal, 3_000), new CollectingSink())
+      .then(() => undefined, (error: unknown) => error);
+    abort.abort();
+    expect(isAtollError(outcome, 'PARTITION_MOVED'), String(outcome)).toBe(true);
+  });
+});
 
 describe('watch hubs follow merges and installs', () => {
   it('a merge that raises the left revision resets the left hub, and a watch there keeps delivering', { timeout: 90_000 }, async () => {
