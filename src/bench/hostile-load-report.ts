@@ -29,6 +29,8 @@ export interface OrdinaryTenantReport {
   readonly gets: number;
   readonly errors: number;
   readonly errorsByCode: Outcomes;
+  /** The first message of each error code. */
+  readonly firstErrorByCode?: Readonly<Record<string, string>>;
   /** Latency of every operation, failed ones included, in ms. */
   readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number; readonly mean: number };
 }
@@ -156,6 +158,7 @@ export function reportText(report: HostileLoadReport): string {
     ).map((line) => `  ${line}`),
   );
   if (ordinary.errors > 0) lines.push(`  errors by code: ${outcomesText(ordinary.errorsByCode)}`);
+  for (const [code, message] of Object.entries(ordinary.firstErrorByCode ?? {})) lines.push(`    first ${code}: ${message}`);
   lines.push('');
   lines.push('nodes:');
   lines.push(

@@ -116,6 +116,8 @@ class OrdinaryLoad {
   gets = 0;
   errors = 0;
   readonly errorsByCode: Outcomes = {};
+  /** The first message seen for each error code (what an INTERNAL was, say). */
+  readonly firstErrorByCode: Record<string, string> = {};
   private inFlight = 0;
   private readonly value = Buffer.alloc(100, 'v');
   private idle: (() => void) | undefined;
@@ -164,7 +166,9 @@ class OrdinaryLoad {
         this.settled();
       },
       (error: unknown) => {
-        this.fail(outcomeOf(error), performance.now() - startMs);
+        const code = outcomeOf(error);
+        this.firstErrorByCode[code] ??= (error instanceof Error ? error.message : String(error)).slice(0, 300);
+        this.fail(code, performance.now() - startMs);
         this.settled();
       },
     );
@@ -204,6 +208,7 @@ class OrdinaryLoad {
       gets: this.gets,
       errors: this.errors,
       errorsByCode: { ...this.errorsByCode },
+      firstErrorByCode: { ...this.firstErrorByCode },
       latencyMs: { p50: summary.p50Ms, p90: summary.p90Ms, p99: summary.p99Ms, max: summary.maxMs, mean: summary.meanMs },
     };
   }
