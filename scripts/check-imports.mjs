@@ -16,7 +16,7 @@
  *    - src/sim/node/ and src/sim/node-cli.ts (the whole-node simulator) run the real node, so what it reaches is followed
  *      only through imports that exist at run time: type-only imports (erased by tsc) and dynamic
  *      `import()` (the node loads LevelDB that way, only when it is given no engine) are not
- *      followed, and neither is src/node/peer-secret.ts's file access (it reads secret files only
+ *      followed, and neither is src/node/peers/peer-secret.ts's file access (it reads secret files only
  *      when a node is given no secrets; the simulator gives them). Its own imports obey the
  *      src/sim rule like every sim file's.
  *    - Only src/storage/level-engine.ts may import `level`.
@@ -78,7 +78,7 @@ const LAYER_RULES = [
   },
 ];
 /** Files whose file-system imports the whole-node simulator may reach (see the rules above). */
-const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peer-secret.ts']);
+const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peers/peer-secret.ts']);
 
 // ------------------------------------------------------------------ classification
 

@@ -34,7 +34,7 @@ import { NodeAccess } from './node-access.js';
 import type { KvKind, KvOperation, KvResult, KvTypes } from '../api/operations.js';
 import { openClusterDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
 import type { PartitionReplica } from './partition-replica.js';
-import { newPeerSecret } from './peer-secret.js';
+import { newPeerSecret } from './peers/peer-secret.js';
 import { replicasOf } from '../keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
 import { RaftDriver } from './raft-driver.js';

@@ -61,7 +61,7 @@ import { checkTable, type MemberState, type MemberTable } from './membership-tab
 import { nodeKeyPrefix } from '../storage/keyspace.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type { AtollNodeConfig } from './node-config.js';
-import { newPeerSecret } from './peer-secret.js';
+import { newPeerSecret } from './peers/peer-secret.js';
 
 /** The metadata key a node sends its cluster id in, on every call to a peer. */
 export const clusterIdMetadataKey = 'atoll-cluster-id';

@@ -13,7 +13,7 @@ import type * as api from '../api/node-api.js';
 import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type SystemStore, type TenantUsage, type TokenRecord } from './auth.js';
 import { isWriteKind, type KvKind } from '../api/operations.js';
 import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
-import { PeerSecretCheck } from './peer-secret.js';
+import { PeerSecretCheck } from './peers/peer-secret.js';
 import type { NodeClock } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import { compactionFloor } from './snapshot-pins.js';

@@ -77,7 +77,7 @@ export interface AtollNodeConfig {
    */
   readonly adminToken?: string;
   /**
-   * The cluster peer secrets (src/node/peer-secret.ts), current first: the first is sent on every
+   * The cluster peer secrets (src/node/peers/peer-secret.ts), current first: the first is sent on every
    * call to a peer, all are accepted from peers. They never authorize a client call. Absent: one
    * random secret of this process, which only a one-node cluster can work with.
    */

@@ -4,7 +4,7 @@
  * that dispatch.
  */
 import type { Message } from '../raft/types.js';
-import { transferRefusal } from './peer-message-check.js';
+import { transferRefusal } from './peers/peer-message-check.js';
 import type { SnapshotTransferItem } from './raft-wire.js';
 import { SnapshotReceiver } from './snapshot-receiver.js';
 import { SnapshotSender } from './snapshot-sender.js';

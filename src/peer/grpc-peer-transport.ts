@@ -18,7 +18,7 @@ import type { NodeTransport, TransportEvents } from '../node/ports.js';
 import { packageDefinition } from '../wire/protos.js';
 import { formatWireInt64 } from '../wire/wire-numbers.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
-import { peerSecretMetadataKey } from '../node/peer-secret.js';
+import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 import { decodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
 
@@ -192,7 +192,7 @@ export class PeerTransport implements NodeTransport {
 
   /**
    * Sends messages for many groups to `peer`, in as few frames as fit (none: an empty frame, the
-   * node heartbeat of src/node/liveness.ts). Never throws: Raft retries.
+   * node heartbeat of src/node/peers/liveness.ts). Never throws: Raft retries.
    */
   send(peer: number, messages: GroupMessage[]): void {
     const link = this.links.get(peer);

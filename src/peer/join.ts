@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { isBucketHashName } from '../keys/bucket-hash.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
-import { peerSecretMetadataKey } from '../node/peer-secret.js';
+import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { memberStates, type MemberState } from '../node/membership-table.js';
 import type { JoinedCluster } from '../node/node-config.js';
 import { decodeClusterInfoResponse } from '../wire/convert.js';

@@ -11,7 +11,7 @@ import { defaultLimits } from '../limits.js';
 import type { AtollNode } from '../node/atoll-node.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
 import { removedPeerError } from '../node/membership.js';
-import { peerSecretMetadataKey } from '../node/peer-secret.js';
+import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../wire/forward-codec.js';
 import { serviceErrorOf } from '../wire/grpc-errors.js';
 import { decodePrepareReplicaRequest } from '../wire/move-codec.js';

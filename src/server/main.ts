@@ -27,7 +27,7 @@ import type { PeerTransport } from '../peer/grpc-peer-transport.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from '../wire/protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
-import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peer-secret.js';
+import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peers/peer-secret.js';
 import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';
 
 // In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.

@@ -13,7 +13,7 @@ import type { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import { openGrpcNode } from '../../src/peer/grpc-node.js';
 import { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
-import { refusalOf } from '../../src/node/peer-message-check.js';
+import { refusalOf } from '../../src/node/peers/peer-message-check.js';
 import type { GroupMessage } from '../../src/node/raft-wire.js';
 import { EntryType, type Message } from '../../src/raft/types.js';
 import { memoryEngineKind, Partition } from '../mvcc/harness.js';

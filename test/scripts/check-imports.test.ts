@@ -191,8 +191,8 @@ describe('check-imports', () => {
     const node = {
       'src/node/config.ts': `import type { Logger } from 'pino';\nimport type * as grpc from '@grpc/grpc-js';\nexport type C = { l: Logger; g: grpc.Metadata };\n`,
       'src/node/opener.ts': `import type { C } from './config.js';\nexport async function open(c: C) { return import('../storage/level-engine.js'); }\n`,
-      'src/node/peer-secret.ts': `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
-      'src/node/wired.ts': `import { open } from './opener.js';\nimport { read } from './peer-secret.js';\nexport const w = [open, read];\n`,
+      'src/node/peers/peer-secret.ts': `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
+      'src/node/wired.ts': `import { open } from './opener.js';\nimport { read } from './peers/peer-secret.js';\nexport const w = [open, read];\n`,
     };
     const allowed = checkWith({ ...node, 'src/sim/node/run.ts': `import { w } from '../../node/wired.js';\nexport const r = w;\n` });
     expect(allowed.stderr).toBe('');

@@ -6,8 +6,8 @@
  * stepMessages). What the core handles safely itself (stale terms, unknown indexes, a commit past
  * the log, which it clamps) is left to it.
  */
-import type { Message } from '../raft/types.js';
-import type { SnapshotTransferItem } from './raft-wire.js';
+import type { Message } from '../../raft/types.js';
+import type { SnapshotTransferItem } from '../raft-wire.js';
 
 export interface PeerMessageContext {
   /** The last index of the receiving group's log (answers claiming more are forged). */

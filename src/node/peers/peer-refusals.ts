@@ -4,7 +4,7 @@
  * many and the last reason.
  */
 import type { Logger } from 'pino';
-import type { NodeClock } from './ports.js';
+import type { NodeClock } from '../ports.js';
 
 export class PeerRefusals {
   /** Dropped since the node started (tests). */

@@ -21,7 +21,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AtollError } from '../errors.js';
+import { AtollError } from '../../errors.js';
 
 /** The metadata key a node sends its secret in. */
 export const peerSecretMetadataKey = 'atoll-peer-secret';
