@@ -26,7 +26,7 @@ import { RaftError } from '../raft/errors.js';
 import type { RawNode } from '../raft/rawnode.js';
 import type { Snapshot, SnapshotMeta } from '../raft/types.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
-import type { PersistentLogStorage } from './raft-log-store.js';
+import type { PersistentLogStorage } from './raftlog/raft-log-store.js';
 import { encodeSnapshotTicket, PayloadDigest } from './snapshot-payload.js';
 import { deleteSpool, spoolKey } from './snapshot-spool.js';
 import type { ExportedSnapshot } from './snapshot-transfer.js';

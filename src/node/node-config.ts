@@ -166,7 +166,7 @@ export const NODE_DEFAULTS = {
   cacheBytes: 128 * 1024 * 1024,
   /**
    * Raft log entries kept in memory, all partitions together: each partition keeps the newest
-   * raftLogMemoryBytes / partitions bytes of its log (src/node/log-window.ts), older entries are
+   * raftLogMemoryBytes / partitions bytes of its log (src/node/raftlog/log-window.ts), older entries are
    * read from LevelDB when a lagging follower needs them. Before, every retained entry (up to
    * 3,000 per partition) stayed in memory: about 80 MB per node at 64 partitions (docs/performance.md).
    * 16 MiB is 256 KiB per partition at 64 partitions, about 700 entries of a 128-byte put: more than

@@ -13,7 +13,7 @@ import type { Rng } from '../raft/rng.js';
 import { decodeConfChange, EntryType, type ConfState, type Entry, type Snapshot, type SnapshotMeta } from '../raft/types.js';
 import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
 import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import type { PersistentLogStorage } from './raft-log-store.js';
+import type { PersistentLogStorage } from './raftlog/raft-log-store.js';
 import { ReadBarrier, type LeaseClock, type ReadWaiter } from './read-barrier.js';
 import { confAfter } from './conf-after.js';
 import { isFreezeEntry, isMergeEntry } from './merge-entry.js';

@@ -29,7 +29,7 @@ import type { NodeTestBugs } from './node-config.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './raft-driver.js';
 import type { ReplicaStore } from './replica-store.js';
-import { PersistentLogStorage } from './raft-log-store.js';
+import { PersistentLogStorage } from './raftlog/raft-log-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
 import { OrphanLearners } from './orphan-learners.js';
 import { StrayCheck } from './stray-check.js';

@@ -21,8 +21,8 @@ import { discardInterruptedInstall, PartitionReplica, type GroupSettings, type S
 import { leaseDurationMs } from './read-barrier.js';
 import { deleteLeftoverSpools, spoolRange } from './snapshot-spool.js';
 import { stagedDeleteOps } from './snapshot-staging.js';
-import { RaftLogKeys } from './raft-log-codec.js';
-import { PersistentLogStorage } from './raft-log-store.js';
+import { RaftLogKeys } from './raftlog/raft-log-codec.js';
+import { PersistentLogStorage } from './raftlog/raft-log-store.js';
 import { absorbedBy, MergeApplier } from './merge-apply.js';
 import { tombstoneOps } from './merge-tombstones.js';
 import { SplitApplier } from './split-apply.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HeldSnapshot } from '../../src/node/held-snapshot.js';
-import type { PersistentLogStorage } from '../../src/node/raft-log-store.js';
+import type { PersistentLogStorage } from '../../src/node/raftlog/raft-log-store.js';
 import { decodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
 import { deleteLeftoverSpools, spoolKey } from '../../src/node/snapshot-spool.js';
 import { maxSnapshotChunkBytes } from '../../src/node/snapshot-transfer.js';

@@ -19,7 +19,7 @@ import type { RangeRouting } from '../../src/node/range-routing.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
-import { RaftLogKeys } from '../../src/node/raft-log-codec.js';
+import { RaftLogKeys } from '../../src/node/raftlog/raft-log-codec.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 import { alignLeaders, atLeader, deadline, fromBytes, get, hashOf, leaderOf, mergeAligned, NODES, proposeRaw, put, ranges, splitCluster as splitClusterOf, text } from './merge-support.js';
 

@@ -16,7 +16,7 @@ import { chooseSplitPoint } from '../../src/keys/partition-table.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { confAfter } from '../../src/node/conf-after.js';
 import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { PersistentLogStorage } from '../../src/node/raft-log-store.js';
+import { PersistentLogStorage } from '../../src/node/raftlog/raft-log-store.js';
 import { SplitApplier } from '../../src/node/split-apply.js';
 import { encodeSplitEntry, splitPartitionId } from '../../src/node/split-entry.js';
 import { EntryType, type ConfState, type Entry } from '../../src/raft/types.js';

@@ -31,9 +31,9 @@
  * plain `del` operations in the same atomic batch (the engine's deleteRange is not atomic with writes).
  */
 import assert from 'node:assert/strict';
-import { AtollError } from '../errors.js';
-import { RaftError } from '../raft/errors.js';
-import type { LogStorage } from '../raft/storage.js';
+import { AtollError } from '../../errors.js';
+import { RaftError } from '../../raft/errors.js';
+import type { LogStorage } from '../../raft/storage.js';
 import {
   EMPTY_HARD_STATE,
   hardStateEqual,
@@ -43,9 +43,9 @@ import {
   type Snapshot,
   type SnapshotMeta,
   type VoteFloor,
-} from '../raft/types.js';
-import { bytesToHex } from '../storage/bytes.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+} from '../../raft/types.js';
+import { bytesToHex } from '../../storage/bytes.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
 import {
   RaftLogKeys,
   decodeEntry,

@@ -32,10 +32,10 @@
  * (ByteReader's INVALID_ARGUMENT); the store turns that into a corruption report.
  */
 import assert from 'node:assert/strict';
-import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
-import { concatBytes, encodeUint64BE, prefixRange } from '../storage/bytes.js';
-import { partitionKeyPrefix } from '../storage/keyspace.js';
-import { EntryType, type Entry, type HardState, type SnapshotMeta, type VoteFloor } from '../raft/types.js';
+import { ByteReader, ByteWriter } from '../../storage/byte-codec.js';
+import { concatBytes, encodeUint64BE, prefixRange } from '../../storage/bytes.js';
+import { partitionKeyPrefix } from '../../storage/keyspace.js';
+import { EntryType, type Entry, type HardState, type SnapshotMeta, type VoteFloor } from '../../raft/types.js';
 
 export const RAFT_LOG_FORMAT_VERSION = 1;
 

@@ -19,8 +19,8 @@
  *   next staging), so only entries of earlier calls are known to be readable from the engine.
  * What the window holds never changes what the core reads: an evicted entry reads back equal.
  */
-import { AtollError } from '../errors.js';
-import { entryBytes, type Entry } from '../raft/types.js';
+import { AtollError } from '../../errors.js';
+import { entryBytes, type Entry } from '../../raft/types.js';
 
 /**
  * Heap cost of one entry besides its data bytes: the entry object, the Uint8Array object and its
