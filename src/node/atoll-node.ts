@@ -38,7 +38,7 @@ import { newPeerSecret } from './peers/peer-secret.js';
 import { replicasOf } from '../keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeEnvironment } from './ports.js';
 import { RaftDriver } from './raft-driver.js';
-import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
+import { maxSnapshotChunkBytes } from './snapshot/snapshot-transfer.js';
 import { ReplicaMoves } from './replica-moves.js';
 import { Rebalancer } from './rebalancer.js';
 import { MergeAdmin } from './merge-admin.js';

@@ -13,8 +13,8 @@ import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js
 import type { NodeMetrics } from './metrics.js';
 import type { NodeClock, NodeTimers, TransportFactory } from './ports.js';
 import type { JobGroup } from './group-jobs.js';
-import type { ImportingGroup } from './snapshot-imports.js';
-import type { TransferGroup } from './snapshot-transfer.js';
+import type { ImportingGroup } from './snapshot/snapshot-imports.js';
+import type { TransferGroup } from './snapshot/snapshot-transfer.js';
 
 /**
  * What the driver needs of one Raft group (PartitionReplica is one): the jobs beside the loop

@@ -3,10 +3,10 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
 import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
-import { HeldSnapshot } from './held-snapshot.js';
-import { decodeSnapshotTicket } from './snapshot-payload.js';
-import type { StagedSnapshot } from './snapshot-receiver.js';
-import type { ExportedSnapshot } from './snapshot-transfer.js';
+import { HeldSnapshot } from './snapshot/held-snapshot.js';
+import { decodeSnapshotTicket } from './snapshot/snapshot-payload.js';
+import type { StagedSnapshot } from './snapshot/snapshot-receiver.js';
+import type { ExportedSnapshot } from './snapshot/snapshot-transfer.js';
 import { RaftError } from '../raft/errors.js';
 import { RawNode, type Ready } from '../raft/rawnode.js';
 import type { Rng } from '../raft/rng.js';
@@ -108,7 +108,7 @@ function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: strin
   return { nowMs, requestId: requestId === '' ? undefined : requestId, command: decodeCommand(data.subarray(data.length - reader.remaining)) };
 }
 
-export { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from './snapshot-payload.js';
+export { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from './snapshot/snapshot-payload.js';
 
 /**
  * Reconciles a snapshot install a crash interrupted, before the replica is built: the store holds
@@ -150,7 +150,7 @@ export class PartitionReplica {
   compactingStorage = false;
   /**
    * True while a snapshot from the leader imports beside the loop (set and cleared by the driver,
-   * src/node/snapshot-imports.ts). Invariant: meanwhile its Ready is outstanding, so nothing may
+   * src/node/snapshot/snapshot-imports.ts). Invariant: meanwhile its Ready is outstanding, so nothing may
    * touch this.raw: propose and startReadRound refuse (asserted there), the driver skips the rest.
    */
   installing = false;
@@ -320,7 +320,7 @@ export class PartitionReplica {
   }
 
   /**
-   * Imports the Ready's snapshot beside the loop (src/node/snapshot-imports.ts): the driver keeps
+   * Imports the Ready's snapshot beside the loop (src/node/snapshot/snapshot-imports.ts): the driver keeps
    * the Ready outstanding and hands it to stage() once this resolves; every other group keeps
    * running meanwhile.
    */

@@ -25,9 +25,9 @@ import { PeerRefusals } from './peers/peer-refusals.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { NodeTransport, TimerHandle } from './ports.js';
 import type { GroupMessage } from './raft-wire.js';
-import { SnapshotImports } from './snapshot-imports.js';
-import { maxSnapshotChunkBytes } from './snapshot-transfer.js';
-import { SnapshotTransfers } from './snapshot-transfers.js';
+import { SnapshotImports } from './snapshot/snapshot-imports.js';
+import { maxSnapshotChunkBytes } from './snapshot/snapshot-transfer.js';
+import { SnapshotTransfers } from './snapshot/snapshot-transfers.js';
 import { isExpectedTaskError, sendableBeforeSync, writeBytes, type DrivenGroup, type RaftDriverOptions } from './driven-group.js';
 
 export { isExpectedTaskError, type DrivenGroup, type RaftDriverOptions };

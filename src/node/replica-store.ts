@@ -19,8 +19,8 @@ import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 import { discardInterruptedInstall, PartitionReplica, type GroupSettings, type StagedSnapshots } from './partition-replica.js';
 import { leaseDurationMs } from './read-barrier.js';
-import { deleteLeftoverSpools, spoolRange } from './snapshot-spool.js';
-import { stagedDeleteOps } from './snapshot-staging.js';
+import { deleteLeftoverSpools, spoolRange } from './snapshot/snapshot-spool.js';
+import { stagedDeleteOps } from './snapshot/snapshot-staging.js';
 import { RaftLogKeys } from './raftlog/raft-log-codec.js';
 import { PersistentLogStorage } from './raftlog/raft-log-store.js';
 import { absorbedBy, MergeApplier } from './merge-apply.js';

@@ -1,5 +1,5 @@
 /**
- * The driver's bookkeeping of snapshot imports beside the loop (src/node/snapshot-imports.ts), on
+ * The driver's bookkeeping of snapshot imports beside the loop (src/node/snapshot/snapshot-imports.ts), on
  * a fake group so the order of storage writes is exact:
  * - a log record the group staged before its snapshot Ready (here a compaction's snapshot point,
  *   queued for the next iteration's write) reaches the engine before the import writes anything,

@@ -6,10 +6,10 @@
  * unframeChunks) is kept for tools and tests that hold a snapshot in memory.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { AtollError } from '../errors.js';
-import type { MvccStore } from '../mvcc/index.js';
-import { readSnapshotHeader } from '../mvcc/snapshot-format.js';
-import type { Snapshot } from '../raft/types.js';
+import { AtollError } from '../../errors.js';
+import type { MvccStore } from '../../mvcc/index.js';
+import { readSnapshotHeader } from '../../mvcc/snapshot-format.js';
+import type { Snapshot } from '../../raft/types.js';
 
 /**
  * A state-machine snapshot travels as: payload version u8 (2) | SHA-256 of the rest (32 bytes) |

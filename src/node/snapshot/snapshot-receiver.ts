@@ -17,8 +17,8 @@
  *   consumes it (the import's final batch deletes its chunks).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { equalBytes } from '../storage/bytes.js';
-import type { SnapshotAckItem, SnapshotChunkItem, TransferId } from './raft-wire.js';
+import { equalBytes } from '../../storage/bytes.js';
+import type { SnapshotAckItem, SnapshotChunkItem, TransferId } from '../raft-wire.js';
 import { PayloadDigest, type SnapshotTicket } from './snapshot-payload.js';
 import { readStagedChunks, stagedChunkDeletes, stagingKey } from './snapshot-staging.js';
 import { MAX_INCOMING_TRANSFERS, TRANSFER_IDLE_MS, TRANSFER_WINDOW, type TransferGroup, type TransferHost } from './snapshot-transfer.js';

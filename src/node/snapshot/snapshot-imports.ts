@@ -17,9 +17,9 @@
  * that batch records.
  */
 import type { Logger } from 'pino';
-import type { Ready } from '../raft/rawnode.js';
-import type { NodeMetrics } from './metrics.js';
-import type { NodeClock } from './ports.js';
+import type { Ready } from '../../raft/rawnode.js';
+import type { NodeMetrics } from '../metrics.js';
+import type { NodeClock } from '../ports.js';
 
 /** What an import needs of a group (DrivenGroup has it). */
 export interface ImportingGroup {

@@ -21,11 +21,11 @@
  * transfer touches nothing but staging keys, which are discarded.
  */
 import type { Logger } from 'pino';
-import { defaultLimits, type Limits } from '../limits.js';
-import type { RawNode } from '../raft/rawnode.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import type { NodeClock } from './ports.js';
-import type { GroupMessage } from './raft-wire.js';
+import { defaultLimits, type Limits } from '../../limits.js';
+import type { RawNode } from '../../raft/rawnode.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import type { NodeClock } from '../ports.js';
+import type { GroupMessage } from '../raft-wire.js';
 
 /** Chunks a leader sends ahead of the follower's acknowledgement, per transfer. */
 export const TRANSFER_WINDOW = 4;

@@ -4,9 +4,9 @@
  * partition's chunks read back in order. Staged chunks are never needed after a restart (the
  * transfer starts again), so open deletes them (stagedDeleteOps).
  */
-import { concatBytes, encodeUint32BE, equalBytes, prefixRange } from '../storage/bytes.js';
-import { partitionKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { concatBytes, encodeUint32BE, equalBytes, prefixRange } from '../../storage/bytes.js';
+import { partitionKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
 
 export function stagingKey(partition: number, seq: number): Uint8Array {
   return concatBytes(partitionKeyPrefix('staging', partition), encodeUint32BE(seq));

@@ -20,13 +20,13 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import type { MvccStore } from '../mvcc/index.js';
-import { readSnapshotHeader } from '../mvcc/snapshot-format.js';
-import { RaftError } from '../raft/errors.js';
-import type { RawNode } from '../raft/rawnode.js';
-import type { Snapshot, SnapshotMeta } from '../raft/types.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import type { PersistentLogStorage } from './raftlog/raft-log-store.js';
+import type { MvccStore } from '../../mvcc/index.js';
+import { readSnapshotHeader } from '../../mvcc/snapshot-format.js';
+import { RaftError } from '../../raft/errors.js';
+import type { RawNode } from '../../raft/rawnode.js';
+import type { Snapshot, SnapshotMeta } from '../../raft/types.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import type { PersistentLogStorage } from '../raftlog/raft-log-store.js';
 import { encodeSnapshotTicket, PayloadDigest } from './snapshot-payload.js';
 import { deleteSpool, spoolKey } from './snapshot-spool.js';
 import type { ExportedSnapshot } from './snapshot-transfer.js';

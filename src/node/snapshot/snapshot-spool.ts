@@ -6,9 +6,9 @@
  * (snapshot-sender.ts) reads chunk N when it sends it. A spool is never needed after a restart (the
  * leader exports again when Raft asks), so opening a replica deletes any a crash left behind.
  */
-import { concatBytes, encodeUint32BE, prefixRange } from '../storage/bytes.js';
-import { partitionKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { concatBytes, encodeUint32BE, prefixRange } from '../../storage/bytes.js';
+import { partitionKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
 
 /** Keys deleted per write when a spool goes (a bounded batch beside the loop). */
 export const SPOOL_DELETE_BATCH = 256;

@@ -18,9 +18,9 @@
  *   released meanwhile (the replica stopped leading or gave the export up) ends the transfer; the
  *   core asks for a snapshot again.
  */
-import type { Message } from '../raft/types.js';
-import { equalBytes } from '../storage/bytes.js';
-import type { SnapshotAckItem } from './raft-wire.js';
+import type { Message } from '../../raft/types.js';
+import { equalBytes } from '../../storage/bytes.js';
+import type { SnapshotAckItem } from '../raft-wire.js';
 import { MAX_OUTGOING_TRANSFERS, TRANSFER_IDLE_MS, TRANSFER_RESEND_MS, TRANSFER_WINDOW, type ExportedSnapshot, type TransferHost } from './snapshot-transfer.js';
 
 interface Outgoing {

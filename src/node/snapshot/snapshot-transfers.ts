@@ -3,9 +3,9 @@
  * calls it in three places (an outgoing MsgSnap, an incoming transfer item, a tick). Its one job is
  * that dispatch.
  */
-import type { Message } from '../raft/types.js';
-import { transferRefusal } from './peers/peer-message-check.js';
-import type { SnapshotTransferItem } from './raft-wire.js';
+import type { Message } from '../../raft/types.js';
+import { transferRefusal } from '../peers/peer-message-check.js';
+import type { SnapshotTransferItem } from '../raft-wire.js';
 import { SnapshotReceiver } from './snapshot-receiver.js';
 import { SnapshotSender } from './snapshot-sender.js';
 import type { TransferHost } from './snapshot-transfer.js';
