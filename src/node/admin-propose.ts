@@ -5,9 +5,9 @@
  */
 import { AtollError } from '../errors.js';
 import type { ApplyResult } from '../mvcc/index.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 
 export interface ProposeHost {
   readonly driver: RaftDriver<PartitionReplica>;

@@ -33,9 +33,9 @@ import type { LoadTracker } from '../hotkeys/index.js';
 import { bucketOf } from '../keys/bucket.js';
 import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { chooseLoadSplitPoint } from '../keys/partition-table.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import type { SplitPartitionResult } from '../api/node-api.js';
 import type { SplitAdmin } from './split-admin.js';
 

@@ -4,8 +4,8 @@
  */
 import { AtollError } from '../errors.js';
 import type * as api from '../api/node-api.js';
-import type { PartitionReplica } from './partition-replica.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 
 export function transferLeader(
   options: { id: number; driver: RaftDriver<PartitionReplica>; peers: ReadonlyMap<number, string>; notLeader: (partition: number, leader: number, why: string) => AtollError },

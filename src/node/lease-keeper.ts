@@ -23,9 +23,9 @@ import { encodeCommand, type ApplyResult, type Command } from '../mvcc/index.js'
 import type { LeaseRecord } from '../mvcc/lease-table.js';
 import type * as api from '../api/node-api.js';
 import { formatLeaseId, parseLeaseId } from '../api/lease-id.js';
-import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 
 /** How often a leader looks for leases whose deadline passed. */
 export const LEASE_TICK_MS = 100;

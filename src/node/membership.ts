@@ -21,8 +21,8 @@ import { withMemberTable, writeDescriptor, type ClusterDescriptor } from './clus
 import { decodeTable, encodeTable, foundingTable, refusedMember, withAdminAddress, withZone, type MemberRecord, type MemberTable } from './membership-table.js';
 import type { KvOperation, KvResult } from '../api/operations.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { RaftDriver } from './replica/raft-driver.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 
 /** The record's internal key (the system tenant's `membership/table`). */
 export const memberTableKey = toInternalKey(systemTenant, 'membership/table');

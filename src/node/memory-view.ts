@@ -7,7 +7,7 @@
 import type { VersionCache } from '../mvcc/version-cache.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 
 export interface MemoryConsumer {
   /** Label value: version_cache, key_index, raft_log, dedup, watch, write_behind, leveldb. */

@@ -26,8 +26,8 @@ import type { MergePartitionResult } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
 import { hashSpaceSize } from '../keys/bucket-hash.js';
 import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
-import { encodeFreezeEntry, encodeMergeEntry } from './merge-entry.js';
-import type { PartitionReplica } from './partition-replica.js';
+import { encodeFreezeEntry, encodeMergeEntry } from './replica/merge-entry.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import { partitionStartingAt } from './range-routing.js';
 
 /** How often the wait for R's voters polls the leader's progress. */

@@ -12,10 +12,10 @@ import { requireRole, type Principal } from '../tenancy/principal.js';
 import type * as api from '../api/node-api.js';
 import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type SystemStore, type TenantUsage, type TokenRecord } from './auth.js';
 import { isWriteKind, type KvKind } from '../api/operations.js';
-import { encodeEntryPayload, type PartitionReplica } from './partition-replica.js';
+import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
 import { PeerSecretCheck } from './peers/peer-secret.js';
 import type { NodeClock } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import { compactionFloor } from './snapshot-pins.js';
 
 export interface NodeAccessOptions {

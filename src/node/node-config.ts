@@ -43,7 +43,7 @@ export interface AtollNodeConfig {
   /**
    * How linearizable reads learn their index (--read-mode): 'lease' (default) serves them on the
    * leader without a message while its lease holds, else a ReadIndex round; 'safe' always takes the
-   * round. See src/node/read-barrier.ts.
+   * round. See src/node/replica/read-barrier.ts.
    */
   readonly readMode?: 'safe' | 'lease';
   /** Keep this many revisions of history per partition; older versions are compacted. */

@@ -15,10 +15,10 @@ import type { LeaderChangeLog } from './leader-changes.js';
 import type { NodeMetricsView } from './metrics.js';
 import type { NodeAccess } from './node-access.js';
 import type { AtollNodeConfig } from './node-config.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock } from './ports.js';
 import type { ClusterDescriptor } from './cluster-descriptor.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import type { Router } from './router.js';
 
 export interface NodeReportsDeps {

@@ -22,10 +22,10 @@ import type * as api from '../api/node-api.js';
 import type { Membership } from './membership.js';
 import { refusedMember } from './membership-table.js';
 import type { KvOperation, KvResult } from '../api/operations.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import { preferredLeaderOf } from '../keys/placement.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import { decodeState, encodeState, initialState, nextRound, rebalanceKey, stateOf, type PartitionView, type RebalanceState } from './rebalance-state.js';
 import type { ReplicaMoves } from './replica-moves.js';
 

@@ -19,10 +19,10 @@ import type { NodeTestBugs } from './node-config.js';
 import type { KvExecutor } from './kv-executor.js';
 import { noMetrics, type NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from '../api/operations.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import { preferredLeaderOf, replicasOf } from '../keys/placement.js';
 import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import { scriptBucket } from './script-runner.js';
 import { RangeRouting } from './range-routing.js';
 

@@ -16,8 +16,8 @@ import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { chooseSplitPoint } from '../keys/partition-table.js';
 import type { ApplyResult } from '../mvcc/index.js';
 import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
-import type { PartitionReplica } from './partition-replica.js';
-import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from './split-entry.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
+import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from './replica/split-entry.js';
 
 /** At most this many stored keys are looked at to pick the split point. */
 const SPLIT_SAMPLE_KEYS = 100_000;

@@ -22,7 +22,7 @@
  * that long first.
  */
 import type { Logger } from 'pino';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock } from './ports.js';
 
 /** How long a frozen R's leader waits, in one term, before it finishes the merge itself. */

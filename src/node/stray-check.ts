@@ -25,9 +25,9 @@
  * one no peer leads is logged at every check, so it never waits unnoticed.
  */
 import type { Logger } from 'pino';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import { HEAL_PATIENCE_MS } from './split-heal.js';
 
 /** How often replicas without a leader ask their peers whether they were removed. */

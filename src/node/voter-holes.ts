@@ -22,7 +22,7 @@
  */
 import type { Logger } from 'pino';
 import type { VoteFloor } from '../raft/types.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock } from './ports.js';
 
 /** How long a leader waits for a voter's first acknowledgement in its term before it asks the voter's node to open the replica. */

@@ -45,9 +45,9 @@ import type { WatchesMetricsView } from './metrics.js';
 import type { NodeAccess } from './node-access.js';
 import type { NodeTestBugs } from './node-config.js';
 import type { KvOperation } from '../api/operations.js';
-import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './raft-driver.js';
+import type { RaftDriver } from './replica/raft-driver.js';
 import type { Router } from './router.js';
 
 /** An idle watcher checks that this node still leads its partition this often. */

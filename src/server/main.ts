@@ -51,7 +51,7 @@ function tenantMetricsMode(text: string): TenantMetricsMode {
   return mode;
 }
 
-/** --read-mode: 'lease' or 'safe' (src/node/read-barrier.ts). */
+/** --read-mode: 'lease' or 'safe' (src/node/replica/read-barrier.ts). */
 function readMode(text: string): 'safe' | 'lease' {
   if (text !== 'safe' && text !== 'lease') throw new InvalidArgumentError('--read-mode must be lease or safe');
   return text;

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { AutoSplitConfig, AutoSplitter } from '../../src/node/auto-split.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { InProcessCluster, settle, waitFor } from './in-process-cluster.js';
 
 let cluster: InProcessCluster | undefined;

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { AtollError } from '../../src/errors.js';
 import { systemClock, type NodeTimers, type NodeTransport } from '../../src/node/ports.js';
-import { RaftDriver, type DrivenGroup } from '../../src/node/raft-driver.js';
+import { RaftDriver, type DrivenGroup } from '../../src/node/replica/raft-driver.js';
 import type { Ready, RawNode } from '../../src/raft/rawnode.js';
 import type { Snapshot } from '../../src/raft/types.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type * as api from '../../src/api/node-api.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { healKey, HEAL_PATIENCE_MS, nextToHeal, SplitHeal } from '../../src/node/split-heal.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import type { StorageEngine, WriteOperation } from '../../src/storage/storage-engine.js';

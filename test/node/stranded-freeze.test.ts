@@ -7,7 +7,7 @@
  * where it also leads L, or hands R's leadership to L's leader, which then runs it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeFreezeEntry } from '../../src/node/merge-entry.js';
+import { encodeFreezeEntry } from '../../src/node/replica/merge-entry.js';
 import { STRANDED_FREEZE_MS } from '../../src/node/stranded-freezes.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 import { atLeader, deadline, fromBytes, hashOf, leaderOf, NODES, proposeRaw, put, splitCluster, text } from './merge-support.js';

@@ -5,9 +5,9 @@
  */
 import { pino } from 'pino';
 import type * as api from '../../src/api/node-api.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import type { TimerHandle } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 import { StrayCheck } from '../../src/node/stray-check.js';
 
 export interface ManualStrayCheck {

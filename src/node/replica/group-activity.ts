@@ -17,7 +17,7 @@
  *   dirty until it has none.
  */
 import assert from 'node:assert/strict';
-import type { RawNode, TickSource } from '../raft/rawnode.js';
+import type { RawNode, TickSource } from '../../raft/rawnode.js';
 
 /** Every this many node ticks, every group is visited once (housekeeping the groups' own calls do not signal). */
 const SWEEP_EVERY_TICKS = 10;

@@ -11,8 +11,8 @@
  * Only the node loop calls into it, except leaseReadReady (a read-only check the executor makes
  * outside the loop).
  */
-import type { AtollError } from '../errors.js';
-import type { RawNode } from '../raft/rawnode.js';
+import type { AtollError } from '../../errors.js';
+import type { RawNode } from '../../raft/rawnode.js';
 
 export interface ReadWaiter {
   resolve(): void;

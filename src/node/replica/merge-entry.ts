@@ -18,8 +18,8 @@
  * freeze index is positive, the range end is at most 2^32, the voters are non-empty, ascending,
  * and at most maxMergeVoters; a malformed entry is INVALID_ARGUMENT, never a crash.
  */
-import { AtollError } from '../errors.js';
-import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
+import { AtollError } from '../../errors.js';
+import { ByteReader, ByteWriter } from '../../storage/byte-codec.js';
 
 const freezeMagic = Uint8Array.of(0xff, 0x41, 0x46, 0x52, 0x45, 0x45, 0x5a, 0x01);
 const mergeMagic = Uint8Array.of(0xff, 0x41, 0x4d, 0x45, 0x52, 0x47, 0x45, 0x01);

@@ -3,7 +3,7 @@
  * raft.ts applyConfChange): the applier folds a Ready's conf changes in entry by entry, so what a
  * split entry decides from the configuration does not depend on how entries were batched.
  */
-import type { ConfChange, ConfState } from '../raft/types.js';
+import type { ConfChange, ConfState } from '../../raft/types.js';
 
 /** The configuration after one conf-change entry (the Raft core's rule, raft.ts applyConfChange). */
 export function confAfter(conf: ConfState, change: ConfChange): ConfState {

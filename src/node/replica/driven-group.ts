@@ -5,16 +5,16 @@
  * file holds only the loop.
  */
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import { RaftError } from '../raft/errors.js';
-import type { Ready, RawNode } from '../raft/rawnode.js';
-import type { Message } from '../raft/types.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import type { NodeMetrics } from './metrics.js';
-import type { NodeClock, NodeTimers, TransportFactory } from './ports.js';
+import { AtollError } from '../../errors.js';
+import { RaftError } from '../../raft/errors.js';
+import type { Ready, RawNode } from '../../raft/rawnode.js';
+import type { Message } from '../../raft/types.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
+import type { NodeMetrics } from '../metrics.js';
+import type { NodeClock, NodeTimers, TransportFactory } from '../ports.js';
 import type { JobGroup } from './group-jobs.js';
-import type { ImportingGroup } from './snapshot/snapshot-imports.js';
-import type { TransferGroup } from './snapshot/snapshot-transfer.js';
+import type { ImportingGroup } from '../snapshot/snapshot-imports.js';
+import type { TransferGroup } from '../snapshot/snapshot-transfer.js';
 
 /**
  * What the driver needs of one Raft group (PartitionReplica is one): the jobs beside the loop

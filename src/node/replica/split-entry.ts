@@ -13,8 +13,8 @@
  * point below P is refused ('bad-split-point'), which only ever forbids a few hashes at the very
  * bottom of partition 0's range.
  */
-import { AtollError } from '../errors.js';
-import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
+import { AtollError } from '../../errors.js';
+import { ByteReader, ByteWriter } from '../../storage/byte-codec.js';
 
 const magic = Uint8Array.of(0xff, 0x41, 0x53, 0x50, 0x4c, 0x49, 0x54, 0x01);
 

@@ -4,11 +4,11 @@
  * the groups it visited in an iteration (GroupActivity), never for all groups at once.
  */
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import type { WriteOperation } from '../storage/storage-engine.js';
-import type { NodeMetrics } from './metrics.js';
-import type { NodeClock } from './ports.js';
-import type { Snapshot } from '../raft/types.js';
+import { AtollError } from '../../errors.js';
+import type { WriteOperation } from '../../storage/storage-engine.js';
+import type { NodeMetrics } from '../metrics.js';
+import type { NodeClock } from '../ports.js';
+import type { Snapshot } from '../../raft/types.js';
 
 /** What the jobs need of a group (raft-driver.ts's DrivenGroup has it all). */
 export interface JobGroup {

@@ -13,21 +13,21 @@
  * between ready() and advance(). A node tick ticks only the awake groups (quiesced ones are
  * parked); node heartbeats to peers keep quiesced groups' liveness (liveness.ts).
  */
-import { AtollError } from '../errors.js';
-import type { Ready } from '../raft/rawnode.js';
-import type { Message } from '../raft/types.js';
-import type { WriteOperation } from '../storage/storage-engine.js';
+import { AtollError } from '../../errors.js';
+import type { Ready } from '../../raft/rawnode.js';
+import type { Message } from '../../raft/types.js';
+import type { WriteOperation } from '../../storage/storage-engine.js';
 import { GroupActivity } from './group-activity.js';
 import { startGroupJobs, type GroupJobsHost } from './group-jobs.js';
-import { PeerLiveness } from './peers/liveness.js';
-import { fromLeaderAtTerm, refusalOf } from './peers/peer-message-check.js';
-import { PeerRefusals } from './peers/peer-refusals.js';
-import { noMetrics, type NodeMetrics } from './metrics.js';
-import type { NodeTransport, TimerHandle } from './ports.js';
-import type { GroupMessage } from './raft-wire.js';
-import { SnapshotImports } from './snapshot/snapshot-imports.js';
-import { maxSnapshotChunkBytes } from './snapshot/snapshot-transfer.js';
-import { SnapshotTransfers } from './snapshot/snapshot-transfers.js';
+import { PeerLiveness } from '../peers/liveness.js';
+import { fromLeaderAtTerm, refusalOf } from '../peers/peer-message-check.js';
+import { PeerRefusals } from '../peers/peer-refusals.js';
+import { noMetrics, type NodeMetrics } from '../metrics.js';
+import type { NodeTransport, TimerHandle } from '../ports.js';
+import type { GroupMessage } from '../raft-wire.js';
+import { SnapshotImports } from '../snapshot/snapshot-imports.js';
+import { maxSnapshotChunkBytes } from '../snapshot/snapshot-transfer.js';
+import { SnapshotTransfers } from '../snapshot/snapshot-transfers.js';
 import { isExpectedTaskError, sendableBeforeSync, writeBytes, type DrivenGroup, type RaftDriverOptions } from './driven-group.js';
 
 export { isExpectedTaskError, type DrivenGroup, type RaftDriverOptions };

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../mvcc/index.js';
-import { HeldSnapshot } from './snapshot/held-snapshot.js';
-import { decodeSnapshotTicket } from './snapshot/snapshot-payload.js';
-import type { StagedSnapshot } from './snapshot/snapshot-receiver.js';
-import type { ExportedSnapshot } from './snapshot/snapshot-transfer.js';
-import { RaftError } from '../raft/errors.js';
-import { RawNode, type Ready } from '../raft/rawnode.js';
-import type { Rng } from '../raft/rng.js';
-import { decodeConfChange, EntryType, type ConfState, type Entry, type Snapshot, type SnapshotMeta } from '../raft/types.js';
-import { ByteReader, ByteWriter } from '../storage/byte-codec.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import type { PersistentLogStorage } from './raftlog/raft-log-store.js';
+import { AtollError } from '../../errors.js';
+import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../../mvcc/index.js';
+import { HeldSnapshot } from '../snapshot/held-snapshot.js';
+import { decodeSnapshotTicket } from '../snapshot/snapshot-payload.js';
+import type { StagedSnapshot } from '../snapshot/snapshot-receiver.js';
+import type { ExportedSnapshot } from '../snapshot/snapshot-transfer.js';
+import { RaftError } from '../../raft/errors.js';
+import { RawNode, type Ready } from '../../raft/rawnode.js';
+import type { Rng } from '../../raft/rng.js';
+import { decodeConfChange, EntryType, type ConfState, type Entry, type Snapshot, type SnapshotMeta } from '../../raft/types.js';
+import { ByteReader, ByteWriter } from '../../storage/byte-codec.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
+import type { PersistentLogStorage } from '../raftlog/raft-log-store.js';
 import { ReadBarrier, type LeaseClock, type ReadWaiter } from './read-barrier.js';
 import { confAfter } from './conf-after.js';
 import { isFreezeEntry, isMergeEntry } from './merge-entry.js';
@@ -108,7 +108,7 @@ function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: strin
   return { nowMs, requestId: requestId === '' ? undefined : requestId, command: decodeCommand(data.subarray(data.length - reader.remaining)) };
 }
 
-export { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from './snapshot/snapshot-payload.js';
+export { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from '../snapshot/snapshot-payload.js';
 
 /**
  * Reconciles a snapshot install a crash interrupted, before the replica is built: the store holds
