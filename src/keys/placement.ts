@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
  * Where each partition's replicas start, computed the same way on every node from the node list.
  * It only seeds a new cluster: afterwards a partition's replicas are its Raft group's applied
  * configuration, which replica moves change (src/node/replica-moves.ts), and a node opens the replicas on
- * its disk (src/node/replica-store.ts). The preferred leader below counts only while it is still a voter. Node ids are sorted; partition p gets `replicationFactor` consecutive nodes starting
+ * its disk (src/node/apply/replica-store.ts). The preferred leader below counts only while it is still a voter. Node ids are sorted; partition p gets `replicationFactor` consecutive nodes starting
  * at position p mod N. So every node holds about P * RF / N replicas, and the first replica (the
  * preferred leader, which the balancer moves leadership back to) rotates: each node prefers about
  * P / N partitions.

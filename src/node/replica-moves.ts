@@ -28,7 +28,7 @@ import { encodeEntryPayload, type PartitionReplica } from './replica/partition-r
 import type { NodeTestBugs } from './node-config.js';
 import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './replica/raft-driver.js';
-import type { ReplicaStore } from './replica-store.js';
+import type { ReplicaStore } from './apply/replica-store.js';
 import { PersistentLogStorage } from './raftlog/raft-log-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
 import { OrphanLearners } from './orphan-learners.js';

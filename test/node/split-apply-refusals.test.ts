@@ -17,7 +17,7 @@ import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { confAfter } from '../../src/node/replica/conf-after.js';
 import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { PersistentLogStorage } from '../../src/node/raftlog/raft-log-store.js';
-import { SplitApplier } from '../../src/node/split-apply.js';
+import { SplitApplier } from '../../src/node/apply/split-apply.js';
 import { encodeSplitEntry, splitPartitionId } from '../../src/node/replica/split-entry.js';
 import { EntryType, type ConfState, type Entry } from '../../src/raft/types.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

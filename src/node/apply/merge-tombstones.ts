@@ -8,9 +8,9 @@
  * tombstones from PARTITION_MOVED answers and peers' ClusterInfo (memory only; a restart learns
  * them again the same way).
  */
-import { asciiBytes, concatBytes, decodeUint32BE, encodeUint32BE, prefixRange } from '../storage/bytes.js';
-import { nodeKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
+import { asciiBytes, concatBytes, decodeUint32BE, encodeUint32BE, prefixRange } from '../../storage/bytes.js';
+import { nodeKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
 
 const TOMBSTONE_PREFIX = concatBytes(nodeKeyPrefix(), asciiBytes('merged-start'), Uint8Array.of(0));
 

@@ -47,11 +47,11 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import { equalRangeOf } from '../keys/partition-table.js';
-import { asciiBytes, concatBytes, decodeUint32BE, decodeUint64BE, encodeUint32BE, encodeUint64BE, prefixRange } from '../storage/bytes.js';
-import { nodeKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
+import { equalRangeOf } from '../../keys/partition-table.js';
+import { asciiBytes, concatBytes, decodeUint32BE, decodeUint64BE, encodeUint32BE, encodeUint64BE, prefixRange } from '../../storage/bytes.js';
+import { nodeKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
 
 /** A heal replica still empty after this long is looked into by the stray check (stray-check.ts). */
 export const HEAL_PATIENCE_MS = 10_000;

@@ -24,12 +24,12 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import type { ApplyResult } from '../mvcc/index.js';
-import { EntryType, type ConfState, type Entry } from '../raft/types.js';
-import type { WriteOperation } from '../storage/storage-engine.js';
-import { decodeFreezeEntry, decodeMergeEntry, isFreezeEntry, type MergeEntry } from './replica/merge-entry.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
+import { AtollError } from '../../errors.js';
+import type { ApplyResult } from '../../mvcc/index.js';
+import { EntryType, type ConfState, type Entry } from '../../raft/types.js';
+import type { WriteOperation } from '../../storage/storage-engine.js';
+import { decodeFreezeEntry, decodeMergeEntry, isFreezeEntry, type MergeEntry } from '../replica/merge-entry.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
 
 /** What the applier needs from the node (replica-store.ts and the node wire it). */
 export interface MergeHost {

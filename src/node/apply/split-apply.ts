@@ -19,13 +19,13 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import type { ApplyResult, MvccStore } from '../mvcc/index.js';
-import type { ConfState, Entry } from '../raft/types.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import { PersistentLogStorage } from './raftlog/raft-log-store.js';
-import { decodeSplitEntry, splitIdAllowed, type SplitEntry } from './replica/split-entry.js';
+import { AtollError } from '../../errors.js';
+import type { ApplyResult, MvccStore } from '../../mvcc/index.js';
+import type { ConfState, Entry } from '../../raft/types.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import { PersistentLogStorage } from '../raftlog/raft-log-store.js';
+import { decodeSplitEntry, splitIdAllowed, type SplitEntry } from '../replica/split-entry.js';
 
 /** What the applier needs from the node (replica-store.ts and the driver provide it). */
 export interface SplitHost {

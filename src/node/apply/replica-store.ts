@@ -7,28 +7,28 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import type { BucketHashName } from '../keys/bucket-hash.js';
-import type { Limits } from '../limits.js';
-import { MvccStore } from '../mvcc/index.js';
-import type { VersionCache } from '../mvcc/version-cache.js';
-import type { Rng } from '../raft/rng.js';
-import type { ConfState } from '../raft/types.js';
-import { concatBytes, prefixRange } from '../storage/bytes.js';
-import { nodeKeyPrefix, partitionKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine, WriteOperation } from '../storage/storage-engine.js';
-import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
-import { discardInterruptedInstall, PartitionReplica, type GroupSettings, type StagedSnapshots } from './replica/partition-replica.js';
-import { leaseDurationMs } from './replica/read-barrier.js';
-import { deleteLeftoverSpools, spoolRange } from './snapshot/snapshot-spool.js';
-import { stagedDeleteOps } from './snapshot/snapshot-staging.js';
-import { RaftLogKeys } from './raftlog/raft-log-codec.js';
-import { PersistentLogStorage } from './raftlog/raft-log-store.js';
+import type { BucketHashName } from '../../keys/bucket-hash.js';
+import type { Limits } from '../../limits.js';
+import { MvccStore } from '../../mvcc/index.js';
+import type { VersionCache } from '../../mvcc/version-cache.js';
+import type { Rng } from '../../raft/rng.js';
+import type { ConfState } from '../../raft/types.js';
+import { concatBytes, prefixRange } from '../../storage/bytes.js';
+import { nodeKeyPrefix, partitionKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine, WriteOperation } from '../../storage/storage-engine.js';
+import { NODE_DEFAULTS, type AtollNodeConfig } from '../node-config.js';
+import { discardInterruptedInstall, PartitionReplica, type GroupSettings, type StagedSnapshots } from '../replica/partition-replica.js';
+import { leaseDurationMs } from '../replica/read-barrier.js';
+import { deleteLeftoverSpools, spoolRange } from '../snapshot/snapshot-spool.js';
+import { stagedDeleteOps } from '../snapshot/snapshot-staging.js';
+import { RaftLogKeys } from '../raftlog/raft-log-codec.js';
+import { PersistentLogStorage } from '../raftlog/raft-log-store.js';
 import { absorbedBy, MergeApplier } from './merge-apply.js';
 import { tombstoneOps } from './merge-tombstones.js';
 import { SplitApplier } from './split-apply.js';
 import { splitGroupsOnDisk } from './split-groups.js';
 import { healKey, SplitHeal, type HealLoop } from './split-heal.js';
-import type { NodeClock } from './ports.js';
+import type { NodeClock } from '../ports.js';
 
 /**
  * Written (synced, with the seeded groups' founding records) the first time a node opens: from

@@ -4,10 +4,10 @@
  * the next group's first Raft key (0x02 + uint32BE(id), storage/keyspace.ts), so it reads one key
  * per group, never a group's log; bounded by the partition count limit.
  */
-import { limits } from '../limits.js';
-import { decodeUint32BE } from '../storage/bytes.js';
-import { keyspaceTags, partitionKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
+import { limits } from '../../limits.js';
+import { decodeUint32BE } from '../../storage/bytes.js';
+import { keyspaceTags, partitionKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
 
 export async function splitGroupsOnDisk(engine: StorageEngine, initialPartitions: number): Promise<number[]> {
   const found: number[] = [];
