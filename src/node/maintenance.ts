@@ -13,7 +13,7 @@ import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
 import type { RaftDriver } from './replica/raft-driver.js';
 import { compactionFloor } from './snapshot-pins.js';
 import type { Router } from './router.js';
-import type { StrandedFreezes } from './stranded-freezes.js';
+import type { StrandedFreezes } from './cluster/stranded-freezes.js';
 
 const BALANCE_INTERVAL_MS = 1_000;
 /** Leadership transfers started per balancing round, at most. */

@@ -7,8 +7,8 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
-import type { AutoSplitConfig } from './auto-split.js';
-import type { MemberState } from './membership-table.js';
+import type { AutoSplitConfig } from './cluster/auto-split.js';
+import type { MemberState } from './cluster/membership-table.js';
 
 /** The cluster a node started with --join learned from a member (src/peer/join.ts); recorded in its descriptor at its first start. */
 export interface JoinedCluster {

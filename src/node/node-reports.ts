@@ -17,7 +17,7 @@ import type { NodeAccess } from './node-access.js';
 import type { AtollNodeConfig } from './node-config.js';
 import type { PartitionReplica } from './replica/partition-replica.js';
 import type { NodeClock } from './ports.js';
-import type { ClusterDescriptor } from './cluster-descriptor.js';
+import type { ClusterDescriptor } from './cluster/cluster-descriptor.js';
 import type { RaftDriver } from './replica/raft-driver.js';
 import type { Router } from './router.js';
 

@@ -24,7 +24,7 @@ import { preferredLeaderOf, replicasOf } from '../keys/placement.js';
 import type { NodeClock, NodeTimers } from './ports.js';
 import type { RaftDriver } from './replica/raft-driver.js';
 import { scriptBucket } from './script-runner.js';
-import { RangeRouting } from './range-routing.js';
+import { RangeRouting } from './cluster/range-routing.js';
 
 /** Bounds of request routing between nodes. */
 const MAX_FORWARD_HOPS = 3;

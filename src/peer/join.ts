@@ -11,7 +11,7 @@ import { AtollError } from '../errors.js';
 import { isBucketHashName } from '../keys/bucket-hash.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
 import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
-import { memberStates, type MemberState } from '../node/membership-table.js';
+import { memberStates, type MemberState } from '../node/cluster/membership-table.js';
 import type { JoinedCluster } from '../node/node-config.js';
 import { decodeClusterInfoResponse } from '../wire/convert.js';
 import { packageDefinition } from '../wire/protos.js';

@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import { AutoSplitter } from '../../src/node/auto-split.js';
+import { AutoSplitter } from '../../src/node/cluster/auto-split.js';
 import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 

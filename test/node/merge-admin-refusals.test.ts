@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { MergeAdmin } from '../../src/node/merge-admin.js';
+import { MergeAdmin } from '../../src/node/cluster/merge-admin.js';
 import { systemClock, systemTimers } from '../../src/node/ports.js';
 import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import type { RaftDriver } from '../../src/node/replica/raft-driver.js';

@@ -15,7 +15,7 @@ import type { ApplyResult } from '../../src/mvcc/index.js';
 import { encodeFreezeEntry, encodeMergeEntry } from '../../src/node/replica/merge-entry.js';
 import type { MergePartitionResult } from '../../src/api/node-api.js';
 import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
-import type { RangeRouting } from '../../src/node/range-routing.js';
+import type { RangeRouting } from '../../src/node/cluster/range-routing.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';

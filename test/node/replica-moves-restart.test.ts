@@ -14,7 +14,7 @@ import { limits } from '../../src/limits.js';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
 import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
-import { ReplicaMoves } from '../../src/node/replica-moves.js';
+import { ReplicaMoves } from '../../src/node/cluster/replica-moves.js';
 import type { ReplicaStore } from '../../src/node/apply/replica-store.js';
 import type { StorageEngine } from '../../src/storage/storage-engine.js';
 

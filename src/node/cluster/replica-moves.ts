@@ -17,19 +17,19 @@
  * (orphan-learners.ts).
  */
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import type { Limits } from '../limits.js';
-import { encodeCommand } from '../mvcc/index.js';
-import { RaftError } from '../raft/errors.js';
-import type { ConfChange, VoteFloor } from '../raft/types.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import type * as api from '../api/node-api.js';
-import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
-import type { NodeTestBugs } from './node-config.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
-import type { ReplicaStore } from './apply/replica-store.js';
-import { PersistentLogStorage } from './raftlog/raft-log-store.js';
+import { AtollError } from '../../errors.js';
+import type { Limits } from '../../limits.js';
+import { encodeCommand } from '../../mvcc/index.js';
+import { RaftError } from '../../raft/errors.js';
+import type { ConfChange, VoteFloor } from '../../raft/types.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import type * as api from '../../api/node-api.js';
+import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeTestBugs } from '../node-config.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
+import type { ReplicaStore } from '../apply/replica-store.js';
+import { PersistentLogStorage } from '../raftlog/raft-log-store.js';
 import { caughtUp, nextMoveStep, refused } from './move-steps.js';
 import { OrphanLearners } from './orphan-learners.js';
 import { StrayCheck } from './stray-check.js';

@@ -22,8 +22,8 @@
  * that long first.
  */
 import type { Logger } from 'pino';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock } from './ports.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock } from '../ports.js';
 
 /** How long a frozen R's leader waits, in one term, before it finishes the merge itself. */
 export const STRANDED_FREEZE_MS = 10_000;

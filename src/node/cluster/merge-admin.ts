@@ -22,12 +22,12 @@
  * A deadline cuts any step off; running the merge again continues from R's freeze. A freeze has
  * no undo: R's keys are unavailable from F until the merge applies.
  */
-import type { MergePartitionResult } from '../api/node-api.js';
-import { AtollError } from '../errors.js';
-import { hashSpaceSize } from '../keys/bucket-hash.js';
+import type { MergePartitionResult } from '../../api/node-api.js';
+import { AtollError } from '../../errors.js';
+import { hashSpaceSize } from '../../keys/bucket-hash.js';
 import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
-import { encodeFreezeEntry, encodeMergeEntry } from './replica/merge-entry.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
+import { encodeFreezeEntry, encodeMergeEntry } from '../replica/merge-entry.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
 import { partitionStartingAt } from './range-routing.js';
 
 /** How often the wait for R's voters polls the leader's progress. */
@@ -35,7 +35,7 @@ const MATCH_POLL_MS = 20;
 
 /** The node's merge call as the Cluster service sees it (AtollNode.mergePartition; optional in a fake). */
 export interface MergeApi {
-  mergePartition?(request: { readonly partition: number }, context: import('../api/node-api.js').CallContext): Promise<MergePartitionResult>;
+  mergePartition?(request: { readonly partition: number }, context: import('../../api/node-api.js').CallContext): Promise<MergePartitionResult>;
 }
 
 export interface MergeAdminOptions extends PartitionAdminHost {

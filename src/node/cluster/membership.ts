@@ -13,16 +13,16 @@
  * - a removed member is never dialled again and its peer calls are refused (isRemoved).
  */
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import type * as api from '../api/node-api.js';
+import { AtollError } from '../../errors.js';
+import { systemTenant, toInternalKey } from '../../keys/tenant-keys.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import type * as api from '../../api/node-api.js';
 import { withMemberTable, writeDescriptor, type ClusterDescriptor } from './cluster-descriptor.js';
 import { decodeTable, encodeTable, foundingTable, refusedMember, withAdminAddress, withZone, type MemberRecord, type MemberTable } from './membership-table.js';
-import type { KvOperation, KvResult } from '../api/operations.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
+import type { KvOperation, KvResult } from '../../api/operations.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
 
 /** The record's internal key (the system tenant's `membership/table`). */
 export const memberTableKey = toInternalKey(systemTenant, 'membership/table');

@@ -9,22 +9,22 @@
  * runs (learners, more voters than the replication factor, or a move coordinated here),
  * INVALID_ARGUMENT for a bad partition number.
  */
-import type { SplitPartitionResult } from '../api/node-api.js';
-import { AtollError } from '../errors.js';
-import { bucketOf } from '../keys/bucket.js';
-import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { chooseSplitPoint } from '../keys/partition-table.js';
-import type { ApplyResult } from '../mvcc/index.js';
+import type { SplitPartitionResult } from '../../api/node-api.js';
+import { AtollError } from '../../errors.js';
+import { bucketOf } from '../../keys/bucket.js';
+import { bucketHash, type BucketHashName } from '../../keys/bucket-hash.js';
+import { chooseSplitPoint } from '../../keys/partition-table.js';
+import type { ApplyResult } from '../../mvcc/index.js';
 import { proposeAndWait, type PartitionAdminHost } from './admin-propose.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from './replica/split-entry.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import { encodeSplitEntry, splitIdAllowed, splitPartitionId } from '../replica/split-entry.js';
 
 /** At most this many stored keys are looked at to pick the split point. */
 const SPLIT_SAMPLE_KEYS = 100_000;
 
 /** The node's split call as the Cluster service sees it (AtollNode.splitPartition; optional in a fake). */
 export interface SplitApi {
-  splitPartition?(request: { readonly partition: number }, context: import('../api/node-api.js').CallContext): Promise<SplitPartitionResult>;
+  splitPartition?(request: { readonly partition: number }, context: import('../../api/node-api.js').CallContext): Promise<SplitPartitionResult>;
 }
 
 export interface SplitAdminOptions extends PartitionAdminHost {

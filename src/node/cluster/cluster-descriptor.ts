@@ -52,16 +52,16 @@
  * - replicationFactor >= 1; hashFunction is a known bucket hash.
  */
 import { createHash, createHmac, scryptSync } from 'node:crypto';
-import { AtollError } from '../errors.js';
-import { defaultBucketHash, isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { partitionTable, type PartitionRange } from '../keys/partition-table.js';
-import { encodeUtf8, decodeUtf8 } from '../keys/utf8.js';
-import { compareBytes, concatBytes } from '../storage/bytes.js';
+import { AtollError } from '../../errors.js';
+import { defaultBucketHash, isBucketHashName, legacyBucketHash, type BucketHashName } from '../../keys/bucket-hash.js';
+import { partitionTable, type PartitionRange } from '../../keys/partition-table.js';
+import { encodeUtf8, decodeUtf8 } from '../../keys/utf8.js';
+import { compareBytes, concatBytes } from '../../storage/bytes.js';
 import { checkTable, type MemberState, type MemberTable } from './membership-table.js';
-import { nodeKeyPrefix } from '../storage/keyspace.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import type { AtollNodeConfig } from './node-config.js';
-import { newPeerSecret } from './peers/peer-secret.js';
+import { nodeKeyPrefix } from '../../storage/keyspace.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import type { AtollNodeConfig } from '../node-config.js';
+import { newPeerSecret } from '../peers/peer-secret.js';
 
 /** The metadata key a node sends its cluster id in, on every call to a peer. */
 export const clusterIdMetadataKey = 'atoll-cluster-id';

@@ -3,8 +3,8 @@
  * next, chosen from the group's applied configuration alone, and when a learner is ready to vote.
  * Pure functions, so every leader picks the same step and a repeated move resumes.
  */
-import { AtollError } from '../errors.js';
-import type { ConfState } from '../raft/types.js';
+import { AtollError } from '../../errors.js';
+import type { ConfState } from '../../raft/types.js';
 
 /** A learner is promoted once its log is at most this many entries behind the leader's. */
 export const MAX_PROMOTION_LAG = 64;

@@ -19,7 +19,7 @@
  * - version grows by exactly one with every change that changes something.
  * - at most maxMembers members (removed ones included) and every string is bounded.
  */
-import { AtollError } from '../errors.js';
+import { AtollError } from '../../errors.js';
 
 export type MemberState = 'joining' | 'active' | 'leaving' | 'removed';
 export const memberStates: readonly MemberState[] = ['joining', 'active', 'leaving', 'removed'];

@@ -21,9 +21,9 @@
  * stray check like any replica its group removed.
  */
 import type { Logger } from 'pino';
-import type { VoteFloor } from '../raft/types.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock } from './ports.js';
+import type { VoteFloor } from '../../raft/types.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock } from '../ports.js';
 
 /** How long a leader waits for a voter's first acknowledgement in its term before it asks the voter's node to open the replica. */
 export const VOTER_HOLE_MS = 10_000;

@@ -13,10 +13,10 @@
  *   partition-table.ts) gets no preferred leader: an array indexed by such ids would be billions long;
  * - version grows by one with every change (writes are compare-and-set on the record).
  */
-import { AtollError } from '../errors.js';
-import { limits } from '../limits.js';
-import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
-import { planLeaders, planMoves, type PlanMember, type PlannedMove } from '../keys/placement.js';
+import { AtollError } from '../../errors.js';
+import { limits } from '../../limits.js';
+import { systemTenant, toInternalKey } from '../../keys/tenant-keys.js';
+import { planLeaders, planMoves, type PlanMember, type PlannedMove } from '../../keys/placement.js';
 
 export const rebalanceKey = toInternalKey(systemTenant, 'membership/rebalance');
 /** Moves in flight cluster-wide are bounded by the node's option, and never more than this. */

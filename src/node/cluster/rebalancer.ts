@@ -15,17 +15,17 @@
  * A move already running when the rebalancer pauses finishes; no new one starts.
  */
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import type { LoadTracker } from '../hotkeys/index.js';
-import { systemTenant } from '../keys/tenant-keys.js';
-import type * as api from '../api/node-api.js';
+import { AtollError } from '../../errors.js';
+import type { LoadTracker } from '../../hotkeys/index.js';
+import { systemTenant } from '../../keys/tenant-keys.js';
+import type * as api from '../../api/node-api.js';
 import type { Membership } from './membership.js';
 import { refusedMember } from './membership-table.js';
-import type { KvOperation, KvResult } from '../api/operations.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import { preferredLeaderOf } from '../keys/placement.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import type { KvOperation, KvResult } from '../../api/operations.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import { preferredLeaderOf } from '../../keys/placement.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import { decodeState, encodeState, initialState, nextRound, rebalanceKey, stateOf, type PartitionView, type RebalanceState } from './rebalance-state.js';
 import type { ReplicaMoves } from './replica-moves.js';
 

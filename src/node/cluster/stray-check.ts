@@ -25,10 +25,10 @@
  * one no peer leads is logged at every check, so it never waits unnoticed.
  */
 import type { Logger } from 'pino';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
-import { HEAL_PATIENCE_MS } from './apply/split-heal.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
+import { HEAL_PATIENCE_MS } from '../apply/split-heal.js';
 
 /** How often replicas without a leader ask their peers whether they were removed. */
 const STRANDED_CHECK_MS = 2_000;

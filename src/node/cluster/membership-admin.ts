@@ -5,8 +5,8 @@
  * MEMBERSHIP_REFUSED what would break the table's invariants or leave fewer active members than
  * the replication factor.
  */
-import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
-import type * as api from '../api/node-api.js';
+import { requireClusterAdmin, type Principal } from '../../tenancy/principal.js';
+import type * as api from '../../api/node-api.js';
 import { peerAddressOf, type Membership } from './membership.js';
 import { checkAddress, refusedMember, withJoining, withState, type MemberTable } from './membership-table.js';
 

@@ -28,15 +28,15 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import { isAtollError } from '../errors.js';
-import type { LoadTracker } from '../hotkeys/index.js';
-import { bucketOf } from '../keys/bucket.js';
-import { bucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { chooseLoadSplitPoint } from '../keys/partition-table.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
-import type { SplitPartitionResult } from '../api/node-api.js';
+import { isAtollError } from '../../errors.js';
+import type { LoadTracker } from '../../hotkeys/index.js';
+import { bucketOf } from '../../keys/bucket.js';
+import { bucketHash, type BucketHashName } from '../../keys/bucket-hash.js';
+import { chooseLoadSplitPoint } from '../../keys/partition-table.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
+import type { SplitPartitionResult } from '../../api/node-api.js';
 import type { SplitAdmin } from './split-admin.js';
 
 /** A node's automatic-split settings (--auto-split-*); a threshold left out is not checked. */

@@ -2,10 +2,10 @@
  * Cluster.TransferLeader at the node: one job, ask this node's replica of a partition (its leader)
  * to hand leadership to another replica. Moved out of atoll-node.ts, which only wires rooms.
  */
-import { AtollError } from '../errors.js';
-import type * as api from '../api/node-api.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import { AtollError } from '../../errors.js';
+import type * as api from '../../api/node-api.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 
 export function transferLeader(
   options: { id: number; driver: RaftDriver<PartitionReplica>; peers: ReadonlyMap<number, string>; notLeader: (partition: number, leader: number, why: string) => AtollError },

@@ -3,11 +3,11 @@
  * the shared last step of the admin calls that change a partition's shape (split-admin.ts,
  * merge-admin.ts). The proposal runs as a loop task (only the loop touches a RawNode).
  */
-import { AtollError } from '../errors.js';
-import type { ApplyResult } from '../mvcc/index.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import { AtollError } from '../../errors.js';
+import type { ApplyResult } from '../../mvcc/index.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 
 export interface ProposeHost {
   readonly driver: RaftDriver<PartitionReplica>;

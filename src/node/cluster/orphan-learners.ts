@@ -31,9 +31,9 @@
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import { RaftError } from '../raft/errors.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock } from './ports.js';
+import { RaftError } from '../../raft/errors.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock } from '../ports.js';
 
 /** How long a leader keeps a learner that no move coordinated here touches before removing it. */
 export const ORPHAN_LEARNER_MS = 60_000;

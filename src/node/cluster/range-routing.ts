@@ -19,10 +19,10 @@
  * a node that has not learned a start routes to the partition left of it, which answers
  * PARTITION_MOVED with its range end, so the router learns it and retries (router.ts).
  */
-import { AtollError } from '../errors.js';
-import { bucketHash, hashSpaceSize, type BucketHashName } from '../keys/bucket-hash.js';
-import { equalRangeOf, partitionOfHash, partitionTable, type PartitionRange } from '../keys/partition-table.js';
-import { parseLeaseId } from '../api/lease-id.js';
+import { AtollError } from '../../errors.js';
+import { bucketHash, hashSpaceSize, type BucketHashName } from '../../keys/bucket-hash.js';
+import { equalRangeOf, partitionOfHash, partitionTable, type PartitionRange } from '../../keys/partition-table.js';
+import { parseLeaseId } from '../../api/lease-id.js';
 
 /** At most this many split starts (the partition count limit bounds a real table far below it). */
 const MAX_STARTS = 1_000_000;
