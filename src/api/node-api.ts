@@ -17,7 +17,7 @@ export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
-  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/router.ts). */
+  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/service/router.ts). */
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */
   readonly authorization?: string;
@@ -385,7 +385,7 @@ export interface MergePartitionResult {
   readonly end: number;
 }
 
-/** One leader change a node saw, for the status page and Peer.NodeStatus (src/node/leader-changes.ts keeps them). */
+/** One leader change a node saw, for the status page and Peer.NodeStatus (src/node/service/leader-changes.ts keeps them). */
 export interface LeaderChange {
   readonly partition: number;
   /** The last leader this node knew for the partition before the change (0: none yet). */

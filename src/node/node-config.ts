@@ -72,7 +72,7 @@ export interface AtollNodeConfig {
   /** How to dial peers (peer mutual TLS, server/server-tls.ts); plaintext when absent. */
   readonly peerCredentials?: grpc.ChannelCredentials;
   /**
-   * The bootstrap cluster admin token. When set, every call must present a token (src/node/auth.ts)
+   * The bootstrap cluster admin token. When set, every call must present a token (src/node/service/auth.ts)
    * and keys are tenant-scoped; every node of a cluster must be given the same one.
    */
   readonly adminToken?: string;

@@ -16,7 +16,7 @@ import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { defaultTenant, toInternalKey } from '../../src/keys/tenant-keys.js';
 import type { WatchMessage } from '../../src/api/node-api.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import { LEASE_TICK_MS, type LeaseKeeper } from '../../src/node/lease-keeper.js';
+import { LEASE_TICK_MS, type LeaseKeeper } from '../../src/node/service/lease-keeper.js';
 import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';

@@ -153,7 +153,7 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /**
    * Queues a task for the loop. Never refuses: the queue's client tasks are bounded upstream (each
-   * request admitted by src/node/admission.ts queues one), and internal tasks (ticks, Raft frames,
+   * request admitted by src/node/service/admission.ts queues one), and internal tasks (ticks, Raft frames,
    * snapshot adoption) come at the pace of their timers and peers.
    */
   enqueue(task: Task): void {

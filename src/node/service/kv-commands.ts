@@ -2,10 +2,10 @@
  * Small pure helpers of the KV executor: the MVCC write of a put request, whether a command adds
  * stored data (the storage quota applies), and the page tokens of prefix reads.
  */
-import { AtollError } from '../errors.js';
-import type { Command, WriteOp } from '../mvcc/index.js';
-import type { PutRequest } from '../api/node-api.js';
-import { parseLeaseId } from '../api/lease-id.js';
+import { AtollError } from '../../errors.js';
+import type { Command, WriteOp } from '../../mvcc/index.js';
+import type { PutRequest } from '../../api/node-api.js';
+import { parseLeaseId } from '../../api/lease-id.js';
 
 /**
  * The MVCC write of a put request, with only the options it sets. A lease must be of the

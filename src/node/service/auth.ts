@@ -37,11 +37,11 @@
  * hard bound a burst cannot overshoot.
  */
 import { createHash } from 'node:crypto';
-import { AtollError } from '../errors.js';
-import { limits as defaultLimits, type Limits } from '../limits.js';
-import { systemTenant, toInternalKey, validateTenant } from '../keys/tenant-keys.js';
-import { anonymousPrincipal, isRole, requireClusterAdmin, requireRole, type Principal, type Role } from '../tenancy/principal.js';
-import { newToken } from '../tenancy/token.js';
+import { AtollError } from '../../errors.js';
+import { limits as defaultLimits, type Limits } from '../../limits.js';
+import { systemTenant, toInternalKey, validateTenant } from '../../keys/tenant-keys.js';
+import { anonymousPrincipal, isRole, requireClusterAdmin, requireRole, type Principal, type Role } from '../../tenancy/principal.js';
+import { newToken } from '../../tenancy/token.js';
 
 export interface TokenRecord {
   readonly id: string;

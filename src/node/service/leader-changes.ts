@@ -4,9 +4,9 @@
  * driver's leaderChanged metric), so it costs nothing per request. Local observation only: it is
  * never replicated and nothing decides anything from it.
  */
-import type { LeaderChange } from '../api/node-api.js';
-import type { NodeMetrics } from './metrics.js';
-import type { NodeClock } from './ports.js';
+import type { LeaderChange } from '../../api/node-api.js';
+import type { NodeMetrics } from '../metrics.js';
+import type { NodeClock } from '../ports.js';
 
 /** How many changes the ring keeps (the oldest go first). */
 export const LEADER_CHANGES_KEPT = 64;

@@ -5,26 +5,26 @@
  * from peers' cluster views and from forwards) and turns "not the leader" into errors that name
  * the leader.
  */
-import { isAtollError, AtollError } from '../errors.js';
-import { bucketOf } from '../keys/bucket.js';
-import type { BucketHashName } from '../keys/bucket-hash.js';
-import { prefixBucket } from '../keys/prefix-bucket.js';
-import { systemTenant, toInternalKey } from '../keys/tenant-keys.js';
-import { validateKey } from '../keys/validate-key.js';
-import { defaultLimits, type Limits } from '../limits.js';
+import { isAtollError, AtollError } from '../../errors.js';
+import { bucketOf } from '../../keys/bucket.js';
+import type { BucketHashName } from '../../keys/bucket-hash.js';
+import { prefixBucket } from '../../keys/prefix-bucket.js';
+import { systemTenant, toInternalKey } from '../../keys/tenant-keys.js';
+import { validateKey } from '../../keys/validate-key.js';
+import { defaultLimits, type Limits } from '../../limits.js';
 import type { Admission } from './admission.js';
-import type * as api from '../api/node-api.js';
+import type * as api from '../../api/node-api.js';
 import type { SystemStore } from './auth.js';
-import type { NodeTestBugs } from './node-config.js';
+import type { NodeTestBugs } from '../node-config.js';
 import type { KvExecutor } from './kv-executor.js';
-import { noMetrics, type NodeMetrics } from './metrics.js';
-import type { KvOperation, KvResult, KvResultOf } from '../api/operations.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import { preferredLeaderOf, replicasOf } from '../keys/placement.js';
-import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import { noMetrics, type NodeMetrics } from '../metrics.js';
+import type { KvOperation, KvResult, KvResultOf } from '../../api/operations.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import { preferredLeaderOf, replicasOf } from '../../keys/placement.js';
+import type { NodeClock, NodeTimers } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import { scriptBucket } from './script-runner.js';
-import { RangeRouting } from './cluster/range-routing.js';
+import { RangeRouting } from '../cluster/range-routing.js';
 
 /** Bounds of request routing between nodes. */
 const MAX_FORWARD_HOPS = 3;

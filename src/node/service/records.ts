@@ -1,6 +1,6 @@
 /** Conversions from the MVCC store's read results to the NodeApi's records and responses. */
-import type { GetResult, KeyVersion } from '../mvcc/index.js';
-import type { GetResponse, KeyRecord } from '../api/node-api.js';
+import type { GetResult, KeyVersion } from '../../mvcc/index.js';
+import type { GetResponse, KeyRecord } from '../../api/node-api.js';
 
 export function keyRecordOf(version: KeyVersion): KeyRecord {
   return {

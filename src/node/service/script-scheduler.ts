@@ -30,9 +30,9 @@
  *
  * A slot holds nothing the Raft loop waits for: only its place in these counts.
  */
-import { AtollError } from '../errors.js';
-import type { Limits } from '../limits.js';
-import type { ScriptTurns } from '../script/index.js';
+import { AtollError } from '../../errors.js';
+import type { Limits } from '../../limits.js';
+import type { ScriptTurns } from '../../script/index.js';
 
 /** Scripts together hold the loop at most this long between two of its turns (plus one step). */
 export const TURN_MS = 5;

@@ -1,21 +1,21 @@
 /**
- * Admission and access control at a node: who the caller is (tokens, roles; src/node/auth.ts),
+ * Admission and access control at a node: who the caller is (tokens, roles; src/node/service/auth.ts),
  * whether a call to the peer port carries the peer secret, tenants' quotas, the per-tenant usage
  * each partition leader publishes, and the compaction that lets a tenant at its bytes quota get
  * back under it by deleting.
  */
 import type { Logger } from 'pino';
-import type { Limits } from '../limits.js';
-import { systemTenant } from '../keys/tenant-keys.js';
-import { encodeCommand } from '../mvcc/index.js';
-import { requireRole, type Principal } from '../tenancy/principal.js';
-import type * as api from '../api/node-api.js';
+import type { Limits } from '../../limits.js';
+import { systemTenant } from '../../keys/tenant-keys.js';
+import { encodeCommand } from '../../mvcc/index.js';
+import { requireRole, type Principal } from '../../tenancy/principal.js';
+import type * as api from '../../api/node-api.js';
 import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type SystemStore, type TenantUsage, type TokenRecord } from './auth.js';
-import { isWriteKind, type KvKind } from '../api/operations.js';
-import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
-import { PeerSecretCheck } from './peers/peer-secret.js';
-import type { NodeClock } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import { isWriteKind, type KvKind } from '../../api/operations.js';
+import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
+import { PeerSecretCheck } from '../peers/peer-secret.js';
+import type { NodeClock } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import { compactionFloor } from './snapshot-pins.js';
 
 export interface NodeAccessOptions {
@@ -151,7 +151,7 @@ export class NodeAccess {
   }
 
   /**
-   * Retained history counts toward a tenant's bytes quota (src/node/auth.ts), and a delete only
+   * Retained history counts toward a tenant's bytes quota (src/node/service/auth.ts), and a delete only
    * moves a value into history. So that a tenant at its quota can get back under by deleting, a
    * leader whose partition holds history of such a tenant compacts ALL of the partition's history
    * (floor = its revision), at most once per quotaCompactionIntervalMs. That shortens the retention

@@ -3,22 +3,22 @@
  * partition's keys for backups (Cluster.BackupPage), and the numbers a metrics scrape or a health
  * check reads. None of them changes state; AtollNode forwards its calls here.
  */
-import { AtollError, isAtollError } from '../errors.js';
-import type { LoadTracker } from '../hotkeys/index.js';
-import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../keys/tenant-keys.js';
-import type { Limits } from '../limits.js';
-import { anonymousPrincipal, requireRole, type Principal } from '../tenancy/principal.js';
-import type * as api from '../api/node-api.js';
-import type { LeaderChange } from '../api/node-api.js';
+import { AtollError, isAtollError } from '../../errors.js';
+import type { LoadTracker } from '../../hotkeys/index.js';
+import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../../keys/tenant-keys.js';
+import type { Limits } from '../../limits.js';
+import { anonymousPrincipal, requireRole, type Principal } from '../../tenancy/principal.js';
+import type * as api from '../../api/node-api.js';
+import type { LeaderChange } from '../../api/node-api.js';
 import type { KvExecutor } from './kv-executor.js';
 import type { LeaderChangeLog } from './leader-changes.js';
-import type { NodeMetricsView } from './metrics.js';
+import type { NodeMetricsView } from '../metrics.js';
 import type { NodeAccess } from './node-access.js';
-import type { AtollNodeConfig } from './node-config.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock } from './ports.js';
-import type { ClusterDescriptor } from './cluster/cluster-descriptor.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import type { AtollNodeConfig } from '../node-config.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock } from '../ports.js';
+import type { ClusterDescriptor } from '../cluster/cluster-descriptor.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import type { Router } from './router.js';
 
 export interface NodeReportsDeps {

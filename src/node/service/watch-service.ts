@@ -28,26 +28,26 @@
  *   so every replica's history has the same changes at the same revisions: a resume after the last
  *   revision received, on any replica, continues without a gap or a duplicate.
  */
-import { AtollError } from '../errors.js';
-import { prefixBucket } from '../keys/prefix-bucket.js';
-import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { keyInHashRange } from '../mvcc/split-plan.js';
-import { toUserKey } from '../keys/tenant-keys.js';
-import type { Limits } from '../limits.js';
-import { validateRevisionNumber } from '../mvcc/validate-command.js';
-import { mapOperation, unmapError } from '../tenancy/map-operation.js';
-import { WatchHub } from '../watch/watch-hub.js';
-import { WatchMemory, type WatchCharge } from '../watch/watch-memory.js';
-import { runWatcher, type WatchSink, type WatchTarget } from '../watch/watcher.js';
-import type * as api from '../api/node-api.js';
+import { AtollError } from '../../errors.js';
+import { prefixBucket } from '../../keys/prefix-bucket.js';
+import { defaultBucketHash, type BucketHashName } from '../../keys/bucket-hash.js';
+import { keyInHashRange } from '../../mvcc/split-plan.js';
+import { toUserKey } from '../../keys/tenant-keys.js';
+import type { Limits } from '../../limits.js';
+import { validateRevisionNumber } from '../../mvcc/validate-command.js';
+import { mapOperation, unmapError } from '../../tenancy/map-operation.js';
+import { WatchHub } from '../../watch/watch-hub.js';
+import { WatchMemory, type WatchCharge } from '../../watch/watch-memory.js';
+import { runWatcher, type WatchSink, type WatchTarget } from '../../watch/watcher.js';
+import type * as api from '../../api/node-api.js';
 import type { KvExecutor } from './kv-executor.js';
-import type { WatchesMetricsView } from './metrics.js';
+import type { WatchesMetricsView } from '../metrics.js';
 import type { NodeAccess } from './node-access.js';
-import type { NodeTestBugs } from './node-config.js';
-import type { KvOperation } from '../api/operations.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import type { NodeTestBugs } from '../node-config.js';
+import type { KvOperation } from '../../api/operations.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import type { Router } from './router.js';
 
 /** An idle watcher checks that this node still leads its partition this often. */

@@ -8,7 +8,7 @@
  * again at a newer snapshot (script-runner.ts). A pin blocks nothing else: Raft, applies and
  * snapshots go on.
  */
-import type { MvccStore } from '../mvcc/index.js';
+import type { MvccStore } from '../../mvcc/index.js';
 
 /** Pinned revisions of each partition's store, with how many scripts pinned each. */
 const pins = new WeakMap<MvccStore, Map<number, number>>();

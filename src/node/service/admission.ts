@@ -7,9 +7,9 @@
  * compaction, usage records) never passes through here and is never refused.
  */
 import assert from 'node:assert/strict';
-import { AtollError } from '../errors.js';
-import type { Limits } from '../limits.js';
-import { systemTenant } from '../keys/tenant-keys.js';
+import { AtollError } from '../../errors.js';
+import type { Limits } from '../../limits.js';
+import { systemTenant } from '../../keys/tenant-keys.js';
 
 export type AdmissionLimits = Pick<Limits, 'maxPendingRequestsPerPartition' | 'maxPendingRequestsPerNode' | 'maxForwardsInFlight'>;
 

@@ -5,27 +5,27 @@
  * sends or routing: the router hands it a replica, and the driver's loop runs what it queues.
  */
 import assert from 'node:assert/strict';
-import { AtollError } from '../errors.js';
-import { LoadTracker, loadKeyOf } from '../hotkeys/index.js';
-import { bucketOf } from '../keys/bucket.js';
-import { defaultBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
-import { prefixBucket } from '../keys/prefix-bucket.js';
-import { defaultTenant, toInternalKey } from '../keys/tenant-keys.js';
-import { defaultLimits, type Limits } from '../limits.js';
-import { encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../mvcc/index.js';
-import type { TxnHandleKeys } from '../txn/txn-handle.js';
-import { keyInHashRange } from '../mvcc/split-plan.js';
-import { TxnScope } from '../txn/txn-scope.js';
+import { AtollError } from '../../errors.js';
+import { LoadTracker, loadKeyOf } from '../../hotkeys/index.js';
+import { bucketOf } from '../../keys/bucket.js';
+import { defaultBucketHash, type BucketHashName } from '../../keys/bucket-hash.js';
+import { prefixBucket } from '../../keys/prefix-bucket.js';
+import { defaultTenant, toInternalKey } from '../../keys/tenant-keys.js';
+import { defaultLimits, type Limits } from '../../limits.js';
+import { encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../../mvcc/index.js';
+import type { TxnHandleKeys } from '../../txn/txn-handle.js';
+import { keyInHashRange } from '../../mvcc/split-plan.js';
+import { TxnScope } from '../../txn/txn-scope.js';
 import type { Admission } from './admission.js';
 import { DeadlineWheel } from './deadline-wheel.js';
-import type * as api from '../api/node-api.js';
-import type { NodeTestBugs } from './node-config.js';
+import type * as api from '../../api/node-api.js';
+import type { NodeTestBugs } from '../node-config.js';
 import type { NodeAccess } from './node-access.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import type { KvOperation, KvResult } from '../api/operations.js';
-import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import type { KvOperation, KvResult } from '../../api/operations.js';
+import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
 import type { ScriptScheduler } from './script-scheduler.js';
@@ -80,7 +80,7 @@ export class KvExecutor {
     this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), this.options.clock.monotonicMs());
     access.countRequest(replica.id, tenant);
     await access.checkQuota(tenant, this.mayGrow(operation));
-    // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/auth.ts).
+    // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/service/auth.ts).
     if (operation.kind === 'lease' && operation.request.action === 'grant') await access.checkLeaseQuota(tenant);
     switch (operation.kind) {
       case 'get': {

@@ -16,16 +16,16 @@
  * Once a deadline passed, the lease is doomed at this leader: keepalives answer LEASE_NOT_FOUND.
  */
 import type { Logger } from 'pino';
-import { AtollError } from '../errors.js';
-import { defaultTenant } from '../keys/tenant-keys.js';
-import type { Limits } from '../limits.js';
-import { encodeCommand, type ApplyResult, type Command } from '../mvcc/index.js';
-import type { LeaseRecord } from '../mvcc/lease-table.js';
-import type * as api from '../api/node-api.js';
-import { formatLeaseId, parseLeaseId } from '../api/lease-id.js';
-import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import { AtollError } from '../../errors.js';
+import { defaultTenant } from '../../keys/tenant-keys.js';
+import type { Limits } from '../../limits.js';
+import { encodeCommand, type ApplyResult, type Command } from '../../mvcc/index.js';
+import type { LeaseRecord } from '../../mvcc/lease-table.js';
+import type * as api from '../../api/node-api.js';
+import { formatLeaseId, parseLeaseId } from '../../api/lease-id.js';
+import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 
 /** How often a leader looks for leases whose deadline passed. */
 export const LEASE_TICK_MS = 100;

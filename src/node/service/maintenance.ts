@@ -5,15 +5,15 @@
  * compaction, remote leader refresh) are scheduled from here.
  */
 import type { Logger } from 'pino';
-import type { Limits } from '../limits.js';
-import { encodeCommand } from '../mvcc/index.js';
+import type { Limits } from '../../limits.js';
+import { encodeCommand } from '../../mvcc/index.js';
 import type { NodeAccess } from './node-access.js';
-import { encodeEntryPayload, type PartitionReplica } from './replica/partition-replica.js';
-import type { NodeClock, NodeTimers, TimerHandle } from './ports.js';
-import type { RaftDriver } from './replica/raft-driver.js';
+import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
+import type { NodeClock, NodeTimers, TimerHandle } from '../ports.js';
+import type { RaftDriver } from '../replica/raft-driver.js';
 import { compactionFloor } from './snapshot-pins.js';
 import type { Router } from './router.js';
-import type { StrandedFreezes } from './cluster/stranded-freezes.js';
+import type { StrandedFreezes } from '../cluster/stranded-freezes.js';
 
 const BALANCE_INTERVAL_MS = 1_000;
 /** Leadership transfers started per balancing round, at most. */

@@ -4,10 +4,10 @@
  * accounting, or LevelDB's) and the limit that bounds it. O(hosted partitions) plus the engine's
  * buffered keys; no I/O.
  */
-import type { VersionCache } from '../mvcc/version-cache.js';
-import type { StorageEngine } from '../storage/storage-engine.js';
-import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
-import type { PartitionReplica } from './replica/partition-replica.js';
+import type { VersionCache } from '../../mvcc/version-cache.js';
+import type { StorageEngine } from '../../storage/storage-engine.js';
+import { NODE_DEFAULTS, type AtollNodeConfig } from '../node-config.js';
+import type { PartitionReplica } from '../replica/partition-replica.js';
 
 export interface MemoryConsumer {
   /** Label value: version_cache, key_index, raft_log, dedup, watch, write_behind, leveldb. */

@@ -23,17 +23,17 @@
  * that passes it anyway fails the attempt with COMPACTED before anything was written, and the
  * script runs again at a newer snapshot like after a conflict.
  */
-import { AtollError } from '../errors.js';
-import { bucketOf } from '../keys/bucket.js';
-import type { BucketHashName } from '../keys/bucket-hash.js';
-import { prefixBucket } from '../keys/prefix-bucket.js';
-import type { Limits } from '../limits.js';
-import type { ApplyResult, Command, MvccStore } from '../mvcc/index.js';
-import { paramsFromJson, paramsFromJsonInTurns, parseScript, runScript, scriptRoutingTarget, type Script, type ScriptParams, type ScriptTurns } from '../script/index.js';
-import { tenantTag, validateUserKey, validateUserText } from '../keys/tenant-keys.js';
-import { TxnScope } from '../txn/txn-scope.js';
-import { TxnView, type SnapshotReader, type TxnRecord } from '../txn/txn-view.js';
-import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from '../api/node-api.js';
+import { AtollError } from '../../errors.js';
+import { bucketOf } from '../../keys/bucket.js';
+import type { BucketHashName } from '../../keys/bucket-hash.js';
+import { prefixBucket } from '../../keys/prefix-bucket.js';
+import type { Limits } from '../../limits.js';
+import type { ApplyResult, Command, MvccStore } from '../../mvcc/index.js';
+import { paramsFromJson, paramsFromJsonInTurns, parseScript, runScript, scriptRoutingTarget, type Script, type ScriptParams, type ScriptTurns } from '../../script/index.js';
+import { tenantTag, validateUserKey, validateUserText } from '../../keys/tenant-keys.js';
+import { TxnScope } from '../../txn/txn-scope.js';
+import { TxnView, type SnapshotReader, type TxnRecord } from '../../txn/txn-view.js';
+import type { BeginTransactionResponse, ExecuteScriptRequest, ExecuteScriptResponse } from '../../api/node-api.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import type { ScriptScheduler, ScriptSlot } from './script-scheduler.js';
 import { pinSnapshot } from './snapshot-pins.js';
