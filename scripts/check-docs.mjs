@@ -4,7 +4,7 @@
  * dependencies (issue 34: the map must not drift from the code):
  *
  * 1. Paths. Every repository path it names, in backticks, as a link target or in plain prose
- *    (`src/node/raft-driver.ts`, [testing](testing.md), test/..., scripts/..., docs/..., proto/...),
+ *    (`src/node/replica/raft-driver.ts`, [testing](testing.md), test/..., scripts/..., docs/..., proto/...),
  *    must exist; a path ending in `/` must be a directory. Link targets are relative to the
  *    document, the rest to the repository. Globs and elisions (`src/**\/*.ts`, `test/...`) are not
  *    checked. A backticked bare file name (`raft-driver.ts`) must name some file of the repository.

@@ -16,7 +16,7 @@
  *    - src/sim/node/ and src/sim/node-cli.ts (the whole-node simulator) run the real node, so what it reaches is followed
  *      only through imports that exist at run time: type-only imports (erased by tsc) and dynamic
  *      `import()` (the node loads LevelDB that way, only when it is given no engine) are not
- *      followed, and neither is src/node/peer-secret.ts's file access (it reads secret files only
+ *      followed, and neither is src/node/peers/peer-secret.ts's file access (it reads secret files only
  *      when a node is given no secrets; the simulator gives them). Its own imports obey the
  *      src/sim rule like every sim file's.
  *    - Only src/storage/level-engine.ts may import `level`.
@@ -33,6 +33,44 @@
  *      both use are in src/wire/ (src/server/main.ts imports src/peer/, not the other way).
  *    - src/txn/ and src/tenancy/ (shared by the client and the node) may not import src/node/,
  *      src/server/ or src/peer/, directly or through another src file: they speak src/api/ types.
+ * 3. The rooms of src/node/ (issue 34 item 2): each subsystem of the node is a folder, and a file
+ *    of a room may import only its own room, the rooms NODE_ROOMS lists for it and the shared
+ *    top-level files (NODE_SHARED_FILES), type-only imports and dynamic import() included. The
+ *    table is the import graph as it is, kept as strict as the code allows, and one way (no two
+ *    rooms import each other, directly or around a loop; checked at start). The room map:
+ *    - top level, shared (NODE_SHARED_FILES): node-config.ts (the node's configuration),
+ *      ports.ts (clock, timers, transport, randomness, storage), metrics.ts (the metrics port),
+ *      raft-wire.ts (the binary Raft frames the transport carries), shared-ticker.ts (one
+ *      periodic timer over the timers port). They import only each other, but for
+ *      NODE_ROOM_EXCEPTIONS: node-config.ts names AutoSplitConfig (cluster/auto-split.ts) and
+ *      MemberState (cluster/membership-table.ts), type-only.
+ *    - top level, wiring: atoll-node.ts (opens the replicas and connects the rooms; any other
+ *      top-level file counts as wiring too). It may import every room; no room or shared file
+ *      may import it.
+ *    - raftlog/: one group's Raft log in the node's LevelDB: raft-log-store.ts, raft-log-codec.ts,
+ *      log-window.ts.
+ *    - peers/: what the node checks and keeps of its peers: peer-secret.ts, peer-message-check.ts,
+ *      peer-refusals.ts, liveness.ts.
+ *    - snapshot/: snapshots outside Raft: snapshot-transfer.ts (the protocol), snapshot-sender.ts,
+ *      snapshot-receiver.ts, snapshot-transfers.ts, snapshot-staging.ts, held-snapshot.ts,
+ *      snapshot-spool.ts, snapshot-payload.ts, snapshot-imports.ts.
+ *    - replica/: the per-group state machine around RawNode and the loop that drives the groups:
+ *      partition-replica.ts, raft-driver.ts, driven-group.ts, group-activity.ts, group-jobs.ts,
+ *      read-barrier.ts, and the entries the replica recognises when it applies: split-entry.ts,
+ *      merge-entry.ts, conf-after.ts.
+ *    - apply/: what changes the replicas a node holds through the log: split-apply.ts,
+ *      merge-apply.ts, split-heal.ts, split-groups.ts, merge-tombstones.ts, and replica-store.ts
+ *      (opens and deletes replicas, with those appliers).
+ *    - cluster/: members, placement and the shape of partitions: membership.ts,
+ *      membership-table.ts, membership-admin.ts, cluster-descriptor.ts, rebalancer.ts,
+ *      rebalance-state.ts, replica-moves.ts, move-steps.ts, orphan-learners.ts, voter-holes.ts,
+ *      stray-check.ts, range-routing.ts, split-admin.ts, merge-admin.ts, admin-propose.ts,
+ *      auto-split.ts, stranded-freezes.ts, leader-transfer.ts.
+ *    - service/: client requests and the node's own jobs around them: router.ts, kv-executor.ts,
+ *      kv-commands.ts, records.ts, admission.ts, auth.ts, node-access.ts, lease-keeper.ts,
+ *      script-runner.ts, script-scheduler.ts, snapshot-pins.ts, watch-service.ts,
+ *      deadline-wheel.ts, maintenance.ts, node-reports.ts, leader-changes.ts, memory-view.ts.
+ *    A file in a folder of src/node/ that is not a room is reported.
  * Every relative import must also resolve to a file.
  *
  * Usage: node scripts/check-imports.mjs [rootDir]   (rootDir holds src/; default: the repository)
@@ -77,8 +115,29 @@ const LAYER_RULES = [
     rule: 'src/txn and src/tenancy may not import src/node, src/server or src/peer (they speak src/api types)',
   },
 ];
+/**
+ * The rooms of src/node/ (rule 3 above): each room, and what it may import besides itself.
+ * 'shared' is NODE_SHARED_FILES. Nothing lists the wiring (atoll-node.ts): only it imports rooms
+ * at will. Nothing lists service/ either: only the wiring imports it.
+ */
+const NODE_ROOMS = {
+  raftlog: [],
+  peers: ['shared'],
+  snapshot: ['peers', 'raftlog', 'shared'],
+  replica: ['peers', 'raftlog', 'snapshot', 'shared'],
+  apply: ['replica', 'raftlog', 'snapshot', 'shared'],
+  cluster: ['apply', 'replica', 'raftlog', 'peers', 'shared'],
+  service: ['cluster', 'replica', 'peers', 'shared'],
+};
+/** Top-level files of src/node/ every room may import: the node's configuration and its ports. */
+const NODE_SHARED_FILES = new Set(['src/node/node-config.ts', 'src/node/ports.ts', 'src/node/metrics.ts', 'src/node/raft-wire.ts', 'src/node/shared-ticker.ts']);
+/** Imports the room table does not allow but the code has, each named with its reason. */
+const NODE_ROOM_EXCEPTIONS = [
+  { from: 'src/node/node-config.ts', to: 'src/node/cluster/auto-split.ts', typeOnly: true, why: 'AtollNodeConfig.autoSplit is an AutoSplitConfig' },
+  { from: 'src/node/node-config.ts', to: 'src/node/cluster/membership-table.ts', typeOnly: true, why: "JoinedCluster's members carry a MemberState" },
+];
 /** Files whose file-system imports the whole-node simulator may reach (see the rules above). */
-const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peer-secret.ts']);
+const SIM_NODE_FILE_ACCESS_EXEMPT = new Set(['src/node/peers/peer-secret.ts']);
 
 // ------------------------------------------------------------------ classification
 
@@ -308,6 +367,66 @@ function shortestCycle(component, neighbours) {
   throw new Error(`no cycle through ${start} in its component`);
 }
 
+// ------------------------------------------------------------------ rooms of src/node
+
+/**
+ * The zone of a src/node file: its room (the folder under src/node/), 'shared' (NODE_SHARED_FILES),
+ * 'wiring' (any other top-level file), or `unknown:<folder>`; undefined outside src/node.
+ */
+function nodeZone(file) {
+  if (typeof file !== 'string' || !file.startsWith('src/node/')) return undefined;
+  const rest = file.slice('src/node/'.length);
+  const slash = rest.indexOf('/');
+  if (slash === -1) return NODE_SHARED_FILES.has(file) ? 'shared' : 'wiring';
+  const room = rest.slice(0, slash);
+  return Object.hasOwn(NODE_ROOMS, room) ? room : `unknown:${room}`;
+}
+
+function describeZone(zone) {
+  return zone === 'shared' || zone === 'wiring' ? `the ${zone} top-level files` : `src/node/${zone}/`;
+}
+
+function roomRule(zone) {
+  if (zone === 'shared') return 'the shared top-level files of src/node (config, ports, metrics, frames) may import only each other';
+  const others = NODE_ROOMS[zone].map((other) => (other === 'shared' ? 'the shared top-level files' : `src/node/${other}/`));
+  return `src/node/${zone}/ may import ${others.length === 0 ? 'no other room' : `only ${others.join(', ')}`} (the rooms of src/node, scripts/check-imports.mjs NODE_ROOMS)`;
+}
+
+/** The room table must point one way: a loop of rooms would make two rooms one. */
+function checkRoomTable() {
+  const state = new Map();
+  const visit = (room, trail) => {
+    if (state.get(room) === 'done') return;
+    if (state.get(room) === 'open') throw new Error(`check-imports: NODE_ROOMS has a loop: ${[...trail, room].join(' -> ')}`);
+    state.set(room, 'open');
+    for (const next of NODE_ROOMS[room]) if (next !== 'shared') visit(next, [...trail, room]);
+    state.set(room, 'done');
+  };
+  for (const room of Object.keys(NODE_ROOMS)) visit(room, []);
+}
+
+function checkRooms(graph) {
+  const problems = [];
+  for (const [file, edges] of graph) {
+    const zone = nodeZone(file);
+    if (zone === undefined || zone === 'wiring') continue;
+    if (zone.startsWith('unknown:')) {
+      problems.push(`room: ${file} is in src/node/${zone.slice('unknown:'.length)}/, which is no room of NODE_ROOMS (${Object.keys(NODE_ROOMS).join(', ')})`);
+      continue;
+    }
+    for (const edge of edges) {
+      const target = nodeZone(edge.target);
+      if (target === undefined || target === zone || target.startsWith('unknown:')) continue;
+      const allowed = zone === 'shared' ? false : NODE_ROOMS[zone].includes(target);
+      if (allowed) continue;
+      const excepted = NODE_ROOM_EXCEPTIONS.some((e) => e.from === file && e.to === edge.target && (!e.typeOnly || edge.typeOnly === true));
+      if (excepted) continue;
+      problems.push(`room: ${file}:${edge.line} imports '${edge.specifier}' (${edge.target}, ${describeZone(target)}): ${roomRule(zone)}`);
+    }
+  }
+  return problems;
+}
+
 // ------------------------------------------------------------------ boundaries
 
 function checkBoundaries(graph) {
@@ -423,6 +542,7 @@ function main() {
     console.error(`check-imports: no src/ directory under ${rootDir}`);
     return 1;
   }
+  checkRoomTable();
   const graph = buildGraph(rootDir, files);
   const cycles = findCycles(graph);
   const problems = [
@@ -431,6 +551,7 @@ function main() {
       return `cycle: ${chain.join(' -> ')}${more}`;
     }),
     ...checkBoundaries(graph),
+    ...checkRooms(graph),
   ];
   if (problems.length === 0) {
     console.log(`check-imports: ${files.length} files, no cycles, boundaries ok`);

@@ -20,8 +20,8 @@ const { MvccStore } = await load('mvcc/mvcc-store.js');
 const { MemoryEngine } = await load('storage/memory-engine.js');
 const { partitionKeyPrefix } = await load('storage/keyspace.js');
 const { encodeTxnHandle } = await load('txn/txn-handle.js');
-const { runScriptAtLeader } = await load('node/script-runner.js');
-const { ScriptScheduler } = await load('node/script-scheduler.js');
+const { runScriptAtLeader } = await load('node/service/script-runner.js');
+const { ScriptScheduler } = await load('node/service/script-scheduler.js');
 const { parseScript, paramsFromJson } = await load('script/index.js');
 const { defaultLimits } = await load('limits.js');
 

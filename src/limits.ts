@@ -86,7 +86,7 @@ export interface Limits {
   /**
    * A tenant's script time at one node: a budget of scriptCpuBurstMs that refills at
    * scriptCpuMsPerSecond; a script is refused (QUOTA_EXCEEDED, reason script-cpu) while its
-   * tenant's budget is spent. Per node (src/node/script-scheduler.ts).
+   * tenant's budget is spent. Per node (src/node/service/script-scheduler.ts).
    */
   readonly scriptCpuMsPerSecond: number;
   readonly scriptCpuBurstMs: number;

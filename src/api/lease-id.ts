@@ -16,7 +16,7 @@ export function formatLeaseId(partition: number, local: number): string {
   return `${partition}.${local}`;
 }
 
-/** Ids of partitions a split made are their first hash (src/node/split-entry.ts): below this. */
+/** Ids of partitions a split made are their first hash (src/node/replica/split-entry.ts): below this. */
 const splitPartitionIdLimit = 0xffff_ffff;
 
 /**

@@ -17,7 +17,7 @@ export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
   readonly signal?: AbortSignal;
-  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/router.ts). */
+  /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/service/router.ts). */
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */
   readonly authorization?: string;
@@ -290,7 +290,7 @@ export interface PartitionInfo {
 
 /** ClusterInfo's request: without `partitions` (or with an empty list) every partition is listed. */
 export interface ClusterInfoRequest {
-  /** Only these partitions (src/node/stray-check.ts asks its peers about a few); unknown ids are left out. */
+  /** Only these partitions (src/node/cluster/stray-check.ts asks its peers about a few); unknown ids are left out. */
   readonly partitions?: readonly number[];
 }
 
@@ -301,7 +301,7 @@ export interface ClusterInfoResponse {
   readonly replicationFactor: number;
   /** Name of the bucket hash (src/keys/bucket-hash.ts): "murmur3_32" for new clusters, "fnv1a32" for older ones. */
   readonly hashFunction: string;
-  /** The cluster's id (src/node/cluster-descriptor.ts); '' from servers that have none. */
+  /** The cluster's id (src/node/cluster/cluster-descriptor.ts); '' from servers that have none. */
   readonly clusterId?: string;
   /** The member table version the answering node follows (0 or absent: the founding members). */
   readonly memberTableVersion?: number;
@@ -309,7 +309,7 @@ export interface ClusterInfoResponse {
   readonly partitions: readonly PartitionInfo[];
   /**
    * Range starts merged away (their partitions joined their left neighbour, into), as far as the
-   * answering node knows: never a partition again (src/node/range-routing.ts). Absent from older servers.
+   * answering node knows: never a partition again (src/node/cluster/range-routing.ts). Absent from older servers.
    */
   readonly mergedStarts?: ReadonlyArray<{ readonly start: number; readonly into: number }>;
 }
@@ -326,7 +326,7 @@ export interface MoveReplicaRequest {
   readonly toNode: number;
 }
 
-/** One change of the member table (Cluster.ChangeMember; src/node/membership-admin.ts). */
+/** One change of the member table (Cluster.ChangeMember; src/node/cluster/membership-admin.ts). */
 export interface ChangeMemberRequest {
   readonly action: 'add' | 'activate' | 'leave' | 'remove';
   readonly id: number;
@@ -365,7 +365,7 @@ export interface MoveReplicaResponse {
   readonly voters: readonly number[];
 }
 
-/** Cluster.SplitPartition's result (src/node/split-admin.ts runs the split). */
+/** Cluster.SplitPartition's result (src/node/cluster/split-admin.ts runs the split). */
 export interface SplitPartitionResult {
   readonly partition: number;
   readonly newPartition: number;
@@ -375,7 +375,7 @@ export interface SplitPartitionResult {
   readonly end: number;
 }
 
-/** Cluster.MergePartition's result (src/node/merge-admin.ts runs the merge). */
+/** Cluster.MergePartition's result (src/node/cluster/merge-admin.ts runs the merge). */
 export interface MergePartitionResult {
   /** The partition that remains (L); it owns [start, end). */
   readonly partition: number;
@@ -385,7 +385,7 @@ export interface MergePartitionResult {
   readonly end: number;
 }
 
-/** One leader change a node saw, for the status page and Peer.NodeStatus (src/node/leader-changes.ts keeps them). */
+/** One leader change a node saw, for the status page and Peer.NodeStatus (src/node/service/leader-changes.ts keeps them). */
 export interface LeaderChange {
   readonly partition: number;
   /** The last leader this node knew for the partition before the change (0: none yet). */

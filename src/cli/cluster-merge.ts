@@ -1,6 +1,6 @@
 /**
  * `atoll cluster merge L`: joins partition L with its right neighbour (Cluster.MergePartition,
- * src/node/merge-admin.ts). L's leader must also lead the neighbour; when it does not (MERGE_REFUSED
+ * src/node/cluster/merge-admin.ts). L's leader must also lead the neighbour; when it does not (MERGE_REFUSED
  * 'leaders-differ'), the command asks the neighbour's leader to hand leadership to L's leader and
  * tries again, a bounded number of times (the nodes' leader balancing may move it back meanwhile).
  */

@@ -1,5 +1,5 @@
 /**
- * `atoll cluster rebalance --pause|--resume` (the node's rebalancer, src/node/rebalancer.ts) and
+ * `atoll cluster rebalance --pause|--resume` (the node's rebalancer, src/node/cluster/rebalancer.ts) and
  * `atoll cluster add-node`, `remove-node` and `replace-node`: change the cluster's member table
  * (Cluster.ChangeMember) and move replicas with Cluster.MoveReplica, one at a time, along the plan
  * of src/keys/placement.ts (planMoves), re-planned from ClusterInfo after every move. Each command

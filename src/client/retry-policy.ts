@@ -45,7 +45,7 @@ export function retryActionOf(error: AtollError, write: boolean): RetryAction {
       // A split moved the key's range before anything applied: refresh the table and go again.
       return { retry: true, nodeUnreachable: false };
     case 'OVERLOADED':
-      // The node refused it before queueing anything (src/node/admission.ts): safe to repeat,
+      // The node refused it before queueing anything (src/node/service/admission.ts): safe to repeat,
       // writes included, after the usual back-off.
       return { retry: true, nodeUnreachable: false };
     default:

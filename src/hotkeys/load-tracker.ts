@@ -69,7 +69,7 @@ export class LoadTracker {
 
   /** Records one request for `partition` at `nowMs`: by key, or (key undefined) in the rate only. */
   record(partition: number, key: string | undefined, nowMs: number): void {
-    // Partition ids are uint32 (a split's new partition has its first hash as id, src/node/split-entry.ts).
+    // Partition ids are uint32 (a split's new partition has its first hash as id, src/node/replica/split-entry.ts).
     if (!(Number.isSafeInteger(partition) && partition >= 0 && partition <= 0xffff_ffff)) assert.fail(`no partition ${partition}`);
     let tracker = this.partitions.get(partition);
     if (tracker === undefined) {

@@ -1,6 +1,6 @@
 /**
  * The bucket hashes. A cluster names its hash once, at creation (its descriptor,
- * src/node/cluster-descriptor.ts, and ClusterInfo.hash_function), and every router, replica and
+ * src/node/cluster/cluster-descriptor.ts, and ClusterInfo.hash_function), and every router, replica and
  * client uses the one it names: changing a cluster's hash would move every key.
  *
  * "murmur3_32" (new clusters): MurmurHash3 x86_32 with seed 0 over the bucket's UTF-8 bytes.

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 /**
  * Where each partition's replicas start, computed the same way on every node from the node list.
  * It only seeds a new cluster: afterwards a partition's replicas are its Raft group's applied
- * configuration, which replica moves change (src/node/replica-moves.ts), and a node opens the replicas on
- * its disk (src/node/replica-store.ts). The preferred leader below counts only while it is still a voter. Node ids are sorted; partition p gets `replicationFactor` consecutive nodes starting
+ * configuration, which replica moves change (src/node/cluster/replica-moves.ts), and a node opens the replicas on
+ * its disk (src/node/apply/replica-store.ts). The preferred leader below counts only while it is still a voter. Node ids are sorted; partition p gets `replicationFactor` consecutive nodes starting
  * at position p mod N. So every node holds about P * RF / N replicas, and the first replica (the
  * preferred leader, which the balancer moves leadership back to) rotates: each node prefers about
  * P / N partitions.
@@ -82,7 +82,7 @@ export function planMoves(partitions: ReadonlyArray<{ id: number; replicas: read
    * an extra voter: a move whose leader died between promoting its target and removing its source
    * leaves one (chaos seed 2 with split faults: voters 1,2,3,4 with node 4 leaving, which could then
    * never be removed). Planned as a move to a holder that is a voter already, which MoveReplica runs
-   * as its last stage, the source's removal (src/node/move-steps.ts), and refuses ('already-replica') when it
+   * as its last stage, the source's removal (src/node/cluster/move-steps.ts), and refuses ('already-replica') when it
    * would leave fewer than the replication factor. Never adds a replica.
    */
   const trim = (partition: number, from: number): void => {

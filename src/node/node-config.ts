@@ -7,8 +7,8 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
-import type { AutoSplitConfig } from './auto-split.js';
-import type { MemberState } from './membership-table.js';
+import type { AutoSplitConfig } from './cluster/auto-split.js';
+import type { MemberState } from './cluster/membership-table.js';
 
 /** The cluster a node started with --join learned from a member (src/peer/join.ts); recorded in its descriptor at its first start. */
 export interface JoinedCluster {
@@ -43,7 +43,7 @@ export interface AtollNodeConfig {
   /**
    * How linearizable reads learn their index (--read-mode): 'lease' (default) serves them on the
    * leader without a message while its lease holds, else a ReadIndex round; 'safe' always takes the
-   * round. See src/node/read-barrier.ts.
+   * round. See src/node/replica/read-barrier.ts.
    */
   readonly readMode?: 'safe' | 'lease';
   /** Keep this many revisions of history per partition; older versions are compacted. */
@@ -72,12 +72,12 @@ export interface AtollNodeConfig {
   /** How to dial peers (peer mutual TLS, server/server-tls.ts); plaintext when absent. */
   readonly peerCredentials?: grpc.ChannelCredentials;
   /**
-   * The bootstrap cluster admin token. When set, every call must present a token (src/node/auth.ts)
+   * The bootstrap cluster admin token. When set, every call must present a token (src/node/service/auth.ts)
    * and keys are tenant-scoped; every node of a cluster must be given the same one.
    */
   readonly adminToken?: string;
   /**
-   * The cluster peer secrets (src/node/peer-secret.ts), current first: the first is sent on every
+   * The cluster peer secrets (src/node/peers/peer-secret.ts), current first: the first is sent on every
    * call to a peer, all are accepted from peers. They never authorize a client call. Absent: one
    * random secret of this process, which only a one-node cluster can work with.
    */
@@ -166,7 +166,7 @@ export const NODE_DEFAULTS = {
   cacheBytes: 128 * 1024 * 1024,
   /**
    * Raft log entries kept in memory, all partitions together: each partition keeps the newest
-   * raftLogMemoryBytes / partitions bytes of its log (src/node/log-window.ts), older entries are
+   * raftLogMemoryBytes / partitions bytes of its log (src/node/raftlog/log-window.ts), older entries are
    * read from LevelDB when a lagging follower needs them. Before, every retained entry (up to
    * 3,000 per partition) stayed in memory: about 80 MB per node at 64 partitions (docs/performance.md).
    * 16 MiB is 256 KiB per partition at 64 partitions, about 700 entries of a 128-byte put: more than

@@ -17,8 +17,8 @@ import type { KvOperation, KvResult } from '../api/operations.js';
 import type { NodeTransport, TransportEvents } from '../node/ports.js';
 import { packageDefinition } from '../wire/protos.js';
 import { formatWireInt64 } from '../wire/wire-numbers.js';
-import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster-descriptor.js';
-import { peerSecretMetadataKey } from '../node/peer-secret.js';
+import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster/cluster-descriptor.js';
+import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 import { decodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
 
@@ -128,7 +128,7 @@ export class PeerTransport implements NodeTransport {
     private readonly peerSecret: string,
     /** How to dial peers: plaintext unless peer TLS is configured (server/server-tls.ts). */
     credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
-    /** This node's cluster id (node/cluster-descriptor.ts), sent as `atoll-cluster-id` with the secret. */
+    /** This node's cluster id (node/cluster/cluster-descriptor.ts), sent as `atoll-cluster-id` with the secret. */
     private readonly clusterId?: string,
     options: PeerTransportOptions = {},
   ) {
@@ -192,7 +192,7 @@ export class PeerTransport implements NodeTransport {
 
   /**
    * Sends messages for many groups to `peer`, in as few frames as fit (none: an empty frame, the
-   * node heartbeat of src/node/liveness.ts). Never throws: Raft retries.
+   * node heartbeat of src/node/peers/liveness.ts). Never throws: Raft retries.
    */
   send(peer: number, messages: GroupMessage[]): void {
     const link = this.links.get(peer);

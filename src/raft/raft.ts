@@ -1151,7 +1151,7 @@ export class Raft {
   }
 
   /**
-   * The host's lease (src/node/read-barrier.ts measures it on its monotonic clock): the leader tick
+   * The host's lease (src/node/replica/read-barrier.ts measures it on its monotonic clock): the leader tick
    * carried by the newest heartbeat a quorum of voters acknowledged in this term (this leader counts
    * with its current tick), or undefined when no lease may be taken: not the leader, CheckQuorum
    * off, a transfer pending or a TimeoutNow sent in this term, no entry of this term committed yet

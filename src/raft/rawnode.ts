@@ -176,7 +176,7 @@ export class RawNode {
   }
 
   /**
-   * Lets the host measure a leader lease on `clock` (monotonic ms; src/node/read-barrier.ts): from
+   * Lets the host measure a leader lease on `clock` (monotonic ms; src/node/replica/read-barrier.ts): from
    * now on every tick records when it happened, and leaseStartMs answers.
    */
   enableLeaseClock(clock: () => number): void {

@@ -3,7 +3,7 @@
  * time budget, but in turns: the evaluator asks `due()` before every step, and a long built-in
  * asks between bounded pieces of its work (`Pace`); when the turn is up it awaits `pause()`,
  * which gives the loop back to Raft, the network and other requests. The node's ScriptScheduler
- * (src/node/script-scheduler.ts) decides how long a turn is; without one a script never pauses
+ * (src/node/service/script-scheduler.ts) decides how long a turn is; without one a script never pauses
  * (the simulator, and unit tests that do not ask for it).
  *
  * So that a turn is bounded, no single step does unbounded work: every operation whose cost grows

@@ -6,7 +6,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import type { CallContext } from '../api/node-api.js';
-import type { Quota, TenantUsage, TokenRecord } from '../node/auth.js';
+import type { Quota, TenantUsage, TokenRecord } from '../node/service/auth.js';
 import type { Principal } from '../tenancy/principal.js';
 import type { ErrorLogger } from '../wire/grpc-errors.js';
 import { formatWireInt64, parseWireCount } from '../wire/wire-numbers.js';

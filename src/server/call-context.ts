@@ -70,7 +70,7 @@ function metadataText(call: ServerCallLike | undefined, key: string): string | u
 }
 
 /**
- * Who is calling: the metadata a node authenticates (see src/node/auth.ts) and the connection it
+ * Who is calling: the metadata a node authenticates (see src/node/service/auth.ts) and the connection it
  * came on. The peer secret is not read here: it is checked on the peer port only and never
  * identifies a client.
  */

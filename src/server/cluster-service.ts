@@ -6,8 +6,8 @@ import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeader
 import type { ErrorLogger } from '../wire/grpc-errors.js';
 import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from '../wire/move-codec.js';
 import { decodeMergePartitionRequest, decodeSplitPartitionRequest, encodeMergePartitionResponse, encodeSplitPartitionResponse } from '../wire/split-codec.js';
-import type { MergeApi } from '../node/merge-admin.js';
-import type { SplitApi } from '../node/split-admin.js';
+import type { MergeApi } from '../node/cluster/merge-admin.js';
+import type { SplitApi } from '../node/cluster/split-admin.js';
 import { unaryHandler } from './unary-handler.js';
 
 /** Handlers for atoll.v1.Cluster, keyed by method name. */

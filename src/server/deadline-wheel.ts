@@ -1,8 +1,8 @@
 /**
- * The server's one deadline wheel (src/node/deadline-wheel.ts, 10 ms slots): every call scope's
+ * The server's one deadline wheel (src/node/service/deadline-wheel.ts, 10 ms slots): every call scope's
  * deadline is in it, on the process's monotonic clock and real timers.
  */
-import { DeadlineWheel, type WheelTimers } from '../node/deadline-wheel.js';
+import { DeadlineWheel, type WheelTimers } from '../node/service/deadline-wheel.js';
 
 const systemTimers: WheelTimers = {
   nowMs: () => performance.now(),

@@ -12,7 +12,7 @@ import { pino, type Logger } from 'pino';
 import { isAtollError } from '../errors.js';
 import { limits, makeLimits, type Limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
-import { AUTO_SPLIT_DEFAULTS } from '../node/auto-split.js';
+import { AUTO_SPLIT_DEFAULTS } from '../node/cluster/auto-split.js';
 import { openGrpcNode } from '../peer/grpc-node.js';
 import { fetchClusterToJoin, joinedClusterOf } from '../peer/join.js';
 import type { JoinedCluster } from '../node/node-config.js';
@@ -27,7 +27,7 @@ import type { PeerTransport } from '../peer/grpc-peer-transport.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from '../wire/protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
-import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peer-secret.js';
+import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peers/peer-secret.js';
 import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';
 
 // In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.
@@ -51,7 +51,7 @@ function tenantMetricsMode(text: string): TenantMetricsMode {
   return mode;
 }
 
-/** --read-mode: 'lease' or 'safe' (src/node/read-barrier.ts). */
+/** --read-mode: 'lease' or 'safe' (src/node/replica/read-barrier.ts). */
 function readMode(text: string): 'safe' | 'lease' {
   if (text !== 'safe' && text !== 'lease') throw new InvalidArgumentError('--read-mode must be lease or safe');
   return text;
@@ -335,7 +335,7 @@ async function main(): Promise<void> {
     logger.info({ clusterId: joined.clusterId, members: joined.members.map((member) => member.id) }, 'joining a running cluster: waiting for `atoll cluster add-node` to move replicas here');
   }
   // A data directory of another cluster, or flags that contradict its cluster descriptor: one line
-  // naming the flag, the recorded value and the given one (src/node/cluster-descriptor.ts).
+  // naming the flag, the recorded value and the given one (src/node/cluster/cluster-descriptor.ts).
   // Until the server can shut down (below), a fatal stop is caught by the check after it.
   let stopOnFatal = (): void => undefined;
   let stopOnRemoved = (): void => undefined;

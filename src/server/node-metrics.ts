@@ -19,7 +19,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { isAtollError } from '../errors.js';
-import type { TenantUsage } from '../node/auth.js';
+import type { TenantUsage } from '../node/service/auth.js';
 import type { NodeMetrics, NodeMetricsView } from '../node/metrics.js';
 
 /** Requests counted and timed where the client's call arrived (the serving node). */
@@ -37,7 +37,7 @@ export const MAX_TENANT_SERIES = 200;
 /** A scrape waits at most this long for tenant usage (a read of the usage records); then it goes without. */
 const TENANT_USAGE_TIMEOUT_MS = 2_000;
 
-/** The memory consumers exported as atoll_memory_<name>_bytes (a fixed set; src/node/memory-view.ts). */
+/** The memory consumers exported as atoll_memory_<name>_bytes (a fixed set; src/node/service/memory-view.ts). */
 const MEMORY_CONSUMERS: ReadonlyArray<[string, string]> = [
   ['version_cache', 'Bytes the version cache holds (newest versions of recently used keys; estimate).'],
   ['key_index', 'Bytes the key indexes of all partitions hold (estimate).'],
@@ -294,7 +294,7 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
         if (v !== undefined) this.set({ node: String(v.nodeId) }, 1);
       },
     });
-    // Memory by consumer (src/node/memory-view.ts; bounds in docs/operations.md, "Memory").
+    // Memory by consumer (src/node/service/memory-view.ts; bounds in docs/operations.md, "Memory").
     for (const [consumer, help] of MEMORY_CONSUMERS) {
       new Gauge({
         name: `atoll_memory_${consumer}_bytes`,

@@ -7,9 +7,9 @@
  *   0x02 'raft'  + uint32BE(partitionId) + ...   a partition's Raft log, hard state, snapshot
  *   0x03 'mvcc'  + uint32BE(partitionId) + ...   a partition's MVCC state machine (mvcc/key-layout.ts)
  *   0x04 'staging' + uint32BE(partitionId) + uint32BE(seq)   chunks of a snapshot being received
- *                                                (node/snapshot-receiver.ts); never needed after a restart
+ *                                                (node/snapshot/snapshot-receiver.ts); never needed after a restart
  *   0x05 'spool' + uint32BE(partitionId) + uint32BE(exportId) + uint32BE(seq)   chunks of a leader's
- *                                                held export (node/snapshot-spool.ts); never needed after a restart
+ *                                                held export (node/snapshot/snapshot-spool.ts); never needed after a restart
  */
 import assert from 'node:assert/strict';
 import { concatBytes, encodeUint32BE } from './bytes.js';

@@ -106,7 +106,7 @@ export function decodeTxnHandle(text: unknown): TxnHandle {
   }
   if (typeof json !== 'object' || json === null) throw invalid('it does not decode');
   const { p, n, e, b, r, i, t, g } = json as Partial<HandleJson>;
-  // A partition a split made has an id past n (its first hash, src/node/split-entry.ts).
+  // A partition a split made has an id past n (its first hash, src/node/replica/split-entry.ts).
   if (!isCount(p) || !isCount(n) || n < 1 || (p >= n && p >= 0xffff_ffff)) throw invalid('bad partition');
   if (typeof e !== 'string' || e.length === 0 || e.length > 63) throw invalid('bad tenant');
   if (typeof b !== 'string') throw invalid('bad bucket');

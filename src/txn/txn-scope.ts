@@ -77,7 +77,7 @@ export class TxnScope {
     }
     const partition = partitionOfBucket(bucket, this.handle.partitionCount, this.hash);
     if (partition === this.handle.partition) return;
-    // A partition a split made has its first hash as id (src/node/split-entry.ts) and lies inside
+    // A partition a split made has its first hash as id (src/node/replica/split-entry.ts) and lies inside
     // one range of the equal table: a bucket at or past its start in that range may be its own
     // (the store refuses one a later split moved on, with PARTITION_MOVED).
     const splitStart = this.handle.partition;

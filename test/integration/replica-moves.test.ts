@@ -1,5 +1,5 @@
 /**
- * Online replica moves (src/node/replica-moves.ts) on four real nodes with replication factor 3:
+ * Online replica moves (src/node/cluster/replica-moves.ts) on four real nodes with replication factor 3:
  * a partition's replica moves from its preferred leader to the node that held none, under
  * continuous writes through every node and reads; every acknowledged write is there afterwards,
  * the source's data for the partition is gone, and after restarting every node the placement

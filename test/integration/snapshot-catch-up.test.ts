@@ -1,7 +1,7 @@
 /**
  * A follower that missed more than the log keeps catches up by snapshot. The log is compacted
  * without exporting anything; the leader exports the state machine only when Raft asks for it on
- * behalf of the lagging follower (src/node/partition-replica.ts, compactLog and snapshotData).
+ * behalf of the lagging follower (src/node/replica/partition-replica.ts, compactLog and snapshotData).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';

@@ -1,7 +1,7 @@
-/** The admission bounds on client work at a node (src/node/admission.ts). */
+/** The admission bounds on client work at a node (src/node/service/admission.ts). */
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { Admission } from '../../src/node/admission.js';
+import { Admission } from '../../src/node/service/admission.js';
 
 const small = { maxPendingRequestsPerPartition: 3, maxPendingRequestsPerNode: 5, maxForwardsInFlight: 2 };
 

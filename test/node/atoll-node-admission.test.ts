@@ -25,7 +25,7 @@ beforeAll(async () => {
     tickMs: 10,
     electionTicks: 5,
     // Reads that wait (for a ReadIndex round) hold an admission slot; a lease read answered at
-    // once holds none (src/node/read-barrier.ts), so this test takes the ReadIndex path throughout.
+    // once holds none (src/node/replica/read-barrier.ts), so this test takes the ReadIndex path throughout.
     readMode: 'safe',
     retentionRevisions: 1_000,
     snapshotEveryEntries: 1_000,

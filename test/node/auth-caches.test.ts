@@ -1,12 +1,12 @@
 /**
- * NodeAuth's defences against token floods (src/node/auth.ts): the unknown-token cache kept apart
+ * NodeAuth's defences against token floods (src/node/service/auth.ts): the unknown-token cache kept apart
  * from the valid one, shared lookups, the failed-authentication limit per connection, and the
  * bound on a tenant admin's tokens. The store is a Map that counts reads.
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { makeLimits } from '../../src/limits.js';
-import { FailedAuthTracker, hashToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/auth.js';
+import { FailedAuthTracker, hashToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/service/auth.js';
 import { newToken } from '../../src/tenancy/token.js';
 
 class CountingStore implements SystemStore {

@@ -8,9 +8,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import { AutoSplitter } from '../../src/node/auto-split.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import { AutoSplitter } from '../../src/node/cluster/auto-split.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 
 const HOT = ['hot-a', 'hot-b'];
 const COLD = Array.from({ length: 10 }, (_, i) => `cold-${i}`);

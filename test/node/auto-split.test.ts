@@ -1,5 +1,5 @@
 /**
- * Automatic splits (src/node/auto-split.ts) on a three-node in-process cluster with one partition:
+ * Automatic splits (src/node/cluster/auto-split.ts) on a three-node in-process cluster with one partition:
  * past --auto-split-keys the leader splits the partition on its own, once per excess (each half is
  * under the threshold, so it stops there) and with every key kept exactly once; with the option
  * off, or with every key in one bucket (a split could not divide them), nothing splits.
@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import type { AutoSplitConfig, AutoSplitter } from '../../src/node/auto-split.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { AutoSplitConfig, AutoSplitter } from '../../src/node/cluster/auto-split.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { InProcessCluster, settle, waitFor } from './in-process-cluster.js';
 
 let cluster: InProcessCluster | undefined;

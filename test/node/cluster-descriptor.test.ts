@@ -1,5 +1,5 @@
 /**
- * The cluster descriptor (src/node/cluster-descriptor.ts): written at a new cluster's first start
+ * The cluster descriptor (src/node/cluster/cluster-descriptor.ts): written at a new cluster's first start
  * (synced: it survives a power loss right after), the same id on every node of one cluster and
  * another for another cluster, restarts with contradicting flags refused naming the flag, another
  * cluster's data directory refused, and a data directory from before descriptors adopting fnv1a32.
@@ -18,7 +18,7 @@ import {
   encodeDescriptor,
   settleClusterDescriptor,
   type ClusterDescriptor,
-} from '../../src/node/cluster-descriptor.js';
+} from '../../src/node/cluster/cluster-descriptor.js';
 import type { NodeTransport } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

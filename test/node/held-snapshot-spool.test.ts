@@ -1,15 +1,15 @@
 /**
- * The leader's held export lives in its spool (src/node/held-snapshot.ts, snapshot-spool.ts), not
+ * The leader's held export lives in its spool (src/node/snapshot/held-snapshot.ts, snapshot-spool.ts), not
  * in memory: export() writes each chunk as the MVCC export yields it, the sender reads chunk N
  * when it sends it, release deletes the spool, and a failed spool write gives the export up
  * leaving nothing behind. Deterministic: one memory engine, a fake Raft core and log storage.
  */
 import { describe, expect, it } from 'vitest';
-import { HeldSnapshot } from '../../src/node/held-snapshot.js';
-import type { PersistentLogStorage } from '../../src/node/raft-log-store.js';
-import { decodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
-import { deleteLeftoverSpools, spoolKey } from '../../src/node/snapshot-spool.js';
-import { maxSnapshotChunkBytes } from '../../src/node/snapshot-transfer.js';
+import { HeldSnapshot } from '../../src/node/snapshot/held-snapshot.js';
+import type { PersistentLogStorage } from '../../src/node/raftlog/raft-log-store.js';
+import { decodeSnapshotTicket } from '../../src/node/snapshot/snapshot-payload.js';
+import { deleteLeftoverSpools, spoolKey } from '../../src/node/snapshot/snapshot-spool.js';
+import { maxSnapshotChunkBytes } from '../../src/node/snapshot/snapshot-transfer.js';
 import type { RawNode } from '../../src/raft/rawnode.js';
 import type { SnapshotMeta } from '../../src/raft/types.js';
 import { prefixRange } from '../../src/storage/bytes.js';

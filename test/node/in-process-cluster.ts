@@ -13,12 +13,12 @@ import { afterEach, expect } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode, type NodeTestBugs } from '../../src/node/atoll-node.js';
 import type { WatchMessage, WatchSink } from '../../src/api/node-api.js';
-import type { AutoSplitConfig } from '../../src/node/auto-split.js';
+import type { AutoSplitConfig } from '../../src/node/cluster/auto-split.js';
 import type { AtollNodeConfig } from '../../src/node/node-config.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemClock, systemTimers, type NodeTransport, type TransportEvents, type TransportFactory } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../../src/node/raft-wire.js';
 import { Rng } from '../../src/raft/rng.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
@@ -255,7 +255,7 @@ export interface ClusterOptions {
   readonly adminToken?: string;
   /** Partitions, each replicated on all three nodes (default 1). */
   readonly partitions?: number;
-  /** Automatic splits (src/node/auto-split.ts); off when absent. */
+  /** Automatic splits (src/node/cluster/auto-split.ts); off when absent. */
   readonly autoSplit?: AutoSplitConfig;
 }
 

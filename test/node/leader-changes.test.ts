@@ -1,6 +1,6 @@
-/** The status page's ring of leader changes (src/node/leader-changes.ts). */
+/** The status page's ring of leader changes (src/node/service/leader-changes.ts). */
 import { describe, expect, it } from 'vitest';
-import { LEADER_CHANGES_KEPT, LeaderChangeLog } from '../../src/node/leader-changes.js';
+import { LEADER_CHANGES_KEPT, LeaderChangeLog } from '../../src/node/service/leader-changes.js';
 import { noMetrics, type NodeMetrics } from '../../src/node/metrics.js';
 
 const clock = { monotonicMs: () => 0, wallMs: () => 1_000 };

@@ -10,8 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CallContext } from '../../src/api/node-api.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { leaseDurationMs } from '../../src/node/read-barrier.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import { leaseDurationMs } from '../../src/node/replica/read-barrier.js';
 import type { Scheduler } from '../../src/sim/node/scheduler.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
 import type { SimNetwork } from '../../src/sim/node/sim-network.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LogWindow, entryCost } from '../../src/node/log-window.js';
+import { LogWindow, entryCost } from '../../src/node/raftlog/log-window.js';
 import { Rng } from '../../src/raft/rng.js';
 import { EntryType, type Entry } from '../../src/raft/types.js';
 

@@ -2,16 +2,16 @@
  * A loop task that breaks an invariant stops the node (issue 16): a `node:assert` AssertionError,
  * such as the Raft core's safety checks in step(), sets the node's failure, ends the loop (no
  * further iteration) and closes storage, as a failed synced write does. Expected errors (RaftError,
- * AtollError: src/node/raft-driver.ts isExpectedTaskError) are logged and skipped, and a forged
+ * AtollError: src/node/replica/raft-driver.ts isExpectedTaskError) are logged and skipped, and a forged
  * peer message is still dropped before step(), so it cannot stop the node.
  */
 import assert from 'node:assert/strict';
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { systemClock, systemTimers, type TransportEvents } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 import { RaftError } from '../../src/raft/errors.js';
 import { Rng } from '../../src/raft/rng.js';
 import { EntryType } from '../../src/raft/types.js';

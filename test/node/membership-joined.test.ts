@@ -7,8 +7,8 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { ClusterDescriptor } from '../../src/node/cluster-descriptor.js';
-import { Membership, type MembershipOptions } from '../../src/node/membership.js';
+import type { ClusterDescriptor } from '../../src/node/cluster/cluster-descriptor.js';
+import { Membership, type MembershipOptions } from '../../src/node/cluster/membership.js';
 
 function membershipOf(descriptor: ClusterDescriptor): Membership {
   const stub = { addPeer: () => undefined, dropPeer: () => undefined };

@@ -1,5 +1,5 @@
 /**
- * The member table (src/node/membership-table.ts) and its replicated record (membership.ts,
+ * The member table (src/node/cluster/membership-table.ts) and its replicated record (membership.ts,
  * membership-admin.ts) on three in-process nodes: changes are compare-and-set records every node
  * can read, refused with stable codes when they would break an invariant, followed into the
  * address book and the descriptor on disk, and still there after a restart.
@@ -7,10 +7,10 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { decodeDescriptor, descriptorKey, settleClusterDescriptor } from '../../src/node/cluster-descriptor.js';
+import { decodeDescriptor, descriptorKey, settleClusterDescriptor } from '../../src/node/cluster/cluster-descriptor.js';
 import { joinedClusterOf } from '../../src/peer/join.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
-import { decodeTable, encodeTable, foundingTable, withJoining, withState } from '../../src/node/membership-table.js';
+import { decodeTable, encodeTable, foundingTable, withJoining, withState } from '../../src/node/cluster/membership-table.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 
 const founders = [1, 2, 3].map((id) => ({ id, clientAddress: `n${id}:1`, peerAddress: '' }));

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { MergeAdmin } from '../../src/node/merge-admin.js';
+import { MergeAdmin } from '../../src/node/cluster/merge-admin.js';
 import { systemClock, systemTimers } from '../../src/node/ports.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 
 const R = 2 ** 31;
 

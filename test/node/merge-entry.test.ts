@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
-import { decodeFreezeEntry, decodeMergeEntry, encodeFreezeEntry, encodeMergeEntry, isFreezeEntry, isMergeEntry, type MergeEntry } from '../../src/node/merge-entry.js';
-import { encodeSplitEntry, isSplitEntry } from '../../src/node/split-entry.js';
+import { decodeFreezeEntry, decodeMergeEntry, encodeFreezeEntry, encodeMergeEntry, isFreezeEntry, isMergeEntry, type MergeEntry } from '../../src/node/replica/merge-entry.js';
+import { encodeSplitEntry, isSplitEntry } from '../../src/node/replica/split-entry.js';
 import { ByteWriter } from '../../src/storage/byte-codec.js';
 
 const merge: MergeEntry = { nowMs: 1_700_000_000_123, right: 3_000_000_000, freezeIndex: 42, rightEnd: 2 ** 32, voters: [1, 2, 5] };

@@ -15,7 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
-import type { RangeRouting } from '../../src/node/range-routing.js';
+import type { RangeRouting } from '../../src/node/cluster/range-routing.js';
 import { answer, groupsOf, leaderAmong, mergeStep, simNodeCluster, splitAmong, startAllLed } from './sim-node-cluster.js';
 
 const NODES = [1, 2, 3, 4];

@@ -9,7 +9,7 @@ import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { ApplyResult } from '../../src/mvcc/index.js';
 import type { MergePartitionResult } from '../../src/api/node-api.js';
-import type { RangeRouting } from '../../src/node/range-routing.js';
+import type { RangeRouting } from '../../src/node/cluster/range-routing.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 
 export const text = (value: string): Uint8Array => new TextEncoder().encode(value);

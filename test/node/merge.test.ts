@@ -12,14 +12,14 @@ import { isAtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { ApplyResult } from '../../src/mvcc/index.js';
-import { encodeFreezeEntry, encodeMergeEntry } from '../../src/node/merge-entry.js';
+import { encodeFreezeEntry, encodeMergeEntry } from '../../src/node/replica/merge-entry.js';
 import type { MergePartitionResult } from '../../src/api/node-api.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RangeRouting } from '../../src/node/range-routing.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RangeRouting } from '../../src/node/cluster/range-routing.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
-import { RaftLogKeys } from '../../src/node/raft-log-codec.js';
+import { RaftLogKeys } from '../../src/node/raftlog/raft-log-codec.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 import { alignLeaders, atLeader, deadline, fromBytes, get, hashOf, leaderOf, mergeAligned, NODES, proposeRaw, put, ranges, splitCluster as splitClusterOf, text } from './merge-support.js';
 

@@ -11,10 +11,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
-import { ORPHAN_LEARNER_MS, OrphanLearners } from '../../src/node/orphan-learners.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
-import type { ReplicaMoves } from '../../src/node/replica-moves.js';
+import { ORPHAN_LEARNER_MS, OrphanLearners } from '../../src/node/cluster/orphan-learners.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
+import type { ReplicaMoves } from '../../src/node/cluster/replica-moves.js';
 import { systemTenant } from '../../src/keys/tenant-keys.js';
 import type { ConfChange, ConfState } from '../../src/raft/types.js';
 import { pino } from 'pino';

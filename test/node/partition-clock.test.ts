@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { tenantTag, defaultTenant } from '../../src/keys/tenant-keys.js';
 import { AtollNode } from '../../src/node/atoll-node.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';

@@ -12,8 +12,8 @@ import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } fr
 import type { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import { openGrpcNode } from '../../src/peer/grpc-node.js';
-import { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from '../../src/node/partition-replica.js';
-import { refusalOf } from '../../src/node/peer-message-check.js';
+import { frameChunks, PayloadDigest, snapshotPayloadRefusal, unframeChunks } from '../../src/node/replica/partition-replica.js';
+import { refusalOf } from '../../src/node/peers/peer-message-check.js';
 import type { GroupMessage } from '../../src/node/raft-wire.js';
 import { EntryType, type Message } from '../../src/raft/types.js';
 import { memoryEngineKind, Partition } from '../mvcc/harness.js';
@@ -110,7 +110,7 @@ describe('a node drops peer messages from non-members of the group (a leader\'s 
     stepMessages(from: number, messages: GroupMessage[]): void;
     groups: Map<number, { raw: { status(): { term: number } } }>;
   };
-  // The node's Raft driver (src/node/raft-driver.ts) steps peer messages and owns the groups.
+  // The node's Raft driver (src/node/replica/raft-driver.ts) steps peer messages and owns the groups.
   const internals = (): Internals => (node as unknown as { driver: Internals }).driver;
   const termOf = (partition: number): number => internals().groups.get(partition)!.raw.status().term;
   const step = async (from: number, message: Message): Promise<void> => {

@@ -11,7 +11,7 @@ import {
   parsePeerSecrets,
   PeerSecretCheck,
   peerSecretDataFileName,
-} from '../../src/node/peer-secret.js';
+} from '../../src/node/peers/peer-secret.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -75,7 +75,7 @@ describe('the secret file', () => {
   it('several processes creating the same file at once all end up with one secret', async () => {
     const dir = tempDir();
     const path = join(dir, 'shared', 'secret');
-    const module = resolve('dist/src/node/peer-secret.js');
+    const module = resolve('dist/src/node/peers/peer-secret.js');
     expect(existsSync(module), 'run npm run build first').toBe(true);
     const script = `import { loadPeerSecrets } from ${JSON.stringify(module)};
       const [file, dataDir] = process.argv.slice(1);

@@ -1,6 +1,6 @@
 /** planMoves (src/keys/placement.ts): the replica moves behind add-node, remove-node and replace-node. */
 import { describe, expect, it } from 'vitest';
-import { nextMoveStep } from '../../src/node/move-steps.js';
+import { nextMoveStep } from '../../src/node/cluster/move-steps.js';
 import { planMoves, replicasOf, type PlannedMove } from '../../src/keys/placement.js';
 
 function layout(partitions: number, nodes: number[], rf: number): Array<{ id: number; replicas: number[] }> {

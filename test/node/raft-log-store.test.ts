@@ -15,8 +15,8 @@ import {
   encodeHardState,
   encodeSnapshotMeta,
   encodeTruncatedState,
-} from '../../src/node/raft-log-codec.js';
-import { PersistentLogStorage, type LogStorageOptions, type SnapshotSource } from '../../src/node/raft-log-store.js';
+} from '../../src/node/raftlog/raft-log-codec.js';
+import { PersistentLogStorage, type LogStorageOptions, type SnapshotSource } from '../../src/node/raftlog/raft-log-store.js';
 import { RaftError, isRaftError } from '../../src/raft/errors.js';
 import { RawNode, type Ready } from '../../src/raft/rawnode.js';
 import { Rng } from '../../src/raft/rng.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashSpaceSize } from '../../src/keys/bucket-hash.js';
 import { partitionOfHash, partitionTable, RangeTable } from '../../src/keys/partition-table.js';
-import { RangeRouting } from '../../src/node/range-routing.js';
+import { RangeRouting } from '../../src/node/cluster/range-routing.js';
 
 describe('RangeRouting', () => {
   it('routes like the equal table until it learns a split start, then sends [start, next) to partition `start`', () => {

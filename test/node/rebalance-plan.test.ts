@@ -1,14 +1,14 @@
 /**
- * The rebalancer's decisions (src/node/rebalance-state.ts, planLeaders and planMoves in
+ * The rebalancer's decisions (src/node/cluster/rebalance-state.ts, planLeaders and planMoves in
  * placement.ts, Rebalancer.preferredLeader): deterministic input -> output, run round by round
  * against a simulated cluster that finishes each assigned move at once.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeTable, encodeTable, foundingTable, withAdminAddress, withJoining, withState, withZone, type MemberTable } from '../../src/node/membership-table.js';
-import { advertisedAdminAddress } from '../../src/node/membership.js';
+import { decodeTable, encodeTable, foundingTable, withAdminAddress, withJoining, withState, withZone, type MemberTable } from '../../src/node/cluster/membership-table.js';
+import { advertisedAdminAddress } from '../../src/node/cluster/membership.js';
 import { planLeaders, planMoves, replicasOf, type PlanMember } from '../../src/keys/placement.js';
-import { decodeState, encodeState, initialState, nextRound, stateOf, type PartitionView, type RebalanceState } from '../../src/node/rebalance-state.js';
-import { Rebalancer } from '../../src/node/rebalancer.js';
+import { decodeState, encodeState, initialState, nextRound, stateOf, type PartitionView, type RebalanceState } from '../../src/node/cluster/rebalance-state.js';
+import { Rebalancer } from '../../src/node/cluster/rebalancer.js';
 
 const RF = 3;
 

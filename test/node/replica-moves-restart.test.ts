@@ -12,10 +12,10 @@ import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { limits } from '../../src/limits.js';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
-import { ReplicaMoves } from '../../src/node/replica-moves.js';
-import type { ReplicaStore } from '../../src/node/replica-store.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
+import { ReplicaMoves } from '../../src/node/cluster/replica-moves.js';
+import type { ReplicaStore } from '../../src/node/apply/replica-store.js';
 import type { StorageEngine } from '../../src/storage/storage-engine.js';
 
 const SELF = 5;

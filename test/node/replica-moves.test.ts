@@ -1,11 +1,11 @@
 /**
- * The state machine of a replica move (src/node/move-steps.ts nextMoveStep): each step is
+ * The state machine of a replica move (src/node/cluster/move-steps.ts nextMoveStep): each step is
  * chosen from the applied configuration alone, so a repeated or resumed move continues where the
  * configuration is, and every refusal has a stable code and reason.
  */
 import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
-import { caughtUp, MAX_PROMOTION_LAG, nextMoveStep, type MoveInput } from '../../src/node/move-steps.js';
+import { caughtUp, MAX_PROMOTION_LAG, nextMoveStep, type MoveInput } from '../../src/node/cluster/move-steps.js';
 import type { ConfChange, ConfState } from '../../src/raft/types.js';
 
 /** What the Raft core's applyConfChange does to the membership (src/raft/raft.ts). */

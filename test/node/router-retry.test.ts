@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AtollError, isAtollError } from '../../src/errors.js';
 import { defaultLimits } from '../../src/limits.js';
 import type { KvOperation, KvResult } from '../../src/api/operations.js';
-import { Router, type RouterOptions } from '../../src/node/router.js';
+import { Router, type RouterOptions } from '../../src/node/service/router.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
 
 const putOp: KvOperation = { kind: 'put', request: { key: 'a/k', value: new Uint8Array([1]) } };

@@ -9,7 +9,7 @@ import { defaultLimits } from '../../src/limits.js';
 import type { Command, TxnIsolation } from '../../src/mvcc/index.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { ExecuteScriptRequest } from '../../src/api/node-api.js';
-import { runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
+import { runScriptAtLeader, scriptBucket } from '../../src/node/service/script-runner.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';

@@ -11,7 +11,7 @@ import { validateCommand } from '../../src/mvcc/validate-command.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import type { Command } from '../../src/mvcc/index.js';
 import type { ExecuteScriptRequest } from '../../src/api/node-api.js';
-import { decodeScriptOutcomeNote, encodeScriptOutcomeNote, runScriptAtLeader, scriptBucket } from '../../src/node/script-runner.js';
+import { decodeScriptOutcomeNote, encodeScriptOutcomeNote, runScriptAtLeader, scriptBucket } from '../../src/node/service/script-runner.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';

@@ -1,12 +1,12 @@
 /**
- * Bounds of scripts at the leader (src/node/script-runner.ts): re-runs after a conflict wait in a
+ * Bounds of scripts at the leader (src/node/service/script-runner.ts): re-runs after a conflict wait in a
  * bounded line per partition, and a read-only script's result is bounded like a writing one's.
  */
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { makeLimits } from '../../src/limits.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
-import { runScriptAtLeader } from '../../src/node/script-runner.js';
+import { runScriptAtLeader } from '../../src/node/service/script-runner.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { encodeTxnHandle } from '../../src/txn/txn-handle.js';

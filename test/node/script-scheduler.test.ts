@@ -1,10 +1,10 @@
 /**
- * The node's scheduler of scripts (src/node/script-scheduler.ts, issue 33 finding 2): admission
+ * The node's scheduler of scripts (src/node/service/script-scheduler.ts, issue 33 finding 2): admission
  * (scripts per node, per tenant, and each tenant's budget of script time) and turns of the event
  * loop. The clock and the loop's turns are the test's, so every assertion is exact.
  */
 import { describe, expect, it } from 'vitest';
-import { ScriptScheduler, type ScriptSlot } from '../../src/node/script-scheduler.js';
+import { ScriptScheduler, type ScriptSlot } from '../../src/node/service/script-scheduler.js';
 import { failure } from '../script/harness.js';
 
 const limits = {

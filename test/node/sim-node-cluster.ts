@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import type { AtollNode } from '../../src/node/atoll-node.js';
 import type { MergePartitionResult } from '../../src/api/node-api.js';
 import type { NodeTestBugs } from '../../src/node/node-config.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { Rng } from '../../src/raft/rng.js';
 import { Scheduler } from '../../src/sim/node/scheduler.js';
 import { SimCluster } from '../../src/sim/node/sim-cluster.js';

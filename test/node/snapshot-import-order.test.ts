@@ -1,5 +1,5 @@
 /**
- * The driver's bookkeeping of snapshot imports beside the loop (src/node/snapshot-imports.ts), on
+ * The driver's bookkeeping of snapshot imports beside the loop (src/node/snapshot/snapshot-imports.ts), on
  * a fake group so the order of storage writes is exact:
  * - a log record the group staged before its snapshot Ready (here a compaction's snapshot point,
  *   queued for the next iteration's write) reaches the engine before the import writes anything,
@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { AtollError } from '../../src/errors.js';
 import { systemClock, type NodeTimers, type NodeTransport } from '../../src/node/ports.js';
-import { RaftDriver, type DrivenGroup } from '../../src/node/raft-driver.js';
+import { RaftDriver, type DrivenGroup } from '../../src/node/replica/raft-driver.js';
 import type { Ready, RawNode } from '../../src/raft/rawnode.js';
 import type { Snapshot } from '../../src/raft/types.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

@@ -1,6 +1,6 @@
 /**
  * A node importing a large snapshot for one partition keeps leading its other partitions (issue
- * 16, "Snapshot install"): the import runs beside the node loop (src/node/snapshot-imports.ts), so
+ * 16, "Snapshot install"): the import runs beside the node loop (src/node/snapshot/snapshot-imports.ts), so
  * the loop goes on ticking, replicating and acknowledging for every other group. Before, the import
  * ran inside the loop's stage(): the whole node stopped for its duration (80-160 ms per MiB on
  * LevelDB), and its other partitions' followers elected new leaders.

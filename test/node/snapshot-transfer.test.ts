@@ -1,5 +1,5 @@
 /**
- * Snapshots stream in chunks beside Raft (src/node/snapshot-transfer.ts; issue 16, "Snapshot
+ * Snapshots stream in chunks beside Raft (src/node/snapshot/snapshot-transfer.ts; issue 16, "Snapshot
  * install"). The follower's receiver takes chunks in order only, checks each as it arrives and
  * stages it on disk; a truncated, reordered, forged or unexpected stream is refused and changes
  * nothing. In a cluster, a snapshot of tens of MiB reaches a lagging follower while the bytes its
@@ -8,14 +8,14 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { encodeSnapshotHeader, encodeSnapshotTrailer, SnapshotEntriesWriter } from '../../src/mvcc/snapshot-format.js';
-import type { HeldSnapshot } from '../../src/node/held-snapshot.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
+import type { HeldSnapshot } from '../../src/node/snapshot/held-snapshot.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
 import type { GroupMessage, SnapshotChunkItem } from '../../src/node/raft-wire.js';
-import { PayloadDigest, decodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
-import { SnapshotReceiver } from '../../src/node/snapshot-receiver.js';
-import { SnapshotSender } from '../../src/node/snapshot-sender.js';
-import { maxSnapshotChunkBytes, TRANSFER_WINDOW, type TransferGroup } from '../../src/node/snapshot-transfer.js';
+import { PayloadDigest, decodeSnapshotTicket } from '../../src/node/snapshot/snapshot-payload.js';
+import { SnapshotReceiver } from '../../src/node/snapshot/snapshot-receiver.js';
+import { SnapshotSender } from '../../src/node/snapshot/snapshot-sender.js';
+import { maxSnapshotChunkBytes, TRANSFER_WINDOW, type TransferGroup } from '../../src/node/snapshot/snapshot-transfer.js';
 import type { RawNode } from '../../src/raft/rawnode.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';

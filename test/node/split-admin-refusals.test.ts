@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { systemClock, systemTimers } from '../../src/node/ports.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
-import { SplitAdmin } from '../../src/node/split-admin.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
+import { SplitAdmin } from '../../src/node/cluster/split-admin.js';
 import { AtollError } from '../../src/errors.js';
 
 function adminWith(voters: number[], keys: string[], replicationFactor = 3): { admin: SplitAdmin; proposed: () => number } {

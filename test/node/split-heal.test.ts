@@ -1,5 +1,5 @@
 /**
- * The heal of a replica that skipped a split entry (src/node/split-heal.ts): which partition an
+ * The heal of a replica that skipped a split entry (src/node/apply/split-heal.ts): which partition an
  * install opens, the heal records that survive a crash, and the stray check that removes a heal
  * replica nobody names. The whole path runs in the whole-node simulator
  * (test/sim/node/controls-heal.test.ts); these pin the pieces.
@@ -7,8 +7,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type * as api from '../../src/api/node-api.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { healKey, HEAL_PATIENCE_MS, nextToHeal, SplitHeal } from '../../src/node/split-heal.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import { healKey, HEAL_PATIENCE_MS, nextToHeal, SplitHeal } from '../../src/node/apply/split-heal.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import type { StorageEngine, WriteOperation } from '../../src/storage/storage-engine.js';
 import { manualStrayCheck } from './stray-check-support.js';

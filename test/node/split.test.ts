@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { bucketHash } from '../../src/keys/bucket-hash.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import type { WriteOperation } from '../../src/storage/storage-engine.js';

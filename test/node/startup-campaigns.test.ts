@@ -9,7 +9,7 @@
  * `noStartupCampaigns` is the old behaviour.
  */
 import { describe, expect, it } from 'vitest';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
 import type { SimCluster } from '../../src/sim/node/sim-cluster.js';
 import { driverOf } from './in-process-cluster.js';

@@ -1,14 +1,14 @@
 /**
  * A merge cut off after its freeze is finished by the nodes themselves (issue 32;
- * src/node/stranded-freezes.ts). The admin froze R into L and died before the merge entry: R's keys
+ * src/node/cluster/stranded-freezes.ts). The admin froze R into L and died before the merge entry: R's keys
  * take no writes until the merge applies. The old node waited for an
  * operator to run `atoll cluster merge` again, forever; the fault suite's merges left a bucket
  * range unwritable that way. Now R's leader, after STRANDED_FREEZE_MS of one term, runs the merge
  * where it also leads L, or hands R's leadership to L's leader, which then runs it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeFreezeEntry } from '../../src/node/merge-entry.js';
-import { STRANDED_FREEZE_MS } from '../../src/node/stranded-freezes.js';
+import { encodeFreezeEntry } from '../../src/node/replica/merge-entry.js';
+import { STRANDED_FREEZE_MS } from '../../src/node/cluster/stranded-freezes.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 import { atLeader, deadline, fromBytes, hashOf, leaderOf, NODES, proposeRaw, put, splitCluster, text } from './merge-support.js';
 

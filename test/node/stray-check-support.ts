@@ -1,14 +1,14 @@
 /**
- * A StrayCheck (src/node/stray-check.ts) over a stand-in driver, run by hand: `check()` runs one
+ * A StrayCheck (src/node/cluster/stray-check.ts) over a stand-in driver, run by hand: `check()` runs one
  * periodic check and lets its ClusterInfo calls settle; `left` lists the partitions it handed to
  * `leave`. Shared by the stray-check and split-heal tests.
  */
 import { pino } from 'pino';
 import type * as api from '../../src/api/node-api.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
 import type { TimerHandle } from '../../src/node/ports.js';
-import type { RaftDriver } from '../../src/node/raft-driver.js';
-import { StrayCheck } from '../../src/node/stray-check.js';
+import type { RaftDriver } from '../../src/node/replica/raft-driver.js';
+import { StrayCheck } from '../../src/node/cluster/stray-check.js';
 
 export interface ManualStrayCheck {
   check(): Promise<void>;

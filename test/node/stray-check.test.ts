@@ -9,8 +9,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type * as api from '../../src/api/node-api.js';
-import type { PartitionReplica } from '../../src/node/partition-replica.js';
-import { FOLLOWER_BATCH } from '../../src/node/stray-check.js';
+import type { PartitionReplica } from '../../src/node/replica/partition-replica.js';
+import { FOLLOWER_BATCH } from '../../src/node/cluster/stray-check.js';
 import { manualStrayCheck } from './stray-check-support.js';
 
 const SELF = 2;

@@ -1,5 +1,5 @@
 /**
- * The voter side of the leader lease (src/node/read-barrier.ts): a heartbeat restarts a voter's
+ * The voter side of the leader lease (src/node/replica/read-barrier.ts): a heartbeat restarts a voter's
  * election timer, so ticks a stalled loop still owes must be counted before a frame is stepped,
  * not after it (they would shorten the time the voter refuses other candidates). The driver catches
  * its ticks up to its clock before it steps any frame, and after a catch-up its tick clock lags by

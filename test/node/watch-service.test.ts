@@ -1,5 +1,5 @@
 /**
- * Watch at the node (src/node/watch-service.ts) on three in-process nodes: only the leader serves
+ * Watch at the node (src/node/service/watch-service.ts) on three in-process nodes: only the leader serves
  * a watch (a follower answers NOT_LEADER with the leader), a watch without a start revision starts
  * at a linearizable read, a leader that loses its leadership ends its watches with NOT_LEADER, a
  * cancelled watch frees its slot, watchers per tenant are bounded, and so are the bytes they hold:

@@ -1,5 +1,5 @@
 /**
- * Writes waiting for the loop share one deadline timer (src/node/deadline-wheel.ts, used by
+ * Writes waiting for the loop share one deadline timer (src/node/service/deadline-wheel.ts, used by
  * kv-executor.ts) instead of a timer each, and every one still ends in DEADLINE_EXCEEDED on time.
  * The node's loop is stopped (an assertion failure, as in loop-failure.test.ts), so every write
  * runs out its deadline.

@@ -1,6 +1,6 @@
 /**
  * The host's lease clock (RawNode.enableLeaseClock / leaseStartMs, Raft.leaseQuorumTick), which the
- * node's read barrier measures its lease on (src/node/read-barrier.ts), and the restart rule the
+ * node's read barrier measures its lease on (src/node/replica/read-barrier.ts), and the restart rule the
  * lease rests on (Raft.hup: no campaign during the startup quiet period).
  */
 import { describe, expect, it } from 'vitest';

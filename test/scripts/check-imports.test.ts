@@ -191,8 +191,8 @@ describe('check-imports', () => {
     const node = {
       'src/node/config.ts': `import type { Logger } from 'pino';\nimport type * as grpc from '@grpc/grpc-js';\nexport type C = { l: Logger; g: grpc.Metadata };\n`,
       'src/node/opener.ts': `import type { C } from './config.js';\nexport async function open(c: C) { return import('../storage/level-engine.js'); }\n`,
-      'src/node/peer-secret.ts': `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
-      'src/node/wired.ts': `import { open } from './opener.js';\nimport { read } from './peer-secret.js';\nexport const w = [open, read];\n`,
+      'src/node/peers/peer-secret.ts': `import { readFileSync } from 'node:fs';\nexport const read = readFileSync;\n`,
+      'src/node/wired.ts': `import { open } from './opener.js';\nimport { read } from './peers/peer-secret.js';\nexport const w = [open, read];\n`,
     };
     const allowed = checkWith({ ...node, 'src/sim/node/run.ts': `import { w } from '../../node/wired.js';\nexport const r = w;\n` });
     expect(allowed.stderr).toBe('');
@@ -276,6 +276,51 @@ describe('check-imports', () => {
     ];
     for (const line of expected) expect(result.stderr).toContain(line);
     expect(result.stderr).toMatch(new RegExp(`${expected.length} problems\\n$`));
+  });
+
+  it('keeps the rooms of src/node one way: a room imports only the rooms its row lists, never the wiring', () => {
+    const rooms = {
+      'src/node/metrics.ts': `export interface NodeMetrics { n: number }\n`,
+      'src/node/ports.ts': `import type { NodeMetrics } from './metrics.js';\nexport type Clock = { m?: NodeMetrics };\n`,
+      'src/node/node-config.ts': `import type { AutoSplitConfig } from './cluster/auto-split.js';\nexport type Config = { a?: AutoSplitConfig };\n`,
+      'src/node/raftlog/log-store.ts': `export const logStore = 1;\n`,
+      'src/node/replica/replica.ts': `import { logStore } from '../raftlog/log-store.js';\nimport type { Clock } from '../ports.js';\nexport const replica = (c?: Clock) => [logStore, c];\n`,
+      'src/node/cluster/auto-split.ts': `import { replica } from '../replica/replica.js';\nexport type AutoSplitConfig = { keys: number };\nexport const split = replica;\n`,
+      'src/node/service/router.ts': `import { replica } from '../replica/replica.js';\nimport { split } from '../cluster/auto-split.js';\nimport type { Config } from '../node-config.js';\nexport const router = (c?: Config) => [replica, split, c];\n`,
+      'src/node/atoll-node.ts': `import { router } from './service/router.js';\nimport { logStore } from './raftlog/log-store.js';\nexport class AtollNode { r = [router, logStore]; }\n`,
+    };
+    const clean = checkWith(rooms);
+    expect(clean.stderr).toBe('');
+    expect(clean.status).toBe(0);
+
+    const result = checkWith({
+      ...rooms,
+      // A room reaching up (a type-only import counts, and so does a dynamic import()), a room
+      // importing the wiring, the log store importing a shared file, a shared file importing a
+      // room by value, the excepted type import made a value import, and a folder that is no room.
+      'src/node/replica/reads.ts': `import type { router } from '../service/router.js';\nexport const reads = async () => [await import('../cluster/auto-split.js'), 0 as unknown as typeof router];\n`,
+      'src/node/cluster/admin.ts': `import type { AtollNode } from '../atoll-node.js';\nexport const admin = 1 as unknown as AtollNode;\n`,
+      'src/node/raftlog/codec.ts': `import type { Clock } from '../ports.js';\nexport const codec = 1 as unknown as Clock;\n`,
+      'src/node/metrics.ts': `import { logStore } from './raftlog/log-store.js';\nexport interface NodeMetrics { n: number }\nexport const m = logStore;\n`,
+      'src/node/node-config.ts': `import { split, type AutoSplitConfig } from './cluster/auto-split.js';\nexport type Config = { a?: AutoSplitConfig };\nexport const s = split;\n`,
+      'src/node/misc/helper.ts': `export const helper = 1;\n`,
+    });
+    expect(result.status).toBe(1);
+    const roomsNote = '(the rooms of src/node, scripts/check-imports.mjs NODE_ROOMS)';
+    const expected = [
+      `room: src/node/replica/reads.ts:1 imports '../service/router.js' (src/node/service/router.ts, src/node/service/): src/node/replica/ may import only src/node/peers/, src/node/raftlog/, src/node/snapshot/, the shared top-level files ${roomsNote}`,
+      `room: src/node/replica/reads.ts:2 imports '../cluster/auto-split.js' (src/node/cluster/auto-split.ts, src/node/cluster/): src/node/replica/ may import only`,
+      `room: src/node/cluster/admin.ts:1 imports '../atoll-node.js' (src/node/atoll-node.ts, the wiring top-level files): src/node/cluster/ may import only src/node/apply/, src/node/replica/, src/node/raftlog/, src/node/peers/, the shared top-level files ${roomsNote}`,
+      `room: src/node/raftlog/codec.ts:1 imports '../ports.js' (src/node/ports.ts, the shared top-level files): src/node/raftlog/ may import no other room ${roomsNote}`,
+      `room: src/node/metrics.ts:1 imports './raftlog/log-store.js' (src/node/raftlog/log-store.ts, src/node/raftlog/): the shared top-level files of src/node (config, ports, metrics, frames) may import only each other`,
+      `room: src/node/node-config.ts:1 imports './cluster/auto-split.js' (src/node/cluster/auto-split.ts, src/node/cluster/): the shared top-level files`,
+      `room: src/node/misc/helper.ts is in src/node/misc/, which is no room of NODE_ROOMS`,
+    ];
+    for (const line of expected) expect(result.stderr).toContain(line);
+    expect(result.stderr).toMatch(new RegExp(`${expected.length} problems\\n$`));
+    // The wiring imports every room, and the excepted type-only import passes.
+    expect(result.stderr).not.toContain('src/node/atoll-node.ts:');
+    expect(clean.stderr).not.toContain('node-config.ts');
   });
 
   it('lets only level-engine.ts import level', () => {

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clusterIdKeyCost, deriveClusterId } from '../../src/node/cluster-descriptor.js';
+import { clusterIdKeyCost, deriveClusterId } from '../../src/node/cluster/cluster-descriptor.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 

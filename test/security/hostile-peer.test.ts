@@ -24,7 +24,7 @@ import { partitionOf } from '../../src/keys/partition-table.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { encodeRaftFrame } from '../../src/node/raft-wire.js';
-import { encodeSnapshotTicket } from '../../src/node/snapshot-payload.js';
+import { encodeSnapshotTicket } from '../../src/node/snapshot/snapshot-payload.js';
 import { authServiceDefinition, clusterServiceDefinition, peerServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 

@@ -14,7 +14,7 @@
  * first 300 probes, before any script, give the machine's noise floor (printed).
  *
  * The bounds, and why they are what they are. The scheduler lets scripts hold the loop for 5 ms
- * per turn of the loop plus one step (src/node/script-scheduler.ts; steps cost at most a few ms,
+ * per turn of the loop plus one step (src/node/service/script-scheduler.ts; steps cost at most a few ms,
  * scripts/script-step-costs.mjs), so a probe waits about 10 ms at most for scripts, and the
  * median probe must be within the issue's 20 ms. On a quiet machine every probe was (fixed: median
  * 6.5 ms, longest 22 ms, the longest stall the node saw 8-13 ms). Single probes cannot be held to

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openCallScope } from '../../src/server/call-context.js';
-import { DeadlineWheel, type WheelTimers } from '../../src/node/deadline-wheel.js';
+import { DeadlineWheel, type WheelTimers } from '../../src/node/service/deadline-wheel.js';
 import { requestDeadlines } from '../../src/server/deadline-wheel.js';
 import { AtollError } from '../../src/errors.js';
 

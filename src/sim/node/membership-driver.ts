@@ -21,7 +21,7 @@
  */
 import type { JoinedCluster } from '../../node/node-config.js';
 import { planMoves, type PlanMember } from '../../keys/placement.js';
-import { memberStates, type MemberState } from '../../node/membership-table.js';
+import { memberStates, type MemberState } from '../../node/cluster/membership-table.js';
 import type { Rng } from '../../raft/rng.js';
 import type * as api from '../../api/node-api.js';
 import type { CheckFailure } from './node-checkers.js';

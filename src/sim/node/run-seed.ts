@@ -6,7 +6,7 @@
  */
 import type { NodeTestBugs } from '../../node/node-config.js';
 import { bucketHash } from '../../keys/bucket-hash.js';
-import { RangeRouting } from '../../node/range-routing.js';
+import { RangeRouting } from '../../node/cluster/range-routing.js';
 import { Rng } from '../../raft/rng.js';
 import { HistoryRecorder } from './history-recorder.js';
 import { MembershipDriver } from './membership-driver.js';

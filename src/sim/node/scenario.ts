@@ -32,7 +32,7 @@ export type FaultEvent =
  * - split: `count` partition splits (Cluster.SplitPartition at a partition's leader): first of
  *   partition `partition`, then each further one of the partition the previous split made; with
  *   `mergeBack`, the last split is then undone by a merge (Cluster.MergePartition at the source's
- *   leader, src/node/merge-admin.ts).
+ *   leader, src/node/cluster/merge-admin.ts).
  */
 export type MembershipPlan =
   | { readonly kind: 'none' }

@@ -131,7 +131,7 @@ export class SimNetwork {
   }
 
   send(from: Endpoint, to: number, messages: GroupMessage[]): void {
-    // An empty batch is a frame too: the node heartbeat (src/node/liveness.ts).
+    // An empty batch is a frame too: the node heartbeat (src/node/peers/liveness.ts).
     if (!from.host.alive || from.closed || to === from.host.node) return;
     const frame = encodeRaftFrame(messages);
     this.messagesSent += messages.length;

@@ -4,7 +4,7 @@ import { expectControlCaught } from './seed-range.js';
 
 /**
  * A replica that skips a split entry by installing a snapshot of the source taken after it opens
- * the new partition empty, and its leader fills it (src/node/split-heal.ts). Without that
+ * the new partition empty, and its leader fills it (src/node/apply/split-heal.ts). Without that
  * (splitHealDisabled) the new partition keeps one voter that holds no replica, which the membership
  * checker fails (rf-replicas-on-distinct-members).
  */

@@ -3,7 +3,7 @@
 import type { Long } from '@grpc/proto-loader';
 
 /**
- * One leader change a node's replicas saw (src/node/leader-changes.ts).
+ * One leader change a node's replicas saw (src/node/service/leader-changes.ts).
  */
 export interface LeaderChangeRecord {
   'partition'?: (number);
@@ -20,7 +20,7 @@ export interface LeaderChangeRecord {
 }
 
 /**
- * One leader change a node's replicas saw (src/node/leader-changes.ts).
+ * One leader change a node's replicas saw (src/node/service/leader-changes.ts).
  */
 export interface LeaderChangeRecord__Output {
   'partition': (number);
