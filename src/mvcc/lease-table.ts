@@ -2,7 +2,7 @@
  * A partition's leases: replicated state next to the versions. A lease lives in exactly one
  * partition; its local id is the Raft index of the entry that granted it (unique in the
  * partition, the same on every replica). It records the tenant that granted it, its TTL and the
- * keys attached to it. Expiry is not stored: the partition's leader decides it (node/lease-keeper.ts)
+ * keys attached to it. Expiry is not stored: the partition's leader decides it (node/service/lease-keeper.ts)
  * and proposes a `leaseRevoke` entry, which deletes every attached key in that one entry.
  *
  * Stored under the partition prefix P (key-layout.ts):

@@ -11,7 +11,7 @@
  * time), expiry is decided at that time, and the time is stored with the applied index in the
  * same batch, so it survives restarts and travels in snapshots. A leader whose clock is behind
  * the previous leader's therefore cannot make an expired key live again through apply; readers
- * use max(their clock, appliedTimeMs) for the same reason (node/kv-executor.ts).
+ * use max(their clock, appliedTimeMs) for the same reason (node/service/kv-executor.ts).
  *
  * Durability: each entry's versions, the partition revision and the applied index are written in
  * one atomic batch, so after a crash the store is exactly the state after some applied index and

@@ -1,6 +1,6 @@
 /**
  * Range changes of a partition (issue 19), each applied at one entry of the partition's log in
- * ONE synced batch, and each answering a result its caller (src/node/split-apply.ts,
+ * ONE synced batch, and each answering a result its caller (src/node/apply/split-apply.ts,
  * merge-apply.ts) acts on:
  * - split: the keys of [mid, end) move to a new partition in the same engine (split-plan.ts);
  * - freeze: the right partition of a merge stops applying and waits to be merged;

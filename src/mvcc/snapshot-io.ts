@@ -32,7 +32,7 @@ export interface ImportOptions {
   /**
    * More operations for that same batch, chosen from the range the snapshot carries (undefined:
    * the equal-table place): a replica whose range shrank opens the partition after it
-   * (src/node/split-heal.ts), and its record of that must land with the import.
+   * (src/node/apply/split-heal.ts), and its record of that must land with the import.
    */
   readonly alsoWriteFor?: (range: { readonly start: number; readonly end: number } | undefined) => readonly WriteOperation[];
 }
