@@ -73,7 +73,8 @@ const INSTALL_LOG = /\binstall/i;
 const SNAPSHOT_WORD = /\bsnapshot/i;
 
 export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): Promise<NodeSeedResult> {
-  const scenario = scenarioFromSeed(seed, { ...options.overrides, ...(options.testBugs !== undefined && { testBugs: options.testBugs }) });
+  // The planted defects add to the overrides' (a control may switch a second mechanism off in both runs).
+  const scenario = scenarioFromSeed(seed, { ...options.overrides, ...(options.testBugs !== undefined && { testBugs: { ...options.overrides?.testBugs, ...options.testBugs } }) });
   const scheduler = new Scheduler();
   const trace = new Trace(() => scheduler.now, options.traceLines ?? 400);
   const rng = new Rng(seed);

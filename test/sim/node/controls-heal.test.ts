@@ -24,7 +24,8 @@ describe('whole-node simulator: a replica that skipped a split gets the new part
     it(`seed ${seed}: passes with the heal, fails the membership checker without it`, async () => {
       // The schedules these seeds were found on, without issue 32's lease, lock and range-change
       // clients (scenario issue32Workloads): their traffic moves where a replica skips a split.
-      const overrides = { issue32Workloads: false };
+      // The leaders' voter-hole check (voter-holes.ts) also fills the hole, later: off in both runs.
+      const overrides = { issue32Workloads: false, testBugs: { voterHolesKept: true } };
       const healed = await runNodeSeed(seed, { overrides, traceLines: 1_000_000 });
       expect(healed.failures).toEqual([]);
       expect(healed.trace.some((line) => line.includes('skipped the split'))).toBe(true);
