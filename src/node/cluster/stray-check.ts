@@ -9,8 +9,9 @@
  * Every STRANDED_CHECK_MS this asks peers' ClusterInfo about the suspects: replicas without a leader
  * for two checks in a row (every reachable peer is asked), and every FOLLOWER_CHECK_EVERY-th check
  * quiet followers (only the node they follow is asked). A suspect is handed to `leave` (stop and
- * delete) when a peer leads its partition in a term at least the replica's, has applied at least as
- * far (so its configuration is at least as new as the one naming this node a voter), and its
+ * delete) when a peer leads its partition in a term at least the replica's (or in an older one but
+ * applied further), has applied at least as far (so its configuration is at least as new as the
+ * one naming this node a voter), and its
  * voters leave this node out. Each peer is asked about the suspects it can answer for only
  * (ClusterInfoRequest.partitions), and a follower check takes at most FOLLOWER_BATCH quiet followers,
  * the next ones at the next (a node with 1,024 partitions covers its ~680 quiet followers in six
@@ -130,9 +131,14 @@ export class StrayCheck {
         const info = await driver.transport.clusterInfo(peer, clock.wallMs() + CALL_TIMEOUT_MS, about).catch(() => undefined);
         for (const partition of info?.partitions ?? []) {
           const suspect = suspects.get(partition.id);
-          // The peer leads in a term at least ours and applied at least as far, so its
-          // configuration is at least as new as the one that names this node a voter.
-          if (suspect === undefined || partition.leader !== peer || partition.term < suspect.term || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
+          // The peer leads and applied at least as far, in a term at least ours, so its
+          // configuration is at least as new as the one that names this node a voter; or in an older
+          // term but applied further: every configuration it applied was committed, so one after all
+          // this replica applied leaves it out (a re-addition opens a new replica, PrepareReplica).
+          // A removed voter that campaigned into a higher term before it learned its removal
+          // committed (its log held the entry) was otherwise never left (simulator seed 1754).
+          if (suspect === undefined || partition.leader !== peer || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
+          if (partition.term < suspect.term && partition.appliedIndex === suspect.applied) continue;
           // A learner (or an outsider, above) is still wanted while the leader's configuration lists
           // it; a peer that does not report learners (an older server) cannot say, so it stays.
           if (suspect.learner && (partition.learners === undefined || partition.learners.includes(id))) continue;

@@ -25,6 +25,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [8244, 'a replica with RF - 1 copies: a move back to a node reused the replica it had left (not yet swept), which restarted before applying its re-addition and was deleted as moved away (replica-moves.ts prepare opens a new one; raft.ts wasMember ignores configurations at or below the vote floor)'],
   [1836, 'a replica stayed behind: two complete staged transfers the log came to cover held both incoming slots, and other groups\' snapshots were declined for 30 s (snapshot-receiver.ts tick)'],
   [4956, 'a merge back refused for good (below-initial, "partition 1, right of partition 1"): L\'s new leader hosted no R and its routing table did not know R\'s start, so the admin named L as its own right neighbour and never asked to move R (merge-admin.ts names R by L\'s range end, range-routing.ts partitionStartingAt)'],
+  [1754, 'a stray replica kept for good: the source of a move, whose log held its removal, campaigned into a term above the leader\'s before it learned the removal committed, so the stray check (which asked for a leader in a term at least the replica\'s) never left it (stray-check.ts: or in an older term but applied further)'],
   [51735, 'a voter that holds no data: a node missed two splits of a partition whose replica there was moved away before it caught up, so nothing on it knew the new partitions (voter-holes.ts: their leader asks the silent voter\'s node to open the replica)'],
 ];
 
