@@ -63,6 +63,29 @@ async function put(c: InProcessCluster, key: string, value: string, partition: n
   throw new Error(`could not write ${key}`);
 }
 
+/**
+ * Splits partition 0 at its leader. A leader change while the split is under way (on a loaded
+ * machine an election can fire mid-call) answers a retryable error whether or not the split
+ * applied: the split is then read from the replicas (partition 0's new end names the new one), or
+ * asked again at the new leader when it did not apply.
+ */
+async function splitZero(c: InProcessCluster): Promise<{ partition: number; newPartition: number; start: number; mid: number; end: number }> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const leader = await c.waitForLeader(10_000);
+    try {
+      return await c.node(leader).splitPartition({ partition: 0 }, { deadlineMs: Date.now() + 5_000 });
+    } catch (error) {
+      last = error;
+      if (!isAtollError(error) || !['NOT_LEADER', 'NO_LEADER', 'DEADLINE_EXCEEDED', 'UNAVAILABLE'].includes(error.code)) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const end = groups(c, await c.waitForLeader(10_000)).get(0)?.mvcc.hashRange?.end;
+    if (end !== undefined && end < 2 ** 32) return { partition: 0, newPartition: end, start: 0, mid: end, end: 2 ** 32 };
+  }
+  throw new Error(`the split did not answer: ${String(last)}`);
+}
+
 describe('partition split on a live three-node cluster', () => {
   it('founds the new group on every replica, moves the keys, routes to it, and survives a restart', { timeout: 60_000 }, async () => {
     cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 100 });
@@ -72,8 +95,7 @@ describe('partition split on a live three-node cluster', () => {
     const keys = Array.from({ length: 40 }, (_, i) => `user${i}/profile`);
     for (const key of keys) await c.put(key, `v-${key}`);
 
-    const leader = await c.waitForLeader();
-    const split = await c.node(leader).splitPartition({ partition: 0 }, { deadlineMs: Date.now() + 5_000 });
+    const split = await splitZero(c);
     expect(split.partition).toBe(0);
     expect(split.newPartition).toBe(split.mid);
     expect(split.start).toBe(0);
@@ -159,7 +181,7 @@ describe('a replica that crashes around the split batch', () => {
       crashed = true;
       return true;
     };
-    const split = await c.node(leader).splitPartition({ partition: 0 }, { deadlineMs: Date.now() + 5_000 });
+    const split = await splitZero(c);
     // A write after the split (to a key partition 0 kept) makes the victim write again (for crashAt 1).
     await put(c, `${keys.find((key) => hashOf(key) < split.mid)!}-after`, 'after', 0);
     expect(await waitFor(() => crashed, 5_000)).toBe(true);
