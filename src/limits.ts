@@ -54,7 +54,9 @@ export interface Limits {
   readonly defaultCallTimeoutMs: number;
   /**
    * One KV.Stream runs at most this many requests at once; past it the server stops reading the
-   * stream (gRPC flow control then slows the client) instead of queueing without bound.
+   * stream (gRPC flow control then slows the client) instead of queueing without bound. 256, not
+   * 1,024: a tenant's never-read streams put their whole bound in flight at once, and at 1,024 a
+   * stream the ordinary tenant of the hostile load run saw errors for seconds (docs/security.md).
    */
   readonly maxStreamRequestsInFlight: number;
   /** A transaction commits at most this long after it began (its handle then fails with TXN_EXPIRED). */
@@ -178,7 +180,7 @@ export const defaultLimits: Limits = Object.freeze({
   snapshotChunkBytes: 256 * kibibyte,
   compactionBatchOps: 1000,
   defaultCallTimeoutMs: 10_000,
-  maxStreamRequestsInFlight: 1024,
+  maxStreamRequestsInFlight: 256,
   maxTxnDurationMs: 60_000,
   maxTxnPrefixKeys: 10_000,
   maxScriptBytes: 64 * kibibyte,

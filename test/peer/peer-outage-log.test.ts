@@ -148,7 +148,9 @@ describe('peer transport outage logs', () => {
     await until('the peer to be reached', () => server.frames > 5, 3_000);
 
     server.forceShutdown();
-    // Five election timeouts: the transport retries several times (reconnect backoff up to 1 s).
+    // The warning comes once the outage passed the bound, at a retry (reconnect backoff up to 1 s;
+    // later on a loaded machine); then five more bounds: the transport retries several times.
+    await until('the warning', () => warnings(lines).length > 0, 6_000);
     await sleep(1_500);
     const failures = lines.filter((line) => line.msg === 'raft stream to peer failed');
     expect(failures.length).toBeGreaterThanOrEqual(1);
@@ -163,19 +165,21 @@ describe('peer transport outage logs', () => {
     expect(lines.filter((line) => line.msg === 'peer reachable again')).toEqual([expect.objectContaining({ level: 30, peer: 1 })]);
     await sleep(300);
     expect(warnings(lines)).toHaveLength(1);
-  }, 10_000);
+  }, 20_000);
 
   it('a peer back within the election timeout (a restart): no warning, no info', async () => {
     const port = await freePort();
     const { logger, lines } = capturingLogger();
     const server = await servePeerPort(port);
-    transportTo(2, 1, port, logger, { warnUnreachableAfterMs: 1_500 });
+    // A bound well above a restart's outage even on a loaded machine (the restart is 100 ms; the
+    // reconnection follows at the transport's next retry, up to 1 s later).
+    transportTo(2, 1, port, logger, { warnUnreachableAfterMs: 4_000 });
     await until('the peer to be reached', () => server.frames > 5, 3_000);
     server.forceShutdown();
     await sleep(100);
     const restarted = await servePeerPort(port);
-    await until('the reconnection', () => restarted.frames > 5, 3_000);
-    await sleep(1_600);
+    await until('the reconnection', () => restarted.frames > 5, 3_500);
+    await sleep(1_000);
     expect(lines.filter((line) => line.level >= 30)).toEqual([]);
     expect(lines.some((line) => line.msg === 'raft stream to peer failed')).toBe(true);
     expect(lines.some((line) => line.msg === 'raft stream to peer reconnected')).toBe(true);

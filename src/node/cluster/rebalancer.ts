@@ -50,6 +50,10 @@ const MOVE_TIMEOUT_MS = 300_000;
 const MAX_WRITE_ATTEMPTS = 8;
 export const REBALANCE_DEFAULTS = Object.freeze({ maxInFlight: 2, pauseMs: 2_000 });
 
+/** How long partitionsNaming waits for voters that have not applied a configuration their leader has, and how often it looks again. */
+const LAGGING_VOTERS_WAIT_MS = 3_000;
+const LAGGING_VOTERS_POLL_MS = 100;
+
 export interface RebalancerOptions {
   readonly id: number;
   readonly partitions: number;
@@ -333,19 +337,21 @@ export class Rebalancer {
    * every partition's leader answered. ChangeMember(remove) refuses while any does.
    */
   async partitionsNaming(node: number): Promise<number[] | undefined> {
-    const { view, hosted } = await this.survey();
     // Invariant: also named while a current voter (per the leader) that answered has not applied
     // the configuration without it yet. Such a voter, restarted after the leader is lost, would
     // count the removed node in its quorum (fault suite seed 202: a move's followers had not
     // learned its commit when the moved-off node was removed and the leader's disk was lost).
-    return view
-      ?.filter(
-        (partition) =>
-          partition.voters.includes(node) ||
-          partition.learners.includes(node) ||
-          partition.voters.some((voter) => hosted.get(partition.id)?.get(voter)?.includes(node) === true),
-      )
-      .map((partition) => partition.id);
+    // Followers apply a move a moment after its leader, so when only they lag, the answer waits
+    // for them (up to LAGGING_VOTERS_WAIT_MS) instead of refusing a remove that follows a move.
+    const waitUntil = this.options.clock.monotonicMs() + LAGGING_VOTERS_WAIT_MS;
+    for (;;) {
+      const { view, hosted } = await this.survey();
+      if (view === undefined) return undefined;
+      const byLeader = view.filter((partition) => partition.voters.includes(node) || partition.learners.includes(node)).map((partition) => partition.id);
+      const lagging = view.filter((partition) => partition.voters.some((voter) => hosted.get(partition.id)?.get(voter)?.includes(node) === true)).map((partition) => partition.id);
+      if (byLeader.length > 0 || lagging.length === 0 || this.options.clock.monotonicMs() >= waitUntil) return [...new Set([...byLeader, ...lagging])].sort((a, b) => a - b);
+      await new Promise<void>((resolve) => this.options.timers.after(LAGGING_VOTERS_POLL_MS, resolve));
+    }
   }
 
   private context(): api.CallContext {
