@@ -6,22 +6,13 @@
 import { describe, expect, it } from 'vitest';
 import { isAtollError } from '../../src/errors.js';
 import { caughtUp, MAX_PROMOTION_LAG, nextMoveStep, type MoveInput } from '../../src/node/cluster/move-steps.js';
+import { confAfter } from '../../src/node/replica/conf-after.js';
 import type { ConfChange, ConfState } from '../../src/raft/types.js';
 
-/** What the Raft core's applyConfChange does to the membership (src/raft/raft.ts). */
+/** What the Raft core's applyConfChange does to the membership (confAfter, raft.ts), sorted. */
 function applyChange(conf: ConfState, change: ConfChange): ConfState {
-  const voters = new Set(conf.voters);
-  const learners = new Set(conf.learners);
-  if (change.type === 'addVoter') {
-    learners.delete(change.node);
-    voters.add(change.node);
-  } else if (change.type === 'addLearner') {
-    if (!voters.has(change.node)) learners.add(change.node);
-  } else {
-    voters.delete(change.node);
-    learners.delete(change.node);
-  }
-  return { voters: [...voters].sort((a, b) => a - b), learners: [...learners].sort((a, b) => a - b) };
+  const after = confAfter(conf, change);
+  return { voters: [...after.voters].sort((a, b) => a - b), learners: [...after.learners].sort((a, b) => a - b) };
 }
 
 const RF = 3;

@@ -1,29 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fixtureTrees, repoRoot, runChecker } from './script-fixtures.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const script = join(repoRoot, 'scripts/check-docs.mjs');
-const fixturesRoot = mkdtempSync(join(tmpdir(), 'atoll-check-docs-'));
-let fixtureCounter = 0;
-afterAll(() => rmSync(fixturesRoot, { recursive: true, force: true }));
-
-function makeTree(files: Record<string, string>): string {
-  const root = join(fixturesRoot, `tree-${fixtureCounter++}`);
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, file)), { recursive: true });
-    writeFileSync(join(root, file), text);
-  }
-  return root;
-}
-
-function check(root?: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, root === undefined ? [script] : [script, root], { encoding: 'utf8', cwd: tmpdir() });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const makeTree = fixtureTrees('atoll-check-docs-');
+const check = (root?: string): ReturnType<typeof runChecker> => runChecker(script, root);
 
 /** A small src/ with a class hierarchy, an interface, functions, consts and a proto service. */
 const sources: Record<string, string> = {

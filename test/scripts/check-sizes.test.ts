@@ -1,15 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fixtureTrees, repoRoot, runChecker } from './script-fixtures.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const script = join(repoRoot, 'scripts/check-sizes.mjs');
-const fixturesRoot = mkdtempSync(join(tmpdir(), 'atoll-check-sizes-'));
-let fixtureCounter = 0;
-afterAll(() => rmSync(fixturesRoot, { recursive: true, force: true }));
+const writeTree = fixtureTrees('atoll-check-sizes-');
 
 interface Exception {
   file: string;
@@ -21,7 +15,6 @@ interface Exception {
 
 /** A tree under the fixtures root: files by path, and scripts/size-exceptions.json when given. */
 function makeTree(files: Record<string, string>, exceptions?: Exception[] | string): string {
-  const root = join(fixturesRoot, `tree-${fixtureCounter++}`);
   const all = { ...files };
   if (exceptions !== undefined) {
     all['scripts/size-exceptions.json'] =
@@ -29,17 +22,10 @@ function makeTree(files: Record<string, string>, exceptions?: Exception[] | stri
         ? exceptions
         : JSON.stringify({ exceptions: exceptions.map((e) => ({ reason: 'It is big for a reason worth a sentence.', date: '2026-12-07', ...e })) });
   }
-  for (const [file, text] of Object.entries(all)) {
-    mkdirSync(dirname(join(root, file)), { recursive: true });
-    writeFileSync(join(root, file), text);
-  }
-  return root;
+  return writeTree(all);
 }
 
-function check(root?: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, root === undefined ? [script] : [script, root], { encoding: 'utf8', cwd: tmpdir() });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const check = (root?: string): ReturnType<typeof runChecker> => runChecker(script, root);
 
 /** A class of exactly `lines` lines, from its `class` line to its closing brace. */
 function classOf(name: string, lines: number, bodyLine = (i: number) => `  readonly field${i} = ${i};`): string {
