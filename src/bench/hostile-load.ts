@@ -316,7 +316,7 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
 
     const samplers = [1, 2, 3].map((id) => new NodeSampler(id, started.pidOf(id), started.adminAddresses.get(id)!));
     await Promise.all(samplers.map((sampler) => sampler.sample()));
-    for (const sampler of samplers) sampler.takeWindow();
+    for (const sampler of samplers) sampler.startRun();
 
     const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
     generatorDelay.enable();

@@ -238,6 +238,18 @@ export class NodeSampler {
     }
   }
 
+  /**
+   * Starts the run after a baseline sample: forgets the lag and /livez figures seen so far. The
+   * baseline's lag histogram covers everything since the node started (the cluster's start and the
+   * run's setup, which writes the watched history), not the run.
+   */
+  startRun(): void {
+    this.observation.lagGaugeMaxMs = 0;
+    this.observation.lagHistogramMaxMs = 0;
+    this.observation.livezMaxMs = 0;
+    this.takeWindow();
+  }
+
   /** The longest stall seen since the last call, the latest RSS and the CPU use since the last call; starts a new window. */
   takeWindow(): { stallMs: number; rssBytes: number; cpuPercent: number | undefined } {
     const window = { stallMs: this.windowStallMs, rssBytes: this.latestRssBytes, cpuPercent: cpuPercentBetween(this.windowCpu, this.observation.cpuLast) };

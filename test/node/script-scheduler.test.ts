@@ -20,9 +20,16 @@ const limits = {
 function harness(turnMs = 5) {
   let nowMs = 0;
   const turns: Array<() => void> = [];
-  const scheduler = new ScriptScheduler({ limits, nowMs: () => nowMs, nextTurn: (run) => void turns.push(run), turnMs });
+  /** The rests asked for after used-up holds, in ms; each passes at once here (its turn is queued as without one). */
+  const rests: number[] = [];
+  const after = (ms: number, run: () => void): void => {
+    rests.push(ms);
+    run();
+  };
+  const scheduler = new ScriptScheduler({ limits, nowMs: () => nowMs, nextTurn: (run) => void turns.push(run), turnMs, after });
   return {
     scheduler,
+    rests,
     advance: (ms: number) => void (nowMs += ms),
     /** Runs what one turn of the loop runs (its queued callbacks), then lets every promise settle. */
     async turn(): Promise<void> {
@@ -157,6 +164,23 @@ describe('turns of the loop', () => {
     expect(perTurn).toEqual(['bbbbb', 'aaaaa', 'bbbbb', 'aabb']);
     expect(a.usedMs).toBe(12);
     expect(b.usedMs).toBe(12);
+  });
+
+  it('rests three times a used-up hold before the next turn, so scripts back to back have at most a quarter of the loop', async () => {
+    const loop = harness(5);
+    const log: string[] = [];
+    const done = script(await loop.scheduler.admit('acme'), 'a', 12, log, loop.advance);
+    await settle();
+    // The first hold (5 ms) is used up: the next turn waits 15 ms, and so after each hold.
+    expect(log.join('')).toBe('aaaaa');
+    expect(loop.rests).toEqual([15]);
+    await loop.turn();
+    expect(loop.rests).toEqual([15, 15]);
+    await loop.turn();
+    await done;
+    expect(log.length).toBe(12);
+    // The last turn ran 2 ms and the script ended: no rest is asked for a hold that was not used up.
+    expect(loop.rests).toEqual([15, 15]);
   });
 
   it('goes on with the next paused script in the same turn when the one before ends early', async () => {

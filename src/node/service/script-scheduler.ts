@@ -6,7 +6,9 @@
  * of the loop (after its I/O: Raft messages, client requests, timers), one after the other, the
  * one that has used the least time first: the next goes on when the one before pauses or ends, if
  * the turn is not used up; the rest wait for the next turn. So between two turns of the loop
- * scripts run for about TURN_MS plus one step, however many run.
+ * scripts run for about TURN_MS plus one step, however many run. A turn whose hold was used up is
+ * followed by a rest of REST_PER_HOLD times the hold before the next one starts (a timer, then the
+ * turn): while scripts run back to back they have at most a quarter of the loop.
  *
  * What counts as a turn: `nextTurn` (setImmediate) runs after the loop's I/O. A hold starts the
  * first time a script asks `due()` after the last marker, and a marker queued then ends it at the
@@ -36,6 +38,15 @@ import type { ScriptTurns } from '../../script/index.js';
 
 /** Scripts together hold the loop at most this long between two of its turns (plus one step). */
 export const TURN_MS = 5;
+/**
+ * Scripts that have used up a hold get the loop back only after the rest of the node had this many
+ * times the hold's length (a duty cycle: scripts take at most a quarter of the loop's time while
+ * they run back to back, and every request waits at most one hold per turn of the loop). Found by
+ * the hostile load run: resuming on the very next turn let five long scripts take the loop of their
+ * node 5 ms of every turn, which is nearly all of it when the turns are short, and an ordinary
+ * tenant's requests at that node, each a few turns, waited 60 ms at the median.
+ */
+export const REST_PER_HOLD = 3;
 /** Tenants remembered with a budget not yet refilled; idle full ones are forgotten past this. */
 const maxRememberedTenants = 1_000;
 
@@ -74,6 +85,10 @@ export interface ScriptSchedulerOptions {
   readonly nextTurn?: (run: () => void) => void;
   /** Default TURN_MS. */
   readonly turnMs?: number;
+  /** Runs `run` after `ms` (default setTimeout): the rest after a used-up hold (REST_PER_HOLD). */
+  readonly after?: (ms: number, run: () => void) => void;
+  /** Default REST_PER_HOLD; 0 resumes on the next turn. */
+  readonly restPerHold?: number;
 }
 
 export class ScriptScheduler {
@@ -92,10 +107,14 @@ export class ScriptScheduler {
   private holdStartMs = 0;
   private readonly nextTurn: (run: () => void) => void;
   private readonly turnMs: number;
+  private readonly after: (ms: number, run: () => void) => void;
+  private readonly restPerHold: number;
 
   constructor(private readonly options: ScriptSchedulerOptions) {
     this.nextTurn = options.nextTurn ?? setImmediate;
     this.turnMs = options.turnMs ?? TURN_MS;
+    this.after = options.after ?? ((ms, run) => void setTimeout(run, ms));
+    this.restPerHold = options.restPerHold ?? REST_PER_HOLD;
   }
 
   /** Scripts running at this node now. */
@@ -242,10 +261,14 @@ export class ScriptScheduler {
     });
   }
 
+  /** Queued when scripts paused because their hold was used up: the next turn comes after the rest (REST_PER_HOLD). */
   private queueTurn(): void {
     if (this.turnQueued) return;
     this.turnQueued = true;
-    this.nextTurn(() => this.startTurn());
+    const heldMs = this.holding ? this.options.nowMs() - this.holdStartMs : 0;
+    const restMs = Math.ceil(heldMs * this.restPerHold);
+    if (restMs > 0) this.after(restMs, () => this.nextTurn(() => this.startTurn()));
+    else this.nextTurn(() => this.startTurn());
   }
 
   /** The loop turned: a new hold, and the paused scripts go on one after the other, the one that used least time first. */
