@@ -109,6 +109,12 @@ export interface WatcherOptions {
   readonly signal: AbortSignal;
   /** Takes and gives back the bytes the watcher holds (watch-memory.ts); absent: nothing is counted. */
   readonly budget?: WatchBudget;
+  /**
+   * Bytes already taken from the budget for the first read of history (the node reserved them at
+   * admission, before its read barrier): that read moves into them instead of taking its own, and
+   * what no read used is given back by the time the watcher ends.
+   */
+  readonly firstReadReserved?: number;
   /** TEST ONLY (negative control hubNotToldOfInstall): trust the hub even when it is behind the store. */
   readonly unguardedHub?: boolean;
 }
@@ -141,6 +147,8 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
 
   /** Set once the watcher had room for a read of history or an event: from then on it waits for room. */
   let started = false;
+  /** Taken for the first read of history before the watcher began (options.firstReadReserved); 0 once used or given back. */
+  let preReserved = budget === undefined ? 0 : (options.firstReadReserved ?? 0);
 
   /** Takes `bytes` from the budget, waiting for room at most stallMs; false when the watch was aborted meanwhile. */
   const take = async (bytes: number, forEvents: boolean): Promise<boolean> => {
@@ -180,70 +188,87 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
     }
   };
 
-  // With progress, the first message names the start: a client that asked for "now" learns
-  // where it starts, so it can resume exactly even before any change arrives.
-  if (options.progress === true) await send({ revision: cursor, events: [], progress: true });
-  while (!signal.aborted) {
-    source.checkLeader();
-    const storeRevision = source.revision();
-    if (storeRevision > cursor) {
-      // The ring answers only when it is as new as the store (hub.top is the store's revision;
-      // a hub behind it would answer a batch that ends at the cursor, and the loop would ask again
-      // without ever awaiting); otherwise the store's history does.
-      const fromHub = options.unguardedHub === true || source.hub.top >= storeRevision ? source.hub.since(cursor) : undefined;
-      // A read of history holds its batch until the batch is sent: reserved first (see the file comment).
-      const reserved = { bytes: 0 };
-      try {
-        let batch = fromHub;
-        if (batch === undefined) {
-          const reserve = budget === undefined ? 0 : watchReadReserveBytes(options.readBounds);
-          if (!(await take(reserve, true))) return;
-          reserved.bytes = reserve;
-          batch = await source.changesSince(target, cursor, options.readBounds);
-          if (budget !== undefined) {
-            let batchBytes = 0;
-            for (const change of batch.changes) batchBytes += watchChangeBytes(Buffer.byteLength(change.key), change.stored.kind === 'value' ? change.stored.value.length : 0);
-            // One revision larger than the read's bounds comes whole: its excess is taken too.
-            if (batchBytes > reserve && !(await take(batchBytes - reserve, true))) return;
-            budget.release(Math.max(0, reserve - batchBytes));
-            reserved.bytes = batchBytes;
+  const watchLoop = async (): Promise<void> => {
+    // With progress, the first message names the start: a client that asked for "now" learns
+    // where it starts, so it can resume exactly even before any change arrives.
+    if (options.progress === true) await send({ revision: cursor, events: [], progress: true });
+    while (!signal.aborted) {
+      source.checkLeader();
+      const storeRevision = source.revision();
+      if (storeRevision > cursor) {
+        // The ring answers only when it is as new as the store (hub.top is the store's revision;
+        // a hub behind it would answer a batch that ends at the cursor, and the loop would ask again
+        // without ever awaiting); otherwise the store's history does.
+        const fromHub = options.unguardedHub === true || source.hub.top >= storeRevision ? source.hub.since(cursor) : undefined;
+        // A read of history holds its batch until the batch is sent: reserved first (see the file comment).
+        const reserved = { bytes: 0 };
+        try {
+          let batch = fromHub;
+          if (batch !== undefined && preReserved > 0) {
+            // The ring serves it: the admission's reservation for a read is not needed.
+            budget?.release(preReserved);
+            preReserved = 0;
           }
-        }
-        if (signal.aborted) return;
-        if (batch.through <= cursor && options.unguardedHub !== true) {
-          // Invariant: a batch read because the store is past the cursor ends past it. If one ever
-          // does not, wait for the next change instead of spinning: a watcher never holds the loop.
-          await source.hub.wait(options.leaderCheckMs ?? options.progressIntervalMs, options.after, signal);
-          continue;
-        }
-        // Group the batch's matching changes by revision: one message per revision, in order.
-        const fromStore = fromHub === undefined ? reserved : undefined;
-        let events: WatchEvent[] = [];
-        let revision = 0;
-        for (const change of batch.changes) {
-          if (change.revision <= cursor || change.revision > batch.through || !matches(target, change.key)) continue;
-          if (change.revision !== revision && events.length > 0) {
-            await send({ revision, events, progress: false }, fromStore);
-            events = [];
-            if (signal.aborted) return;
+          if (batch === undefined) {
+            const reserve = budget === undefined ? 0 : watchReadReserveBytes(options.readBounds);
+            if (preReserved >= reserve) {
+              // The admission's reservation: the watcher had room for a read.
+              started = true;
+              budget?.release(preReserved - reserve);
+              preReserved = 0;
+            } else if (!(await take(reserve, true))) return;
+            reserved.bytes = reserve;
+            batch = await source.changesSince(target, cursor, options.readBounds);
+            if (budget !== undefined) {
+              let batchBytes = 0;
+              for (const change of batch.changes) batchBytes += watchChangeBytes(Buffer.byteLength(change.key), change.stored.kind === 'value' ? change.stored.value.length : 0);
+              // One revision larger than the read's bounds comes whole: its excess is taken too.
+              if (batchBytes > reserve && !(await take(batchBytes - reserve, true))) return;
+              budget.release(Math.max(0, reserve - batchBytes));
+              reserved.bytes = batchBytes;
+            }
           }
-          revision = change.revision;
-          events.push(eventOf(change, options.keysOnly === true, options.userKey));
+          if (signal.aborted) return;
+          if (batch.through <= cursor && options.unguardedHub !== true) {
+            // Invariant: a batch read because the store is past the cursor ends past it. If one ever
+            // does not, wait for the next change instead of spinning: a watcher never holds the loop.
+            await source.hub.wait(options.leaderCheckMs ?? options.progressIntervalMs, options.after, signal);
+            continue;
+          }
+          // Group the batch's matching changes by revision: one message per revision, in order.
+          const fromStore = fromHub === undefined ? reserved : undefined;
+          let events: WatchEvent[] = [];
+          let revision = 0;
+          for (const change of batch.changes) {
+            if (change.revision <= cursor || change.revision > batch.through || !matches(target, change.key)) continue;
+            if (change.revision !== revision && events.length > 0) {
+              await send({ revision, events, progress: false }, fromStore);
+              events = [];
+              if (signal.aborted) return;
+            }
+            revision = change.revision;
+            events.push(eventOf(change, options.keysOnly === true, options.userKey));
+          }
+          if (events.length > 0) await send({ revision, events, progress: false }, fromStore);
+          cursor = Math.max(cursor, batch.through);
+        } finally {
+          budget?.release(reserved.bytes);
         }
-        if (events.length > 0) await send({ revision, events, progress: false }, fromStore);
-        cursor = Math.max(cursor, batch.through);
-      } finally {
-        budget?.release(reserved.bytes);
+        continue;
       }
-      continue;
+      const idleMs = options.monotonicMs() - lastSentMs;
+      if (options.progress === true && idleMs >= options.progressIntervalMs) {
+        await send({ revision: cursor, events: [], progress: true });
+        continue;
+      }
+      const untilProgressMs = options.progress === true ? Math.max(1, options.progressIntervalMs - idleMs) : options.progressIntervalMs;
+      const waitMs = Math.min(untilProgressMs, options.leaderCheckMs ?? untilProgressMs);
+      await source.hub.wait(waitMs, options.after, signal);
     }
-    const idleMs = options.monotonicMs() - lastSentMs;
-    if (options.progress === true && idleMs >= options.progressIntervalMs) {
-      await send({ revision: cursor, events: [], progress: true });
-      continue;
-    }
-    const untilProgressMs = options.progress === true ? Math.max(1, options.progressIntervalMs - idleMs) : options.progressIntervalMs;
-    const waitMs = Math.min(untilProgressMs, options.leaderCheckMs ?? untilProgressMs);
-    await source.hub.wait(waitMs, options.after, signal);
+  };
+  try {
+    await watchLoop();
+  } finally {
+    if (preReserved > 0) budget?.release(preReserved);
   }
 }

@@ -5,7 +5,8 @@
  * cancelled watch frees its slot, watchers per tenant are bounded, and so are the bytes they hold:
  * a stream that is never written is cut off, and its slot comes back only with its bytes.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KvExecutor } from '../../src/node/service/kv-executor.js';
 import { AtollError } from '../../src/errors.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
@@ -187,6 +188,35 @@ describe('watch service memory', () => {
     await Promise.all(running.map((r) => r.ended));
     expect(node.openWatchers).toBe(0);
     expect(heldOf(node)).toBe(0);
+  });
+
+  it('refuses a burst of watches from before the ring at admission, before their read barriers, past the room for their first reads', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, limits });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    for (let i = 0; i < 8; i++) await node.put({ key: `svc/k${i}`, value: new Uint8Array(20 * KiB) }, deadline());
+    const barriers = vi.spyOn(KvExecutor.prototype, 'readBarrier');
+    try {
+      // Ten at once from revision 0, each on a connection of its own: the tenant's bound
+      // (256 KiB) has room for three reads' reservations (64 KiB and 16 changes' overhead each).
+      const sinks = Array.from({ length: 10 }, (_, i) => new StalledSink(`burst-${i}`));
+      const ended = sinks.map((sink) => {
+        const abort = new AbortController();
+        sink.transport.onClosed(() => abort.abort());
+        return node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
+      });
+      await waitFor(() => sinks.filter((sink) => sink.transport.cutOffs > 0).length === 3, 10_000);
+      for (const sink of sinks) sink.transport.close();
+      const outcomes = await Promise.all(ended);
+      const refused = outcomes.filter((outcome) => outcome instanceof AtollError);
+      expect(refused.map((error) => [(error as AtollError).code, (error as AtollError).details?.['scope']])).toEqual(Array(7).fill(['RESOURCE_EXHAUSTED', 'tenant']));
+      // Only the three admitted took a read barrier (every one of the ten did before the reservation moved to admission).
+      expect(barriers).toHaveBeenCalledTimes(3);
+      expect(node.openWatchers).toBe(0);
+      expect(heldOf(node)).toBe(0);
+    } finally {
+      barriers.mockRestore();
+    }
   });
 });
 

@@ -15,6 +15,10 @@
  *   connection did not drain has its stream cut off at once; the memory's watchdog cuts off any
  *   stream whose queued bytes are not written for watchStallMs, so a settle never waits longer.
  *   A sink without a transport (in-process) is counted too, its messages written at once.
+ *   A watch that starts below its partition's ring (it will read history) takes its first read's
+ *   reservation at admission, before the read barrier, and is refused there when its connection,
+ *   tenant or node has no room for it; the watcher moves its first read into that reservation,
+ *   and gives it back when the ring serves it or the watch ends first.
  * - `running` holds the abort controller of every watcher between its start and its end; close()
  *   aborts them all and sets `closed` first, so no watcher starts after it.
  * - A hub is created from the store's revision at the moment the listener is installed, in one
@@ -37,7 +41,7 @@ import type { Limits } from '../../limits.js';
 import { validateRevisionNumber } from '../../mvcc/validate-command.js';
 import { mapOperation, unmapError } from '../../tenancy/map-operation.js';
 import { WatchHub } from '../../watch/watch-hub.js';
-import { WatchMemory, type WatchCharge } from '../../watch/watch-memory.js';
+import { WatchMemory, watchReadReserveBytes, type WatchCharge } from '../../watch/watch-memory.js';
 import { runWatcher, type WatchSink, type WatchTarget } from '../../watch/watcher.js';
 import type * as api from '../../api/node-api.js';
 import type { KvExecutor } from './kv-executor.js';
@@ -185,7 +189,7 @@ export class WatchService {
   }
 
   private async serve(tenant: string, request: api.WatchRequest, target: WatchTarget, barrier: KvOperation, context: api.CallContext, sink: WatchSink, charge: WatchCharge): Promise<void> {
-    const { router, driver, executor } = this.options;
+    const { router, driver } = this.options;
     const partition = router.partitionOf(barrier, tenant);
     const replica = driver.groups.get(partition);
     const stale = request.stale === true;
@@ -223,6 +227,48 @@ export class WatchService {
     };
     checkLeader();
     const leader = replica as PartitionReplica;
+    // A watch from before the partition's ring will read history: it takes its first read's
+    // reservation now, before the barrier, so that a burst of such watches is refused here at no
+    // cost but the refusal (the hostile load run opened 200 at once from revision 0: each took a
+    // read barrier, and all but the few with room for a read were refused after it). A watch the
+    // ring serves (a resume near the top) reserves nothing.
+    const firstRead = this.reserveFirstRead(partition, leader, request.startRevision, charge);
+    let handedOver = false;
+    try {
+      await this.barrierAndRun(tenant, request, target, stale, context, leader, partition, checkServed, sink, charge, firstRead, () => (handedOver = true));
+    } finally {
+      if (!handedOver) charge.release(firstRead);
+    }
+  }
+
+  /** Takes a history read's reservation for a watch that starts below the ring (0 when it does not, or its stream is full); refuses the watch when its connection, tenant or node is full. */
+  private reserveFirstRead(partition: number, replica: PartitionReplica, startRevision: number | undefined, charge: WatchCharge): number {
+    if (startRevision === undefined) return 0;
+    const entry = this.hubs.get(partition);
+    const ringFloor = entry !== undefined && entry.replica === replica ? entry.hub.floor : replica.mvcc.revision;
+    if (startRevision >= ringFloor) return 0;
+    const { limits } = this.options;
+    const reserve = watchReadReserveBytes({ maxChanges: limits.watchReadChanges, maxBytes: limits.watchReadBytes });
+    if (charge.tryTake(reserve)) return reserve;
+    if (charge.blockedAt !== 'stream') throw charge.refusal();
+    return 0;
+  }
+
+  private async barrierAndRun(
+    tenant: string,
+    request: api.WatchRequest,
+    target: WatchTarget,
+    stale: boolean,
+    context: api.CallContext,
+    leader: PartitionReplica,
+    partition: number,
+    checkServed: () => void,
+    sink: WatchSink,
+    charge: WatchCharge,
+    firstRead: number,
+    handOver: () => void,
+  ): Promise<void> {
+    const { executor } = this.options;
     // A linearizable read barrier at this leader: the revision after it covers every acknowledged
     // write. It reads no data (a read of the watched keys copied a value per watch opened: the
     // hostile load run's watches from revision 0 each read a 200 KB one). A stale watch takes the
@@ -257,7 +303,8 @@ export class WatchService {
     this.running.add(controller);
     const signal = controller.signal;
     try {
-      await this.runOne(tenant, request, target, startRevision, leader, hub, checkServed, sink, signal, charge);
+      handOver();
+      await this.runOne(tenant, request, target, startRevision, leader, hub, checkServed, sink, signal, charge, firstRead);
     } finally {
       this.running.delete(controller);
       context.signal?.removeEventListener('abort', onAbort);
@@ -275,6 +322,7 @@ export class WatchService {
     sink: WatchSink,
     signal: AbortSignal,
     charge: WatchCharge,
+    firstRead: number,
   ): Promise<void> {
     const { limits, clock, timers } = this.options;
     await runWatcher(
@@ -300,6 +348,7 @@ export class WatchService {
         after: (ms, run) => timers.after(ms, run),
         signal,
         budget: charge,
+        ...(firstRead > 0 && { firstReadReserved: firstRead }),
       },
     );
   }
