@@ -31,6 +31,8 @@
  *      it speaks src/api/ types over src/wire/.
  *    - src/peer/ may not import src/server/, directly or through another src file: the codecs
  *      both use are in src/wire/ (src/server/main.ts imports src/peer/, not the other way).
+ *    - src/cli/ and src/bench/ may not import src/server/ or src/node/, directly or through another
+ *      src file: they reach nodes as any client does, or start them as processes.
  *    - src/txn/ and src/tenancy/ (shared by the client and the node) may not import src/node/,
  *      src/server/ or src/peer/, directly or through another src file: they speak src/api/ types.
  * 3. The rooms of src/node/ (issue 34 item 2): each subsystem of the node is a folder, and a file
@@ -109,6 +111,11 @@ const LAYER_RULES = [
   },
   { from: ['src/client/'], forbidden: ['src/server/', 'src/node/'], rule: 'src/client may not import src/server or src/node (it speaks src/api over src/wire)' },
   { from: ['src/peer/'], forbidden: ['src/server/'], rule: 'src/peer may not import src/server (the layer above it; the codecs both use are in src/wire)' },
+  {
+    from: ['src/cli/', 'src/bench/'],
+    forbidden: ['src/server/', 'src/node/'],
+    rule: 'src/cli and src/bench may not import src/server or src/node (they reach nodes as clients do, over src/client and src/wire, or start them as processes)',
+  },
   {
     from: ['src/txn/', 'src/tenancy/'],
     forbidden: ['src/node/', 'src/server/', 'src/peer/'],

@@ -297,3 +297,11 @@ assertLimits(defaultLimits);
 
 /** The limits in force by default; modules take a `Limits` option where a deployment may differ. */
 export const limits = defaultLimits;
+
+/**
+ * How often the event-loop lag histogram samples (prom-client's eventLoopMonitoringPrecision on the admin port's /metrics; the hostile load run reads it back).
+ * Node's monitorEventLoopDelay records the time between two runs of its timer, this interval
+ * included: an idle loop shows about 100 ms in nodejs_eventloop_lag_min/max_seconds, and a value
+ * less 100 ms is how late the timer ran (a loop held for 300 ms shows up to 400 ms).
+ */
+export const EVENT_LOOP_SAMPLE_MS = 100;

@@ -24,7 +24,7 @@ import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { countOutcome, outcomeOf, type Outcomes } from './hostile-attacks.js';
-import { EVENT_LOOP_SAMPLE_MS } from '../server/node-metrics.js';
+import { EVENT_LOOP_SAMPLE_MS } from '../limits.js';
 import { processCpuSeconds } from './process-cpu.js';
 
 /** What one node showed over the run. */

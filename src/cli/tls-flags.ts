@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { AtollError } from '../errors.js';
-import { readPemFile } from '../server/server-tls.js';
+import { readPemFile } from '../wire/pem-file.js';
 import type { TlsClientOptions } from '../wire/tls-credentials.js';
 
 export interface TlsFlags {

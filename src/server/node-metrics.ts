@@ -19,6 +19,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { isAtollError } from '../errors.js';
+import { EVENT_LOOP_SAMPLE_MS } from '../limits.js';
 import type { TenantUsage } from '../node/service/auth.js';
 import type { NodeMetrics, NodeMetricsView } from '../node/metrics.js';
 
@@ -149,14 +150,6 @@ export interface NodeMetricsSource {
   metricsView(): NodeMetricsView;
   tenantUsageForMetrics(maxTenants: number): Promise<TenantUsage[]>;
 }
-
-/**
- * How often the event-loop lag histogram samples (prom-client's eventLoopMonitoringPrecision).
- * Node's monitorEventLoopDelay records the time between two runs of its timer, this interval
- * included: an idle loop shows about 100 ms in nodejs_eventloop_lag_min/max_seconds, and a value
- * less 100 ms is how late the timer ran (a loop held for 300 ms shows up to 400 ms).
- */
-export const EVENT_LOOP_SAMPLE_MS = 100;
 
 /** One node's registry and the recorder the node and the gRPC layer report to. */
 

@@ -13,10 +13,10 @@
  * never needs a node certificate, and no client credential can ever speak Raft.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { channelCredentialsOf, serverCredentialsOf, type TlsIdentity } from '../wire/tls-credentials.js';
+import { readPemFile } from '../wire/pem-file.js';
 
 /** The file flags as given (flag or environment variable), before any check. */
 export interface ServerTlsFlags {
@@ -66,20 +66,6 @@ function flagWithEnv(flag: string): string {
 
 function invalid(message: string): AtollError {
   return new AtollError('INVALID_ARGUMENT', message);
-}
-
-/** Reads a PEM file named by `flag`; the error names both. */
-export function readPemFile(flag: string, path: string): Buffer {
-  let contents: Buffer;
-  try {
-    contents = readFileSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    throw invalid(`${flag} ${path}: cannot read it (${reason})`);
-  }
-  if (!contents.includes('-----BEGIN ')) throw invalid(`${flag} ${path}: not a PEM file (no "-----BEGIN" line)`);
-  return contents;
 }
 
 function certificateOf(flag: string, path: string, pem: Buffer): X509Certificate {

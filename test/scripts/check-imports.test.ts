@@ -230,11 +230,12 @@ describe('check-imports', () => {
     expect(result.stderr).not.toContain('src/peer/transport.ts:1');
   });
 
-  it('keeps src/api and src/wire at the bottom, the client off the server and node, the peer off the server', () => {
+  it('keeps src/api and src/wire at the bottom, the client, CLI and bench off the server and node, the peer off the server', () => {
     const apiRule = 'src/api and src/wire may not import src/node, src/server, src/peer, src/client or src/cli (the layers above them)';
     const clientRule = 'src/client may not import src/server or src/node (it speaks src/api over src/wire)';
     const peerRule = 'src/peer may not import src/server (the layer above it; the codecs both use are in src/wire)';
     const sharedRule = 'src/txn and src/tenancy may not import src/node, src/server or src/peer (they speak src/api types)';
+    const toolRule = 'src/cli and src/bench may not import src/server or src/node (they reach nodes as clients do, over src/client and src/wire, or start them as processes)';
     // What the layers may do: the server, client and peer use the wire and the API, the peer the node.
     const allowed = {
       'src/api/types.ts': `import type { W } from '../watch/event.js';\nexport type Request = { w: W };\n`,
@@ -244,7 +245,8 @@ describe('check-imports', () => {
       'src/client/connection.ts': `import { encode } from '../wire/codec.js';\nimport type { Request } from '../api/types.js';\nimport { scope } from '../txn/scope.js';\nexport const c = (r: Request) => [encode(r), scope];\n`,
       'src/peer/transport.ts': `import { encode } from '../wire/codec.js';\nimport { s } from '../node/store.js';\nexport const t = [encode, s];\n`,
       'src/txn/scope.ts': `import type { Request } from '../api/types.js';\nexport const scope = 1 as unknown as Request;\n`,
-      'src/cli/main.ts': `import { c } from '../client/connection.js';\nimport { service } from '../server/service.js';\nexport const m = [c, service];\n`,
+      'src/cli/main.ts': `import { c } from '../client/connection.js';\nexport const m = [c];\n`,
+      'src/bench/run.ts': `import { c } from '../client/connection.js';\nimport { encode } from '../wire/codec.js';\nexport const r = [c, encode];\n`,
     };
     const clean = checkWith(allowed);
     expect(clean.stderr).toBe('');
@@ -259,6 +261,8 @@ describe('check-imports', () => {
       'src/client/bad.ts': `import { service } from '../server/service.js';\nimport { s } from '../node/store.js';\nimport { hub } from '../watch/hub.js';\nexport const b = [service, s, hub];\n`,
       'src/peer/bad.ts': `import type { X } from '../server/service.js';\nexport const p = 1 as unknown as X;\n`,
       'src/tenancy/map.ts': `import type { S } from '../node/store.js';\nexport const map = 1 as unknown as S;\n`,
+      'src/cli/bad.ts': `import { service } from '../server/service.js';\nexport const cb = service;\n`,
+      'src/bench/bad.ts': `import type { S } from '../node/store.js';\nexport const bb = 1 as unknown as S;\n`,
     });
     expect(result.status).toBe(1);
     const expected = [
@@ -273,6 +277,8 @@ describe('check-imports', () => {
       `boundary: src/client/bad.ts reaches 'src/node/store.ts' through src/client/bad.ts -> src/watch/hub.ts -> src/node/store.ts: ${clientRule}`,
       `boundary: src/peer/bad.ts:1 imports '../server/service.js' (src/server/service.ts): ${peerRule}`,
       `boundary: src/tenancy/map.ts:1 imports '../node/store.js' (src/node/store.ts): ${sharedRule}`,
+      `boundary: src/cli/bad.ts:1 imports '../server/service.js' (src/server/service.ts): ${toolRule}`,
+      `boundary: src/bench/bad.ts:1 imports '../node/store.js' (src/node/store.ts): ${toolRule}`,
     ];
     for (const line of expected) expect(result.stderr).toContain(line);
     expect(result.stderr).toMatch(new RegExp(`${expected.length} problems\\n$`));
