@@ -409,13 +409,31 @@ async function tokenGuesses(plan: AttackPlan, control: AttackControl, stats: Att
   await Promise.all(plan.endpoints.map(node));
 }
 
-async function neverReadStreams(plan: AttackPlan, control: AttackControl, stats: AttackStats['stream']): Promise<void> {
+/** The requests a never-read KV.Stream writes in one go, as gRPC frames. */
+function streamFlood(frameCount: number): Buffer {
   const serialize = kvServiceDefinition['Stream']!.requestSerialize;
   const frames: Buffer[] = [];
-  for (let id = 1; id <= plan.scale.streamFrames; id++) {
+  for (let id = 1; id <= frameCount; id++) {
     frames.push(grpcFrame(serialize(encodeStreamRequest(String(id), 0, { kind: 'operation', operation: { kind: 'get', request: { key: `sflood/k${id % 100}` } } }) as never) as Buffer));
   }
-  const flood = Buffer.concat(frames);
+  return Buffer.concat(frames);
+}
+
+/**
+ * What the patterns build before they start: the attacker's own work, done before the run's clock
+ * starts (200,000 stream requests take a core about half a second to encode, which at the start of
+ * the run took CPU from the nodes on a machine they share with the attacker).
+ */
+export interface PreparedAttacks {
+  readonly streamFlood?: Buffer;
+}
+
+export function prepareAttacks(plan: Pick<AttackPlan, 'patterns' | 'scale'>): PreparedAttacks {
+  return plan.patterns.includes('stream') ? { streamFlood: streamFlood(plan.scale.streamFrames) } : {};
+}
+
+async function neverReadStreams(plan: AttackPlan, control: AttackControl, stats: AttackStats['stream'], prepared: PreparedAttacks): Promise<void> {
+  const flood = prepared.streamFlood ?? streamFlood(plan.scale.streamFrames);
   const node = async (address: string): Promise<void> => {
     for (let opened = 0; control.running() && opened < plan.scale.maxStreamsPerNode; opened++) {
       const session = zeroWindowSession(address, control);
@@ -446,7 +464,7 @@ async function neverReadStreams(plan: AttackPlan, control: AttackControl, stats:
  * place as they go. Resolves once every pattern has stopped and its connections are closed (a
  * pattern still waiting on a call when stopped is not waited for longer than `graceMs`).
  */
-export async function runAttacks(plan: AttackPlan, stats: AttackStats, stopped: Promise<void>, graceMs = 3_000): Promise<void> {
+export async function runAttacks(plan: AttackPlan, stats: AttackStats, stopped: Promise<void>, graceMs = 3_000, prepared: PreparedAttacks = {}): Promise<void> {
   const control = new AttackControl(plan.untilEpochMs);
   const runners: Record<PatternName, () => Promise<void>> = {
     watches: () => zeroWindowWatches(plan, control, stats.watches),
@@ -454,7 +472,7 @@ export async function runAttacks(plan: AttackPlan, stats: AttackStats, stopped: 
     admin: () => partialHeaderConnections(plan, control, stats.admin),
     leases: () => leaseFlood(plan, control, stats.leases),
     tokenGuesses: () => tokenGuesses(plan, control, stats.tokenGuesses),
-    stream: () => neverReadStreams(plan, control, stats.stream),
+    stream: () => neverReadStreams(plan, control, stats.stream, prepared),
   };
   const patterns = Promise.all(plan.patterns.map((name) => runners[name]()));
   const deadline = new Promise<void>((resolveDeadline) => setTimeout(resolveDeadline, Math.max(0, plan.untilEpochMs - Date.now())).unref());

@@ -31,7 +31,7 @@ import { newToken } from '../tenancy/token.js';
 import { partitionOf } from '../keys/partition-table.js';
 import { toInternalKey } from '../keys/tenant-keys.js';
 import { preferredLeaderOf } from '../keys/placement.js';
-import type { AttackWorkerMessage } from './hostile-attack-worker.js';
+import type { AttackWorkerCommand, AttackWorkerMessage } from './hostile-attack-worker.js';
 import { countOutcome, emptyAttackStats, outcomeOf, patternNames, type AttackPlan, type AttackScale, type AttackStats, type Outcomes, type PatternName } from './hostile-attacks.js';
 import { goalChecks, nodeReportOf, type HostileLoadReport, type OrdinaryTenantReport } from './hostile-load-report.js';
 import { LatencyHistogram } from './latency-histogram.js';
@@ -315,16 +315,7 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
     log(`hostile-load setup: tenants and tokens made, history of ${options.historyValues} x ${options.historyValueBytes} bytes in ${watchTargets.map((target) => target.prefix).join(', ')}; running for ${(options.durationMs / 1000).toFixed(0)} s`);
 
     const samplers = [1, 2, 3].map((id) => new NodeSampler(id, started.pidOf(id), started.adminAddresses.get(id)!));
-    await Promise.all(samplers.map((sampler) => sampler.sample()));
-    for (const sampler of samplers) sampler.startRun();
-
-    const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
-    generatorDelay.enable();
-    const generatorCpu = process.cpuUsage();
-    const startedAt = new Date().toISOString();
-    const loadAverageStart = loadavg();
-    const startMs = performance.now();
-    const untilMs = startMs + options.durationMs;
+    // The attackers prepare (their payloads) before the clock starts; the plan's deadline is sent with the start.
     const plan: AttackPlan = {
       patterns: options.patterns,
       endpoints: [1, 2, 3].map((id) => started.addresses.get(id)!),
@@ -341,8 +332,11 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
     let attackerError: string | undefined;
     const attackWorker = new Worker(join(packageRoot(), 'dist/src/bench/hostile-attack-worker.js'), { workerData: plan });
     worker = attackWorker;
+    let attackersReady: () => void = () => undefined;
+    const ready = new Promise<void>((resolveReady) => (attackersReady = resolveReady));
     const attackersDone = new Promise<void>((resolveDone) => {
       attackWorker.on('message', (message: AttackWorkerMessage) => {
+        if (message.type === 'ready') return attackersReady();
         attacks = message.stats;
         if (message.type === 'done') resolveDone();
       });
@@ -352,6 +346,20 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
       });
       attackWorker.on('exit', () => resolveDone());
     });
+    await Promise.race([ready, attackersDone]);
+    const failedEarly = (): string | undefined => attackerError;
+    if (failedEarly() !== undefined) throw new Error(`the attackers failed before the run: ${failedEarly()}`);
+
+    await Promise.all(samplers.map((sampler) => sampler.sample()));
+    for (const sampler of samplers) sampler.startRun();
+    const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
+    generatorDelay.enable();
+    const generatorCpu = process.cpuUsage();
+    const startedAt = new Date().toISOString();
+    const loadAverageStart = loadavg();
+    const startMs = performance.now();
+    const untilMs = startMs + options.durationMs;
+    attackWorker.postMessage({ type: 'start', untilEpochMs: Date.now() + options.durationMs } satisfies AttackWorkerCommand);
 
     const load = new OrdinaryLoad(ordinaryClient, options.rate);
     const loadRun = load.run(untilMs);
