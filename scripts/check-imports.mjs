@@ -71,7 +71,7 @@
  *    - service/: client requests and the node's own jobs around them: router.ts, kv-executor.ts,
  *      kv-commands.ts, records.ts, admission.ts, auth.ts, node-access.ts, lease-keeper.ts,
  *      script-runner.ts, script-scheduler.ts, snapshot-pins.ts, watch-service.ts,
- *      deadline-wheel.ts, maintenance.ts, node-reports.ts, leader-changes.ts, memory-view.ts.
+ *      deadline-wheel.ts, request-deadline.ts, maintenance.ts, node-reports.ts, leader-changes.ts, memory-view.ts.
  *    A file in a folder of src/node/ that is not a room is reported.
  * Every relative import must also resolve to a file.
  *

@@ -46,6 +46,15 @@ const isolations: readonly TxnIsolation[] = ['snapshot', 'serializable'];
 /** Encodes a command; throws the AtollError validateCommand throws for an invalid one. */
 export function encodeCommand(command: Command, limits: Limits = defaultLimits): Uint8Array {
   validateCommand(command, limits);
+  return encodeCheckedCommand(command);
+}
+
+/**
+ * Encodes a command built from a request that passed its one validation (the node's executor, for a
+ * checked operation: src/api/checked-operation.ts), where every rule of validateCommand was checked
+ * before the request was routed. Anything else goes through encodeCommand.
+ */
+export function encodeCheckedCommand(command: Command): Uint8Array {
   const writer = new ByteWriter();
   writer.uint8(formatVersion);
   writeCommand(writer, command);

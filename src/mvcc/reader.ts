@@ -24,6 +24,8 @@ export interface ReadOptions {
   readonly revision?: number;
   /** The reader's clock, Unix epoch milliseconds: keys with expiresAtMs <= nowMs are invisible. */
   readonly nowMs: number;
+  /** get: the key was validated already (a checked request's, src/api/checked-operation.ts); it is not again. */
+  readonly keyChecked?: boolean;
 }
 
 export interface GetResult {
@@ -91,7 +93,7 @@ function endRead(state: MvccState, read: { revision: number; epoch: number }): v
 }
 
 export async function get(state: MvccState, key: string, options: ReadOptions): Promise<GetResult> {
-  validateKey(key);
+  if (options.keyChecked !== true) validateKey(key);
   checkOwnsKey(state, key);
   const read = beginRead(state, options);
   const live = liveVersion(key, await findVersion(state, key, read.revision), options.nowMs);

@@ -66,9 +66,14 @@ function writeBytes(op: WriteOp): number {
   return keyBytes;
 }
 
-export function validateWriteOp(op: unknown, limits: Limits = defaultLimits): asserts op is WriteOp {
+/**
+ * `keysChecked`: the caller already checked the keys (the request's one validation,
+ * src/tenancy/check-operation.ts, checks each key as it maps it into the caller's tenant), so only
+ * the rest is checked here.
+ */
+export function validateWriteOp(op: unknown, limits: Limits = defaultLimits, keysChecked = false): asserts op is WriteOp {
   if (!isRecord(op)) throw invalid('a write must be an object');
-  validateKey(op.key);
+  if (!keysChecked) validateKey(op.key);
   switch (op.type) {
     case 'put':
       validatePut(op, limits);
@@ -107,7 +112,7 @@ function validatePut(op: Record<string, unknown>, limits: Limits): void {
   }
 }
 
-function validateWrites(writes: unknown, limits: Limits, allowEmpty = false): asserts writes is WriteOp[] {
+function validateWrites(writes: unknown, limits: Limits, allowEmpty: boolean, keysChecked: boolean): asserts writes is WriteOp[] {
   if (!Array.isArray(writes) || (writes.length === 0 && !allowEmpty)) throw invalid('a batch or transaction needs at least one write');
   if (writes.length > limits.maxBatchOps) {
     throw new AtollError('RESOURCE_EXHAUSTED', `a batch or transaction has at most ${limits.maxBatchOps} writes, got ${writes.length}`, {
@@ -118,7 +123,7 @@ function validateWrites(writes: unknown, limits: Limits, allowEmpty = false): as
   const keys = new Set<string>();
   let totalBytes = 0;
   for (const write of writes) {
-    validateWriteOp(write, limits);
+    validateWriteOp(write, limits, keysChecked);
     // Two writes to one key at one revision would need two versions at the same revision.
     if (keys.has(write.key)) throw invalid('a batch or transaction writes each key at most once', { key: write.key });
     keys.add(write.key);
@@ -169,12 +174,15 @@ export function validateRequestId(requestId: unknown): asserts requestId is stri
   }
 }
 
-/** Throws an AtollError describing the first problem with the command, if any. */
-export function validateCommand(command: unknown, limits: Limits = defaultLimits): asserts command is Command {
+/**
+ * Throws an AtollError describing the first problem with the command, if any. `keysChecked`: the
+ * keys it names were checked already (see validateWriteOp); a transaction's prefixes still are.
+ */
+export function validateCommand(command: unknown, limits: Limits = defaultLimits, keysChecked = false): asserts command is Command {
   if (!isRecord(command)) throw invalid('a command must be an object');
   switch (command.type) {
     case 'batch':
-      validateWrites(command.writes, limits);
+      validateWrites(command.writes, limits, false, keysChecked);
       return;
     case 'txn':
       validateRevisionNumber(command.snapshotRevision, 'snapshotRevision');
@@ -182,12 +190,12 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
         throw invalid('isolation must be "snapshot" or "serializable"');
       }
       validateList(command.readKeys, 'readKeys', limits.maxTxnReadKeys);
-      command.readKeys.forEach((key) => validateKey(key));
+      if (!keysChecked) command.readKeys.forEach((key) => validateKey(key));
       validateList(command.readPrefixes, 'readPrefixes', limits.maxTxnReadPrefixes);
       command.readPrefixes.forEach((prefix) => validateKeyPrefix(prefix, limits));
       // A transaction with a note may write nothing: it records a script's outcome under its
       // request id (a rolled-back or read-only script), so a resend answers the same.
-      validateWrites(command.writes, limits, command.note !== undefined);
+      validateWrites(command.writes, limits, command.note !== undefined, keysChecked);
       if (command.snapshotTimeMs !== undefined) validateRevisionNumber(command.snapshotTimeMs, 'snapshotTimeMs');
       if (command.note !== undefined) {
         if (!(command.note instanceof Uint8Array)) throw invalid('note must be bytes');
@@ -225,6 +233,6 @@ export function validateCommand(command: unknown, limits: Limits = defaultLimits
       validateOptionalFlag(command.expired, 'expired');
       return;
     default:
-      validateWriteOp(command, limits);
+      validateWriteOp(command, limits, keysChecked);
   }
 }

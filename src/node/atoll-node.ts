@@ -15,7 +15,9 @@ import { VersionCache } from '../mvcc/version-cache.js';
 import { Rng } from '../raft/rng.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
-import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { checkOperation } from '../tenancy/check-operation.js';
+import { markChecked } from '../api/checked-operation.js';
 import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
 import { TxnHandleKeys } from '../txn/txn-handle.js';
 import { Admission } from './service/admission.js';
@@ -178,7 +180,7 @@ export class AtollNode implements api.NodeApi {
       limits,
       testBugs: config.testBugs,
       driver,
-      executor,
+      executor, deadlines: executor.deadlines,
       admission,
       clock,
       timers,
@@ -293,9 +295,8 @@ export class AtollNode implements api.NodeApi {
   private async serve<K extends KvKind>(kind: K, request: KvTypes[K]['request'], context: api.CallContext): Promise<KvTypes[K]['response']> {
     const tenant = await this.access.authorize(kind, context);
     try {
-      // Keys are checked and moved into the caller's tenant here, where the call arrived; forwarded
-      // requests carry internal keys and the tenant, never the forwarding node's identity.
-      const operation = mapOperation(tenant, { kind, request } as KvOperation);
+      // The request's one validation, where the call arrived (check-operation.ts); a forward carries the tenant.
+      const operation = checkOperation(tenant, { kind, request } as KvOperation, this.limits);
       const result = await this.router.route(this.router.partitionOf(operation, tenant), operation, { ...context, tenant });
       return unmapResult(tenant, result).response as KvTypes[K]['response'];
     } catch (error) {
@@ -356,9 +357,10 @@ export class AtollNode implements api.NodeApi {
     return this.watches.openWatchers;
   }
 
-  /** Runs a request forwarded by another node (Peer.Forward): its keys are internal already. */
+  /** Runs a request forwarded by another node (Peer.Forward): internal keys, checked where the call arrived. */
   async executeForwarded(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    return this.router.route(this.router.partitionOf(operation, context.tenant), operation, context);
+    const checked = markChecked(operation);
+    return this.router.route(this.router.partitionOf(checked, context.tenant), checked, context);
   }
 
   // ------------------------------------------------------------ access control (node-access.ts)

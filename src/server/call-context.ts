@@ -8,6 +8,7 @@ import type { Deadline } from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import type { CallContext } from '../api/node-api.js';
+import { markDeadlineSignal } from '../api/deadline-signal.js';
 import { requestDeadlines } from './deadline-wheel.js';
 
 /** What this module needs of a grpc-js server call (any kind: unary or streaming). */
@@ -108,7 +109,8 @@ export function openCallScope(options: CallScopeOptions): CallScope {
   const deadline = requestDeadlines.add(delayMs, () => abort(new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed')));
   // Built field by field, not by spreading: this runs for every request.
   const caller = options.caller ?? callerOf(options.call);
-  const context: { -readonly [K in keyof CallContext]: CallContext[K] } = { deadlineMs, signal: controller.signal };
+  // The node trusts this signal to end the request at its deadline and registers none of its own.
+  const context: { -readonly [K in keyof CallContext]: CallContext[K] } = { deadlineMs, signal: markDeadlineSignal(controller.signal) };
   if (options.hops !== undefined) context.hops = options.hops;
   if (caller.authorization !== undefined) context.authorization = caller.authorization;
   if (caller.connection !== undefined) context.connection = caller.connection;

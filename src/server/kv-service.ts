@@ -6,7 +6,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../api/node-api.js';
 import type { ErrorLogger } from '../wire/grpc-errors.js';
-import { kvCodecs, kvKinds, type KvKind } from '../wire/kv-operation.js';
+import { decodeKvRequest, kvCodecs, kvKinds, type KvKind } from '../wire/kv-operation.js';
 import { kvStreamHandler, type KvStreamOptions } from './kv-stream.js';
 import { rpcCode, type RpcMetrics } from './node-metrics.js';
 import { kvWatchHandler } from './kv-watch.js';
@@ -14,7 +14,6 @@ import { unaryHandler } from './unary-handler.js';
 
 function kvUnaryHandler(api: NodeApi, kind: KvKind, logger: ErrorLogger, metrics: RpcMetrics | undefined): grpc.handleUnaryCall<unknown, unknown> {
   const codec = kvCodecs[kind] as unknown as {
-    decodeRequest(message: unknown): unknown;
     encodeResponse(response: unknown): unknown;
     run(api: NodeApi, request: unknown, context: unknown): Promise<unknown>;
   };
@@ -22,7 +21,7 @@ function kvUnaryHandler(api: NodeApi, kind: KvKind, logger: ErrorLogger, metrics
   return unaryHandler(logger, async (message, scope) => {
     const startedMs = performance.now();
     try {
-      const request = codec.decodeRequest(message);
+      const { request } = decodeKvRequest(kind, message);
       const response = codec.encodeResponse(await codec.run(api, request, scope.context));
       metrics?.rpc(method, 'OK', (performance.now() - startedMs) / 1000);
       return response;

@@ -12,6 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { AtollError } from '../errors.js';
+import { limits } from '../limits.js';
+import { utf8ByteLength } from '../keys/utf8.js';
 import { decodeTxnHandle } from '../txn/txn-handle.js';
 import {
   defaultTenant,
@@ -27,13 +29,26 @@ import { timestampedRequestIdHead } from '../mvcc/request-id.js';
 import { validateRequestId } from '../mvcc/validate-command.js';
 import type { KvOperation, KvResult } from '../api/operations.js';
 
-function mapKey(tenant: string, key: string): string {
+/**
+ * A caller's key in the tenant's internal form. `check`: the request's one validation (the node the
+ * call arrived at); a request a peer forwards as it arrived was checked there, and is only mapped.
+ */
+function mapKey(tenant: string, key: string, check: boolean): string {
+  if (!check) return toInternalKey(tenant, key);
   validateUserKey(key);
-  return toInternalKey(tenant, key);
+  const internal = toInternalKey(tenant, key);
+  // The tag makes the stored key longer: it too must fit (the limit is on keys as stored).
+  if (internal.length !== key.length) {
+    const keyBytes = utf8ByteLength(internal);
+    if (keyBytes > limits.maxKeyBytes) {
+      throw new AtollError('KEY_TOO_LARGE', `a key must be at most ${limits.maxKeyBytes} UTF-8 bytes, got ${keyBytes}`, { keyBytes, maxKeyBytes: limits.maxKeyBytes });
+    }
+  }
+  return internal;
 }
 
-function mapPrefix(tenant: string, prefix: string): string {
-  validateUserPrefix(prefix);
+function mapPrefix(tenant: string, prefix: string, check: boolean): string {
+  if (check) validateUserPrefix(prefix);
   return tenantTag(tenant) + prefix;
 }
 
@@ -45,9 +60,9 @@ function mapPrefix(tenant: string, prefix: string): string {
  * bytes), so the partition can still tell an expired resend from a new id. User ids may not
  * contain U+0000, so no caller can send another tenant's scoped id.
  */
-export function scopedRequestId(tenant: string, requestId: string): string {
-  validateRequestId(requestId);
-  if (requestId.includes(reservedKeyCharacter)) {
+export function scopedRequestId(tenant: string, requestId: string, check = true): string {
+  if (check) validateRequestId(requestId);
+  if (check && requestId.includes(reservedKeyCharacter)) {
     throw new AtollError('INVALID_ARGUMENT', 'a request id must not contain U+0000: that character is reserved for the tenant dimension');
   }
   if (tenant === defaultTenant) return requestId;
@@ -55,8 +70,8 @@ export function scopedRequestId(tenant: string, requestId: string): string {
   return reservedKeyCharacter + (timestampedRequestIdHead(requestId) ?? '') + digest;
 }
 
-function withRequestId<R extends { readonly requestId?: string }>(tenant: string, request: R): R {
-  return request.requestId === undefined ? request : { ...request, requestId: scopedRequestId(tenant, request.requestId) };
+function withRequestId<R extends { readonly requestId?: string }>(tenant: string, request: R, check: boolean): R {
+  return request.requestId === undefined ? request : { ...request, requestId: scopedRequestId(tenant, request.requestId, check) };
 }
 
 /**
@@ -70,32 +85,38 @@ function checkHandle(tenant: string, transaction: string | undefined): void {
   if (handle.tenant !== tenant) throw new AtollError('INVALID_TRANSACTION', 'not a transaction handle from BeginTransaction: it was begun by another caller');
 }
 
-export function mapOperation(tenant: string, operation: KvOperation): KvOperation {
+/**
+ * The operation in the tenant's internal form. `check` (the default): every key, prefix and request
+ * id it names is validated on the way, the keys' part of the request's one validation
+ * (check-operation.ts adds the sizes). Without it (a request a peer forwarded as it arrived, checked
+ * at that peer), the keys are only moved.
+ */
+export function mapOperation(tenant: string, operation: KvOperation, check = true): KvOperation {
   switch (operation.kind) {
     case 'get':
     case 'exists':
-      checkHandle(tenant, operation.request.transaction);
-      return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key) } } as KvOperation;
+      if (check) checkHandle(tenant, operation.request.transaction);
+      return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key, check) } } as KvOperation;
     case 'put':
     case 'delete':
     case 'increment':
     case 'extend':
-      return { kind: operation.kind, request: { ...withRequestId(tenant, operation.request), key: mapKey(tenant, operation.request.key) } } as KvOperation;
+      return { kind: operation.kind, request: { ...withRequestId(tenant, operation.request, check), key: mapKey(tenant, operation.request.key, check) } } as KvOperation;
     case 'beginTransaction':
-      return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key) } };
+      return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key, check) } };
     case 'getByPrefix':
-      checkHandle(tenant, operation.request.transaction);
-      return { kind: 'getByPrefix', request: { ...operation.request, prefix: mapPrefix(tenant, operation.request.prefix) } };
+      if (check) checkHandle(tenant, operation.request.transaction);
+      return { kind: 'getByPrefix', request: { ...operation.request, prefix: mapPrefix(tenant, operation.request.prefix, check) } };
     case 'commit': {
       const request = operation.request;
-      checkHandle(tenant, request.transaction);
+      if (check) checkHandle(tenant, request.transaction);
       return {
         kind: 'commit',
         request: {
-          ...withRequestId(tenant, request),
-          writes: request.writes.map((write) => ({ ...write, key: mapKey(tenant, write.key) })),
-          readKeys: request.readKeys.map((key) => mapKey(tenant, key)),
-          readPrefixes: request.readPrefixes.map((prefix) => mapPrefix(tenant, prefix)),
+          ...withRequestId(tenant, request, check),
+          writes: request.writes.map((write) => ({ ...write, key: mapKey(tenant, write.key, check) })),
+          readKeys: request.readKeys.map((key) => mapKey(tenant, key, check)),
+          readPrefixes: request.readPrefixes.map((prefix) => mapPrefix(tenant, prefix, check)),
         },
       };
     }
@@ -103,13 +124,13 @@ export function mapOperation(tenant: string, operation: KvOperation): KvOperatio
       // A grant's key names the lease's partition and tenant; other calls name the lease, whose
       // tenant the leader checks against the caller's.
       return operation.request.action === 'grant'
-        ? { kind: 'lease', request: { ...operation.request, key: mapKey(tenant, operation.request.key ?? '') } }
+        ? { kind: 'lease', request: { ...operation.request, key: mapKey(tenant, operation.request.key ?? '', check) } }
         : operation;
     case 'executeScript': {
       // The script's keys are mapped where it runs; its bucket routes it, so it is checked here.
       const { bucket } = operation.request;
-      if (bucket !== undefined && bucket !== '') validateUserKey(bucket);
-      return { kind: 'executeScript', request: withRequestId(tenant, operation.request) };
+      if (check && bucket !== undefined && bucket !== '') validateUserKey(bucket);
+      return { kind: 'executeScript', request: withRequestId(tenant, operation.request, check) };
     }
   }
 }

@@ -54,6 +54,11 @@ export class TxnScope {
 
   checkKey(key: string): void {
     validateKey(key);
+    this.checkKeyInScope(key);
+  }
+
+  /** The scope check alone, for a key already validated (a checked operation's, src/api/checked-operation.ts). */
+  checkKeyInScope(key: string): void {
     this.checkBucket(bucketOf(key), `key ${JSON.stringify(key)}`);
   }
 
@@ -108,7 +113,7 @@ export class TxnScope {
    * The log command for a commit request: every key and prefix checked against the scope, one
    * write per key. Read keys and prefixes travel only under SERIALIZABLE, where they are checked.
    */
-  commandOf(request: Pick<CommitRequest, 'writes' | 'readKeys' | 'readPrefixes'>): TxnCommand {
+  commandOf(request: Pick<CommitRequest, 'writes' | 'readKeys' | 'readPrefixes'>, keysChecked = false): TxnCommand {
     const writes: WriteOp[] = request.writes.map((write) => {
       if (write.delete === true) return { type: 'delete', key: write.key };
       const lease = write.lease === undefined ? undefined : this.localLease(write.lease);
@@ -122,7 +127,7 @@ export class TxnScope {
         ...(write.ifFence !== undefined && { ifFence: write.ifFence }),
       };
     });
-    return this.command(writes, request.readKeys, request.readPrefixes);
+    return this.command(writes, request.readKeys, request.readPrefixes, undefined, keysChecked);
   }
 
   /**
@@ -142,10 +147,11 @@ export class TxnScope {
   }
 
   /** The log command for unconditional puts and deletes (at most one per key), with an optional note. */
-  command(writes: readonly WriteOp[], readKeys: readonly string[], readPrefixes: readonly string[], note?: Uint8Array): TxnCommand {
+  command(writes: readonly WriteOp[], readKeys: readonly string[], readPrefixes: readonly string[], note?: Uint8Array, keysChecked = false): TxnCommand {
+    const checkKey = (key: string): void => (keysChecked ? this.checkKeyInScope(key) : this.checkKey(key));
     const seen = new Set<string>();
     for (const write of writes) {
-      this.checkKey(write.key);
+      checkKey(write.key);
       if (seen.has(write.key)) {
         throw new AtollError('INVALID_ARGUMENT', `a transaction writes each key at most once; ${JSON.stringify(write.key)} appears twice`, {
           key: write.key,
@@ -154,7 +160,7 @@ export class TxnScope {
       seen.add(write.key);
     }
     const serializable = this.handle.isolation === 'serializable';
-    for (const key of readKeys) this.checkKey(key);
+    for (const key of readKeys) checkKey(key);
     const keyPrefixes = readPrefixes.map((prefix) => {
       this.checkPrefix(prefix);
       return prefixBucket(prefix).keyPrefix;

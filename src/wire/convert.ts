@@ -94,13 +94,11 @@ import type {
 // -------------------------------------------------------------------------------------------------
 // Field helpers
 
-/** Reads the required key field; an absent key is the commonest client mistake, so say so plainly. */
-function decodeKey(value: unknown): string {
-  if (value === undefined || value === null || value === '') {
-    throw new AtollError('INVALID_KEY', 'the request has no key: set the `key` field to a non-empty UTF-8 string');
-  }
-  validateKey(value);
-  return value;
+/** The required key field (an absent key is the commonest mistake: say so plainly). A request's key is validated at the node (src/tenancy/check-operation.ts). */
+function decodeKey(value: unknown, validate = false): string {
+  if (value === undefined || value === null || value === '') throw new AtollError('INVALID_KEY', 'the request has no key: set the `key` field to a non-empty UTF-8 string');
+  if (validate || typeof value !== 'string') validateKey(value);
+  return value as string;
 }
 
 /** A view of the same memory as a plain Uint8Array: callers compare and copy it like any other. */
@@ -811,7 +809,7 @@ export function decodeBackupPageResponse(value: unknown): BackupPageResponse {
       const item = decodeMessage<BackupItemMessage>(raw, 'BackupItem');
       return {
         tenant: decodeText(item.tenant, 'tenant'),
-        key: decodeKey(item.key),
+        key: decodeKey(item.key, true),
         value: decodeBytes(item.value, 'value'),
         expiresAtMs: decodeCount(item.expiresAtMs, 'expires_at_ms'),
         modRevision: decodeCount(item.modRevision, 'mod_revision'),

@@ -5,6 +5,7 @@
  * leader, `atollErrorOfServiceError` on the forwarding node).
  */
 import { AtollError } from '../errors.js';
+import { requestPathCounters } from '../api/request-path-counters.js';
 import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
 import { parseWireUint32 } from './wire-numbers.js';
 import type { ForwardRequestMessage, ForwardResponseMessage } from './wire-types.js';
@@ -17,7 +18,9 @@ export interface ForwardedOperation {
   readonly tenant?: string;
 }
 
+/** The operation encoded again into a ForwardRequest message (counted: a re-encode of the request). */
 export function encodeForwardRequest(forwarded: ForwardedOperation): ForwardRequestMessage {
+  requestPathCounters.reencodes++;
   return { hops: forwarded.hops, tenant: forwarded.tenant ?? '', ...encodeKvOperation(forwarded.operation) };
 }
 

@@ -4,6 +4,7 @@
  */
 import { AtollError } from '../errors.js';
 import type { CallContext, NodeApi } from '../api/node-api.js';
+import { requestPathCounters } from '../api/request-path-counters.js';
 import * as convert from './convert.js';
 import { isKvKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvTypes } from '../api/operations.js';
 import type { KvRequestMessages, KvResponseMessages } from './wire-types.js';
@@ -133,12 +134,18 @@ export function encodeKvOperation(operation: KvOperation): Partial<KvRequestMess
   return { [operation.kind]: codecOf(operation.kind).encodeRequest(operation.request as never) };
 }
 
-/** Reads the request case of a decoded StreamRequest or ForwardRequest. */
+/** Reads the request case of a decoded StreamRequest or ForwardRequest: the request's one decode (counted). */
 export function decodeKvOperation(container: { readonly [K in KvKind]?: KvRequestMessages[K] | null }, kind: unknown): KvOperation {
   if (!isKvKind(kind)) {
     throw new AtollError('INVALID_ARGUMENT', `the request names no operation (expected one of ${kvKinds.join(', ')})`);
   }
-  return { kind, request: codecOf(kind).decodeRequest(container[kind]) } as KvOperation;
+  return decodeKvRequest(kind, container[kind]);
+}
+
+/** Decodes one request message of `kind` into its operation: the request's one decode (counted). */
+export function decodeKvRequest(kind: KvKind, message: unknown): KvOperation {
+  requestPathCounters.decodes++;
+  return { kind, request: codecOf(kind).decodeRequest(message) } as KvOperation;
 }
 
 /** `{ [kind]: encoded response }`, ready to spread into a StreamResponse or ForwardResponse. */

@@ -1,7 +1,7 @@
 /**
  * One timer for the deadlines of many requests, instead of a timer set and cancelled per request
- * (the server's call scopes, src/server/deadline-wheel.ts; the executor's write deadlines,
- * kv-executor.ts, on the node's own timers so the simulator drives them): deadlines are grouped into slots of `slotMs`, and a single timer is
+ * (the server's call scopes, src/server/deadline-wheel.ts; the node's, request-deadline.ts, for
+ * requests that arrive without one, on the node's own timers so the simulator drives them): deadlines are grouped into slots of `slotMs`, and a single timer is
  * armed for the earliest slot that holds one. A deadline fires at most `slotMs` late, never early.
  *
  * Cost per request: one entry object and a Set insert and delete; a slot's Set and its place in
@@ -18,6 +18,7 @@
  *   when the timer reaches them, or all at once when nothing is live.
  */
 import assert from 'node:assert/strict';
+import { requestPathCounters } from '../../api/request-path-counters.js';
 
 export interface WheelTimers {
   /** A monotonic clock in ms: deadlines are kept as delays from it, so a wall-clock step moves none. */
@@ -67,6 +68,7 @@ export class DeadlineWheel {
   /** Runs `fire` once `delayMs` from now has passed, unless cancelled first. */
   add(delayMs: number, fire: () => void): WheelEntry {
     assert(Number.isFinite(delayMs), 'a deadline must be a finite time');
+    requestPathCounters.deadlines++;
     const slotNumber = Math.ceil((this.timers.nowMs() + Math.max(0, delayMs)) / this.slotMs);
     let slot = this.slots.get(slotNumber);
     if (slot === undefined) {

@@ -6,6 +6,7 @@ import { AtollError } from '../../errors.js';
 import type { Command, WriteOp } from '../../mvcc/index.js';
 import type { PutRequest } from '../../api/node-api.js';
 import { parseLeaseId } from '../../api/lease-id.js';
+import { putWriteOp } from '../../tenancy/check-operation.js';
 
 /**
  * The MVCC write of a put request, with only the options it sets. A lease must be of the
@@ -19,20 +20,7 @@ export function writeOpOfPut(r: PutRequest, partition = 0, partitions = 1): Writ
       partition,
     });
   }
-  return {
-    type: 'put',
-    key: r.key,
-    value: r.value,
-    ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}),
-    ...(r.keepTtl ? { keepTtl: true } : {}),
-    ...(r.ifAbsent ? { ifAbsent: true } : {}),
-    ...(r.ifPresent ? { ifPresent: true } : {}),
-    ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
-    ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
-    ...(r.returnPrevious ? { returnPrevious: true } : {}),
-    ...(lease !== undefined ? { lease: lease.local } : {}),
-    ...(r.ifFence !== undefined ? { ifFence: r.ifFence } : {}),
-  };
+  return putWriteOp(r, lease?.local);
 }
 
 /** Whether a command writes a value (put, increment) rather than only deleting or changing expiry. */

@@ -12,12 +12,13 @@ import { defaultBucketHash, type BucketHashName } from '../../keys/bucket-hash.j
 import { prefixBucket } from '../../keys/prefix-bucket.js';
 import { defaultTenant, toInternalKey } from '../../keys/tenant-keys.js';
 import { defaultLimits, type Limits } from '../../limits.js';
-import { encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../../mvcc/index.js';
+import { encodeCheckedCommand, encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../../mvcc/index.js';
+import { isCheckedOperation } from '../../api/checked-operation.js';
 import type { TxnHandleKeys } from '../../txn/txn-handle.js';
 import { keyInHashRange } from '../../mvcc/split-plan.js';
 import { TxnScope } from '../../txn/txn-scope.js';
 import type { Admission } from './admission.js';
-import { DeadlineWheel } from './deadline-wheel.js';
+import { RequestDeadlines } from './request-deadline.js';
 import type * as api from '../../api/node-api.js';
 import type { NodeTestBugs } from '../node-config.js';
 import type { NodeAccess } from './node-access.js';
@@ -57,11 +58,11 @@ export interface KvExecutorOptions {
 }
 
 export class KvExecutor {
-  /** Every write's deadline, on one timer of the node's (deadline-wheel.ts), not one timer per write. */
-  private readonly deadlines: DeadlineWheel;
+  /** The request deadlines of this node (request-deadline.ts): the router registers each request's once. */
+  readonly deadlines: RequestDeadlines;
 
   constructor(private readonly options: KvExecutorOptions) {
-    this.deadlines = new DeadlineWheel({ nowMs: () => options.clock.monotonicMs(), after: (delayMs, run) => options.timers.after(delayMs, run) });
+    this.deadlines = new RequestDeadlines(options.clock, options.timers, options.limits);
   }
 
   /** A caller's transaction handle, verified: signed by this cluster and begun by `tenant`. */
@@ -82,29 +83,31 @@ export class KvExecutor {
     await access.checkQuota(tenant, this.mayGrow(operation));
     // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/service/auth.ts).
     if (operation.kind === 'lease' && operation.request.action === 'grant') await access.checkLeaseQuota(tenant);
+    // Validated once where it entered the cluster: its keys and its command are not checked again.
+    const checked = isCheckedOperation(operation);
     switch (operation.kind) {
       case 'get': {
         const request = operation.request;
-        if (request.transaction !== undefined) return { kind: 'get', response: await this.txnGet(replica, request, context) };
+        if (request.transaction !== undefined) return { kind: 'get', response: await this.txnGet(replica, request, context, checked) };
         if (request.consistency !== 'stale') await this.readBarrier(replica, context);
-        const result = await replica.mvcc.get(request.key, { nowMs: this.nowAt(replica), ...(request.revision ? { revision: request.revision } : {}) });
+        const result = await replica.mvcc.get(request.key, { nowMs: this.nowAt(replica), ...(request.revision ? { revision: request.revision } : {}), ...(checked && { keyChecked: true }) });
         return { kind: 'get', response: getResponseOf(result) };
       }
       case 'exists': {
         const request = operation.request;
         if (request.transaction !== undefined) {
-          const found = await this.txnGet(replica, { key: request.key, transaction: request.transaction }, context);
+          const found = await this.txnGet(replica, { key: request.key, transaction: request.transaction }, context, checked);
           return { kind: 'exists', response: { exists: found.found, revision: found.revision } };
         }
         if (request.consistency !== 'stale') await this.readBarrier(replica, context);
-        const result = await replica.mvcc.get(request.key, { nowMs: this.nowAt(replica) });
+        const result = await replica.mvcc.get(request.key, { nowMs: this.nowAt(replica), ...(checked && { keyChecked: true }) });
         return { kind: 'exists', response: { exists: result.found, revision: result.revision } };
       }
       case 'getByPrefix':
         return { kind: 'getByPrefix', response: await this.prefixPage(replica, operation.request, context) };
       case 'put': {
         const r = operation.request;
-        const result = await this.propose(replica, writeOpOfPut(r, replica.id, this.options.partitions), context, r.requestId);
+        const result = await this.propose(replica, writeOpOfPut(r, replica.id, this.options.partitions), context, r.requestId, checked);
         const previous = result.writes[0]?.previous;
         return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecordOf(previous) } : {}) } };
       }
@@ -116,17 +119,17 @@ export class KvExecutor {
           ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}),
           ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}),
         };
-        const result = await this.propose(replica, op, context, r.requestId);
+        const result = await this.propose(replica, op, context, r.requestId, checked);
         return { kind: 'delete', response: { deleted: result.applied && (result.writes[0]?.deleted ?? false), revision: result.revision } };
       }
       case 'increment': {
         const r = operation.request;
-        const result = await this.propose(replica, { type: 'increment', key: r.key, delta: r.delta, ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}) }, context, r.requestId);
+        const result = await this.propose(replica, { type: 'increment', key: r.key, delta: r.delta, ...(r.ttlMs ? { ttlMs: r.ttlMs } : {}) }, context, r.requestId, checked);
         return { kind: 'increment', response: { value: result.writes[0]?.counter ?? 0n, revision: result.revision } };
       }
       case 'extend': {
         const r = operation.request;
-        const result = await this.propose(replica, { type: 'extend', key: r.key, ttlMs: r.ttlMs }, context, r.requestId);
+        const result = await this.propose(replica, { type: 'extend', key: r.key, ttlMs: r.ttlMs }, context, r.requestId, checked);
         const write = result.writes[0];
         return {
           kind: 'extend',
@@ -143,13 +146,13 @@ export class KvExecutor {
         const r = operation.request;
         const scope = this.txnScope(r.transaction, tenant);
         scope.checkAlive(this.nowAt(replica), limits);
-        let command = scope.commandOf(r);
+        let command = scope.commandOf(r, checked);
         this.checkTxnHere(replica, scope, [...command.writes.map((write) => write.key), ...command.readKeys], command.readPrefixes);
         if (this.options.testBugs?.tornTransactions === true && command.writes.length > 1) {
-          await this.propose(replica, { ...command, writes: command.writes.slice(0, 1) }, context);
+          await this.propose(replica, { ...command, writes: command.writes.slice(0, 1) }, context, undefined, checked);
           command = { ...command, writes: command.writes.slice(1) };
         }
-        const result = await this.propose(replica, command, context, r.requestId);
+        const result = await this.propose(replica, command, context, r.requestId, checked);
         return { kind: 'commit', response: { revision: result.revision } };
       }
       case 'executeScript':
@@ -245,14 +248,18 @@ export class KvExecutor {
     }
   }
 
-  /** A get inside a transaction: at its snapshot revision and clock, confined to its partition. */
-  private async txnGet(replica: PartitionReplica, request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
+  /**
+   * A get inside a transaction: at its snapshot revision and clock, confined to its partition. The
+   * key is validated here unless `keyChecked` (a checked operation's), and not again by the read.
+   */
+  private async txnGet(replica: PartitionReplica, request: api.GetRequest, context: api.CallContext, keyChecked: boolean): Promise<api.GetResponse> {
     const { handle } = this.txnRead(request.transaction!, context.tenant, request.revision, (scope) => {
-      scope.checkKey(request.key);
+      if (keyChecked) scope.checkKeyInScope(request.key);
+      else scope.checkKey(request.key);
       this.checkTxnHere(replica, scope, [request.key], []);
     });
     await this.ensureRevision(replica, handle.snapshotRevision, context);
-    return getResponseOf(await replica.mvcc.get(request.key, { nowMs: handle.startedAtMs, revision: handle.snapshotRevision }));
+    return getResponseOf(await replica.mvcc.get(request.key, { nowMs: handle.startedAtMs, revision: handle.snapshotRevision, keyChecked: true }));
   }
 
   /**
@@ -379,7 +386,7 @@ export class KvExecutor {
   /** Linearizable reads: at once under the lease when applied, else through the loop (read-barrier.ts). Watches start after one (watch-service.ts). */
   readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.options.testBugs?.readsWithoutQuorum || replica.reads.leaseReadReady()) return Promise.resolve();
-    return this.options.admission.run(replica.id, context, () => this.withDeadline(
+    return this.options.admission.run(replica.id, context, () => this.deadlines.run(
       () => new Promise<void>((resolve, reject) => {
         this.options.driver.enqueue(() => {
           if (replica.raw.role !== 'leader') {
@@ -393,11 +400,16 @@ export class KvExecutor {
     ));
   }
 
-  private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string): Promise<ApplyResult> {
-    // Validation happens here, before anything reaches the log: bad input changes nothing.
-    if (requestId !== undefined) validateRequestId(requestId);
-    const payload = encodeEntryPayload(this.nowAt(replica), encodeCommand(command, this.options.limits), requestId);
-    return this.options.admission.run(replica.id, context, () => this.withDeadline(
+  /**
+   * Proposes `command` and waits for its result. Nothing invalid reaches the log: a command built
+   * from a checked operation (`checked`) passed the same rules where the request entered the cluster
+   * (src/tenancy/check-operation.ts); any other is validated here.
+   */
+  private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string, checked = false): Promise<ApplyResult> {
+    if (!checked && requestId !== undefined) validateRequestId(requestId);
+    const encoded = checked ? encodeCheckedCommand(command) : encodeCommand(command, this.options.limits);
+    const payload = encodeEntryPayload(this.nowAt(replica), encoded, requestId);
+    return this.options.admission.run(replica.id, context, () => this.deadlines.run(
       () => new Promise<ApplyResult>((resolve, reject) => {
         this.options.driver.enqueue(() => {
           try {
@@ -417,28 +429,6 @@ export class KvExecutor {
         throw notAppliedIfRefused(error);
       },
     );
-  }
-
-  /**
-   * Runs `start` under the caller's deadline. `start` is not called at all when the deadline has
-   * passed: a started request's promise must always have a listener, or its later rejection would
-   * be unhandled.
-   */
-  private withDeadline<T>(start: () => Promise<T>, context: api.CallContext): Promise<T> {
-    // Deadlines are clamped where calls arrive (call-context.ts); this clamps forwarded ones too.
-    const remaining = Math.min(context.deadlineMs - this.options.clock.wallMs(), this.options.limits.maxCallTimeoutMs);
-    assert(remaining <= 2 ** 31 - 1, 'a deadline timer fits setTimeout');
-    if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
-    const promise = start();
-    return new Promise<T>((resolve, reject) => {
-      const timer = this.deadlines.add(remaining, () => reject(new AtollError('DEADLINE_EXCEEDED', `no answer within the deadline (${remaining} ms); a write may still apply`)));
-      const abort = (): void => reject(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));
-      context.signal?.addEventListener('abort', abort, { once: true });
-      promise.then(resolve, reject).finally(() => {
-        timer.cancel();
-        context.signal?.removeEventListener('abort', abort);
-      });
-    });
   }
 }
 

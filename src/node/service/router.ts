@@ -19,12 +19,14 @@ import type { NodeTestBugs } from '../node-config.js';
 import type { KvExecutor } from './kv-executor.js';
 import { noMetrics, type NodeMetrics } from '../metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from '../../api/operations.js';
+import { isCheckedOperation } from '../../api/checked-operation.js';
 import type { PartitionReplica } from '../replica/partition-replica.js';
 import { preferredLeaderOf, replicasOf } from '../../keys/placement.js';
 import type { NodeClock, NodeTimers } from '../ports.js';
 import type { RaftDriver } from '../replica/raft-driver.js';
 import { scriptBucket } from './script-runner.js';
 import { RangeRouting } from '../cluster/range-routing.js';
+import { RequestDeadlines } from './request-deadline.js';
 
 /** Bounds of request routing between nodes. */
 const MAX_FORWARD_HOPS = 3;
@@ -60,6 +62,8 @@ export interface RouterOptions {
   readonly timers: NodeTimers;
   /** Requests run here and forwarded (default: none). */
   readonly metrics?: NodeMetrics;
+  /** Where a request that arrives without a registered deadline gets one (default: a wheel of its own). */
+  readonly deadlines?: RequestDeadlines;
 }
 
 /** The metrics label of a request's outcome: OK, or the AtollError code (INTERNAL for anything else). */
@@ -75,9 +79,11 @@ export class Router {
   private refreshingLeaders = false;
   /** The partition table: the equal one plus the split starts this node knows (range-routing.ts). */
   readonly ranges: RangeRouting;
+  private readonly deadlines: RequestDeadlines;
 
   constructor(private readonly options: RouterOptions) {
     this.ranges = new RangeRouting(options.partitions, options.bucketHash, options.driver.groups);
+    this.deadlines = options.deadlines ?? new RequestDeadlines(options.clock, options.timers, options.limits);
   }
 
   /** The owner of a bucket by the ranges this node knows. */
@@ -90,8 +96,12 @@ export class Router {
     return this.partitionOfBucket(bucketOf(key));
   }
 
-  /** The partition an operation runs on (decoding the transaction handle or the script as needed). */
+  /**
+   * The partition an operation runs on (decoding the transaction handle or the script as needed).
+   * A checked operation's keys were validated where it entered the cluster (checked-operation.ts).
+   */
   partitionOf(operation: KvOperation, tenant = 'default'): number {
+    const keyPartition = isCheckedOperation(operation) ? (key: string) => this.partitionOfBucket(bucketOf(key)) : (key: string) => this.partitionOfKey(key);
     switch (operation.kind) {
       case 'getByPrefix':
         if (operation.request.transaction !== undefined && this.options.testBugs?.txnScopeByInitialTable !== true) {
@@ -107,17 +117,17 @@ export class Router {
         if (operation.request.transaction !== undefined && this.options.testBugs?.txnScopeByInitialTable !== true) {
           return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
         }
-        return this.partitionOfKey(operation.request.key);
+        return keyPartition(operation.request.key);
       case 'executeScript':
         return this.partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)));
       case 'lease':
-        return operation.request.action === 'grant' ? this.partitionOfKey(operation.request.key ?? '') : this.ranges.leasePartition(operation.request.lease);
+        return operation.request.action === 'grant' ? keyPartition(operation.request.key ?? '') : this.ranges.leasePartition(operation.request.lease);
       case 'put':
         // A lease id naming a partition this table does not know is bad input, wherever the key routes.
         if (operation.request.lease !== undefined) this.ranges.leasePartition(operation.request.lease);
-        return this.partitionOfKey(operation.request.key);
+        return keyPartition(operation.request.key);
       default:
-        return this.partitionOfKey(operation.request.key);
+        return keyPartition(operation.request.key);
     }
   }
 
@@ -163,6 +173,16 @@ export class Router {
    * the leader it now knows, a bounded number of times and never past the request's deadline.
    */
   async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    // The request's one deadline registration in this process (unless its server scope made it).
+    const armed = this.deadlines.arm(context);
+    try {
+      return await this.routeArmed(partition, operation, armed.context);
+    } finally {
+      armed.dispose();
+    }
+  }
+
+  private async routeArmed(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
     if ((context.hops ?? 0) > 0) return this.routeOnce(partition, operation, context);
     for (let attempt = 1; ; attempt++) {
       try {
