@@ -27,6 +27,7 @@ import { encodeRaftFrame } from '../../src/node/raft-wire.js';
 import { encodeSnapshotTicket } from '../../src/node/snapshot/snapshot-payload.js';
 import { authServiceDefinition, clusterServiceDefinition, peerServiceDefinition } from '../../src/wire/protos.js';
 import { LocalCluster } from '../integration/local-cluster.js';
+import { waitFor } from '../node/in-process-cluster.js';
 
 const PARTITIONS = 4;
 const FORGED_TERM = 1_000_000;
@@ -169,6 +170,8 @@ describe.each(modes)('hostile peers, a cluster $name', ({ authenticated }) => {
     for (const payload of [Uint8Array.of(1, 0, 0, 0, 9, 0), Uint8Array.of(7), new Uint8Array(0)]) {
       expect(await raftStream(peerPort, [{ fromNode: 2, payload }], secret)).toEqual({ code: grpc.status.INVALID_ARGUMENT, atollCode: 'INVALID_ARGUMENT' });
     }
+    // The node logs through pino's asynchronous destination: the line may land after the answer.
+    await waitFor(() => cluster.logOf(1).includes('malformed raft frame; closing that stream'), 5_000);
     expect(cluster.logOf(1)).toContain('malformed raft frame; closing that stream');
     await client.put('victim/after-frames', 'ok');
     expect(new TextDecoder().decode((await client.get('victim/after-frames')).value)).toBe('ok');
