@@ -24,8 +24,10 @@ export interface EtcdNodeIdentity {
   readonly nodeId: number;
   /** Where this node's etcd listener is reached, host:port. */
   readonly etcdAddress: string;
-  /** Other nodes' etcd port is their client port plus this (the listener's port minus the client port). */
+  /** Other nodes' etcd port is their client port plus this (the listener's port minus the client port)... */
   readonly etcdPortOffset: number;
+  /** ...unless their etcd addresses are given (--etcd-addresses). */
+  readonly addresses?: ReadonlyMap<number, string>;
 }
 
 /** The version Status reports: the etcd API level Atoll's etcd port follows. */
@@ -40,6 +42,8 @@ export function etcdClusterIdOf(atollClusterId: string): string {
 
 function etcdAddressOf(node: NodeInfo, identity: EtcdNodeIdentity): string {
   if (node.id === identity.nodeId) return identity.etcdAddress;
+  const given = identity.addresses?.get(node.id);
+  if (given !== undefined) return given;
   const match = /^(.*):(\d+)$/.exec(node.address);
   if (match === null) return node.address;
   return `${match[1]}:${Number(match[2]) + identity.etcdPortOffset}`;

@@ -26,9 +26,9 @@ export class EtcdKeyspace {
   async range(request: RangeRequest, context: CallContext): Promise<object> {
     checkRangeRequest(request);
     const revision = int64Of(request.revision);
-    await checkNotCompacted(this.api, revision, context);
+    const current = await checkNotCompacted(this.api, revision, context);
     const read = await readInterval(this.api, keyInterval(request.key, request.range_end), { revision, consistency: request.serializable ? 'stale' : 'linearizable' }, context);
-    return this.rangeMessage(shapeRange(request, read.kvs), read.revision);
+    return this.rangeMessage(shapeRange(request, read.kvs), current ?? read.revision);
   }
 
   async put(request: PutRequest, context: CallContext): Promise<object> {

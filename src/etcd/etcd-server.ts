@@ -63,6 +63,8 @@ export interface EtcdListenerOptions {
   /** Atoll's cluster id ('' when the node has none). */
   readonly clusterId: string;
   readonly credentials: grpc.ServerCredentials;
+  /** Every node's etcd address by node id (--etcd-addresses); absent: client port + this node's offset. */
+  readonly addresses?: ReadonlyMap<number, string>;
 }
 
 export interface EtcdListener {
@@ -83,6 +85,7 @@ export async function startEtcdListener(api: NodeApi, logger: Logger, options: E
       clusterId: etcdClusterIdOf(options.clusterId),
       etcdAddress: options.listen,
       etcdPortOffset: portOf(options.listen) - portOf(options.clientAddress),
+      ...(options.addresses !== undefined && { addresses: options.addresses }),
     },
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -71,9 +71,14 @@ export async function readCompactionFloor(api: NodeApi, at: ReadAt, context: Cal
   return { floor, revision: response.revision };
 }
 
-/** Refuses a read below the keyspace's compaction floor, as etcd refuses one below its compact revision. */
-export async function checkNotCompacted(api: NodeApi, revision: number, context: CallContext): Promise<void> {
-  if (revision <= 0) return;
-  const { floor } = await readCompactionFloor(api, {}, context);
+/**
+ * Refuses a read below the keyspace's compaction floor, as etcd refuses one below its compact
+ * revision; returns the keyspace's current revision, which etcd reports in the header of a read
+ * at a past revision (undefined for a read at the newest revision: it reports its own).
+ */
+export async function checkNotCompacted(api: NodeApi, revision: number, context: CallContext): Promise<number | undefined> {
+  if (revision <= 0) return undefined;
+  const { floor, revision: current } = await readCompactionFloor(api, {}, context);
   if (revision < floor) throw etcdErrors.compacted();
+  return current;
 }
