@@ -41,9 +41,9 @@ export function etcdClusterIdOf(atollClusterId: string): string {
 }
 
 function etcdAddressOf(node: NodeInfo, identity: EtcdNodeIdentity): string {
-  if (node.id === identity.nodeId) return identity.etcdAddress;
   const given = identity.addresses?.get(node.id);
   if (given !== undefined) return given;
+  if (node.id === identity.nodeId) return identity.etcdAddress;
   const match = /^(.*):(\d+)$/.exec(node.address);
   if (match === null) return node.address;
   return `${match[1]}:${Number(match[2]) + identity.etcdPortOffset}`;
