@@ -199,7 +199,9 @@ function collectProto(rootDir) {
     const text = readFileSync(path.join(rootDir, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
     for (const match of text.matchAll(/\b(message|enum)\s+(\w+)/g)) types.add(match[2]);
     for (const match of text.matchAll(/\bservice\s+(\w+)\s*\{([^}]*)\}/g)) {
-      services.set(match[1], new Set([...match[2].matchAll(/\brpc\s+(\w+)/g)].map((rpc) => rpc[1])));
+      // Two packages may name a service alike (atoll.v1.KV, etcdserverpb.KV): their rpcs add up.
+      const rpcs = [...match[2].matchAll(/\brpc\s+(\w+)/g)].map((rpc) => rpc[1]);
+      services.set(match[1], new Set([...(services.get(match[1]) ?? []), ...rpcs]));
     }
   }
   return { services, types };

@@ -33,6 +33,10 @@
  *      both use are in src/wire/ (src/server/main.ts imports src/peer/, not the other way).
  *    - src/cli/ and src/bench/ may not import src/server/ or src/node/, directly or through another
  *      src file: they reach nodes as any client does, or start them as processes.
+ *    - src/etcd/ (etcd's v3 API on its own port) may not import the node (atoll-node.ts and every
+ *      room but service/, which the server's call scopes reach for their deadline wheel),
+ *      src/peer/, src/client/, src/cli/, src/bench/, src/chaos/ or src/sim/, directly or through
+ *      another src file: it speaks the NodeApi of src/api/ (src/server/main.ts starts it).
  *    - src/txn/ and src/tenancy/ (shared by the client and the node) may not import src/node/,
  *      src/server/ or src/peer/, directly or through another src file: they speak src/api/ types.
  * 3. The rooms of src/node/ (issue 34 item 2): each subsystem of the node is a folder, and a file
@@ -115,6 +119,12 @@ const LAYER_RULES = [
     from: ['src/cli/', 'src/bench/'],
     forbidden: ['src/server/', 'src/node/'],
     rule: 'src/cli and src/bench may not import src/server or src/node (they reach nodes as clients do, over src/client and src/wire, or start them as processes)',
+  },
+  {
+    from: ['src/etcd/'],
+    // src/node/service/ is left out: the server's call scopes (which src/etcd uses) reach its deadline wheel.
+    forbidden: ['src/node/atoll-node.ts', 'src/node/cluster/', 'src/node/replica/', 'src/node/apply/', 'src/node/raftlog/', 'src/node/snapshot/', 'src/node/peers/', 'src/peer/', 'src/client/', 'src/cli/', 'src/bench/', 'src/chaos/', 'src/sim/'],
+    rule: 'src/etcd may not import the node (but through the server\'s call scopes), src/peer, src/client, src/cli, src/bench, src/chaos or src/sim (it serves etcd\'s API over the NodeApi of src/api)',
   },
   {
     from: ['src/txn/', 'src/tenancy/'],

@@ -3,7 +3,8 @@
  * `npm start`: a local three-node Atoll cluster on 127.0.0.1. Prints each node's client address
  * and admin URL (Prometheus /metrics, /livez, /readyz on the client port + 1000, the server's
  * default, bound to loopback like the client port) and `atoll: cluster ready` once every partition
- * has a leader; Ctrl-C stops all three cleanly.
+ * has a leader; Ctrl-C stops all three cleanly. Each node also serves etcd's v3 API at its client
+ * port + 300 (`etcdctl --endpoints 127.0.0.1:7301 get --prefix ""`; docs/etcd-api.md).
  * Environment: ATOLL_DATA (default ./data), ATOLL_BASE_PORT (default 7001), ATOLL_NODES (default 3),
  * ATOLL_PARTITIONS (default 64), ATOLL_LOG_LEVEL (default warn for this script).
  * The nodes talk to each other on peer ports ATOLL_BASE_PORT + 100 and up (each node's client port
@@ -32,6 +33,8 @@ const readyTimeoutMs = Number(process.env.ATOLL_READY_TIMEOUT_MS ?? 60_000);
 const ids = Array.from({ length: nodeCount }, (_, i) => i + 1);
 const addressOf = (id) => `127.0.0.1:${basePort + id - 1}`;
 const adminUrlOf = (id) => `http://127.0.0.1:${basePort + 1000 + id - 1}`;
+/** etcd's v3 API (docs/etcd-api.md) at each node's client port + 300. */
+const etcdAddressOf = (id) => `127.0.0.1:${basePort + 300 + id - 1}`;
 const peers = ids.map((id) => `${id}=${addressOf(id)}`).join(',');
 const certs = process.env.ATOLL_CERTS ? resolve(process.env.ATOLL_CERTS) : undefined;
 if (certs && !existsSync(join(certs, 'ca.pem'))) {
@@ -54,7 +57,7 @@ let stopping = false;
 for (const id of ids) {
   const dataDir = join(dataRoot, `node${id}`);
   mkdirSync(dataDir, { recursive: true });
-  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), '--peer-secret-file', peerSecretFile, ...tlsFlags(id)], {
+  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), '--peer-secret-file', peerSecretFile, '--etcd-listen', etcdAddressOf(id), ...tlsFlags(id)], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, ATOLL_LOG_LEVEL: process.env.ATOLL_LOG_LEVEL ?? 'warn', ATOLL_LOG_FORMAT: 'json' },
   });
@@ -69,7 +72,7 @@ for (const id of ids) {
       process.exit(process.exitCode ?? 0);
     }
   });
-  console.log(`atoll: node ${id} client address ${addressOf(id)}, admin ${adminUrlOf(id)} (data ${dataDir})`);
+  console.log(`atoll: node ${id} client address ${addressOf(id)}, etcd API ${etcdAddressOf(id)}, admin ${adminUrlOf(id)} (data ${dataDir})`);
 }
 
 function stop(code = 0) {

@@ -91,6 +91,8 @@ export interface LocalClusterOptions {
   linkProxies?: boolean;
   /** Client TLS and peer mutual TLS on a separate peer port (docs/security.md, "TLS"). */
   tls?: LocalClusterTls;
+  /** Serve etcd's API on a port of each node's own (`etcdAddresses`; docs/etcd-api.md). */
+  etcd?: boolean;
 }
 
 /** Certificates as scripts/dev-certs.sh lays them out. */
@@ -108,6 +110,8 @@ export class LocalCluster {
   readonly peerAddresses = new Map<number, string>();
   /** Each node's admin HTTP address (Prometheus /metrics, /livez, /readyz). */
   readonly adminAddresses = new Map<number, string>();
+  /** Each node's etcd API address, when the cluster was started with `etcd`. */
+  readonly etcdAddresses = new Map<number, string>();
   readonly dataRoot: string;
   private logs = new Map<number, string[]>();
 
@@ -123,6 +127,7 @@ export class LocalCluster {
       cluster.addresses.set(id, ip ? `${ip}:7100` : `127.0.0.1:${await freePort()}`);
       cluster.peerAddresses.set(id, ip ? `${ip}:7101` : `127.0.0.1:${await freePort()}`);
       cluster.adminAddresses.set(id, ip ? `${ip}:8100` : `127.0.0.1:${await freePort()}`);
+      if (cluster.options.etcd === true) cluster.etcdAddresses.set(id, ip ? `${ip}:7400` : `127.0.0.1:${await freePort()}`);
     }
     if (cluster.options.linkProxies && !topology) await cluster.startLinkProxies();
     for (let id = 1; id <= cluster.options.nodes; id++) cluster.startNode(id);
@@ -283,6 +288,7 @@ export class LocalCluster {
       ...['--max-value-bytes', String(this.options.maxValueBytes)],
       ...this.dialFlag(id),
       ...this.tlsFlags(id),
+      ...(this.etcdAddresses.has(id) ? ['--etcd-listen', this.etcdAddresses.get(id) as string, '--etcd-addresses', [...this.etcdAddresses].map(([peer, address]) => `${peer}=${address}`).join(',')] : []),
       ...this.options.extraArgs,
     ];
     const spawnOptions: SpawnOptions = {

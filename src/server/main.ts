@@ -27,6 +27,7 @@ import type { PeerTransport } from '../peer/grpc-peer-transport.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from '../wire/protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
+import { startEtcdListener, type EtcdListener } from '../etcd/etcd-server.js';
 import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peers/peer-secret.js';
 import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';
 
@@ -113,6 +114,8 @@ async function main(): Promise<void> {
     .option('--auto-split-keys <n>', 'split a partition this node leads once it stores more than N keys (live or deleted); off when unset (ATOLL_AUTO_SPLIT_KEYS)', integer('--auto-split-keys', 1), env['ATOLL_AUTO_SPLIT_KEYS'] ? Number(env['ATOLL_AUTO_SPLIT_KEYS']) : undefined)
     .option('--auto-split-rps <n>', 'split a partition this node leads once it serves more than N requests per second (decayed rate); off when unset (ATOLL_AUTO_SPLIT_RPS)', integer('--auto-split-rps', 1), env['ATOLL_AUTO_SPLIT_RPS'] ? Number(env['ATOLL_AUTO_SPLIT_RPS']) : undefined)
     .option('--auto-split-pause-ms <n>', `least time between two automatic splits this node starts (ATOLL_AUTO_SPLIT_PAUSE_MS; default ${AUTO_SPLIT_DEFAULTS.pauseMs})`, integer('--auto-split-pause-ms', 0), Number(env['ATOLL_AUTO_SPLIT_PAUSE_MS'] ?? AUTO_SPLIT_DEFAULTS.pauseMs))
+    .option('--etcd-listen <host:port>', 'also serve etcd\'s v3 gRPC API here, so etcdctl and etcd\'s clients work against Atoll (ATOLL_ETCD_LISTEN; off when unset; docs/etcd-api.md)', env['ATOLL_ETCD_LISTEN'])
+    .option('--etcd-addresses <list>', 'every node\'s etcd address as id=host:port,... for etcd\'s MemberList (ATOLL_ETCD_ADDRESSES; default: each node\'s client port plus this node\'s offset)', env['ATOLL_ETCD_ADDRESSES'])
     .option('--heap-growth-percent <n>', `how far V8 lets the JavaScript heap grow past what survived its last full collection, in percent; 0 leaves V8's own factor (up to 300%) (ATOLL_HEAP_GROWTH_PERCENT; default ${DEFAULT_HEAP_GROWTH_PERCENT}; docs/operations.md, "Memory")`, integer('--heap-growth-percent', 0), Number(env['ATOLL_HEAP_GROWTH_PERCENT'] ?? DEFAULT_HEAP_GROWTH_PERCENT))
     .option('--watch-memory-mb <n>', `bytes this node holds for watch clients at most, in MiB: history read for watchers and messages not yet written to their connections; a watch is refused (RESOURCE_EXHAUSTED) while it is full (ATOLL_WATCH_MEMORY_MB; default ${limits.watchNodeBytes / 1024 / 1024})`, integer('--watch-memory-mb', 1), Number(env['ATOLL_WATCH_MEMORY_MB'] ?? limits.watchNodeBytes / 1024 / 1024))
     .option('--watch-tenant-mb <n>', `the same for one tenant (ATOLL_WATCH_TENANT_MB; default ${limits.watchTenantBytes / 1024 / 1024})`, integer('--watch-tenant-mb', 1), Number(env['ATOLL_WATCH_TENANT_MB'] ?? limits.watchTenantBytes / 1024 / 1024))
@@ -406,6 +409,21 @@ async function main(): Promise<void> {
   const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
   logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
   logger.info({ listen, port, dataDir: options.dataDir, partitions: joined?.partitions ?? options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
+  const etcdListen = (options as { etcdListen?: string }).etcdListen;
+  let etcd: EtcdListener | undefined;
+  if (etcdListen !== undefined && etcdListen !== '') {
+    const { clusterId } = await node.clusterInfo({ deadlineMs: Date.now() + 10_000 }, { partitions: [] });
+    const etcdAddresses = (options as { etcdAddresses?: string }).etcdAddresses;
+    etcd = await startEtcdListener(node, logger, {
+      nodeId: id,
+      listen: etcdListen,
+      clientAddress: listen as string,
+      clusterId: clusterId ?? '',
+      credentials: tls.clientCredentials,
+      ...(etcdAddresses !== undefined && etcdAddresses !== '' && { addresses: parsePeers(etcdAddresses) }),
+    });
+    logger.info({ etcdListen, etcdPort: etcd.port }, 'etcd API listening (etcdctl --endpoints)');
+  }
   serving = true;
 
   let stopping = false;
@@ -415,6 +433,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     serving = false;
     services.setServing(false);
+    etcd?.server.forceShutdown();
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
     force.unref();
     server.tryShutdown(() => {

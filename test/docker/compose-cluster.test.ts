@@ -226,6 +226,8 @@ describe.skipIf(!availability.available)('a three-node cluster from docker-compo
         // Every check is a node process; on two cores beside the rest of the suite, 15 s will do.
         ATOLL_HEALTHCHECK_INTERVAL: '15s',
         ...Object.fromEntries(nodeIds.map((id, index) => [`ATOLL_NODE${id}_PORT`, String(ports[index])])),
+        // The etcd ports are published too: free ones, so two compose projects never collide.
+        ...Object.fromEntries(await Promise.all(nodeIds.map(async (id) => [`ATOLL_NODE${id}_ETCD_PORT`, String(await freePort())]))),
       })
       .withDefaultWaitStrategy(Wait.forHealthCheck())
       .withStartupTimeout(limits.startupMs)

@@ -48,6 +48,8 @@ describe.skipIf(!availability.available)('docker-compose.tls.yml: TLS to clients
         ATOLL_LOG_LEVEL: 'warn',
         ATOLL_HEALTHCHECK_INTERVAL: '5s',
         ...Object.fromEntries([1, 2, 3].map((id, index) => [`ATOLL_NODE${id}_PORT`, String(ports[index])])),
+        // The etcd ports are published too: free ones, so two compose projects never collide.
+        ...Object.fromEntries(await Promise.all([1, 2, 3].map(async (id) => [`ATOLL_NODE${id}_ETCD_PORT`, String(await freePort())]))),
       })
       .withDefaultWaitStrategy(Wait.forHealthCheck())
       .withStartupTimeout(startupMs)

@@ -284,6 +284,28 @@ describe('check-imports', () => {
     expect(result.stderr).toMatch(new RegExp(`${expected.length} problems\\n$`));
   });
 
+  it('keeps src/etcd on the NodeApi: not the node, the peer, the client or the cli, directly or through a helper', () => {
+    const rule = "src/etcd may not import the node (but through the server's call scopes), src/peer, src/client, src/cli, src/bench, src/chaos or src/sim (it serves etcd's API over the NodeApi of src/api)";
+    const allowed = {
+      'src/api/types.ts': `export type Api = { get(): void };\n`,
+      'src/server/scope.ts': `export const scope = 1;\n`,
+      'src/etcd/service.ts': `import type { Api } from '../api/types.js';\nimport { scope } from '../server/scope.js';\nexport const e = [scope] as unknown as Api;\n`,
+    };
+    const clean = checkWith(allowed);
+    expect(clean.stderr).toBe('');
+    expect(clean.status).toBe(0);
+    const result = checkWith({
+      ...allowed,
+      'src/etcd/bad.ts': `import { s } from '../node/atoll-node.js';\nimport { h } from '../server/helper.js';\nexport const b = [s, h];\n`,
+      'src/node/atoll-node.ts': `export const s = 1;\n`,
+      'src/server/helper.ts': `import { c } from '../client/connection.js';\nexport const h = c;\n`,
+      'src/client/connection.ts': `export const c = 1;\n`,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`boundary: src/etcd/bad.ts:1 imports '../node/atoll-node.js' (src/node/atoll-node.ts): ${rule}`);
+    expect(result.stderr).toContain(`boundary: src/etcd/bad.ts reaches 'src/client/connection.ts' through src/etcd/bad.ts -> src/server/helper.ts -> src/client/connection.ts: ${rule}`);
+  });
+
   it('keeps the rooms of src/node one way: a room imports only the rooms its row lists, never the wiring', () => {
     const rooms = {
       'src/node/metrics.ts': `export interface NodeMetrics { n: number }\n`,
