@@ -111,7 +111,7 @@ describe('npm start (scripts/start-cluster.mjs)', () => {
   it('starts three nodes, serves the CLI, stops cleanly on Ctrl-C and keeps the data for the next start', async () => {
     const base = await freeBasePort();
     const first = await startCluster(base);
-    for (const id of [1, 2, 3]) expect(first.output()).toContain(`atoll: node ${id} client address 127.0.0.1:${base + id - 1}, admin http://127.0.0.1:${base + 1000 + id - 1}`);
+    for (const id of [1, 2, 3]) expect(first.output()).toContain(`atoll: node ${id} client address 127.0.0.1:${base + id - 1}, etcd API 127.0.0.1:${base + 300 + id - 1}, admin http://127.0.0.1:${base + 1000 + id - 1}`);
     // The printed admin URLs answer: every node is ready and serves its metrics.
     for (const id of [1, 2, 3]) {
       const admin = `http://127.0.0.1:${base + 1000 + id - 1}`;
