@@ -125,6 +125,46 @@ describe('a learner whose move stopped before promoting it', () => {
   }, 120_000);
 });
 
+describe('a move of other nodes at a partition with an orphan learner', () => {
+  it('removes the learner as its first step and finishes, long before the orphan bound (whole-node simulator seed 58111)', async () => {
+    const nodes = [1, 2, 3, 4, 5];
+    const { scheduler, cluster } = quietSim({ nodeIds: nodes, partitions: 1, seed: 19, testBugs: {} });
+    const leader = (): { id: number; conf: ConfState } | undefined => {
+      for (const id of nodes) {
+        const raw = driverOf(cluster, id)?.groups.get(0)?.raw;
+        if (raw?.role === 'leader') return { id, conf: raw.status().confState };
+      }
+      return undefined;
+    };
+    expect(await scheduler.runUntil(20_000, MAX_EVENTS, () => leader() !== undefined)).toBe(true);
+    await scheduler.runUntil(scheduler.now + 5_000, MAX_EVENTS);
+    const before = leader() as { id: number; conf: ConfState };
+    expect(before.conf.voters).toHaveLength(3);
+    const [orphan, target] = nodes.filter((node) => !before.conf.voters.includes(node)) as [number, number];
+    // The first step of a move whose coordinator then died: the learner, and no move coordinated anywhere.
+    void cluster.apiOf(orphan)?.prepareReplica(0, { term: 0, index: 0 });
+    driverOf(cluster, before.id)?.enqueue(() => driverOf(cluster, before.id)?.groups.get(0)?.raw.proposeConfChange({ type: 'addLearner', node: orphan }));
+    expect(await scheduler.runUntil(scheduler.now + 5_000, MAX_EVENTS, () => leader()?.conf.learners.includes(orphan) === true)).toBe(true);
+
+    const at = leader()?.id as number;
+    const source = before.conf.voters.find((node) => node !== at) as number;
+    const moves = (cluster.apiOf(at) as unknown as { moves: ReplicaMoves }).moves;
+    const startedMs = scheduler.now;
+    let ended: unknown;
+    void moves.move({ partition: 0, fromNode: source, toNode: target }, { deadlineMs: (cluster.hostOf(at)?.clock.wallMs() ?? 0) + 30_000, tenant: systemTenant }).then(
+      (answer) => (ended = answer),
+      (error: unknown) => (ended = error),
+    );
+    expect(await scheduler.runUntil(startedMs + 30_000, MAX_EVENTS, () => ended !== undefined)).toBe(true);
+    // Before the fix: MOVE_REFUSED, reason in-progress (another learner), until the orphan bound passed.
+    expect(ended).toMatchObject({ voters: expect.arrayContaining([target]) });
+    expect(scheduler.now - startedMs).toBeLessThan(ORPHAN_LEARNER_MS / 2);
+    const after = leader()?.conf;
+    expect(after?.learners).toEqual([]);
+    expect([...(after?.voters ?? [])].sort()).toEqual([...before.conf.voters.filter((node) => node !== source), target].sort());
+  }, 120_000);
+});
+
 describe('OrphanLearners and the move coordinated here', () => {
   /** Sweeps once a second for `seconds` over a led group with learner 4, while `move` runs here; the changes it proposed. */
   function sweepWhile(move: { from: number; to: number } | undefined, seconds: number): ConfChange[] {
@@ -144,7 +184,7 @@ describe('OrphanLearners and the move coordinated here', () => {
     return proposed;
   }
 
-  it('holds off while the move uses the learner, and not for a move of other nodes (refused at once: another learner)', () => {
+  it('holds off while the move uses the learner, and not for a move of other nodes (which removes it itself)', () => {
     const seconds = (2 * ORPHAN_LEARNER_MS) / 1_000;
     expect(sweepWhile({ from: 3, to: LEARNER }, seconds)).toEqual([]);
     expect(sweepWhile({ from: LEARNER, to: 5 }, seconds)).toEqual([]);

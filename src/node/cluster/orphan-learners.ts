@@ -6,7 +6,8 @@
  * with a learner (and cannot see other leaders' learners to resume), nextMoveStep refuses every
  * other move of the partition ('in-progress'), and splits refuse it too. So the partition's leader
  * removes a learner once it has led, in one term, for ORPHAN_LEARNER_MS with the learner present and
- * no move of the partition coordinated here.
+ * no move of the partition coordinated here. A move of other nodes that starts here meanwhile does
+ * not wait for this: it removes such a learner as its first step (replica-moves.ts run).
  *
  * Why remove rather than finish the promotion: the move that added the learner knew which source
  * to remove after promoting it, and that knowledge died with it; promoting alone would leave RF + 1
@@ -23,8 +24,7 @@
  * term). A move resumed after a leader change runs HERE (the rebalancer runs the moves assigned to
  * the partitions this node leads every round, a client's retry follows NOT_LEADER to this node),
  * and while it runs with this learner as its target (or source) the clock is reset. A move here of
- * other nodes does not reset it: nextMoveStep refuses it at once ('in-progress', another learner),
- * and a planner that cannot see this leader's learners may assign such a move every round. The bound is
+ * other nodes does not reset it: it removes the learner itself as its first step. The bound is
  * well above the longest gap between two runs of an assigned move on its leader (a node that does
  * not hold the rebalancer's record reads it every 10 s); the removal and the check that no move runs
  * here happen in one loop task, so a move starting next sees the removal in its first round.
