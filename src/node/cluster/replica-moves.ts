@@ -21,7 +21,7 @@ import { AtollError } from '../../errors.js';
 import type { Limits } from '../../limits.js';
 import { encodeCommand } from '../../mvcc/index.js';
 import { RaftError } from '../../raft/errors.js';
-import type { ConfChange, VoteFloor } from '../../raft/types.js';
+import type { ConfChange, ConfState, VoteFloor } from '../../raft/types.js';
 import type { StorageEngine } from '../../storage/storage-engine.js';
 import type * as api from '../../api/node-api.js';
 import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
@@ -79,6 +79,18 @@ export interface ReplicaMovesOptions {
    * node learn a split start it did not know. Default: the founding table's ids only.
    */
   readonly isPartition?: (partition: number, learn: boolean) => boolean;
+}
+
+/**
+ * A learner that is neither this move's source nor its target is one no move here uses (a move is
+ * the only one of its partition coordinated here): its own move stopped before promoting it
+ * (whole-node simulator seed 58111: its leader lost power right after adding it). The move takes
+ * the group back to RF voters and no learner first, instead of refusing 'in-progress' until the
+ * orphan-learner sweep (ORPHAN_LEARNER_MS) removes it; a move still wanted for that learner starts
+ * again from the applied configuration, as every move resumes.
+ */
+function orphanLearnerOf(conf: ConfState, from: number, to: number): number | undefined {
+  return conf.learners.find((node) => node !== from && node !== to);
 }
 
 export class ReplicaMoves {
@@ -217,14 +229,8 @@ export class ReplicaMoves {
       if (replica === undefined) throw notApplied(this.options.notLeader(partition, 0, 'this node holds no replica of the partition'));
       const status = await this.inLoop(() => replica.raw.status(), deadlineMs);
       if (status.role !== 'leader') throw notApplied(this.options.notLeader(partition, status.lead === id ? 0 : status.lead, 'only the leader moves replicas'));
-      // A learner neither this move's source nor its target is one no move here uses (this move is
-      // the only one of the partition coordinated here): its own move stopped before promoting it
-      // (whole-node simulator seed 58111: its leader lost power right after adding it). This move
-      // takes the group back to RF voters and no learner first, instead of refusing 'in-progress'
-      // until the orphan-learner sweep (ORPHAN_LEARNER_MS) would remove it; a move still wanted
-      // for that learner starts again from the applied configuration, as every move resumes.
-      const orphan = status.confState.learners.find((node) => node !== from && node !== to);
-      if (orphan !== undefined && this.options.testBugs?.orphanLearnersKept !== true) {
+      const orphan = this.options.testBugs?.orphanLearnersKept === true ? undefined : orphanLearnerOf(status.confState, from, to);
+      if (orphan !== undefined) {
         logger.warn({ partition, learner: orphan, from, to, voters: status.confState.voters }, 'removing a learner no replica move here uses before this move (its own move stopped before promoting it)');
         await this.proposeAndWait(replica, { type: 'removeNode', node: orphan }, deadlineMs);
         continue;

@@ -123,13 +123,34 @@ export class StrayCheck {
         everyPeer.push(partition);
       }
       if (suspects.size === 0) return;
+      // Frozen suspects: a replica of R frozen for a merge into L that this node's L never applied
+      // (it hosts no L: a move's learner added to R after the freeze, whole-node simulator seed
+      // 58907). Once the merge applied R is gone everywhere else, so no peer reports R again; L's
+      // leader reporting a range that covers R's says the merge applied (ranges are disjoint, and a
+      // frozen R's keys go only to L), and R's replica here is a stray.
+      const frozen = new Map<number, { partition: number; start: number; end: number }>();
+      for (const partition of suspects.keys()) {
+        const mvcc = driver.groups.get(partition)?.mvcc;
+        const range = mvcc?.hashRange;
+        if (mvcc?.frozen !== undefined && range !== undefined) frozen.set(mvcc.frozen.into, { partition, ...range });
+      }
       for (const [peer] of this.options.knownNodes) {
         // With a leaderless or healing suspect every peer is asked about every suspect (as before
         // the partitions filter: a peer may lead one this node thinks another leads).
-        const about = (everyPeer.length > 0 ? [...suspects.keys()] : (ask.get(peer) ?? [])).filter((partition) => suspects.has(partition));
+        const asked = (everyPeer.length > 0 ? [...suspects.keys()] : (ask.get(peer) ?? [])).filter((partition) => suspects.has(partition));
+        const about = [...asked, ...[...frozen].filter(([, right]) => asked.includes(right.partition)).map(([left]) => left)];
         if (peer === id || about.length === 0 || !driver.transport.isReachable(peer)) continue;
         const info = await driver.transport.clusterInfo(peer, clock.wallMs() + CALL_TIMEOUT_MS, about).catch(() => undefined);
         for (const partition of info?.partitions ?? []) {
+          const right = frozen.get(partition.id);
+          if (right !== undefined && suspects.has(right.partition) && partition.leader === peer && partition.rangeStart <= right.start && partition.rangeEnd >= right.end) {
+            suspects.delete(right.partition);
+            const replica = driver.groups.get(right.partition);
+            if (replica === undefined) continue;
+            logger.info({ partition: right.partition, into: partition.id, leader: peer }, 'the partition was merged away (its left neighbour now owns its range): deleting our frozen replica');
+            driver.enqueue(() => this.options.leave(right.partition, replica));
+            continue;
+          }
           const suspect = suspects.get(partition.id);
           // The peer leads and applied at least as far, in a term at least ours, so its
           // configuration is at least as new as the one that names this node a voter; or in an older

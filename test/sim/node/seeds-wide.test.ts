@@ -27,6 +27,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [4956, 'a merge back refused for good (below-initial, "partition 1, right of partition 1"): L\'s new leader hosted no R and its routing table did not know R\'s start, so the admin named L as its own right neighbour and never asked to move R (merge-admin.ts names R by L\'s range end, range-routing.ts partitionStartingAt)'],
   [1754, 'a stray replica kept for good: the source of a move, whose log held its removal, campaigned into a term above the leader\'s before it learned the removal committed, so the stray check (which asked for a leader in a term at least the replica\'s) never left it (stray-check.ts: or in an older term but applied further)'],
   [51735, 'a voter that holds no data: a node missed two splits of a partition whose replica there was moved away before it caught up, so nothing on it knew the new partitions (voter-holes.ts: their leader asks the silent voter\'s node to open the replica)'],
+  [58907, 'a frozen replica kept for good: a move added a learner to R after R froze for its merge, the merge applied on L\'s voters, and the learner\'s frozen R had no leader to ask (stray-check.ts: L\'s leader reporting a range that covers R\'s says R merged away)'],
   [58111, 'moves refused for good: a move\'s leader lost power right after adding its learner, and every later move of the partition was refused in-progress until the orphan-learner bound, past the run (replica-moves.ts: a move removes a learner no move here uses first)'],
 ];
 
