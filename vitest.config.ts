@@ -77,7 +77,7 @@ export default defineConfig({
     maxWorkers: 2,
     sequence: { sequencer: LongestFirstSequencer },
     // `npm test` runs the first two projects, `npm run test:containers` the third (test/docker, the
-    // Docker image under testcontainers), `npm run test:fault` the fourth; `npx vitest run FILE`
+    // compose cluster under testcontainers), `npm run test:fault` the fourth; `npx vitest run FILE`
     // finds a file in whichever project holds it.
     projects: [
       { extends: true, test: { name: 'processes', include: ['test/**/*.test.ts'], exclude: [...inProcess, 'test/docker/**', 'test/fault/**'], isolate: true } },
