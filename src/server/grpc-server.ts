@@ -19,6 +19,7 @@ import { authServiceHandlers, type AuthApi } from './auth-service.js';
 import { clusterServiceHandlers } from './cluster-service.js';
 import { kvServiceHandlers } from './kv-service.js';
 import type { KvStreamOptions } from './kv-stream.js';
+import { addLazyReflection } from './lazy-reflection.js';
 import type { RpcMetrics } from './node-metrics.js';
 import { authServiceDefinition, clusterServiceDefinition, kvServiceDefinition, packageDefinition, serviceNames } from '../wire/protos.js';
 
@@ -57,6 +58,11 @@ function loadHealthPackageDefinition(): protoLoader.PackageDefinition {
   return healthPackageDefinition;
 }
 
+/** Reflection over the client services; the Peer service is internal, so it is not advertised. */
+function buildReflection(): ReflectionService {
+  return new ReflectionService({ ...packageDefinition, ...loadHealthPackageDefinition() }, { services: [serviceNames.kv, serviceNames.cluster, serviceNames.auth, 'grpc.health.v1.Health'] });
+}
+
 export function addClientServices(
   server: grpc.Server,
   api: NodeApi,
@@ -75,12 +81,7 @@ export function addClientServices(
   });
   health.addToServer(server);
 
-  // The Peer service is internal, so reflection does not advertise it.
-  const reflection = new ReflectionService(
-    { ...packageDefinition, ...loadHealthPackageDefinition() },
-    { services: [serviceNames.kv, serviceNames.cluster, serviceNames.auth, 'grpc.health.v1.Health'] },
-  );
-  reflection.addToServer(server);
+  addLazyReflection(server, buildReflection);
 
   return {
     health,

@@ -10,6 +10,7 @@ import { bucketHash } from '../../src/keys/bucket-hash.js';
 import type { ApplyResult } from '../../src/mvcc/index.js';
 import type { MergePartitionResult } from '../../src/api/node-api.js';
 import type { RangeRouting } from '../../src/node/cluster/range-routing.js';
+import { RaftError } from '../../src/raft/errors.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
 
 export const text = (value: string): Uint8Array => new TextEncoder().encode(value);
@@ -20,6 +21,14 @@ export const RETRYABLE = ['NOT_LEADER', 'NO_LEADER', 'UNAVAILABLE', 'DEADLINE_EX
 
 export function leaderOf(c: InProcessCluster, partition: number): number | undefined {
   return NODES.find((id) => c.groups(id).get(partition)?.raw.status().role === 'leader');
+}
+
+/** The leader of `partition` once it has one (under load an election may still be under way). */
+export async function leaderSoon(c: InProcessCluster, partition: number, timeoutMs = 5_000): Promise<number> {
+  let leader: number | undefined;
+  await waitFor(() => (leader = leaderOf(c, partition)) !== undefined, timeoutMs);
+  if (leader === undefined) throw new Error(`partition ${partition}: no leader within ${timeoutMs} ms`);
+  return leader;
 }
 
 export const ranges = (c: InProcessCluster, id: number): RangeRouting => (c.node(id) as unknown as { router: { ranges: RangeRouting } }).router.ranges;
@@ -55,9 +64,26 @@ export async function put(c: InProcessCluster, partition: number, key: string, v
   return (await atLeader(c, partition, (node) => c.node(node).put({ key, value: text(value), requestId }, deadline()))).revision;
 }
 
-/** Proposes raw bytes to `partition` at its leader and waits for the apply (entries no admin would propose). */
+/**
+ * Proposes raw bytes to `partition` at its leader and waits for the apply (entries no admin would
+ * propose). A proposal Raft refuses at once (PROPOSAL_DROPPED: not the leader, or the nodes'
+ * leader balancing is moving the leadership) appended nothing, so it is made again at the leader
+ * of the moment until `timeoutMs` runs out.
+ */
 export async function proposeRaw(c: InProcessCluster, partition: number, payload: Uint8Array, timeoutMs = 5_000): Promise<ApplyResult> {
-  const leader = leaderOf(c, partition)!;
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await proposeRawOnce(c, partition, payload, Math.max(1, until - Date.now()));
+    } catch (error) {
+      if (!(error instanceof RaftError && error.code === 'PROPOSAL_DROPPED') || Date.now() >= until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+async function proposeRawOnce(c: InProcessCluster, partition: number, payload: Uint8Array, timeoutMs: number): Promise<ApplyResult> {
+  const leader = await leaderSoon(c, partition, timeoutMs);
   const replica = c.groups(leader).get(partition)!;
   const driver = (c.node(leader) as unknown as { driver: { enqueue(task: () => void): void } }).driver;
   // Bounded: a proposal a leadership change dropped (a transfer under way) is never answered.

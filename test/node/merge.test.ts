@@ -21,7 +21,7 @@ import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { prefixRange } from '../../src/storage/bytes.js';
 import { RaftLogKeys } from '../../src/node/raftlog/raft-log-codec.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
-import { alignLeaders, atLeader, deadline, fromBytes, get, hashOf, leaderOf, mergeAligned, NODES, proposeRaw, put, ranges, splitCluster as splitClusterOf, text } from './merge-support.js';
+import { alignLeaders, atLeader, deadline, fromBytes, get, hashOf, leaderOf, leaderSoon, mergeAligned, NODES, proposeRaw, put, ranges, splitCluster as splitClusterOf, text } from './merge-support.js';
 
 let cluster: InProcessCluster | undefined;
 afterEach(async () => {
@@ -58,9 +58,9 @@ describe('partition merge on a live three-node cluster', () => {
     const follower = NODES.find((id) => c.groups(id).get(0)!.raw.status().role !== 'leader')!;
     await expect(c.node(follower).mergePartition({ partition: 0 }, deadline())).rejects.toMatchObject({ code: 'NOT_LEADER' });
     // Leaders on different nodes: refused, naming both.
-    const leftLeader = leaderOf(c, 0)!;
+    const leftLeader = await leaderSoon(c, 0);
     const other = NODES.find((id) => id !== leftLeader)!;
-    await c.node(leaderOf(c, mid)!).transferLeader({ partition: mid, targetNode: other }, deadline());
+    await c.node(await leaderSoon(c, mid)).transferLeader({ partition: mid, targetNode: other }, deadline());
     if (await waitFor(() => leaderOf(c, mid) === other && leaderOf(c, 0) === leftLeader, 3_000)) {
       await expect(c.node(leftLeader).mergePartition({ partition: 0 }, deadline())).rejects.toMatchObject({ code: 'MERGE_REFUSED', details: { reason: 'leaders-differ', rightPartition: mid, leftLeader } });
     }

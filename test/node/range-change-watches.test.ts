@@ -17,7 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { WatchHub } from '../../src/watch/watch-hub.js';
 import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.js';
 import { isAtollError } from '../../src/errors.js';
-import { hashOf, leaderOf, mergeAligned, NODES, put, ranges, splitCluster } from './merge-support.js';
+import { hashOf, leaderOf, leaderSoon, mergeAligned, NODES, put, ranges, splitCluster } from './merge-support.js';
 
 let cluster: InProcessCluster | undefined;
 afterEach(async () => {
@@ -58,7 +58,7 @@ describe('a watch resumed at a partition that does not hold its keys', () => {
     // The right side runs ahead of the left.
     let last = 0;
     for (let i = 0; i < 30; i++) last = await put(c, mid, rightKey, `r${i}`);
-    const leftLeader = leaderOf(c, 0)!;
+    const leftLeader = await leaderSoon(c, 0);
     expect(c.groups(leftLeader).get(0)!.mvcc.revision).toBeLessThan(last);
     // That node's table routes the right side's keys to the left (as one that met a merge it has not applied).
     ranges(c, leftLeader).forget(mid, 0);
@@ -81,7 +81,7 @@ describe('watch hubs follow merges and installs', () => {
     for (let i = 0; i < 40; i++) await put(c, mid, rightKey, `r${i}`);
     await put(c, 0, leftKey, 'l-before');
     const watchNode = 1;
-    expect(await waitFor(() => c.groups(watchNode).get(0)!.mvcc.revision === c.groups(leaderOf(c, 0)!).get(0)!.mvcc.revision, 5_000)).toBe(true);
+    expect(await waitFor(() => leaderOf(c, 0) !== undefined && c.groups(watchNode).get(0)!.mvcc.revision === c.groups(leaderOf(c, 0)!).get(0)!.mvcc.revision, 5_000)).toBe(true);
     const watchedAt = await touchHub(c, watchNode, leftKey);
     const left = c.groups(watchNode).get(0)!;
     expect(left.mvcc.revision).toBeLessThan(c.groups(watchNode).get(mid)!.mvcc.revision);
@@ -120,7 +120,7 @@ describe('watch hubs follow merges and installs', () => {
     const rightRevisions: number[] = [];
     for (let i = 0; i < 5; i++) rightRevisions.push(await put(c, mid, rightKey, `r${i}`));
     const left = c.groups(watchNode).get(0)!;
-    expect(await waitFor(() => left.mvcc.revision === c.groups(leaderOf(c, 0)!).get(0)!.mvcc.revision, 5_000)).toBe(true);
+    expect(await waitFor(() => leaderOf(c, 0) !== undefined && left.mvcc.revision === c.groups(leaderOf(c, 0)!).get(0)!.mvcc.revision, 5_000)).toBe(true);
     // Precondition: the left side is ahead, and the resume point lies inside the left hub's ring.
     const from = rightRevisions[1]!;
     expect(left.mvcc.revision).toBeGreaterThan(rightRevisions.at(-1)!);

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { encodeFreezeEntry } from '../../src/node/replica/merge-entry.js';
 import { STRANDED_FREEZE_MS } from '../../src/node/cluster/stranded-freezes.js';
 import { InProcessCluster, waitFor } from './in-process-cluster.js';
-import { atLeader, deadline, fromBytes, hashOf, leaderOf, NODES, proposeRaw, put, splitCluster, text } from './merge-support.js';
+import { atLeader, deadline, fromBytes, hashOf, leaderOf, leaderSoon, NODES, proposeRaw, put, splitCluster, text } from './merge-support.js';
 
 let cluster: InProcessCluster | undefined;
 afterEach(async () => {
@@ -24,7 +24,7 @@ describe('a merge whose freeze was left behind', () => {
     const rightKey = keys.find((key) => hashOf(key) >= mid)!;
     await put(c, mid, rightKey, 'before-freeze');
     // Leaders on different nodes where possible: the finisher must hand R's leadership over first.
-    const leftLeader = leaderOf(c, 0)!;
+    const leftLeader = await leaderSoon(c, 0);
     const other = NODES.find((id) => id !== leftLeader)!;
     if (leaderOf(c, mid) === leftLeader) {
       await c.node(leftLeader).transferLeader({ partition: mid, targetNode: other }, deadline()).catch(() => undefined);

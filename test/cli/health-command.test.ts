@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { leaderlessPartitions } from '../../src/cli/health.js';
 import { run } from '../../src/cli/run.js';
 import { startNode, type RunningNode } from '../server/harness.js';
-import { freePort } from './docker-env.js';
+import { freePort } from '../docker/docker-env.js';
 
 let running: RunningNode;
 
