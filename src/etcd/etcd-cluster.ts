@@ -72,7 +72,11 @@ async function authEnabled(api: NodeApi, context: CallContext): Promise<boolean>
 
 const authNotEnabled = (): EtcdError => new EtcdError(grpc.status.FAILED_PRECONDITION, 'etcdserver: authentication is not enabled');
 
-export function clusterHandlers(api: NodeApi, logger: Logger, headerOf: HeaderOf, identity: EtcdNodeIdentity) {
+/**
+ * `api` serves the caller's keyspace (with the listener's default tenant, if any); `nodeApi` is the
+ * node's own, asked whether a token-less call is refused (AuthStatus, Authenticate).
+ */
+export function clusterHandlers(api: NodeApi, nodeApi: NodeApi, logger: Logger, headerOf: HeaderOf, identity: EtcdNodeIdentity) {
   const unsupported = (what: string) => etcdUnary(logger, what, () => Promise.reject(etcdErrors.unsupported(what)));
   return {
     cluster: {
@@ -119,16 +123,16 @@ export function clusterHandlers(api: NodeApi, logger: Logger, headerOf: HeaderOf
     auth: {
       /** The password is an Atoll token (the user name is not checked); the token is the etcd token. */
       Authenticate: etcdUnary(logger, 'Authenticate', async (request: { name: string; password: string }, context) => {
-        if (!(await authEnabled(api, context))) throw authNotEnabled();
+        if (!(await authEnabled(nodeApi, context))) throw authNotEnabled();
         try {
-          await api.exists({ key: etcdBucket, consistency: 'stale' }, { ...context, authorization: `Bearer ${request.password}` });
+          await nodeApi.exists({ key: etcdBucket, consistency: 'stale' }, { ...context, authorization: `Bearer ${request.password}` });
         } catch (error) {
           if (isAtollError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'PERMISSION_DENIED')) throw etcdErrors.authFailed();
           throw error;
         }
         return { header: headerOf(0), token: request.password };
       }),
-      AuthStatus: etcdUnary(logger, 'AuthStatus', async (_request: unknown, context) => ({ header: headerOf(0), enabled: await authEnabled(api, context), authRevision: 0 })),
+      AuthStatus: etcdUnary(logger, 'AuthStatus', async (_request: unknown, context) => ({ header: headerOf(0), enabled: await authEnabled(nodeApi, context), authRevision: 0 })),
       AuthEnable: unsupported('AuthEnable (authentication is Atoll\'s: --admin-token-file)'),
       AuthDisable: unsupported('AuthDisable'),
     },
