@@ -18,6 +18,7 @@ import { clusterHandlers, etcdClusterIdOf, type EtcdNodeIdentity } from './etcd-
 import { etcdUnary } from './etcd-call.js';
 import { EtcdKeyspace } from './etcd-keyspace.js';
 import { leaseHandlers } from './etcd-lease.js';
+import { electionHandlers, lockHandlers } from './etcd-lock.js';
 import type { DeleteRangeRequest, PutRequest, RangeRequest, ResponseHeader, TxnRequest } from './etcd-messages.js';
 import { etcdServices } from './etcd-protos.js';
 import { actingAsTenant } from './etcd-tenant.js';
@@ -57,6 +58,8 @@ export function createEtcdServer(nodeApi: NodeApi, logger: Logger, options: Etcd
   server.addService(etcdServices.cluster, cluster.cluster);
   server.addService(etcdServices.maintenance, cluster.maintenance);
   server.addService(etcdServices.auth, cluster.auth);
+  server.addService(etcdServices.lock, lockHandlers(api, log, headerOf));
+  server.addService(etcdServices.election, electionHandlers(api, log, headerOf));
   return server;
 }
 
