@@ -14,6 +14,7 @@ import type { CallContext, NodeApi, NodeInfo } from '../api/node-api.js';
 import { EtcdError, etcdErrors } from './etcd-errors.js';
 import type { HeaderOf } from './etcd-keyspace.js';
 import { etcdUnary } from './etcd-call.js';
+import { hashKeyspace } from './etcd-hash.js';
 import { etcdBucket } from './key-codec.js';
 
 export interface EtcdNodeIdentity {
@@ -115,8 +116,15 @@ export function clusterHandlers(api: NodeApi, nodeApi: NodeApi, logger: Logger, 
         return Promise.resolve({ header: headerOf(0), alarms: [] });
       }),
       Defragment: unsupported('Defragment'),
-      Hash: unsupported('Hash'),
-      HashKV: unsupported('HashKV'),
+      // A hash of the keyspace from this node's replica (etcd-hash.ts); Hash is HashKV at the current revision.
+      Hash: etcdUnary(logger, 'Hash', async (_request: unknown, context) => {
+        const hashed = await hashKeyspace(api, '0', context);
+        return { header: headerOf(hashed.current), hash: hashed.hash };
+      }),
+      HashKV: etcdUnary(logger, 'HashKV', async (request: { revision: string }, context) => {
+        const hashed = await hashKeyspace(api, request.revision, context);
+        return { header: headerOf(hashed.current), hash: hashed.hash, compact_revision: hashed.compactRevision, hash_revision: hashed.revision };
+      }),
       Snapshot: (call: grpc.ServerWritableStream<unknown, object>) => call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: etcdErrors.unsupported('Snapshot (use `atoll backup`)').message }),
       MoveLeader: unsupported('MoveLeader (use `atoll cluster transfer-leader`)'),
     },
