@@ -126,7 +126,7 @@ export function clusterHandlers(api: NodeApi, nodeApi: NodeApi, logger: Logger, 
         return { header: headerOf(hashed.current), hash: hashed.hash, compact_revision: hashed.compactRevision, hash_revision: hashed.revision };
       }),
       Snapshot: (call: grpc.ServerWritableStream<unknown, object>) => call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: etcdErrors.unsupported('Snapshot (use `atoll backup`)').message }),
-      MoveLeader: unsupported('MoveLeader (use `atoll cluster transfer-leader`)'),
+      MoveLeader: unsupported('MoveLeader (use `atoll cluster transfer`)'),
     },
     auth: {
       /** The password is an Atoll token (the user name is not checked); the token is the etcd token. */
