@@ -2,7 +2,8 @@
  * The etcd port's default tenant (`--etcd-tenant`, here ATOLL_ETCD_TENANT=acme) on a cluster with
  * authentication: calls without a token act as acme, calls with a token are their token's tenant,
  * and a tenant named by a client (in any header or metadata) is never honoured, on the etcd port or
- * on Atoll's own. One Atoll cluster for the file; the `etcd3` npm client and raw gRPC calls.
+ * on Atoll's own. One Atoll cluster for the file; the `etcd3` npm client, etcdctl (skipped without it,
+ * outside CI) and raw gRPC calls.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,9 @@ import { AtollClient } from '../../src/client/index.js';
 import { etcdPackageDefinition } from '../../src/etcd/etcd-protos.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
+import { etcdctl, requireEtcdTools } from './etcd-harness.js';
+
+const tools = requireEtcdTools('etcdctl with a token on the etcd port');
 
 type Callback = (error: grpc.ServiceError | null, response: Record<string, unknown>) => void;
 type RawClient = Record<string, (request: object, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback) => void> & grpc.Client;
@@ -41,6 +45,7 @@ describe('the etcd port acting as its configured tenant', () => {
   let acme: Etcd3;
   let beta: Etcd3;
   let admin: Etcd3;
+  const tokens = { acme: '', beta: '' };
 
   const etcdClient = (password?: string): Etcd3 => {
     const client = new Etcd3({ hosts: [...cluster.etcdAddresses.values()].map((address) => `http://${address}`), ...(password !== undefined && { auth: { username: 'someone', password } }) });
@@ -56,6 +61,7 @@ describe('the etcd port acting as its configured tenant', () => {
     try {
       const acmeToken = String((await atoll.authCall('CreateToken', { tenant: 'acme', role: 'readwrite', name: 'acme-etcd' }))['token']);
       const betaToken = String((await atoll.authCall('CreateToken', { tenant: 'beta', role: 'readwrite', name: 'beta-etcd' }))['token']);
+      Object.assign(tokens, { acme: acmeToken, beta: betaToken });
       anonymous = etcdClient();
       acme = etcdClient(acmeToken);
       beta = etcdClient(betaToken);
@@ -86,6 +92,17 @@ describe('the etcd port acting as its configured tenant', () => {
     expect(await acme.get('service/leased').string()).toBe('v');
     await lease.revoke();
     expect(await acme.get('service/leased').string()).toBeNull();
+  });
+
+  it.skipIf(!tools.available)('etcdctl: --user with an Atoll token as --password picks the token\'s tenant, no credentials the configured one', async () => {
+    const endpoint = cluster.etcdAddresses.get(2) as string;
+    const get = async (...credentials: string[]): Promise<string> => (await etcdctl(endpoint, [...credentials, 'get', 'service/a', '--print-value-only'])).stdout;
+    expect(await get()).toBe('from-anonymous\n');
+    expect(await get('--user', 'acme', '--password', tokens.acme)).toBe('from-anonymous\n');
+    expect(await get('--user', 'beta', '--password', tokens.beta)).toBe('from-beta\n');
+    const refused = await etcdctl(endpoint, ['--user', 'beta', '--password', 'atk_not-a-token', 'get', 'service/a']);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('authentication failed');
   });
 
   it('never takes a tenant a client names in metadata, on the etcd port or on Atoll\'s', async () => {
