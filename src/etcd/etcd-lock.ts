@@ -8,6 +8,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
+import { isAtollError } from '../errors.js';
 import type { CallContext, NodeApi } from '../api/node-api.js';
 import { openCallScope, deadlineMsOf } from '../server/call-context.js';
 import { etcdCallerOf, etcdUnary } from './etcd-call.js';
@@ -21,6 +22,8 @@ import {
   contendersOf,
   createOrGet,
   deleteContender,
+  deleteCreatedSince,
+  UncertainCreate,
   readContenders,
   waitForChange,
   waitForOwnership,
@@ -52,6 +55,14 @@ function checkName(name: Uint8Array): void {
   if (name.length === 0) throw etcdErrors.invalid('name is required');
 }
 
+/**
+ * A wait that ends at the call's deadline answers as etcd does then (DEADLINE_EXCEEDED, "context
+ * deadline exceeded"), not with etcd's "request timed out", which means a proposal that took too long.
+ */
+function deadlineOf(error: unknown): unknown {
+  return isAtollError(error) && error.code === 'DEADLINE_EXCEEDED' ? new EtcdError(grpc.status.DEADLINE_EXCEEDED, 'context deadline exceeded') : error;
+}
+
 /** Waits for ownership; a failed wait deletes the key this call created, then fails as the wait did. */
 async function own(api: NodeApi, name: Uint8Array, mine: Contender, context: CallContext, logger: Logger): Promise<number> {
   try {
@@ -60,7 +71,20 @@ async function own(api: NodeApi, name: Uint8Array, mine: Contender, context: Cal
     if (mine.created) {
       await deleteContender(api, mine.key, mine.createRevision, cleanupContext(context)).catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'etcd lock: removing the key of a failed wait failed (its lease removes it)'));
     }
-    throw error;
+    throw deadlineOf(error);
+  }
+}
+
+/** Creates (or finds) the contender's key; a failure (a deadline during the commit) may still have created it. */
+async function contend(api: NodeApi, key: Uint8Array, value: Uint8Array, lease: bigint, context: CallContext, logger: Logger): Promise<Contender> {
+  try {
+    return await createOrGet(api, key, value, lease, context);
+  } catch (error) {
+    if (error instanceof UncertainCreate) {
+      await deleteCreatedSince(api, key, error.snapshotRevision, cleanupContext(context)).catch((cleanup: unknown) => logger.warn({ err: cleanup }, 'etcd lock: removing the key of a failed create failed (its lease removes it)'));
+      throw deadlineOf(error.cause);
+    }
+    throw deadlineOf(error);
   }
 }
 
@@ -70,7 +94,7 @@ export function lockHandlers(api: NodeApi, logger: Logger, headerOf: HeaderOf) {
       checkName(request.name);
       const lease = contenderLease(request.lease);
       const key = contenderKey(request.name, lease);
-      const mine = await createOrGet(api, key, empty, lease, context);
+      const mine = await contend(api, key, empty, lease, context, logger);
       const revision = await own(api, request.name, mine, context, logger);
       return { header: headerOf(revision), key };
     }),
@@ -104,7 +128,7 @@ export function electionHandlers(api: NodeApi, logger: Logger, headerOf: HeaderO
       checkName(request.name);
       const lease = contenderLease(request.lease);
       const key = contenderKey(request.name, lease);
-      let mine = await createOrGet(api, key, request.value, lease, context);
+      let mine = await contend(api, key, request.value, lease, context, logger);
       if (!mine.created && Buffer.compare(Buffer.from(mine.value), Buffer.from(request.value)) !== 0) {
         // Campaigning again with the same lease and a new value proclaims it, as etcd does.
         const leader = { name: request.name, key, rev: String(mine.createRevision), lease: String(lease) };

@@ -66,14 +66,32 @@ export function contenderLease(text: string): bigint {
   return lease;
 }
 
+/**
+ * A create whose commit failed without saying whether it applied (its deadline passed meanwhile):
+ * the key may exist, created after `snapshotRevision`.
+ */
+export class UncertainCreate extends Error {
+  constructor(
+    readonly snapshotRevision: number,
+    override readonly cause: unknown,
+  ) {
+    super('the contender\'s key may have been created');
+  }
+}
+
 /** Creates the contender's key with `value` and the lease unless it exists; either way returns it. */
 export async function createOrGet(api: NodeApi, key: Uint8Array, value: Uint8Array, lease: bigint, context: CallContext): Promise<Contender> {
-  const { outcome, revision } = await runTxn(api, context, async (attempt) => {
+  let creatingSince: number | undefined;
+  const committed = runTxn(api, context, async (attempt) => {
     const [existing] = await attempt.read(keyInterval(key, noRangeEnd));
     if (existing !== undefined) return existing;
     const kv: EtcdKv = { key, createRevision: attempt.pending, modRevision: attempt.pending, version: 1, value, lease };
     attempt.put(kv);
+    creatingSince ??= attempt.snapshotRevision;
     return { kv, created: true };
+  });
+  const { outcome, revision } = await committed.catch((error: unknown) => {
+    throw creatingSince === undefined ? error : new UncertainCreate(creatingSince, error);
   });
   const created = 'created' in outcome;
   const kv = 'created' in outcome ? outcome.kv : outcome;
@@ -158,6 +176,14 @@ export async function deleteContender(api: NodeApi, key: Uint8Array, createRevis
     attempt.delete(key);
   });
   return revision;
+}
+
+/** Deletes the key if it was created after `snapshotRevision` (by the create that failed uncertainly). */
+export async function deleteCreatedSince(api: NodeApi, key: Uint8Array, snapshotRevision: number, context: CallContext): Promise<void> {
+  await runTxn(api, context, async (attempt) => {
+    const [existing] = await attempt.read(keyInterval(key, noRangeEnd));
+    if (existing !== undefined && revisionOf(existing.createRevision) > snapshotRevision) attempt.delete(key);
+  });
 }
 
 /** A context for cleaning up after a failed wait: the caller's identity, a fresh short deadline. */
