@@ -8,6 +8,7 @@
  */
 import type { KeyLoad } from '../hotkeys/index.js';
 import type { WatchSink } from '../watch/watcher.js';
+import type { TenantGrant } from './tenant-grant.js';
 
 export type { WatchEvent, WatchMessage, WatchSink } from '../watch/watcher.js';
 
@@ -25,6 +26,11 @@ export interface CallContext {
   readonly tenant?: string;
   /** The caller's connection (remote address:port), for the failed-authentication limit. */
   readonly connection?: string;
+  /**
+   * A call without a token acts as this grant's tenant, if this node issued it (an in-process
+   * listener's default tenant, `--etcd-tenant`; tenant-grant.ts). Never set from the wire.
+   */
+  readonly tenantGrant?: TenantGrant;
 }
 
 export interface KeyRecord {

@@ -14,6 +14,7 @@ import type { CallContext, NodeApi, NodeInfo } from '../api/node-api.js';
 import { EtcdError, etcdErrors } from './etcd-errors.js';
 import type { HeaderOf } from './etcd-keyspace.js';
 import { etcdUnary } from './etcd-call.js';
+import { hashKeyspace } from './etcd-hash.js';
 import { etcdBucket } from './key-codec.js';
 
 export interface EtcdNodeIdentity {
@@ -72,7 +73,11 @@ async function authEnabled(api: NodeApi, context: CallContext): Promise<boolean>
 
 const authNotEnabled = (): EtcdError => new EtcdError(grpc.status.FAILED_PRECONDITION, 'etcdserver: authentication is not enabled');
 
-export function clusterHandlers(api: NodeApi, logger: Logger, headerOf: HeaderOf, identity: EtcdNodeIdentity) {
+/**
+ * `api` serves the caller's keyspace (with the listener's default tenant, if any); `nodeApi` is the
+ * node's own, asked whether a token-less call is refused (AuthStatus, Authenticate).
+ */
+export function clusterHandlers(api: NodeApi, nodeApi: NodeApi, logger: Logger, headerOf: HeaderOf, identity: EtcdNodeIdentity) {
   const unsupported = (what: string) => etcdUnary(logger, what, () => Promise.reject(etcdErrors.unsupported(what)));
   return {
     cluster: {
@@ -111,24 +116,31 @@ export function clusterHandlers(api: NodeApi, logger: Logger, headerOf: HeaderOf
         return Promise.resolve({ header: headerOf(0), alarms: [] });
       }),
       Defragment: unsupported('Defragment'),
-      Hash: unsupported('Hash'),
-      HashKV: unsupported('HashKV'),
+      // A hash of the keyspace from this node's replica (etcd-hash.ts); Hash is HashKV at the current revision.
+      Hash: etcdUnary(logger, 'Hash', async (_request: unknown, context) => {
+        const hashed = await hashKeyspace(api, '0', context);
+        return { header: headerOf(hashed.current), hash: hashed.hash };
+      }),
+      HashKV: etcdUnary(logger, 'HashKV', async (request: { revision: string }, context) => {
+        const hashed = await hashKeyspace(api, request.revision, context);
+        return { header: headerOf(hashed.current), hash: hashed.hash, compact_revision: hashed.compactRevision, hash_revision: hashed.revision };
+      }),
       Snapshot: (call: grpc.ServerWritableStream<unknown, object>) => call.emit('error', { code: grpc.status.UNIMPLEMENTED, details: etcdErrors.unsupported('Snapshot (use `atoll backup`)').message }),
-      MoveLeader: unsupported('MoveLeader (use `atoll cluster transfer-leader`)'),
+      MoveLeader: unsupported('MoveLeader (use `atoll cluster transfer`)'),
     },
     auth: {
       /** The password is an Atoll token (the user name is not checked); the token is the etcd token. */
       Authenticate: etcdUnary(logger, 'Authenticate', async (request: { name: string; password: string }, context) => {
-        if (!(await authEnabled(api, context))) throw authNotEnabled();
+        if (!(await authEnabled(nodeApi, context))) throw authNotEnabled();
         try {
-          await api.exists({ key: etcdBucket, consistency: 'stale' }, { ...context, authorization: `Bearer ${request.password}` });
+          await nodeApi.exists({ key: etcdBucket, consistency: 'stale' }, { ...context, authorization: `Bearer ${request.password}` });
         } catch (error) {
           if (isAtollError(error) && (error.code === 'UNAUTHENTICATED' || error.code === 'PERMISSION_DENIED')) throw etcdErrors.authFailed();
           throw error;
         }
         return { header: headerOf(0), token: request.password };
       }),
-      AuthStatus: etcdUnary(logger, 'AuthStatus', async (_request: unknown, context) => ({ header: headerOf(0), enabled: await authEnabled(api, context), authRevision: 0 })),
+      AuthStatus: etcdUnary(logger, 'AuthStatus', async (_request: unknown, context) => ({ header: headerOf(0), enabled: await authEnabled(nodeApi, context), authRevision: 0 })),
       AuthEnable: unsupported('AuthEnable (authentication is Atoll\'s: --admin-token-file)'),
       AuthDisable: unsupported('AuthDisable'),
     },

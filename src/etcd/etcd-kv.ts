@@ -41,6 +41,16 @@ export function revisionOf(revision: number | PendingRevision): number {
   return typeof revision === 'number' ? revision : revision.value;
 }
 
+/**
+ * A revision for ordering and filtering inside a transaction: a write of the transaction not yet
+ * committed will get the commit's revision, above every revision the snapshot holds (so sorting
+ * by create or mod revision puts it last, as etcd does).
+ */
+function orderOf(revision: number | PendingRevision): number {
+  if (typeof revision === 'number') return revision;
+  return revision.value > 0 ? revision.value : Number.MAX_SAFE_INTEGER;
+}
+
 export function kvMessageOf(kv: EtcdKv, keysOnly = false): KeyValueMessage {
   return {
     key: kv.key,
@@ -86,9 +96,9 @@ function sortKeyOf(target: SortTarget): (a: EtcdKv, b: EtcdKv) => number {
     case 'VERSION':
       return (a, b) => a.version - b.version;
     case 'CREATE':
-      return (a, b) => revisionOf(a.createRevision) - revisionOf(b.createRevision);
+      return (a, b) => orderOf(a.createRevision) - orderOf(b.createRevision);
     case 'MOD':
-      return (a, b) => revisionOf(a.modRevision) - revisionOf(b.modRevision);
+      return (a, b) => orderOf(a.modRevision) - orderOf(b.modRevision);
     case 'VALUE':
       return (a, b) => compareBytes(a.value, b.value);
   }
@@ -102,10 +112,10 @@ export function shapeRange(request: RangeRequest, interval: readonly EtcdKv[]): 
   const maxCreate = int64Of(request.max_create_revision);
   let kvs = interval.filter(
     (kv) =>
-      (minMod === 0 || revisionOf(kv.modRevision) >= minMod) &&
-      (maxMod === 0 || revisionOf(kv.modRevision) <= maxMod) &&
-      (minCreate === 0 || revisionOf(kv.createRevision) >= minCreate) &&
-      (maxCreate === 0 || revisionOf(kv.createRevision) <= maxCreate),
+      (minMod === 0 || orderOf(kv.modRevision) >= minMod) &&
+      (maxMod === 0 || orderOf(kv.modRevision) <= maxMod) &&
+      (minCreate === 0 || orderOf(kv.createRevision) >= minCreate) &&
+      (maxCreate === 0 || orderOf(kv.createRevision) <= maxCreate),
   );
   const target = enumName(sortTargets, request.sort_target) ?? 'KEY';
   let order = enumName(sortOrders, request.sort_order) ?? 'NONE';

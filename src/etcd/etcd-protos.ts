@@ -32,6 +32,8 @@ export const etcdServices = {
   cluster: service('etcdserverpb.Cluster'),
   maintenance: service('etcdserverpb.Maintenance'),
   auth: service('etcdserverpb.Auth'),
+  lock: service('v3lockpb.Lock'),
+  election: service('v3electionpb.Election'),
 } as const;
 
 /** The package definition, for clients in tests and tools (grpc.loadPackageDefinition). */

@@ -6,28 +6,35 @@
  * Who is calling: etcd clients send their auth token as `token` metadata (after
  * Auth.Authenticate, etcd-cluster.ts). On Atoll that token is an Atoll token; it reaches the node
  * as `authorization: Bearer <token>`, so the node derives the tenant as for any call. Without
- * authentication on the cluster every call is the default tenant's.
+ * authentication on the cluster every call is the default tenant's. With `--etcd-tenant`, a call
+ * without a token acts as that tenant (a grant the node issued to this listener, etcd-tenant.ts).
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { NodeApi } from '../api/node-api.js';
+import type { TenantGrant } from '../api/tenant-grant.js';
 import { grpcChannelOptions } from '../wire/channel-options.js';
 import { clusterHandlers, etcdClusterIdOf, type EtcdNodeIdentity } from './etcd-cluster.js';
 import { etcdUnary } from './etcd-call.js';
 import { EtcdKeyspace } from './etcd-keyspace.js';
 import { leaseHandlers } from './etcd-lease.js';
+import { electionHandlers, lockHandlers } from './etcd-lock.js';
 import type { DeleteRangeRequest, PutRequest, RangeRequest, ResponseHeader, TxnRequest } from './etcd-messages.js';
 import { etcdServices } from './etcd-protos.js';
+import { actingAsTenant } from './etcd-tenant.js';
 import { watchHandler } from './etcd-watch.js';
 
 export type { EtcdNodeIdentity } from './etcd-cluster.js';
 
 export interface EtcdServerOptions {
   readonly identity: EtcdNodeIdentity;
+  /** Calls without a token act as this grant's tenant (--etcd-tenant; etcd-tenant.ts). */
+  readonly tenantGrant?: TenantGrant;
 }
 
 /** A grpc-js server serving etcd's API over `api`; the caller binds it. */
-export function createEtcdServer(api: NodeApi, logger: Logger, options: EtcdServerOptions): grpc.Server {
+export function createEtcdServer(nodeApi: NodeApi, logger: Logger, options: EtcdServerOptions): grpc.Server {
+  const api = options.tenantGrant === undefined ? nodeApi : actingAsTenant(nodeApi, options.tenantGrant);
   const server = new grpc.Server({ ...grpcChannelOptions });
   const log = logger.child({ component: 'etcd' });
   const headerOf = (revision: number): ResponseHeader => ({
@@ -47,10 +54,12 @@ export function createEtcdServer(api: NodeApi, logger: Logger, options: EtcdServ
   });
   server.addService(etcdServices.watch, { Watch: watchHandler(api, log, headerOf) });
   server.addService(etcdServices.lease, leaseHandlers(api, log, headerOf));
-  const cluster = clusterHandlers(api, log, headerOf, options.identity);
+  const cluster = clusterHandlers(api, nodeApi, log, headerOf, options.identity);
   server.addService(etcdServices.cluster, cluster.cluster);
   server.addService(etcdServices.maintenance, cluster.maintenance);
   server.addService(etcdServices.auth, cluster.auth);
+  server.addService(etcdServices.lock, lockHandlers(api, log, headerOf));
+  server.addService(etcdServices.election, electionHandlers(api, log, headerOf));
   return server;
 }
 
@@ -65,6 +74,8 @@ export interface EtcdListenerOptions {
   readonly credentials: grpc.ServerCredentials;
   /** Every node's etcd address by node id (--etcd-addresses); absent: client port + this node's offset. */
   readonly addresses?: ReadonlyMap<number, string>;
+  /** Calls without a token act as this grant's tenant (--etcd-tenant). */
+  readonly tenantGrant?: TenantGrant;
 }
 
 export interface EtcdListener {
@@ -87,6 +98,7 @@ export async function startEtcdListener(api: NodeApi, logger: Logger, options: E
       etcdPortOffset: portOf(options.listen) - portOf(options.clientAddress),
       ...(options.addresses !== undefined && { addresses: options.addresses }),
     },
+    ...(options.tenantGrant !== undefined && { tenantGrant: options.tenantGrant }),
   });
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(options.listen, options.credentials, (error, bound) => (error ? reject(error) : resolve(bound)));

@@ -7,6 +7,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
+import type { TenantGrant } from '../api/tenant-grant.js';
 import type { AutoSplitConfig } from './cluster/auto-split.js';
 import type { MemberState } from './cluster/membership-table.js';
 
@@ -76,6 +77,12 @@ export interface AtollNodeConfig {
    * and keys are tenant-scoped; every node of a cluster must be given the same one.
    */
   readonly adminToken?: string;
+  /**
+   * Grants held by listeners of this process (the etcd port's --etcd-tenant): a call without a
+   * token that carries one of these objects acts as its tenant (src/api/tenant-grant.ts). Only
+   * these objects count; nothing from the wire can be one.
+   */
+  readonly tenantGrants?: readonly TenantGrant[];
   /**
    * The cluster peer secrets (src/node/peers/peer-secret.ts), current first: the first is sent on every
    * call to a peer, all are accepted from peers. They never authorize a client call. Absent: one

@@ -28,6 +28,8 @@ import { clusterServiceHandlers } from './cluster-service.js';
 import { clusterServiceDefinition, peerServiceDefinition } from '../wire/protos.js';
 import { planServerTls, type ServerTlsPlan } from './server-tls.js';
 import { startEtcdListener, type EtcdListener } from '../etcd/etcd-server.js';
+import { TenantGrant } from '../api/tenant-grant.js';
+import { checkGrantable } from '../node/service/node-access.js';
 import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peers/peer-secret.js';
 import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';
 
@@ -115,6 +117,7 @@ async function main(): Promise<void> {
     .option('--auto-split-rps <n>', 'split a partition this node leads once it serves more than N requests per second (decayed rate); off when unset (ATOLL_AUTO_SPLIT_RPS)', integer('--auto-split-rps', 1), env['ATOLL_AUTO_SPLIT_RPS'] ? Number(env['ATOLL_AUTO_SPLIT_RPS']) : undefined)
     .option('--auto-split-pause-ms <n>', `least time between two automatic splits this node starts (ATOLL_AUTO_SPLIT_PAUSE_MS; default ${AUTO_SPLIT_DEFAULTS.pauseMs})`, integer('--auto-split-pause-ms', 0), Number(env['ATOLL_AUTO_SPLIT_PAUSE_MS'] ?? AUTO_SPLIT_DEFAULTS.pauseMs))
     .option('--etcd-listen <host:port>', 'also serve etcd\'s v3 gRPC API here, so etcdctl and etcd\'s clients work against Atoll (ATOLL_ETCD_LISTEN; off when unset; docs/etcd-api.md)', env['ATOLL_ETCD_LISTEN'])
+    .option('--etcd-tenant <name>', 'on a cluster with authentication, etcd calls without a token act as this tenant (ATOLL_ETCD_TENANT; default: a token is required; docs/etcd-api.md)', env['ATOLL_ETCD_TENANT'])
     .option('--etcd-addresses <list>', 'every node\'s etcd address as id=host:port,... for etcd\'s MemberList (ATOLL_ETCD_ADDRESSES; default: each node\'s client port plus this node\'s offset)', env['ATOLL_ETCD_ADDRESSES'])
     .option('--heap-growth-percent <n>', `how far V8 lets the JavaScript heap grow past what survived its last full collection, in percent; 0 leaves V8's own factor (up to 300%) (ATOLL_HEAP_GROWTH_PERCENT; default ${DEFAULT_HEAP_GROWTH_PERCENT}; docs/operations.md, "Memory")`, integer('--heap-growth-percent', 0), Number(env['ATOLL_HEAP_GROWTH_PERCENT'] ?? DEFAULT_HEAP_GROWTH_PERCENT))
     .option('--watch-memory-mb <n>', `bytes this node holds for watch clients at most, in MiB: history read for watchers and messages not yet written to their connections; a watch is refused (RESOURCE_EXHAUSTED) while it is full (ATOLL_WATCH_MEMORY_MB; default ${limits.watchNodeBytes / 1024 / 1024})`, integer('--watch-memory-mb', 1), Number(env['ATOLL_WATCH_MEMORY_MB'] ?? limits.watchNodeBytes / 1024 / 1024))
@@ -342,8 +345,10 @@ async function main(): Promise<void> {
   // Until the server can shut down (below), a fatal stop is caught by the check after it.
   let stopOnFatal = (): void => undefined;
   let stopOnRemoved = (): void => undefined;
+  const tenantGrant = etcdTenantGrant(options as { etcdTenant?: string }, adminToken, logger, (message) => program.error(message));
   const opened = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
+    ...(tenantGrant !== undefined && { tenantGrants: [tenantGrant] }),
     id,
     peers,
     dataDir: options.dataDir,
@@ -421,8 +426,9 @@ async function main(): Promise<void> {
       clusterId: clusterId ?? '',
       credentials: tls.clientCredentials,
       ...(etcdAddresses !== undefined && etcdAddresses !== '' && { addresses: parsePeers(etcdAddresses) }),
+      ...(tenantGrant !== undefined && { tenantGrant }),
     });
-    logger.info({ etcdListen, etcdPort: etcd.port }, 'etcd API listening (etcdctl --endpoints)');
+    logger.info({ etcdListen, etcdPort: etcd.port, ...(tenantGrant !== undefined && { etcdTenant: tenantGrant.tenant }) }, 'etcd API listening (etcdctl --endpoints)');
   }
   serving = true;
 
@@ -476,3 +482,16 @@ main().catch((error: unknown) => {
   console.error(`atoll-server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exit(1);
 });
+
+/** The etcd port's default tenant (--etcd-tenant): a grant the node honours for its token-less calls. */
+function etcdTenantGrant(options: { etcdTenant?: string }, adminToken: string | undefined, logger: Logger, fail: (message: string) => never): TenantGrant | undefined {
+  const tenant = options.etcdTenant;
+  if (tenant === undefined || tenant === '') return undefined;
+  try {
+    checkGrantable(tenant);
+  } catch (error) {
+    fail(`error: --etcd-tenant: ${(error as Error).message}`);
+  }
+  if (adminToken === undefined) logger.warn({ etcdTenant: tenant }, '--etcd-tenant has no effect without authentication: every call is the default tenant\'s');
+  return new TenantGrant(tenant);
+}

@@ -1,7 +1,9 @@
 /**
  * Who is calling, and what they may do. A principal is derived by the node from the caller's
  * bearer token (never from anything in the request body) and travels with the request, so a node
- * that forwards a request forwards the caller's tenant, not its own.
+ * that forwards a request forwards the caller's tenant, not its own. The one other source is a
+ * tenant grant the node's own process configured for its etcd listener (src/api/tenant-grant.ts),
+ * for calls that carry no token; nothing a client sends can be one.
  *
  * Roles, each including the one before:
  *   read       reads, prefix scans, transactions that only read

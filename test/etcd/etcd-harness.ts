@@ -180,3 +180,84 @@ export class Masker {
     return walk(JSON.parse(output));
   }
 }
+
+/**
+ * A long-running etcdctl (`lock`, `elect`, `watch`): its output as it comes, a wait for a line
+ * (bounded, no fixed sleep), and a stop by signal that resolves with everything it printed.
+ */
+export class EtcdctlProcess {
+  private output = '';
+  private readonly exited: Promise<number | null>;
+  private readonly waiters = new Set<() => void>();
+  exitCode: number | null | undefined;
+
+  constructor(endpoint: string, args: readonly string[]) {
+    const child = spawn('etcdctl', [`--endpoints=${endpoint}`, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    const onData = (chunk: Buffer): void => {
+      this.output += chunk.toString('utf8');
+      for (const waiter of this.waiters) waiter();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8').split('\n').filter((line) => line !== '' && !line.startsWith('{"level"')).join('\n');
+      if (text !== '') onData(Buffer.from(`${text}\n`));
+    });
+    this.exited = new Promise((resolve) => {
+      child.on('close', (code) => {
+        this.exitCode = code;
+        for (const waiter of this.waiters) waiter();
+        resolve(code);
+      });
+      child.on('error', () => resolve(null));
+    });
+  }
+
+  private readonly child: ChildProcess;
+
+  get stdout(): string {
+    return this.output;
+  }
+
+  /** Resolves once the output satisfies `until`; rejects after `ms` or when etcdctl exits first. */
+  waitFor(until: (output: string) => boolean, ms = 15_000): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (until(this.output)) {
+          finish();
+          resolve(this.output);
+        } else if (this.exitCode !== undefined) {
+          finish();
+          reject(new Error(`etcdctl exited (${String(this.exitCode)}) before the expected output; it printed: ${this.output}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`etcdctl did not print the expected output within ${ms} ms; it printed: ${this.output}`));
+      }, ms);
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** Resolves with the exit code once etcdctl ends by itself (bounded). */
+  async ended(ms = 15_000): Promise<number | null> {
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), ms);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends `signal` (etcdctl unlocks or resigns on SIGINT/SIGTERM) and waits for it to end. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<string> {
+    if (this.exitCode === undefined) this.child.kill(signal);
+    await this.ended();
+    return this.output;
+  }
+}

@@ -161,4 +161,25 @@ describe.skipIf(!tools.available)('etcdctl against Atoll and against etcd', () =
     const health = await both(() => ['endpoint', 'health']);
     for (const result of health) expect(result.side.masker.text(result.stderr + result.stdout).trim()).toBe(`${result.side.endpoint} is healthy: successfully committed proposal: took = T`);
   });
+
+  it('endpoint hashkv: every Atoll node reports the same hash of the keyspace, a put changes it, --rev hashes the past', async () => {
+    // The numbers are not comparable with etcd's (docs/etcd-api.md); the output's form is.
+    const forms = await both(() => ['endpoint', 'hashkv']);
+    for (const result of forms) expect(result.stdout, result.side.name).toMatch(new RegExp(`^${result.side.endpoint.replace(/\./g, '\\.')}, \\d+\n$`));
+    const atoll = [...cluster!.etcdAddresses.values()].join(',');
+    const hashes = async (...extra: string[]): Promise<{ hashes: number[]; revision: number }> => {
+      const result = await etcdctl(atoll, ['endpoint', 'hashkv', '-w', 'json', ...extra]);
+      expect(result.stderr.trim()).toBe('');
+      const answers = JSON.parse(result.stdout) as Array<{ HashKV: { header: { revision: number }; hash: number } }>;
+      return { hashes: answers.map((answer) => answer.HashKV.hash), revision: Math.max(...answers.map((answer) => answer.HashKV.header.revision)) };
+    };
+    const before = await hashes();
+    expect(before.hashes).toHaveLength(3);
+    expect(new Set(before.hashes).size).toBe(1);
+    expect((await etcdctl(sides[1]!.endpoint, ['put', 'hashed', 'changes-it'])).stdout).toBe('OK\n');
+    const after = await hashes();
+    expect(new Set(after.hashes).size).toBe(1);
+    expect(after.hashes[0]).not.toBe(before.hashes[0]);
+    expect((await hashes(`--rev=${before.revision}`)).hashes).toEqual(before.hashes);
+  });
 });

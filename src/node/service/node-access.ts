@@ -6,7 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { Limits } from '../../limits.js';
-import { systemTenant } from '../../keys/tenant-keys.js';
+import { AtollError } from '../../errors.js';
+import { systemTenant, validateTenant } from '../../keys/tenant-keys.js';
+import type { TenantGrant } from '../../api/tenant-grant.js';
 import { encodeCommand } from '../../mvcc/index.js';
 import { requireRole, type Principal } from '../../tenancy/principal.js';
 import type * as api from '../../api/node-api.js';
@@ -21,6 +23,8 @@ import { compactionFloor } from './snapshot-pins.js';
 export interface NodeAccessOptions {
   /** The bootstrap cluster admin token; absent: authentication is off. */
   readonly adminToken: string | undefined;
+  /** Grants of in-process listeners (NodeConfig.tenantGrants). */
+  readonly tenantGrants: readonly TenantGrant[];
   /** Every peer secret this node accepts (the first is the one it sends). */
   readonly peerSecrets: readonly string[];
   readonly limits: Limits;
@@ -29,6 +33,12 @@ export interface NodeAccessOptions {
   readonly driver: RaftDriver<PartitionReplica>;
   readonly clock: NodeClock;
   readonly logger: Logger;
+}
+
+/** A tenant a listener may act as: a valid name, and never the system tenant (the cluster's own records). */
+export function checkGrantable(tenant: string): void {
+  validateTenant(tenant);
+  if (tenant === systemTenant) throw new AtollError('INVALID_ARGUMENT', 'the system tenant holds the cluster\'s own records: no listener may act as it');
 }
 
 export class NodeAccess {
@@ -42,17 +52,32 @@ export class NodeAccess {
   /** Partitions' last compaction for a tenant at its bytes quota (monotonic ms), and whether a check runs. */
   private readonly quotaCompactedAtMs = new Map<number, number>();
   private checkingQuotaHistory = false;
+  /** The tenant grants of the node's config; any other object is ignored. */
+  private readonly grants: ReadonlySet<TenantGrant>;
 
   constructor(private readonly options: NodeAccessOptions) {
     this.auth = new NodeAuth(options.adminToken, options.store, options.limits);
+    this.grants = new Set(options.tenantGrants);
+    for (const grant of this.grants) checkGrantable(grant.tenant);
     this.peerSecretCheck = new PeerSecretCheck(options.peerSecrets);
     this.lastUsagePublishMs = options.clock.monotonicMs();
   }
 
-  /** The caller of a client call: its token alone (the peer secret never authorizes a client call). */
+  /**
+   * The caller of a client call: its token (the peer secret never authorizes a client call); a
+   * call without one, from an in-process listener holding one of the grants in the node's
+   * config (--etcd-tenant), acts as the grant's tenant with the readwrite role. Without
+   * authentication every call is the default tenant's, as always.
+   */
   principalOf(context: api.CallContext): Promise<Principal> {
+    const grant = context.tenantGrant;
+    if (grant !== undefined && (context.authorization === undefined || context.authorization === '') && this.grants.has(grant) && this.auth.enabled) {
+      return Promise.resolve({ tenant: grant.tenant, role: 'readwrite', clusterAdmin: false, tokenId: '' });
+    }
     return this.auth.principalOf(context.authorization, context.connection);
   }
+
+
 
   /** The caller's tenant, once its role allows the operation. */
   async authorize(kind: KvKind, context: api.CallContext): Promise<string> {
