@@ -180,7 +180,7 @@ export const defaultLimits: Limits = Object.freeze({
   snapshotChunkBytes: 256 * kibibyte,
   compactionBatchOps: 1000,
   defaultCallTimeoutMs: 10_000,
-  maxStreamRequestsInFlight: 256,
+  maxStreamRequestsInFlight: 64,
   maxTxnDurationMs: 60_000,
   maxTxnPrefixKeys: 10_000,
   maxScriptBytes: 64 * kibibyte,
