@@ -484,6 +484,8 @@ export function wireProblemError(problem: WireProblem): AtollError {
 
 /** Throws the request's wire problem as an AtollError; call it before reading a decoded request. */
 export function throwIfWireProblem(message: unknown): void {
-  const problem = wireProblemOf(message);
+  // wireProblemOf, inline: this runs for every request.
+  if (typeof message !== 'object' || message === null) return;
+  const problem = (message as { [wireProblemKey]?: WireProblem })[wireProblemKey];
   if (problem !== undefined) throw wireProblemError(problem);
 }

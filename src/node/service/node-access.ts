@@ -56,7 +56,7 @@ export class NodeAccess {
 
   /** The caller's tenant, once its role allows the operation. */
   async authorize(kind: KvKind, context: api.CallContext): Promise<string> {
-    const principal = await this.principalOf(context);
+    const principal = await this.auth.principalOf(context.authorization, context.connection);
     requireRole(principal, isWriteKind(kind) ? 'readwrite' : 'read', `${kind}`);
     return principal.tenant;
   }
@@ -91,11 +91,6 @@ export class NodeAccess {
     return this.auth.usageForMetrics(maxTenants);
   }
 
-  /** Refuses a request of a tenant over its quota (`grows`: the request may add stored data). */
-  checkQuota(tenant: string, grows: boolean): Promise<void> {
-    return this.auth.checkQuota(tenant, grows);
-  }
-
   /** Refuses a lease grant of a tenant at its lease quota or its storage quota. */
   checkLeaseQuota(tenant: string): Promise<void> {
     return this.auth.checkLeaseQuota(tenant);
@@ -106,12 +101,17 @@ export class NodeAccess {
     return this.auth.checkStorageQuota(tenant);
   }
 
-  /** Counts one request this node serves for the partition, for the tenant's request rate. */
-  countRequest(partition: number, tenant: string): void {
-    if (!this.auth.enabled) return;
+  /**
+   * Counts one request this node serves for the partition (the tenant's request rate) and refuses it
+   * when its tenant is over its quota (`grows`: the request may add stored data, so the storage
+   * quota applies too). Without authentication there is nothing to count or check.
+   */
+  chargeRequest(partition: number, tenant: string, grows: () => boolean): Promise<void> {
+    if (!this.auth.enabled) return Promise.resolve();
     const counts = this.requestCounts.get(partition) ?? new Map<string, number>();
     counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
     this.requestCounts.set(partition, counts);
+    return this.auth.checkQuota(tenant, grows());
   }
 
   /**
