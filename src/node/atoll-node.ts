@@ -15,7 +15,8 @@ import { VersionCache } from '../mvcc/version-cache.js';
 import { Rng } from '../raft/rng.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
-import { unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { defaultTenant } from '../keys/tenant-keys.js';
 import { checkOperation } from '../tenancy/check-operation.js';
 import { markChecked } from '../api/checked-operation.js';
 import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
@@ -361,9 +362,9 @@ export class AtollNode implements api.NodeApi {
     return this.watches.openWatchers;
   }
 
-  /** Runs a request forwarded by another node (Peer.Forward): internal keys, checked where the call arrived. */
-  async executeForwarded(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    const checked = markChecked(operation);
+  /** Runs a request forwarded by another node (Peer.Forward), checked where the call arrived; one `asSent` (the caller's form) is moved into its tenant here. */
+  async executeForwarded(operation: KvOperation, context: api.CallContext, asSent = false): Promise<KvResult> {
+    const checked = markChecked(asSent ? mapOperation(context.tenant ?? defaultTenant, operation, false) : operation);
     return this.router.route(this.router.partitionOf(checked, context.tenant), checked, context);
   }
 

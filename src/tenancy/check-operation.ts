@@ -23,14 +23,16 @@ import { mapOperation } from './map-operation.js';
 export function checkOperation(tenant: string, operation: KvOperation, limits: Limits): CheckedOperation {
   requestPathCounters.validations++;
   const mapped = mapOperation(tenant, operation);
+  // The bytes it arrived as travel on with it (a forward sends them, not the mapped request).
+  const { sent } = operation;
   if (mapped.kind === 'put') {
     // The put's write is built once, here: checked, and proposed as it is (KvExecutor.execute).
     const write = putWriteOp(mapped.request);
     validateWriteOp(write, limits, true);
-    return markChecked({ ...mapped, write } as KvOperation);
+    return markChecked({ ...mapped, write, ...(sent !== undefined && { sent }) } as KvOperation);
   }
   checkSizes(mapped, limits);
-  return markChecked(mapped);
+  return markChecked(sent === undefined || mapped.sent === sent ? mapped : { ...mapped, sent });
 }
 
 /**
