@@ -66,11 +66,11 @@ export function callerOf(call: ServerCallLike | undefined): Caller {
   const caller: Caller = {};
   if (typeof value === 'string') caller.authorization = value;
   try {
-    // The remote address, when the call knows one (grpc-js throws once the call is gone).
+    // The remote address, when the call can name one (getPeer may throw).
     const peer = call?.getPeer?.();
     if (typeof peer === 'string' && peer !== '' && peer !== 'unknown') caller.connection = peer;
   } catch {
-    // No connection to name.
+    // Then there is no connection to name.
   }
   return caller;
 }

@@ -1,7 +1,8 @@
 /**
  * The KV service: the seven unary methods and the multiplexed Stream. Each unary handler decodes
- * (shape errors become INVALID_ARGUMENT / INVALID_KEY), calls the NodeApi with the call's deadline
- * and cancellation, and encodes the answer.
+ * (shape errors become INVALID_ARGUMENT / INVALID_KEY), hands the operation to the node with the
+ * call's deadline and cancellation (AtollNode.runKv; a NodeApi without it, by the method of the
+ * kind), and encodes the answer.
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { CallContext, NodeApi } from '../api/node-api.js';
