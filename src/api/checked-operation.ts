@@ -9,11 +9,16 @@
  * The brand is a type and a mark on the object (a WeakSet), so code that handles any operation
  * (the router serves the node's own calls too) can tell a checked one from one it must check.
  */
+import type { WriteOp } from '../mvcc/commands.js';
 import type { KvOperation } from './operations.js';
 
 declare const checkedBrand: unique symbol;
 
-export type CheckedOperation = KvOperation & { readonly [checkedBrand]: true };
+/**
+ * `write`: a put's MVCC write, built and checked by the validation (without a lease: its id is
+ * parsed where the partition is known), which the executor proposes as it is.
+ */
+export type CheckedOperation = KvOperation & { readonly [checkedBrand]: true; readonly write?: WriteOp };
 
 const checked = new WeakSet<object>();
 

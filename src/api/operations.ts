@@ -28,6 +28,7 @@ import type {
   LeaseResponse,
   PutRequest,
   PutResponse,
+  CallContext,
 } from './node-api.js';
 
 /** Request and response types of each operation, by kind. */
@@ -47,8 +48,27 @@ export interface KvTypes {
 
 export type KvKind = keyof KvTypes;
 
-export type KvOperation = { [K in KvKind]: { readonly kind: K; readonly request: KvTypes[K]['request'] } }[KvKind];
+/**
+ * `sent`: the request message's bytes as the node received them (a unary call), so a node that
+ * forwards the operation sends them as they are (src/wire/forward-codec.ts) instead of encoding the
+ * request again.
+ */
+export type KvOperation = { [K in KvKind]: { readonly kind: K; readonly request: KvTypes[K]['request']; readonly sent?: Uint8Array } }[KvKind];
 export type KvResult = { [K in KvKind]: { readonly kind: K; readonly response: KvTypes[K]['response'] } }[KvKind];
+
+/**
+ * A node that runs any operation in one call (AtollNode.runKv): the server hands it the operation it
+ * decoded instead of unwrapping it into the NodeApi method of its kind (which wraps it again).
+ */
+export interface KvRunner {
+  runKv(operation: KvOperation, context: CallContext): Promise<KvResult>;
+}
+
+/** The node's one-call runner, bound, when it has one (test fakes implement only the NodeApi methods). */
+export function kvRunnerOf(api: object): KvRunner['runKv'] | undefined {
+  const runKv = (api as Partial<KvRunner>).runKv;
+  return typeof runKv === 'function' ? runKv.bind(api) : undefined;
+}
 
 /** A KvResult narrowed to one kind. */
 export type KvResultOf<K extends KvKind> = Extract<KvResult, { kind: K }>;

@@ -56,8 +56,7 @@ export function encodeCommand(command: Command, limits: Limits = defaultLimits):
  */
 export function encodeCheckedCommand(command: Command): Uint8Array {
   const writer = new ByteWriter();
-  writer.uint8(formatVersion);
-  writeCommand(writer, command);
+  writeCheckedCommand(writer, command);
   return writer.finish();
 }
 
@@ -70,12 +69,13 @@ export function decodeCommand(bytes: Uint8Array): Command {
   return command;
 }
 
-function writeText(writer: ByteWriter, text: string): void {
-  // validateCommand has rejected lone surrogates, which TextEncoder would silently replace.
-  writer.text(text);
-}
-
-function writeCommand(writer: ByteWriter, command: Command): void {
+/**
+ * encodeCheckedCommand's bytes, written where `writer` stands (a log entry's payload writes its
+ * header first). Key text goes in with ByteWriter.text: validateCommand (or a request's one
+ * validation) has rejected lone surrogates, which TextEncoder would silently replace.
+ */
+export function writeCheckedCommand(writer: ByteWriter, command: Command): void {
+  writer.uint8(formatVersion);
   switch (command.type) {
     case 'batch':
       writer.uint8(tags.batch);
@@ -85,9 +85,9 @@ function writeCommand(writer: ByteWriter, command: Command): void {
       writer.uint8(tags.txn).uint64(command.snapshotRevision);
       writer.uint8(isolations.indexOf(command.isolation));
       writer.uint32(command.readKeys.length);
-      for (const key of command.readKeys) writeText(writer, key);
+      for (const key of command.readKeys) writer.text(key);
       writer.uint32(command.readPrefixes.length);
-      for (const prefix of command.readPrefixes) writeText(writer, prefix);
+      for (const prefix of command.readPrefixes) writer.text(prefix);
       writeWrites(writer, command.writes);
       writer.uint8((command.note === undefined ? 0 : txnFlags.note) | (command.snapshotTimeMs === undefined ? 0 : txnFlags.snapshotTimeMs));
       if (command.note !== undefined) writer.bytes(command.note);
@@ -98,11 +98,11 @@ function writeCommand(writer: ByteWriter, command: Command): void {
       return;
     case 'expire':
       writer.uint8(tags.expire).uint32(command.keys.length);
-      for (const key of command.keys) writeText(writer, key);
+      for (const key of command.keys) writer.text(key);
       return;
     case 'leaseGrant':
       writer.uint8(tags.leaseGrant);
-      writeText(writer, command.key);
+      writer.text(command.key);
       writer.uint64(command.ttlMs);
       return;
     case 'leaseRevoke':
@@ -132,7 +132,7 @@ function writeWrite(writer: ByteWriter, op: WriteOp): void {
       if (op.lease !== undefined) flags |= putFlags.lease;
       if (op.ifFence !== undefined) flags |= putFlags.ifFence;
       writer.uint8(tags.put).uint16(flags);
-      writeText(writer, op.key);
+      writer.text(op.key);
       writer.bytes(op.value);
       if (op.ttlMs !== undefined) writer.uint64(op.ttlMs);
       if (op.ifModRevision !== undefined) writer.uint64(op.ifModRevision);
@@ -147,20 +147,20 @@ function writeWrite(writer: ByteWriter, op: WriteOp): void {
       if (op.ifValue !== undefined) flags |= deleteFlags.ifValue;
       if (op.returnPrevious === true) flags |= deleteFlags.returnPrevious;
       writer.uint8(tags.delete).uint8(flags);
-      writeText(writer, op.key);
+      writer.text(op.key);
       if (op.ifModRevision !== undefined) writer.uint64(op.ifModRevision);
       if (op.ifValue !== undefined) writer.bytes(op.ifValue);
       return;
     }
     case 'increment':
       writer.uint8(tags.increment).uint8(op.ttlMs === undefined ? 0 : incrementFlags.ttlMs);
-      writeText(writer, op.key);
+      writer.text(op.key);
       writer.int64(op.delta);
       if (op.ttlMs !== undefined) writer.uint64(op.ttlMs);
       return;
     case 'extend':
       writer.uint8(tags.extend);
-      writeText(writer, op.key);
+      writer.text(op.key);
       writer.uint64(op.ttlMs);
       return;
     default:

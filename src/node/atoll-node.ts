@@ -15,7 +15,8 @@ import { VersionCache } from '../mvcc/version-cache.js';
 import { Rng } from '../raft/rng.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { WriteBehindEngine } from '../storage/write-behind-engine.js';
-import { unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { mapOperation, unmapError, unmapResult } from '../tenancy/map-operation.js';
+import { defaultTenant } from '../keys/tenant-keys.js';
 import { checkOperation } from '../tenancy/check-operation.js';
 import { markChecked } from '../api/checked-operation.js';
 import { requireClusterAdmin, type Principal } from '../tenancy/principal.js';
@@ -57,6 +58,11 @@ import { WatchService } from './service/watch-service.js';
 import { NODE_DEFAULTS, type AtollNodeConfig } from './node-config.js';
 
 export { NODE_DEFAULTS, type AtollNodeConfig, type NodeTestBugs } from './node-config.js';
+
+/** The response of a NodeApi method of one kind, from the result of runKv. */
+function responseOf<K extends KvKind>(result: KvResult): KvTypes[K]['response'] {
+  return result.response as KvTypes[K]['response'];
+}
 
 /** The deadline of a merge the node finishes itself (stranded-freezes.ts): a freeze wait and two commits. */
 const STRANDED_MERGE_CALL_MS = 10_000;
@@ -291,61 +297,60 @@ export class AtollNode implements api.NodeApi {
 
   // ------------------------------------------------------------ NodeApi: KV
 
-  /** Authorizes one operation, moves it into the caller's tenant, and routes it to its partition. */
-  private async serve<K extends KvKind>(kind: K, request: KvTypes[K]['request'], context: api.CallContext): Promise<KvTypes[K]['response']> {
-    const tenant = await this.access.authorize(kind, context);
+  /** Runs a caller's operation (the server hands it the one it decoded): authorized, validated once into the caller's tenant, routed. */
+  async runKv(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+    const tenant = await this.access.authorize(operation.kind, context);
     try {
       // The request's one validation, where the call arrived (check-operation.ts); a forward carries the tenant.
-      const operation = checkOperation(tenant, { kind, request } as KvOperation, this.limits);
-      const result = await this.router.route(this.router.partitionOf(operation, tenant), operation, { ...context, tenant });
-      return unmapResult(tenant, result).response as KvTypes[K]['response'];
+      const checked = checkOperation(tenant, operation, this.limits);
+      return unmapResult(tenant, await this.router.route(this.router.partitionOf(checked, tenant), checked, { ...context, tenant }));
     } catch (error) {
       throw unmapError(tenant, error);
     }
   }
 
   get(request: api.GetRequest, context: api.CallContext): Promise<api.GetResponse> {
-    return this.serve('get', request, context);
+    return this.runKv({ kind: 'get', request }, context).then(responseOf<'get'>);
   }
 
   put(request: api.PutRequest, context: api.CallContext): Promise<api.PutResponse> {
-    return this.serve('put', request, context);
+    return this.runKv({ kind: 'put', request }, context).then(responseOf<'put'>);
   }
 
   delete(request: api.DeleteRequest, context: api.CallContext): Promise<api.DeleteResponse> {
-    return this.serve('delete', request, context);
+    return this.runKv({ kind: 'delete', request }, context).then(responseOf<'delete'>);
   }
 
   increment(request: api.IncrementRequest, context: api.CallContext): Promise<api.IncrementResponse> {
-    return this.serve('increment', request, context);
+    return this.runKv({ kind: 'increment', request }, context).then(responseOf<'increment'>);
   }
 
   exists(request: api.ExistsRequest, context: api.CallContext): Promise<api.ExistsResponse> {
-    return this.serve('exists', request, context);
+    return this.runKv({ kind: 'exists', request }, context).then(responseOf<'exists'>);
   }
 
   extend(request: api.ExtendRequest, context: api.CallContext): Promise<api.ExtendResponse> {
-    return this.serve('extend', request, context);
+    return this.runKv({ kind: 'extend', request }, context).then(responseOf<'extend'>);
   }
 
   lease(request: api.LeaseRequest, context: api.CallContext): Promise<api.LeaseResponse> {
-    return this.serve('lease', request, context);
+    return this.runKv({ kind: 'lease', request }, context).then(responseOf<'lease'>);
   }
 
   getByPrefix(request: api.GetByPrefixRequest, context: api.CallContext): Promise<api.GetByPrefixResponse> {
-    return this.serve('getByPrefix', request, context);
+    return this.runKv({ kind: 'getByPrefix', request }, context).then(responseOf<'getByPrefix'>);
   }
 
   beginTransaction(request: api.BeginTransactionRequest, context: api.CallContext): Promise<api.BeginTransactionResponse> {
-    return this.serve('beginTransaction', request, context);
+    return this.runKv({ kind: 'beginTransaction', request }, context).then(responseOf<'beginTransaction'>);
   }
 
   commit(request: api.CommitRequest, context: api.CallContext): Promise<api.CommitResponse> {
-    return this.serve('commit', request, context);
+    return this.runKv({ kind: 'commit', request }, context).then(responseOf<'commit'>);
   }
 
   executeScript(request: api.ExecuteScriptRequest, context: api.CallContext): Promise<api.ExecuteScriptResponse> {
-    return this.serve('executeScript', request, context);
+    return this.runKv({ kind: 'executeScript', request }, context).then(responseOf<'executeScript'>);
   }
 
   watch(request: api.WatchRequest, context: api.CallContext, sink: api.WatchSink): Promise<void> {
@@ -357,9 +362,9 @@ export class AtollNode implements api.NodeApi {
     return this.watches.openWatchers;
   }
 
-  /** Runs a request forwarded by another node (Peer.Forward): internal keys, checked where the call arrived. */
-  async executeForwarded(operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    const checked = markChecked(operation);
+  /** Runs a request forwarded by another node (Peer.Forward), checked where the call arrived; one `asSent` (the caller's form) is moved into its tenant here. */
+  async executeForwarded(operation: KvOperation, context: api.CallContext, asSent = false): Promise<KvResult> {
+    const checked = markChecked(asSent ? mapOperation(context.tenant ?? defaultTenant, operation, false) : operation);
     return this.router.route(this.router.partitionOf(checked, context.tenant), checked, context);
   }
 

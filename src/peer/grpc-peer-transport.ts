@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { limits } from '../limits.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../wire/channel-options.js';
 import { decodeClusterInfoResponse } from '../wire/convert.js';
-import { decodeForwardResponse, encodeForwardRequest } from '../wire/forward-codec.js';
+import { decodeForwardResponse, encodeForwardRequest, forwardRequestSerializer } from '../wire/forward-codec.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../wire/grpc-errors.js';
@@ -37,12 +37,17 @@ type PeerClient = grpc.Client & {
 const loadedPackage = grpc.loadPackageDefinition(packageDefinition) as unknown as {
   atoll: {
     v1: {
-      Peer: new (address: string, credentials: grpc.ChannelCredentials, options?: object) => PeerClient;
       Cluster: new (address: string, credentials: grpc.ChannelCredentials, options?: object) => ClusterClient;
     };
   };
 };
-const PeerClientConstructor = loadedPackage.atoll.v1.Peer;
+/** The Peer client, but Forward's request serializer sends an envelope written already as it is (forward-codec.ts). */
+const peerDefinition = packageDefinition['atoll.v1.Peer'] as unknown as grpc.ServiceDefinition;
+const forwardDefinition = peerDefinition['Forward'] as grpc.MethodDefinition<unknown, unknown>;
+const PeerClientConstructor = grpc.makeClientConstructor(
+  { ...peerDefinition, Forward: { ...forwardDefinition, requestSerialize: forwardRequestSerializer(forwardDefinition.requestSerialize) } },
+  'atoll.v1.Peer',
+) as unknown as new (address: string, credentials: grpc.ChannelCredentials, options?: object) => PeerClient;
 const ClusterClientConstructor = loadedPackage.atoll.v1.Cluster;
 
 /** Limits of the Raft stream to one peer. Raft tolerates loss, so beyond them frames are dropped. */

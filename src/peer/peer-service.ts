@@ -97,7 +97,7 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
         callback(serviceErrorOf(error, logger));
         return;
       }
-      node.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }).then(
+      node.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }, forwarded.asSent === true).then(
         (result) => callback(null, encodeForwardResponse(result)),
         (error: unknown) => callback(serviceErrorOf(error, logger)),
       );

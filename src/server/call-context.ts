@@ -40,14 +40,6 @@ export function deadlineMsOf(deadline: Deadline): number | undefined {
 /** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
 export const maxTimerDelayMs = 2 ** 31 - 1;
 
-/**
- * A deadline no further away than limits.maxCallTimeoutMs: a caller may ask for years, the
- * server gives at most the maximum, so every timer set from a deadline is a real one.
- */
-export function clampDeadlineMs(deadlineMs: number, nowMs = Date.now()): number {
-  return Math.min(deadlineMs, nowMs + limits.maxCallTimeoutMs);
-}
-
 export interface CallScopeOptions {
   /** Absolute deadline, Unix epoch ms; absent means now + limits.defaultCallTimeoutMs. */
   readonly deadlineMs?: number | undefined;
@@ -64,37 +56,30 @@ export interface Caller {
   connection?: string;
 }
 
-/** The first value of a metadata key, as text. */
-function metadataText(call: ServerCallLike | undefined, key: string): string | undefined {
-  const value = call?.metadata?.get(key)[0];
-  return typeof value === 'string' ? value : undefined;
-}
-
 /**
  * Who is calling: the metadata a node authenticates (see src/node/service/auth.ts) and the connection it
  * came on. The peer secret is not read here: it is checked on the peer port only and never
  * identifies a client.
  */
 export function callerOf(call: ServerCallLike | undefined): Caller {
-  const authorization = metadataText(call, 'authorization');
-  const connection = peerOf(call);
-  return {
-    ...(authorization !== undefined && { authorization }),
-    ...(connection !== undefined && { connection }),
-  };
-}
-
-function peerOf(call: ServerCallLike | undefined): string | undefined {
+  const value = call?.metadata?.get('authorization')[0];
+  const caller: Caller = {};
+  if (typeof value === 'string') caller.authorization = value;
   try {
+    // The remote address, when the call can name one (getPeer may throw).
     const peer = call?.getPeer?.();
-    return typeof peer === 'string' && peer !== '' && peer !== 'unknown' ? peer : undefined;
+    if (typeof peer === 'string' && peer !== '' && peer !== 'unknown') caller.connection = peer;
   } catch {
-    return undefined;
+    // Then there is no connection to name.
   }
+  return caller;
 }
 
 export function openCallScope(options: CallScopeOptions): CallScope {
-  const deadlineMs = clampDeadlineMs(options.deadlineMs ?? Date.now() + limits.defaultCallTimeoutMs);
+  const nowMs = Date.now();
+  // No further away than limits.maxCallTimeoutMs: a caller may ask for years, the server gives at
+  // most the maximum, so every timer set from a deadline is a real one.
+  const deadlineMs = Math.min(options.deadlineMs ?? nowMs + limits.defaultCallTimeoutMs, nowMs + limits.maxCallTimeoutMs);
   const controller = new AbortController();
   const abort = (reason: AtollError): void => {
     if (!controller.signal.aborted) controller.abort(reason);

@@ -6,7 +6,7 @@
  * a malformed message) is answered with that error before `handle` sees it.
  */
 import type * as grpc from '@grpc/grpc-js';
-import { openUnaryCallScope, type CallScope } from './call-context.js';
+import { deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
 import { serviceErrorOf, type ErrorLogger } from '../wire/grpc-errors.js';
 import { throwIfWireProblem } from '../wire/wire-utf8.js';
 
@@ -15,7 +15,7 @@ export function unaryHandler<Response>(
   handle: (request: unknown, scope: CallScope) => Promise<Response>,
 ): grpc.handleUnaryCall<unknown, Response> {
   return (call, callback) => {
-    const scope = openUnaryCallScope(call);
+    const scope = openCallScope({ deadlineMs: deadlineMsOf(call.getDeadline()), call });
     Promise.resolve()
       .then(() => {
         throwIfWireProblem(call.request);

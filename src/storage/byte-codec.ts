@@ -99,6 +99,14 @@ export class ByteWriter {
   finish(): Uint8Array {
     return this.buffer.slice(0, this.length);
   }
+
+  /**
+   * The written bytes as a view of the writer's buffer, not copied (the buffer may be a little
+   * larger); the writer must not be written to again.
+   */
+  written(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
+  }
 }
 
 export class ByteReader {

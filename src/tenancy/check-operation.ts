@@ -23,8 +23,16 @@ import { mapOperation } from './map-operation.js';
 export function checkOperation(tenant: string, operation: KvOperation, limits: Limits): CheckedOperation {
   requestPathCounters.validations++;
   const mapped = mapOperation(tenant, operation);
+  // The bytes it arrived as travel on with it (a forward sends them, not the mapped request).
+  const { sent } = operation;
+  if (mapped.kind === 'put') {
+    // The put's write is built once, here: checked, and proposed as it is (KvExecutor.execute).
+    const write = putWriteOp(mapped.request);
+    validateWriteOp(write, limits, true);
+    return markChecked({ ...mapped, write, ...(sent !== undefined && { sent }) } as KvOperation);
+  }
   checkSizes(mapped, limits);
-  return markChecked(mapped);
+  return markChecked(sent === undefined || mapped.sent === sent ? mapped : { ...mapped, sent });
 }
 
 /**
@@ -34,9 +42,6 @@ export function checkOperation(tenant: string, operation: KvOperation, limits: L
  */
 function checkSizes(operation: KvOperation, limits: Limits): void {
   switch (operation.kind) {
-    case 'put':
-      validateWriteOp(putWriteOp(operation.request), limits, true);
-      return;
     case 'delete': {
       const r = operation.request;
       validateWriteOp({ type: 'delete', key: r.key, ...(r.ifModRevision !== undefined ? { ifModRevision: r.ifModRevision } : {}), ...(r.ifValue !== undefined ? { ifValue: r.ifValue } : {}) }, limits, true);
@@ -55,7 +60,8 @@ function checkSizes(operation: KvOperation, limits: Limits): void {
       return;
     default:
       // Reads, a transaction's begin, leases and scripts carry no command of the request's own
-      // shape (a lease's and a script's commands are validated where they are built).
+      // shape (a lease's and a script's commands are validated where they are built); a put's is
+      // checked by checkOperation.
       return;
   }
 }

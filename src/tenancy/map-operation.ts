@@ -19,7 +19,6 @@ import {
   defaultTenant,
   reservedKeyCharacter,
   tenantTag,
-  toInternalKey,
   toUserKey,
   validateUserKey,
   validateUserPrefix,
@@ -34,9 +33,10 @@ import type { KvOperation, KvResult } from '../api/operations.js';
  * call arrived at); a request a peer forwards as it arrived was checked there, and is only mapped.
  */
 function mapKey(tenant: string, key: string, check: boolean): string {
-  if (!check) return toInternalKey(tenant, key);
+  // toInternalKey, inline: this runs for every key of every request.
+  const internal = tenantTag(tenant) + key;
+  if (!check) return internal;
   validateUserKey(key);
-  const internal = toInternalKey(tenant, key);
   // The tag makes the stored key longer: it too must fit (the limit is on keys as stored).
   if (internal.length !== key.length) {
     const keyBytes = utf8ByteLength(internal);
@@ -100,8 +100,12 @@ export function mapOperation(tenant: string, operation: KvOperation, check = tru
     case 'put':
     case 'delete':
     case 'increment':
-    case 'extend':
-      return { kind: operation.kind, request: { ...withRequestId(tenant, operation.request, check), key: mapKey(tenant, operation.request.key, check) } } as KvOperation;
+    case 'extend': {
+      // One copy of the request, its request id (checked first, as for every kind) and key in the tenant's form.
+      const { requestId } = operation.request;
+      const scoped = requestId === undefined ? undefined : scopedRequestId(tenant, requestId, check);
+      return { kind: operation.kind, request: { ...operation.request, ...(scoped !== undefined && { requestId: scoped }), key: mapKey(tenant, operation.request.key, check) } } as KvOperation;
+    }
     case 'beginTransaction':
       return { kind: operation.kind, request: { ...operation.request, key: mapKey(tenant, operation.request.key, check) } };
     case 'getByPrefix':

@@ -6,8 +6,9 @@ import { AtollError } from '../errors.js';
 import type { CallContext, NodeApi } from '../api/node-api.js';
 import { requestPathCounters } from '../api/request-path-counters.js';
 import * as convert from './convert.js';
-import { isKvKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvTypes } from '../api/operations.js';
+import { isKvKind, kvKinds, kvRunnerOf, type KvKind, type KvOperation, type KvResult, type KvTypes } from '../api/operations.js';
 import type { KvRequestMessages, KvResponseMessages } from './wire-types.js';
+import { sentBytes } from './wire-utf8.js';
 
 export { isKvKind, isWriteKind, kvKinds, type KvKind, type KvOperation, type KvResult, type KvResultOf, type KvTypes } from '../api/operations.js';
 
@@ -125,6 +126,8 @@ function codecOf(kind: KvKind): KvCodec<KvKind> {
 
 /** Runs an operation on a node: the one dispatch the Stream RPC and Forward servers need. */
 export async function runKvOperation(api: NodeApi, operation: KvOperation, context: CallContext): Promise<KvResult> {
+  const runKv = kvRunnerOf(api);
+  if (runKv !== undefined) return runKv(operation, context);
   const response = await codecOf(operation.kind).run(api, operation.request as never, context);
   return { kind: operation.kind, response } as KvResult;
 }
@@ -145,7 +148,10 @@ export function decodeKvOperation(container: { readonly [K in KvKind]?: KvReques
 /** Decodes one request message of `kind` into its operation: the request's one decode (counted). */
 export function decodeKvRequest(kind: KvKind, message: unknown): KvOperation {
   requestPathCounters.decodes++;
-  return { kind, request: codecOf(kind).decodeRequest(message) } as KvOperation;
+  const request = (kvCodecs[kind] as unknown as KvCodec<KvKind>).decodeRequest(message);
+  // A unary call's message keeps the bytes it arrived as (wire-utf8.ts): a forward sends them on.
+  const sent = typeof message === 'object' && message !== null ? sentBytes.get(message) : undefined;
+  return (sent === undefined ? { kind, request } : { kind, request, sent }) as KvOperation;
 }
 
 /** `{ [kind]: encoded response }`, ready to spread into a StreamResponse or ForwardResponse. */

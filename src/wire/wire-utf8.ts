@@ -39,6 +39,14 @@ export interface WireProblem {
 /** Where a checked deserializer leaves the problem it found on the decoded message. */
 export const wireProblemKey: unique symbol = Symbol('atoll.wireProblem');
 
+/**
+ * The bytes a well-formed request arrived as, by the message a checked deserializer decoded from
+ * them (the received buffer, which the decoded bytes fields already share; kept beside the message,
+ * which stays exactly as protobufjs made it): a unary KV request a node forwards travels as these
+ * bytes (src/wire/forward-codec.ts), not encoded again.
+ */
+export const sentBytes = new WeakMap<object, Uint8Array>();
+
 /** Marks deserializers wrapped by `checkedDeserializer`, so a test can find one left unwrapped. */
 export const checkedDeserializerMark: unique symbol = Symbol('atoll.checkedDeserializer');
 
@@ -458,7 +466,11 @@ export function checkedDeserializer(plan: MessagePlan, deserialize: (bytes: Buff
       message = {};
       problem ??= { reason: 'malformed', field: '', keyLike: false, detail: error instanceof Error ? error.message : 'undecodable' };
     }
-    if (problem === undefined) return message;
+    if (problem === undefined) {
+      // The bytes as they arrived, so a node that forwards the request sends them as they are (sentBytes).
+      if (typeof message === 'object' && message !== null) sentBytes.set(message, bytes);
+      return message;
+    }
     if (typeof message !== 'object' || message === null) message = {};
     (message as { [wireProblemKey]?: WireProblem })[wireProblemKey] = problem;
     return message;
@@ -484,6 +496,8 @@ export function wireProblemError(problem: WireProblem): AtollError {
 
 /** Throws the request's wire problem as an AtollError; call it before reading a decoded request. */
 export function throwIfWireProblem(message: unknown): void {
-  const problem = wireProblemOf(message);
+  // wireProblemOf, inline: this runs for every request.
+  if (typeof message !== 'object' || message === null) return;
+  const problem = (message as { [wireProblemKey]?: WireProblem })[wireProblemKey];
   if (problem !== undefined) throw wireProblemError(problem);
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AtollError } from '../../errors.js';
-import { decodeCommand, type ApplyResult, type Command, type MvccStore } from '../../mvcc/index.js';
+import { decodeCommand, writeCheckedCommand, type ApplyResult, type Command, type MvccStore } from '../../mvcc/index.js';
 import { HeldSnapshot } from '../snapshot/held-snapshot.js';
 import { decodeSnapshotTicket } from '../snapshot/snapshot-payload.js';
 import type { StagedSnapshot } from '../snapshot/snapshot-receiver.js';
@@ -99,6 +99,20 @@ interface ProposalWaiter {
  */
 export function encodeEntryPayload(nowMs: number, command: Uint8Array, requestId?: string): Uint8Array {
   return new ByteWriter(command.length + 32).uint64(nowMs).text(requestId ?? '').raw(command).finish();
+}
+
+/**
+ * The same payload for a command not yet encoded (one whose rules were checked: validateCommand or a
+ * request's one validation), written in one pass into one buffer sized for it: a put's value is
+ * copied once, from the request into the entry, and the buffer is not copied again.
+ */
+export function encodeCommandEntry(nowMs: number, command: Command, requestId?: string): Uint8Array {
+  // An upper bound of the bytes, so the writer never grows (UTF-8 takes at most 3 bytes per UTF-16 unit).
+  const put = command.type === 'put' ? command : undefined;
+  const bound = 96 + 3 * (requestId?.length ?? 0) + (put === undefined ? 192 : 3 * put.key.length + put.value.length + (put.ifValue?.length ?? 0));
+  const writer = new ByteWriter(bound).uint64(nowMs).text(requestId ?? '');
+  writeCheckedCommand(writer, command);
+  return writer.written();
 }
 
 function decodeEntryPayload(data: Uint8Array): { nowMs: number; requestId: string | undefined; command: Command } {

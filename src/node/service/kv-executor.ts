@@ -10,10 +10,10 @@ import { LoadTracker, loadKeyOf } from '../../hotkeys/index.js';
 import { bucketOf } from '../../keys/bucket.js';
 import { defaultBucketHash, type BucketHashName } from '../../keys/bucket-hash.js';
 import { prefixBucket } from '../../keys/prefix-bucket.js';
-import { defaultTenant, toInternalKey } from '../../keys/tenant-keys.js';
+import { defaultTenant, systemTenant, toInternalKey } from '../../keys/tenant-keys.js';
 import { defaultLimits, type Limits } from '../../limits.js';
-import { encodeCheckedCommand, encodeCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../../mvcc/index.js';
-import { isCheckedOperation } from '../../api/checked-operation.js';
+import { validateCommand, validateRequestId, type ApplyResult, type Command, type KeyVersion, type WriteOp } from '../../mvcc/index.js';
+import { isCheckedOperation, type CheckedOperation } from '../../api/checked-operation.js';
 import type { TxnHandleKeys } from '../../txn/txn-handle.js';
 import { keyInHashRange } from '../../mvcc/split-plan.js';
 import { TxnScope } from '../../txn/txn-scope.js';
@@ -24,7 +24,7 @@ import type { NodeTestBugs } from '../node-config.js';
 import type { NodeAccess } from './node-access.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { KvOperation, KvResult } from '../../api/operations.js';
-import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
+import { encodeCommandEntry, type PartitionReplica } from '../replica/partition-replica.js';
 import type { NodeClock, NodeTimers } from '../ports.js';
 import type { RaftDriver } from '../replica/raft-driver.js';
 import { getResponseOf, keyRecordOf } from './records.js';
@@ -79,8 +79,7 @@ export class KvExecutor {
     const scriptBucketKey = operation.kind === 'executeScript' ? toInternalKey(tenant, scriptBucket(operation.request, limits)) : undefined;
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
     this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), this.options.clock.monotonicMs());
-    access.countRequest(replica.id, tenant);
-    await access.checkQuota(tenant, this.mayGrow(operation));
+    await access.chargeRequest(replica.id, tenant, () => this.mayGrow(operation));
     // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/service/auth.ts).
     if (operation.kind === 'lease' && operation.request.action === 'grant') await access.checkLeaseQuota(tenant);
     // Validated once where it entered the cluster: its keys and its command are not checked again.
@@ -107,7 +106,9 @@ export class KvExecutor {
         return { kind: 'getByPrefix', response: await this.prefixPage(replica, operation.request, context) };
       case 'put': {
         const r = operation.request;
-        const result = await this.propose(replica, writeOpOfPut(r, replica.id, this.options.partitions), context, r.requestId, checked);
+        // A checked put's write was built where it was validated; a lease is parsed here, where the partition is known.
+        const write = checked && r.lease === undefined ? (operation as CheckedOperation).write : undefined;
+        const result = await this.propose(replica, write ?? writeOpOfPut(r, replica.id, this.options.partitions), context, r.requestId, checked);
         const previous = result.writes[0]?.previous;
         return { kind: 'put', response: { applied: result.applied, revision: result.revision, ...(previous ? { previous: keyRecordOf(previous) } : {}) } };
       }
@@ -386,41 +387,51 @@ export class KvExecutor {
   /** Linearizable reads: at once under the lease when applied, else through the loop (read-barrier.ts). Watches start after one (watch-service.ts). */
   readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.options.testBugs?.readsWithoutQuorum || replica.reads.leaseReadReady()) return Promise.resolve();
-    return this.options.admission.run(replica.id, context, () => this.deadlines.run(
-      () => new Promise<void>((resolve, reject) => {
-        this.options.driver.enqueue(() => {
-          if (replica.raw.role !== 'leader') {
-            reject(replica.notLeaderError());
-            return;
-          }
-          replica.enqueueRead({ resolve, reject });
-        });
-      }),
-      context,
-    ));
+    return this.inLoop<void>(replica, context, (resolve, reject) => {
+      if (replica.raw.role !== 'leader') {
+        reject(replica.notLeaderError());
+        return;
+      }
+      replica.enqueueRead({ resolve, reject });
+    });
+  }
+
+  /**
+   * Runs `task` in the driver's loop for a request on `replica` and waits until it settles: admitted
+   * under the partition's and the node's bounds first (admission.ts: OVERLOADED at once past them;
+   * the node's own calls, system tenant, are not counted), and given up at the request's deadline
+   * (request-deadline.ts).
+   */
+  private inLoop<T>(replica: PartitionReplica, context: api.CallContext, task: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> {
+    let release: (() => void) | undefined;
+    try {
+      if (context.tenant !== systemTenant) release = this.options.admission.admitRequest(replica.id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const waited = this.deadlines.run<T>((resolve, reject) => this.options.driver.enqueue(() => task(resolve, reject)), context);
+    return release === undefined ? waited : waited.finally(release);
   }
 
   /**
    * Proposes `command` and waits for its result. Nothing invalid reaches the log: a command built
    * from a checked operation (`checked`) passed the same rules where the request entered the cluster
-   * (src/tenancy/check-operation.ts); any other is validated here.
+   * (src/tenancy/check-operation.ts); any other is validated here. The entry is written in one pass
+   * (encodeCommandEntry): a put's value is copied once, into it.
    */
   private propose(replica: PartitionReplica, command: Command, context: api.CallContext, requestId?: string, checked = false): Promise<ApplyResult> {
-    if (!checked && requestId !== undefined) validateRequestId(requestId);
-    const encoded = checked ? encodeCheckedCommand(command) : encodeCommand(command, this.options.limits);
-    const payload = encodeEntryPayload(this.nowAt(replica), encoded, requestId);
-    return this.options.admission.run(replica.id, context, () => this.deadlines.run(
-      () => new Promise<ApplyResult>((resolve, reject) => {
-        this.options.driver.enqueue(() => {
-          try {
-            replica.propose(payload, { resolve, reject }, this.options.testBugs?.ackBeforeCommit === true);
-          } catch (error) {
-            reject(replica.notLeaderError(error));
-          }
-        });
-      }),
-      context,
-    )).then(
+    if (!checked) {
+      if (requestId !== undefined) validateRequestId(requestId);
+      validateCommand(command, this.options.limits);
+    }
+    const payload = encodeCommandEntry(this.nowAt(replica), command, requestId);
+    return this.inLoop<ApplyResult>(replica, context, (resolve, reject) => {
+      try {
+        replica.propose(payload, { resolve, reject }, this.options.testBugs?.ackBeforeCommit === true);
+      } catch (error) {
+        reject(replica.notLeaderError(error));
+      }
+    }).then(
       (result) => {
         if (result.error) throw result.error;
         return result;

@@ -10,7 +10,7 @@ import { AtollError } from '../../errors.js';
 import { systemTenant, validateTenant } from '../../keys/tenant-keys.js';
 import type { TenantGrant } from '../../api/tenant-grant.js';
 import { encodeCommand } from '../../mvcc/index.js';
-import { requireRole, type Principal } from '../../tenancy/principal.js';
+import { anonymousPrincipal, requireRole, type Principal } from '../../tenancy/principal.js';
 import type * as api from '../../api/node-api.js';
 import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type SystemStore, type TenantUsage, type TokenRecord } from './auth.js';
 import { isWriteKind, type KvKind } from '../../api/operations.js';
@@ -81,8 +81,9 @@ export class NodeAccess {
 
   /** The caller's tenant, once its role allows the operation. */
   async authorize(kind: KvKind, context: api.CallContext): Promise<string> {
-    const principal = await this.principalOf(context);
-    requireRole(principal, isWriteKind(kind) ? 'readwrite' : 'read', `${kind}`);
+    // Without authentication every caller is the anonymous principal, a cluster admin: nothing to look up or check.
+    const principal = await (this.auth.enabled ? this.auth.principalOf(context.authorization, context.connection) : anonymousPrincipal);
+    if (!principal.clusterAdmin) requireRole(principal, isWriteKind(kind) ? 'readwrite' : 'read', `${kind}`);
     return principal.tenant;
   }
 
@@ -116,11 +117,6 @@ export class NodeAccess {
     return this.auth.usageForMetrics(maxTenants);
   }
 
-  /** Refuses a request of a tenant over its quota (`grows`: the request may add stored data). */
-  checkQuota(tenant: string, grows: boolean): Promise<void> {
-    return this.auth.checkQuota(tenant, grows);
-  }
-
   /** Refuses a lease grant of a tenant at its lease quota or its storage quota. */
   checkLeaseQuota(tenant: string): Promise<void> {
     return this.auth.checkLeaseQuota(tenant);
@@ -131,12 +127,17 @@ export class NodeAccess {
     return this.auth.checkStorageQuota(tenant);
   }
 
-  /** Counts one request this node serves for the partition, for the tenant's request rate. */
-  countRequest(partition: number, tenant: string): void {
-    if (!this.auth.enabled) return;
+  /**
+   * Counts one request this node serves for the partition (the tenant's request rate) and refuses it
+   * when its tenant is over its quota (`grows`: the request may add stored data, so the storage
+   * quota applies too). Without authentication there is nothing to count or check.
+   */
+  chargeRequest(partition: number, tenant: string, grows: () => boolean): Promise<void> {
+    if (!this.auth.enabled) return Promise.resolve();
     const counts = this.requestCounts.get(partition) ?? new Map<string, number>();
     counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
     this.requestCounts.set(partition, counts);
+    return this.auth.checkQuota(tenant, grows());
   }
 
   /**

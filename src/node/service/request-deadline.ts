@@ -56,28 +56,28 @@ export class RequestDeadlines {
   }
 
   /**
-   * Runs `start` under the caller's deadline: until the context's deadline signal aborts. `start` is
-   * not called at all when the deadline has passed: a started request's promise must always have a
-   * listener, or its later rejection would be unhandled. A context that comes without a deadline
-   * signal (a caller that did not come through the router) has its deadline registered for this
-   * wait alone.
+   * Starts `start` (a promise's executor) under the caller's deadline and waits for it: until the
+   * context's deadline signal aborts. `start` is not called at all when the deadline has passed: a
+   * started request's promise must always have a listener, or its later rejection would be
+   * unhandled. A context that comes without a deadline signal (a caller that did not come through
+   * the router) has its deadline registered for this wait alone.
    */
-  run<T>(start: () => Promise<T>, context: api.CallContext): Promise<T> {
+  run<T>(start: (resolve: (value: T) => void, reject: (error: unknown) => void) => void, context: api.CallContext): Promise<T> {
     const remaining = Math.min(context.deadlineMs - this.clock.wallMs(), this.limits.maxCallTimeoutMs);
     if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
-    const armed = this.arm(context);
-    const signal = armed.context.signal as AbortSignal;
+    const armed = hasDeadlineSignal(context) ? undefined : this.arm(context);
+    const signal = (armed?.context ?? context).signal as AbortSignal;
     if (signal.aborted) {
-      armed.dispose();
+      armed?.dispose();
       return Promise.reject(waitEndedBy(signal.reason));
     }
-    const promise = start();
+    const promise = new Promise<T>(start);
     return new Promise<T>((resolve, reject) => {
       const abort = (): void => reject(waitEndedBy(signal.reason));
       signal.addEventListener('abort', abort, { once: true });
       promise.then(resolve, reject).finally(() => {
         signal.removeEventListener('abort', abort);
-        armed.dispose();
+        armed?.dispose();
       });
     });
   }

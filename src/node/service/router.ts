@@ -101,7 +101,7 @@ export class Router {
    * A checked operation's keys were validated where it entered the cluster (checked-operation.ts).
    */
   partitionOf(operation: KvOperation, tenant = 'default'): number {
-    const keyPartition = isCheckedOperation(operation) ? (key: string) => this.partitionOfBucket(bucketOf(key)) : (key: string) => this.partitionOfKey(key);
+    let key: string;
     switch (operation.kind) {
       case 'getByPrefix':
         if (operation.request.transaction !== undefined && this.options.testBugs?.txnScopeByInitialTable !== true) {
@@ -117,18 +117,24 @@ export class Router {
         if (operation.request.transaction !== undefined && this.options.testBugs?.txnScopeByInitialTable !== true) {
           return this.options.executor.txnScope(operation.request.transaction, tenant).handle.partition;
         }
-        return keyPartition(operation.request.key);
+        key = operation.request.key;
+        break;
       case 'executeScript':
         return this.partitionOfBucket(toInternalKey(tenant, scriptBucket(operation.request, this.options.limits)));
       case 'lease':
-        return operation.request.action === 'grant' ? keyPartition(operation.request.key ?? '') : this.ranges.leasePartition(operation.request.lease);
+        if (operation.request.action !== 'grant') return this.ranges.leasePartition(operation.request.lease);
+        key = operation.request.key ?? '';
+        break;
       case 'put':
         // A lease id naming a partition this table does not know is bad input, wherever the key routes.
         if (operation.request.lease !== undefined) this.ranges.leasePartition(operation.request.lease);
-        return keyPartition(operation.request.key);
+        key = operation.request.key;
+        break;
       default:
-        return keyPartition(operation.request.key);
+        key = operation.request.key;
     }
+    if (!isCheckedOperation(operation)) validateKey(key);
+    return this.ranges.partitionOfBucket(bucketOf(key));
   }
 
   /** The node believed to lead `partition`, or 0. */
@@ -172,44 +178,42 @@ export class Router {
    * that proves the request was not applied (see mayRetry), it waits briefly and routes it again to
    * the leader it now knows, a bounded number of times and never past the request's deadline.
    */
-  async route(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+  async route(partition: number, operation: KvOperation, callContext: api.CallContext): Promise<KvResult> {
     // The request's one deadline registration in this process (unless its server scope made it).
-    const armed = this.deadlines.arm(context);
+    const armed = this.deadlines.arm(callContext);
+    const context = armed.context;
     try {
-      return await this.routeArmed(partition, operation, armed.context);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.routeOnce(partition, operation, context);
+        } catch (error) {
+          // A forwarded request (hops > 0) is not routed again here: the node it arrived at does that.
+          if ((context.hops ?? 0) > 0) throw error;
+          // A split or a merge moved the key (nothing was applied): learn the start the partition
+          // reported (or the merged-away start) and route again to the new owner at once, within the
+          // same bound on attempts.
+          const moved = this.movedTo(error, operation, context, partition);
+          if (moved !== undefined && attempt < MAX_ROUTE_ATTEMPTS) {
+            partition = moved;
+            continue;
+          }
+          if (!this.mayRetry(error, operation)) throw error;
+          this.learnLeaderHint(partition, error);
+          const backoffMs = Math.min(ROUTE_BACKOFF_FIRST_MS * 2 ** (attempt - 1), ROUTE_BACKOFF_MAX_MS);
+          const timeLeft = context.deadlineMs - this.options.clock.wallMs() - backoffMs;
+          if (attempt >= MAX_ROUTE_ATTEMPTS || context.signal?.aborted) throw error;
+          if (timeLeft < ROUTE_RETRY_MARGIN_MS) {
+            // Every attempt was refused before it could apply: the caller may safely retry.
+            throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: no leader took the request within its deadline (${String((error as Error).message)})`, {
+              partition,
+              neverSent: true,
+            });
+          }
+          await new Promise<void>((resolve) => this.options.timers.after(backoffMs, resolve));
+        }
+      }
     } finally {
       armed.dispose();
-    }
-  }
-
-  private async routeArmed(partition: number, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    if ((context.hops ?? 0) > 0) return this.routeOnce(partition, operation, context);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.routeOnce(partition, operation, context);
-      } catch (error) {
-        // A split or a merge moved the key (nothing was applied): learn the start the partition
-        // reported (or the merged-away start) and route again to the new owner at once, within the
-        // same bound on attempts.
-        const moved = this.movedTo(error, operation, context, partition);
-        if (moved !== undefined && attempt < MAX_ROUTE_ATTEMPTS) {
-          partition = moved;
-          continue;
-        }
-        if (!this.mayRetry(error, operation)) throw error;
-        this.learnLeaderHint(partition, error);
-        const backoffMs = Math.min(ROUTE_BACKOFF_FIRST_MS * 2 ** (attempt - 1), ROUTE_BACKOFF_MAX_MS);
-        const timeLeft = context.deadlineMs - this.options.clock.wallMs() - backoffMs;
-        if (attempt >= MAX_ROUTE_ATTEMPTS || context.signal?.aborted) throw error;
-        if (timeLeft < ROUTE_RETRY_MARGIN_MS) {
-          // Every attempt was refused before it could apply: the caller may safely retry.
-          throw new AtollError('DEADLINE_EXCEEDED', `partition ${partition}: no leader took the request within its deadline (${String((error as Error).message)})`, {
-            partition,
-            neverSent: true,
-          });
-        }
-        await new Promise<void>((resolve) => this.options.timers.after(backoffMs, resolve));
-      }
     }
   }
 
@@ -290,7 +294,7 @@ export class Router {
       const { snapshotRevision } = executor.txnScope(operation.request.transaction, context.tenant).handle;
       if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
     }
-    let leader = this.leaderOf(partition);
+    let leader = local !== undefined ? local.raw.lead : this.leaderOf(partition);
     // Requests waiting out an election count toward the partition's bound like any other.
     if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
     if (leader === this.options.id && local) return this.executeLocal(local, operation, context);

@@ -22,7 +22,7 @@ export interface ForwardRequest {
   'hops'?: (number);
   /**
    * The caller's tenant, as the node that authenticated the call found it (empty: "default").
-   * The request's keys are already in that tenant's internal form.
+   * The request's keys are already in that tenant's internal form (but in the *_as_sent cases).
    */
   'tenant'?: (string);
   'get'?: (_atoll_v1_GetRequest | null);
@@ -36,7 +36,23 @@ export interface ForwardRequest {
   'commit'?: (_atoll_v1_CommitRequest | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptRequest | null);
   'lease'?: (_atoll_v1_LeaseRequest | null);
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease";
+  /**
+   * The same requests as the caller sent them: the bytes the node that received the call got,
+   * not encoded again. Their keys and request ids are in the caller's form; the leader moves
+   * them into `tenant` itself. (A node older than these fields refuses them: no request case.)
+   */
+  'getAsSent'?: (_atoll_v1_GetRequest | null);
+  'putAsSent'?: (_atoll_v1_PutRequest | null);
+  'deleteAsSent'?: (_atoll_v1_DeleteRequest | null);
+  'incrementAsSent'?: (_atoll_v1_IncrementRequest | null);
+  'existsAsSent'?: (_atoll_v1_ExistsRequest | null);
+  'extendAsSent'?: (_atoll_v1_ExtendRequest | null);
+  'getByPrefixAsSent'?: (_atoll_v1_GetByPrefixRequest | null);
+  'beginTransactionAsSent'?: (_atoll_v1_BeginTransactionRequest | null);
+  'commitAsSent'?: (_atoll_v1_CommitRequest | null);
+  'executeScriptAsSent'?: (_atoll_v1_ExecuteScriptRequest | null);
+  'leaseAsSent'?: (_atoll_v1_LeaseRequest | null);
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease"|"getAsSent"|"putAsSent"|"deleteAsSent"|"incrementAsSent"|"existsAsSent"|"extendAsSent"|"getByPrefixAsSent"|"beginTransactionAsSent"|"commitAsSent"|"executeScriptAsSent"|"leaseAsSent";
 }
 
 /**
@@ -49,7 +65,7 @@ export interface ForwardRequest__Output {
   'hops': (number);
   /**
    * The caller's tenant, as the node that authenticated the call found it (empty: "default").
-   * The request's keys are already in that tenant's internal form.
+   * The request's keys are already in that tenant's internal form (but in the *_as_sent cases).
    */
   'tenant': (string);
   'get'?: (_atoll_v1_GetRequest__Output | null);
@@ -63,5 +79,21 @@ export interface ForwardRequest__Output {
   'commit'?: (_atoll_v1_CommitRequest__Output | null);
   'executeScript'?: (_atoll_v1_ExecuteScriptRequest__Output | null);
   'lease'?: (_atoll_v1_LeaseRequest__Output | null);
-  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease";
+  /**
+   * The same requests as the caller sent them: the bytes the node that received the call got,
+   * not encoded again. Their keys and request ids are in the caller's form; the leader moves
+   * them into `tenant` itself. (A node older than these fields refuses them: no request case.)
+   */
+  'getAsSent'?: (_atoll_v1_GetRequest__Output | null);
+  'putAsSent'?: (_atoll_v1_PutRequest__Output | null);
+  'deleteAsSent'?: (_atoll_v1_DeleteRequest__Output | null);
+  'incrementAsSent'?: (_atoll_v1_IncrementRequest__Output | null);
+  'existsAsSent'?: (_atoll_v1_ExistsRequest__Output | null);
+  'extendAsSent'?: (_atoll_v1_ExtendRequest__Output | null);
+  'getByPrefixAsSent'?: (_atoll_v1_GetByPrefixRequest__Output | null);
+  'beginTransactionAsSent'?: (_atoll_v1_BeginTransactionRequest__Output | null);
+  'commitAsSent'?: (_atoll_v1_CommitRequest__Output | null);
+  'executeScriptAsSent'?: (_atoll_v1_ExecuteScriptRequest__Output | null);
+  'leaseAsSent'?: (_atoll_v1_LeaseRequest__Output | null);
+  'request'?: "get"|"put"|"delete"|"increment"|"exists"|"extend"|"getByPrefix"|"beginTransaction"|"commit"|"executeScript"|"lease"|"getAsSent"|"putAsSent"|"deleteAsSent"|"incrementAsSent"|"existsAsSent"|"extendAsSent"|"getByPrefixAsSent"|"beginTransactionAsSent"|"commitAsSent"|"executeScriptAsSent"|"leaseAsSent";
 }
