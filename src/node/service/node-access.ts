@@ -77,12 +77,10 @@ export class NodeAccess {
     return this.auth.principalOf(context.authorization, context.connection);
   }
 
-
-
   /** The caller's tenant, once its role allows the operation. */
   async authorize(kind: KvKind, context: api.CallContext): Promise<string> {
     // Without authentication every caller is the anonymous principal, a cluster admin: nothing to look up or check.
-    const principal = await (this.auth.enabled ? this.auth.principalOf(context.authorization, context.connection) : anonymousPrincipal);
+    const principal = await (this.auth.enabled ? this.principalOf(context) : anonymousPrincipal);
     if (!principal.clusterAdmin) requireRole(principal, isWriteKind(kind) ? 'readwrite' : 'read', `${kind}`);
     return principal.tenant;
   }
