@@ -131,7 +131,7 @@ export interface NodeTestBugs {
   readonly splitKeepsMovedKeys?: boolean;
   /** A replica whose snapshot install shrank its range (it skipped a split) does not open the new partition: it runs with RF - 1 replicas. */
   readonly splitHealDisabled?: boolean;
-  /** A replica of L that installs a snapshot taken after a merge keeps the R it hosts (merge-apply.ts absorbedBy never runs): a frozen, leaderless leftover. */
+  /** A replica of L that installs a snapshot taken after a merge keeps the R it hosts (merge-apply.ts absorbedBy never runs): a frozen, leaderless leftover; and the stray check keeps frozen replicas of merged-away partitions too (stray-check.ts), the later defence against the same leftover. */
   readonly mergeLeavesLeftovers?: boolean;
   /** A restarted node forgets which replicas a move opened on it: one whose first snapshot predates its addition is deleted as "moved away" while it is a voter. */
   readonly movedAwayAfterRestart?: boolean;

@@ -111,7 +111,8 @@ export class ReplicaMoves {
 
   constructor(private readonly options: ReplicaMovesOptions) {
     const { driver, id, knownNodes, clock, timers, logger } = options;
-    this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave: (partition, replica) => this.leave(partition, replica), ...(options.healing !== undefined && { healing: options.healing }) });
+    const leave = (partition: number, replica: PartitionReplica): void => this.leave(partition, replica);
+    this.strays = new StrayCheck({ driver, id, knownNodes, clock, timers, logger, leave, ...(options.healing !== undefined && { healing: options.healing }), keepMergedAway: options.testBugs?.mergeLeavesLeftovers === true });
     this.orphans = new OrphanLearners({ clock, logger, moveOf: (partition) => this.active.get(partition), disabled: options.testBugs?.orphanLearnersKept === true });
     this.holes = new VoterHoles({ id, clock, logger, isReachable: (node) => driver.transport.isReachable(node), prepare: (node, partition, floor) => this.prepareOn(node, partition, floor, clock.wallMs() + PREPARE_TIMEOUT_MS) });
   }

@@ -48,6 +48,8 @@ export interface StrayCheckOptions {
   readonly logger: Logger;
   /** Takes a stray replica out of the driver and deletes its data (a loop task). */
   readonly leave: (partition: number, replica: PartitionReplica) => void;
+  /** Negative control (NodeTestBugs.mergeLeavesLeftovers): frozen replicas of a merged-away R are kept too. */
+  readonly keepMergedAway?: boolean;
   /** Empty replicas opened for a skipped split, with when each was opened (SplitHeal.awaitingFirstSnapshot). */
   readonly healing?: () => ReadonlyMap<number, number>;
 }
@@ -132,7 +134,7 @@ export class StrayCheck {
       for (const partition of suspects.keys()) {
         const mvcc = driver.groups.get(partition)?.mvcc;
         const range = mvcc?.hashRange;
-        if (mvcc?.frozen !== undefined && range !== undefined) frozen.set(mvcc.frozen.into, { partition, ...range });
+        if (mvcc?.frozen !== undefined && range !== undefined && this.options.keepMergedAway !== true) frozen.set(mvcc.frozen.into, { partition, ...range });
       }
       for (const [peer] of this.options.knownNodes) {
         // With a leaderless or healing suspect every peer is asked about every suspect (as before
