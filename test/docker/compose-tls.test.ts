@@ -95,10 +95,12 @@ describe.skipIf(!availability.available)('docker-compose.tls.yml: TLS to clients
     }
   }, 60_000);
 
-  it('publishes only the client port: the peer port 7101 is reachable only inside the network', async () => {
+  it('publishes only the client ports (7001, and etcd\'s API on 7301, both over TLS): the peer port 7101 is reachable only inside the network', async () => {
     for (const id of [1, 2, 3]) {
       const published = (await docker('port', containerOf(id).getId())).trim().split('\n');
-      expect(published.every((line) => line.startsWith('7001/tcp')), published.join('; ')).toBe(true);
+      expect(published.every((line) => line.startsWith('7001/tcp') || line.startsWith('7301/tcp')), published.join('; ')).toBe(true);
+      expect(published.some((line) => line.startsWith('7001/tcp')), published.join('; ')).toBe(true);
+      expect(published.some((line) => line.startsWith('7101/tcp')), published.join('; ')).toBe(false);
     }
   }, 60_000);
 });
