@@ -33,11 +33,11 @@ function driverOf(cluster: QuietSim['cluster'], node: number): RaftDriver<Partit
   return (cluster.apiOf(node) as unknown as { driver: RaftDriver<PartitionReplica> } | undefined)?.driver;
 }
 
-/** A settled cluster: partition 0 on voters 1, 2, 3, led, no learner. */
-async function settled(testBugs: NodeTestBugs): Promise<Setup> {
-  const { scheduler, network, cluster } = quietSim({ nodeIds: NODES, partitions: 1, seed: 19, testBugs });
+/** `nodes` started with partition 0, run until it has a leader and 5 s more. */
+async function ledSim(nodes: readonly number[], testBugs: NodeTestBugs): Promise<Setup> {
+  const { scheduler, network, cluster } = quietSim({ nodeIds: nodes, partitions: 1, seed: 19, testBugs });
   const leader = (): { id: number; conf: ConfState } | undefined => {
-    for (const id of NODES) {
+    for (const id of nodes) {
       const raw = driverOf(cluster, id)?.groups.get(0)?.raw;
       if (raw?.role === 'leader') return { id, conf: raw.status().confState };
     }
@@ -45,8 +45,14 @@ async function settled(testBugs: NodeTestBugs): Promise<Setup> {
   };
   expect(await scheduler.runUntil(20_000, MAX_EVENTS, () => leader() !== undefined)).toBe(true);
   await scheduler.runUntil(scheduler.now + 5_000, MAX_EVENTS);
-  expect(leader()?.conf).toEqual({ voters: [1, 2, 3], learners: [] });
   return { scheduler, cluster, leader, network };
+}
+
+/** A settled cluster: partition 0 on voters 1, 2, 3, led, no learner. */
+async function settled(testBugs: NodeTestBugs): Promise<Setup> {
+  const setup = await ledSim(NODES, testBugs);
+  expect(setup.leader()?.conf).toEqual({ voters: [1, 2, 3], learners: [] });
+  return setup;
 }
 
 /** settled(), then node 4 added to partition 0 as a learner by a bare conf change. */
@@ -128,16 +134,7 @@ describe('a learner whose move stopped before promoting it', () => {
 describe('a move of other nodes at a partition with an orphan learner', () => {
   it('removes the learner as its first step and finishes, long before the orphan bound (whole-node simulator seed 58111)', async () => {
     const nodes = [1, 2, 3, 4, 5];
-    const { scheduler, cluster } = quietSim({ nodeIds: nodes, partitions: 1, seed: 19, testBugs: {} });
-    const leader = (): { id: number; conf: ConfState } | undefined => {
-      for (const id of nodes) {
-        const raw = driverOf(cluster, id)?.groups.get(0)?.raw;
-        if (raw?.role === 'leader') return { id, conf: raw.status().confState };
-      }
-      return undefined;
-    };
-    expect(await scheduler.runUntil(20_000, MAX_EVENTS, () => leader() !== undefined)).toBe(true);
-    await scheduler.runUntil(scheduler.now + 5_000, MAX_EVENTS);
+    const { scheduler, cluster, leader } = await ledSim(nodes, {});
     const before = leader() as { id: number; conf: ConfState };
     expect(before.conf.voters).toHaveLength(3);
     const [orphan, target] = nodes.filter((node) => !before.conf.voters.includes(node)) as [number, number];
