@@ -133,6 +133,11 @@ export interface Limits {
   /** One read of retained history by a watcher behind the ring: versions and bytes. */
   readonly watchReadChanges: number;
   readonly watchReadBytes: number;
+  /**
+   * Reads of retained history by watchers that run at once at a node; more wait for a turn,
+   * tenant by tenant (src/watch/history-turns.ts).
+   */
+  readonly maxHistoryReadsPerNode: number;
   /** An idle watch that asked for progress gets a progress message this often. */
   readonly watchProgressIntervalMs: number;
   /**
@@ -210,6 +215,7 @@ export const defaultLimits: Limits = Object.freeze({
   watchRingBytes: 16 * mebibyte,
   watchReadChanges: 1_000,
   watchReadBytes: 4 * mebibyte,
+  maxHistoryReadsPerNode: 2,
   watchProgressIntervalMs: 2_000,
   watchStallMs: 30_000,
   watchStreamBytes: 8 * mebibyte,

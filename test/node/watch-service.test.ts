@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KvExecutor } from '../../src/node/service/kv-executor.js';
+import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { AtollError } from '../../src/errors.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
@@ -216,6 +217,43 @@ describe('watch service memory', () => {
       expect(heldOf(node)).toBe(0);
     } finally {
       barriers.mockRestore();
+    }
+  });
+});
+
+describe('watch service history reads', () => {
+  it('runs at most maxHistoryReadsPerNode reads of history at once; the others wait their turn and miss nothing', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, limits: { maxHistoryReadsPerNode: 1, watchReadChanges: 2 } });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    for (let i = 0; i < 6; i++) await node.put({ key: `svc/k${i}`, value: new Uint8Array(10) }, deadline());
+    let reading = 0;
+    let most = 0;
+    const read = MvccStore.prototype.changesSince;
+    const spy = vi.spyOn(MvccStore.prototype, 'changesSince').mockImplementation(async function (this: MvccStore, ...args) {
+      reading++;
+      most = Math.max(most, reading);
+      try {
+        // A read that takes a while: without turns every watcher's would overlap.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return await read.apply(this, args);
+      } finally {
+        reading--;
+      }
+    });
+    try {
+      const sinks = Array.from({ length: 5 }, () => new Sink());
+      const abort = new AbortController();
+      const ended = sinks.map((sink) => node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e));
+      await waitFor(() => sinks.every((sink) => sink.keys().length === 6), 10_000);
+      abort.abort();
+      expect(await Promise.all(ended)).toEqual(Array(5).fill(undefined));
+      for (const sink of sinks) expect(sink.keys()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `put:svc/k${i}`));
+      // Five watchers, three pages of history each (two changes a read): one read at a time.
+      expect(spy.mock.calls.length).toBeGreaterThanOrEqual(15);
+      expect(most).toBe(1);
+    } finally {
+      spy.mockRestore();
     }
   });
 });
