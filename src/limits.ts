@@ -138,6 +138,13 @@ export interface Limits {
    * tenant by tenant (src/watch/history-turns.ts).
    */
   readonly maxHistoryReadsPerNode: number;
+  /**
+   * A tenant's reads of retained history at one node, in bytes of keys and values a second, and
+   * the burst it may read at once: past them its watchers wait for their next read while other
+   * tenants' go on (src/watch/history-turns.ts).
+   */
+  readonly watchHistoryBytesPerSecond: number;
+  readonly watchHistoryBurstBytes: number;
   /** An idle watch that asked for progress gets a progress message this often. */
   readonly watchProgressIntervalMs: number;
   /**
@@ -216,6 +223,8 @@ export const defaultLimits: Limits = Object.freeze({
   watchReadChanges: 1_000,
   watchReadBytes: 4 * mebibyte,
   maxHistoryReadsPerNode: 2,
+  watchHistoryBytesPerSecond: 8 * mebibyte,
+  watchHistoryBurstBytes: 4 * mebibyte,
   watchProgressIntervalMs: 2_000,
   watchStallMs: 30_000,
   watchStreamBytes: 8 * mebibyte,

@@ -117,10 +117,10 @@ export interface WatcherOptions {
   readonly firstReadReserved?: number;
   /**
    * Waits for this watcher's turn to read history (history-turns.ts HistoryReadLine): the release
-   * to call once the read ended, or undefined when the watch was aborted meanwhile. Absent: reads
-   * at once.
+   * to call with the bytes read once the read ended, or undefined when the watch was aborted
+   * meanwhile. Absent: reads at once.
    */
-  readonly readTurn?: (signal: AbortSignal) => Promise<(() => void) | undefined>;
+  readonly readTurn?: (signal: AbortSignal) => Promise<((bytesRead: number) => void) | undefined>;
   /** Paces the messages of a batch with the other watchers of the node (history-turns.ts SendPacer). */
   readonly pacer?: { due(): boolean; pause(): Promise<void> };
   /** TEST ONLY (negative control hubNotToldOfInstall): trust the hub even when it is behind the store. */
@@ -228,10 +228,12 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
             reserved.bytes = reserve;
             const release = options.readTurn === undefined ? undefined : await options.readTurn(signal);
             if (options.readTurn !== undefined && release === undefined) return;
+            let bytesRead = 0;
             try {
               batch = await source.changesSince(target, cursor, options.readBounds);
+              for (const change of batch.changes) bytesRead += change.key.length + (change.stored.kind === 'value' ? change.stored.value.length : 0);
             } finally {
-              release?.();
+              release?.(bytesRead);
             }
             if (budget !== undefined) {
               let batchBytes = 0;

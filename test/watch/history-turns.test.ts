@@ -8,9 +8,35 @@ import { HistoryReadLine, SendPacer } from '../../src/watch/history-turns.js';
 
 const never = new AbortController().signal;
 
+/** A line on a clock the test moves; `timers` are the line's wake-ups, run by the test. */
+function lineOf(concurrent: number, bytesPerSecond = 1_000_000, burstBytes = 1_000_000) {
+  const clock = { nowMs: 0 };
+  const timers: Array<{ atMs: number; run: () => void; cancelled: boolean }> = [];
+  const line = new HistoryReadLine({
+    concurrent,
+    bytesPerSecond,
+    burstBytes,
+    nowMs: () => clock.nowMs,
+    after: (ms, run) => {
+      const timer = { atMs: clock.nowMs + ms, run, cancelled: false };
+      timers.push(timer);
+      return { cancel: () => (timer.cancelled = true) };
+    },
+  });
+  const advance = (ms: number): void => {
+    clock.nowMs += ms;
+    for (const timer of timers.splice(0)) {
+      if (timer.cancelled) continue;
+      if (timer.atMs <= clock.nowMs) timer.run();
+      else timers.push(timer);
+    }
+  };
+  return { line, advance };
+}
+
 describe('HistoryReadLine', () => {
   it('runs at most `concurrent` reads, and serves the tenants in turns, not in order of arrival', async () => {
-    const line = new HistoryReadLine(1);
+    const { line } = lineOf(1);
     const served: string[] = [];
     const first = await line.turn('evil', never);
     expect(first).toBeDefined();
@@ -19,11 +45,11 @@ describe('HistoryReadLine', () => {
       const release = await line.turn(tenant, never);
       served.push(`${tenant}${i}`);
       expect(line.reading).toBe(1);
-      release!();
+      release!(0);
     });
     expect(line.reading).toBe(1);
     expect(line.queued).toBe(6);
-    first!();
+    first!(0);
     await Promise.all(pending);
     expect(served).toEqual(['evil0', 'acme5', 'evil1', 'evil2', 'evil3', 'evil4']);
     expect(line.reading).toBe(0);
@@ -31,7 +57,7 @@ describe('HistoryReadLine', () => {
   });
 
   it('a watcher aborted while it waits leaves the line, and a release counts once', async () => {
-    const line = new HistoryReadLine(1);
+    const { line } = lineOf(1);
     const held = (await line.turn('a', never))!;
     const abort = new AbortController();
     const waiting = line.turn('b', abort.signal);
@@ -39,13 +65,33 @@ describe('HistoryReadLine', () => {
     abort.abort();
     expect(await waiting).toBeUndefined();
     expect(line.queued).toBe(1);
-    held();
-    held();
+    held(0);
+    held(0);
     const next = await behind;
     expect(line.reading).toBe(1);
-    next!();
+    next!(0);
     expect(line.reading).toBe(0);
     expect(await line.turn('d', abort.signal)).toBeUndefined();
+  });
+});
+
+describe('HistoryReadLine byte rate', () => {
+  it('a tenant that read past its allowance waits until it is paid, while another tenant reads', async () => {
+    // 1 MB a second, 1 MB at once, two turns.
+    const { line, advance } = lineOf(2, 1_000_000, 1_000_000);
+    (await line.turn('evil', never))!(3_000_000); // 2 MB in debt now
+    const evil = line.turn('evil', never);
+    let evilGot = false;
+    void evil.then(() => (evilGot = true));
+    const acme = await line.turn('acme', never);
+    expect(acme).toBeDefined(); // not behind evil's debt
+    acme!(1_000);
+    advance(1_500);
+    await Promise.resolve();
+    expect(evilGot).toBe(false);
+    advance(600); // 2.1 s: paid
+    expect((await evil) === undefined).toBe(false);
+    expect(line.reading).toBe(1);
   });
 });
 

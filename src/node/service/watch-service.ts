@@ -94,7 +94,13 @@ export class WatchService {
       monotonicMs: () => clock.monotonicMs(),
       after: (ms, run) => timers.after(ms, run),
     });
-    this.reads = new HistoryReadLine(limits.maxHistoryReadsPerNode);
+    this.reads = new HistoryReadLine({
+      concurrent: limits.maxHistoryReadsPerNode,
+      bytesPerSecond: limits.watchHistoryBytesPerSecond,
+      burstBytes: limits.watchHistoryBurstBytes,
+      nowMs: () => clock.monotonicMs(),
+      after: (ms, run) => timers.after(ms, run),
+    });
     this.pacer = new SendPacer(() => clock.monotonicMs(), (run) => timers.soon(run));
   }
 
