@@ -18,7 +18,7 @@ import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.
 /** The leader once it is the preferred one (the leader balancer moves it there otherwise, mid-test). */
 async function settledLeader(cluster: InProcessCluster): Promise<number> {
   const preferred = preferredLeaderOf(0, [1, 2, 3], 3);
-  await waitFor(() => cluster.leaderId() === preferred, 10_000);
+  expect(await waitFor(() => cluster.leaderId() === preferred, 10_000)).toBe(true);
   return cluster.waitForLeader();
 }
 
@@ -51,14 +51,14 @@ describe('watch service', () => {
     const sink = new Sink();
     const abort = new AbortController();
     const watching = cluster.node(leader).watch({ prefix: 'svc', progress: true }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
-    await waitFor(() => sink.messages.length > 0, 10_000);
+    expect(await waitFor(() => sink.messages.length > 0, 10_000)).toBe(true);
     // The first message names the start: the revision of the linearizable read, after svc/before.
     const startRevision = sink.messages[0]!.revision;
     expect(sink.messages[0]!.progress).toBe(true);
     expect(startRevision).toBeGreaterThan(0);
     await cluster.put('svc/a', '1');
     await cluster.put('other/b', '2');
-    await waitFor(() => sink.keys().length > 0, 10_000);
+    expect(await waitFor(() => sink.keys().length > 0, 10_000)).toBe(true);
     expect(sink.keys()).toEqual(['put:svc/a']);
     expect(cluster.node(leader).openWatchers).toBe(1);
 
@@ -76,7 +76,7 @@ describe('watch service', () => {
     const node = cluster.node(leader);
     const aborts = [new AbortController(), new AbortController()];
     const running = aborts.map((abort) => node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e));
-    await waitFor(() => node.openWatchers === 2, 10_000);
+    expect(await waitFor(() => node.openWatchers === 2, 10_000)).toBe(true);
     const third = await node.watch({ key: 'svc/a' }, deadline(), new Sink()).catch((e: unknown) => e);
     expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
     aborts[0]!.abort();
@@ -84,7 +84,7 @@ describe('watch service', () => {
     expect(node.openWatchers).toBe(1);
     const abort = new AbortController();
     const fourth = node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e);
-    await waitFor(() => node.openWatchers === 2, 10_000);
+    expect(await waitFor(() => node.openWatchers === 2, 10_000)).toBe(true);
     abort.abort();
     aborts[1]!.abort();
     expect(await Promise.all([fourth, running[0], running[1]])).toEqual([undefined, undefined, undefined]);
@@ -116,11 +116,11 @@ describe('watch service', () => {
     const sink = new Sink();
     const abort = new AbortController();
     const watching = node.watch({ prefix: 'svc', progress: true }, { ...deadline(), authorization: acme, signal: abort.signal }, sink).catch((e: unknown) => e);
-    await waitFor(() => sink.messages.length > 0, 10_000);
+    expect(await waitFor(() => sink.messages.length > 0, 10_000)).toBe(true);
     const put = (authorization: string, key: string): Promise<unknown> => node.put({ key, value: new TextEncoder().encode('v') }, { ...deadline(), authorization });
     await put(beta, 'svc/beta-only');
     await put(acme, 'svc/acme');
-    await waitFor(() => sink.keys().length > 0, 10_000);
+    expect(await waitFor(() => sink.keys().length > 0, 10_000)).toBe(true);
     await put(beta, 'svc/beta-again');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sink.keys()).toEqual(['put:svc/acme']);
@@ -162,7 +162,7 @@ describe('watch service memory', () => {
     };
     const stalled = new StalledSink('conn-1');
     const first = open(stalled);
-    await waitFor(() => stalled.transport.cutOffs === 1, 10_000);
+    expect(await waitFor(() => stalled.transport.cutOffs === 1, 10_000)).toBe(true);
     // Cut off (its queued bytes were not written for watchStallMs) but not yet closed: the bytes
     // are still held, and so is the slot.
     expect(stalled.messages.length).toBeGreaterThan(0);
@@ -178,7 +178,7 @@ describe('watch service memory', () => {
     // watch is refused with RESOURCE_EXHAUSTED, reason watch-memory, and holds nothing.
     const [a, b, c] = [new StalledSink('conn-2'), new StalledSink('conn-3'), new StalledSink('conn-4')];
     const running = [open(a), open(b)];
-    await waitFor(() => a.transport.cutOffs + b.transport.cutOffs === 2, 10_000);
+    expect(await waitFor(() => a.transport.cutOffs + b.transport.cutOffs === 2, 10_000)).toBe(true);
     const third = await open(c).ended;
     expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
     expect((third as AtollError).details).toMatchObject({ reason: 'watch-memory', scope: 'tenant' });
@@ -206,7 +206,7 @@ describe('watch service memory', () => {
         sink.transport.onClosed(() => abort.abort());
         return node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
       });
-      await waitFor(() => sinks.filter((sink) => sink.transport.cutOffs > 0).length === 3, 10_000);
+      expect(await waitFor(() => sinks.filter((sink) => sink.transport.cutOffs > 0).length === 3, 10_000)).toBe(true);
       for (const sink of sinks) sink.transport.close();
       const outcomes = await Promise.all(ended);
       const refused = outcomes.filter((outcome) => outcome instanceof AtollError);
@@ -245,7 +245,7 @@ describe('watch service history reads', () => {
       const sinks = Array.from({ length: 5 }, () => new Sink());
       const abort = new AbortController();
       const ended = sinks.map((sink) => node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e));
-      await waitFor(() => sinks.every((sink) => sink.keys().length === 6), 10_000);
+      expect(await waitFor(() => sinks.every((sink) => sink.keys().length === 6), 10_000)).toBe(true);
       abort.abort();
       expect(await Promise.all(ended)).toEqual(Array(5).fill(undefined));
       for (const sink of sinks) expect(sink.keys()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `put:svc/k${i}`));
