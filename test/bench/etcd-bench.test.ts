@@ -96,6 +96,20 @@ describe("atoll bench against Atoll's etcd port", () => {
     expect(b.every((key) => key.startsWith('tenant-1/'))).toBe(true);
   }, 20_000);
 
+  it('without credentials fails at once with etcd\'s "user name is empty" (before, the etcd3 client retried an invalid-token answer forever)', async () => {
+    const startedAt = Date.now();
+    const result = await bench('--endpoints', etcdEndpoints(), ...quick, '--concurrency', '2', '--no-preload');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no operation succeeded/);
+    expect(Date.now() - startedAt).toBeLessThan(8_000);
+    const anonymous = new Etcd3({ hosts: [...cluster.etcdAddresses.values()].map((address) => `http://${address}`) });
+    try {
+      await expect(anonymous.put('anonymous').value('x').exec()).rejects.toThrow('etcdserver: user name is empty');
+    } finally {
+      anonymous.close();
+    }
+  }, 15_000);
+
   it('refuses --tenants it cannot honour, before connecting', async () => {
     const cases: Array<[string[], RegExp]> = [
       [['--tenants', '3', '--concurrency', '2'], /--tenants 3 needs --concurrency of at least 3/],
