@@ -12,6 +12,7 @@
  * With a rate (puts per virtual second, all clients together), each client waits C/rate seconds
  * after each put: the load of a real cluster at that rate, so per-tick work (heartbeats of awake
  * groups, quiescing and waking) shows in the per-put counts as it would there.
+ * COALESCE=0: the nodes send no node-level batches (AtollNodeConfig.coalesceRaftMessages; on by default here).
  */
 const [rootArg = ".", partitionsArg = "64", clientsArg = "64", keysArg = "2000", putsArg = "3000", rateArg = "0"] = process.argv.slice(2);
 const root = (await import("node:path")).resolve(rootArg);
@@ -44,7 +45,11 @@ SimNetwork.prototype.send = function (from, to, msgs) {
   if (counting) {
     frames++;
     messages += msgs.length;
-    for (const m of msgs) bump(msgTypes, m.message?.type ?? "node-heartbeat");
+    for (const m of msgs) {
+      bump(msgTypes, m.message?.type ?? (m.batch ? `batch:${m.batch.kind}` : m.transfer ? "transfer" : "node-heartbeat"));
+      // What a node-level batch (src/node/replica/node-batch.ts) carries, by group message.
+      if (m.batch) bump(msgTypes, `  in batch:${m.batch.kind}`, m.batch.items.length);
+    }
   }
   return send.call(this, from, to, msgs);
 };
@@ -53,7 +58,7 @@ const trace = new Trace(() => scheduler.now, 50);
 const rng = new Rng(18);
 const network = new SimNetwork(scheduler, rng.fork(), trace);
 const NODES = [1, 2, 3];
-const cluster = new SimCluster(scheduler, network, trace, rng.fork(), { nodeIds: NODES, partitions: P, tickMs: 100, electionTicks: 10, snapshotEveryEntries: 2000, logEntriesKeptAfterSnapshot: 1000, retentionRevisions: 1000, cacheBytes: 1 << 20, clocks: new Map(), testBugs: {} });
+const cluster = new SimCluster(scheduler, network, trace, rng.fork(), { nodeIds: NODES, partitions: P, tickMs: 100, electionTicks: 10, snapshotEveryEntries: 2000, logEntriesKeptAfterSnapshot: 1000, retentionRevisions: 1000, cacheBytes: 1 << 20, clocks: new Map(), testBugs: {}, coalesceRaftMessages: () => process.env.COALESCE !== "0" });
 for (const id of NODES) cluster.start(id);
 const led = () => NODES.every((id) => cluster.apiOf(id)?.allPartitionsLed() === true);
 await scheduler.runUntil(120_000, 50_000_000, led);

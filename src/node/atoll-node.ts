@@ -143,6 +143,7 @@ export class AtollNode implements api.NodeApi {
       logger,
       metrics: this.leaderChanges.tapping(environment.metrics ?? noMetrics),
       followerAckBeforeSync: config.testBugs?.followerAckBeforeSync === true,
+      coalesce: config.coalesceRaftMessages === true,
       maxSnapshotChunkBytes: maxSnapshotChunkBytes(limits),
       onFatal: (error) => {
         if (environment.onFatal !== undefined) environment.onFatal(error);

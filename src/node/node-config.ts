@@ -47,6 +47,14 @@ export interface AtollNodeConfig {
    * round. See src/node/replica/read-barrier.ts.
    */
   readonly readMode?: 'safe' | 'lease';
+  /**
+   * Coalesce Raft traffic per peer (issue 35; src/node/replica/node-batch.ts): every group's commit notices
+   * to a peer travel as one node-level item per frame instead of a commit-only append per group,
+   * and every group's acknowledgements to a leader's node as one item. Off by default for rolling
+   * upgrades: a node of an older version refuses frames carrying these items, so turn it on only
+   * once every node runs a version that decodes them (any version with this option does).
+   */
+  readonly coalesceRaftMessages?: boolean;
   /** Keep this many revisions of history per partition; older versions are compacted. */
   readonly retentionRevisions: number;
   readonly snapshotEveryEntries: number;
@@ -117,6 +125,8 @@ export interface NodeTestBugs {
   readonly followerAckBeforeSync?: boolean;
   /** A replica applies the entries it appends at once, before they commit. */
   readonly applyBeforeCommit?: boolean;
+  /** A follower commits a commit notice's index without checking that its log matches the leader's there (src/raft/commit-notice.ts), and leaders send notices to followers they probe too. */
+  readonly noticeCommitBeyondMatch?: boolean;
   /** A state-machine snapshot carries no dedup records: a retry after an install applies again. */
   readonly dedupForgetsOnSnapshot?: boolean;
   /** A SERIALIZABLE commit checks its read keys but not its read prefixes. */

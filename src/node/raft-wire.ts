@@ -6,8 +6,10 @@
  * Frame: version u8 | count u32 | count x (group u32 | message). A frame of no messages is the
  * node heartbeat (liveness.ts): it only says the sending node is alive.
  * Message: type u8 | from u32 | to u32 | term u64 | presence u16 | present fields in bit order.
- * Snapshot transfer items (snapshot-transfer.ts) travel in the same frames, outside any Raft
- * message, under their own type codes (TRANSFER_CHUNK, TRANSFER_ACK):
+ * Node-level batches of commit notices and acknowledgements (replica/node-batch.ts; codes BATCH_COMMITS,
+ * BATCH_ACKS, sent only when the node coalesces; group 0) and snapshot transfer items
+ * (snapshot-transfer.ts) travel in the same frames, outside any Raft message, under their own type
+ * codes (TRANSFER_CHUNK, TRANSFER_ACK):
  *   chunk: code u8 | from u32 | to u32 | term u64 | index u64 | snapTerm u64 | digest (32) |
  *          seq u32 | last u8 | data (u32 length + bytes)
  *   ack:   code u8 | from u32 | to u32 | term u64 | index u64 | snapTerm u64 | digest (32) |
@@ -33,6 +35,7 @@ const MESSAGE_TYPES: readonly MessageType[] = [
   'timeoutNow',
   'readIndex',
   'readIndexResp',
+  'commit',
 ];
 const TYPE_CODES = new Map(MESSAGE_TYPES.map((type, code) => [type, code]));
 
@@ -54,19 +57,29 @@ const enum Field {
   CommitOnly = 1 << 14,
 }
 
-/** One item of a frame: a Raft message for a group, or a snapshot transfer item (below). */
-export type GroupMessage = RaftGroupMessage | TransferGroupMessage;
+/** One item of a frame: a Raft message for a group, a snapshot transfer item (below), or a node-level batch (replica/node-batch.ts). */
+export type GroupMessage = RaftGroupMessage | TransferGroupMessage | BatchGroupMessage;
 
 export interface RaftGroupMessage {
   readonly group: number;
   readonly message: Message;
   readonly transfer?: undefined;
+  readonly batch?: undefined;
 }
 
 export interface TransferGroupMessage {
   readonly group: number;
   readonly transfer: SnapshotTransferItem;
   readonly message?: undefined;
+  readonly batch?: undefined;
+}
+
+/** Many groups' commit notices or acknowledgements to one peer (replica/node-batch.ts); `group` is 0. */
+export interface BatchGroupMessage {
+  readonly group: number;
+  readonly batch: NodeBatch;
+  readonly message?: undefined;
+  readonly transfer?: undefined;
 }
 
 /** What names one snapshot transfer: its leader and term, the snapshot, and its payload digest. */
@@ -104,12 +117,65 @@ const TRANSFER_CHUNK = 0x40;
 const TRANSFER_ACK = 0x41;
 export const TRANSFER_DIGEST_BYTES = 32;
 
+/** Node-level batches (replica/node-batch.ts): many groups' commit notices or acknowledgements to one peer. */
+export type NodeBatchKind = 'commits' | 'acks';
+
+export interface NodeBatchItem {
+  readonly group: number;
+  readonly term: number;
+  readonly index: number;
+  /** 'commits' only: the leader's term of the entry at `index`. */
+  readonly logTerm: number;
+  readonly commit: number;
+}
+
+export interface NodeBatch {
+  readonly kind: NodeBatchKind;
+  readonly from: number;
+  readonly to: number;
+  readonly items: readonly NodeBatchItem[];
+}
+
+const BATCH_COMMITS = 0x42;
+const BATCH_ACKS = 0x43;
+/** Items one batch may carry (a node hosts far fewer groups; a larger count is a forged frame). */
+const MAX_BATCH_ITEMS = 1 << 20;
+
+/** code u8 | from u32 | to u32 | count u32 | count x (group u32 | term u64 | index u64 | [logTerm u64: commits] | commit u64). */
+function writeBatch(writer: ByteWriter, batch: NodeBatch): void {
+  const commits = batch.kind === 'commits';
+  writer.uint8(commits ? BATCH_COMMITS : BATCH_ACKS).uint32(batch.from).uint32(batch.to).uint32(batch.items.length);
+  for (const item of batch.items) {
+    writer.uint32(item.group).uint64(item.term).uint64(item.index);
+    if (commits) writer.uint64(item.logTerm);
+    writer.uint64(item.commit);
+  }
+}
+
+function readBatch(reader: ByteReader, code: number): NodeBatch {
+  const commits = code === BATCH_COMMITS;
+  const from = reader.uint32();
+  const to = reader.uint32();
+  const count = reader.uint32();
+  if (count === 0 || count > MAX_BATCH_ITEMS) throw new AtollError('INVALID_ARGUMENT', `a node batch of ${count} items`);
+  const items: NodeBatchItem[] = [];
+  for (let i = 0; i < count; i++) {
+    const group = reader.uint32();
+    const term = reader.uint64();
+    const index = reader.uint64();
+    const logTerm = commits ? reader.uint64() : 0;
+    items.push({ group, term, index, logTerm, commit: reader.uint64() });
+  }
+  return { kind: commits ? 'commits' : 'acks', from, to, items };
+}
+
 export function encodeRaftFrame(messages: readonly GroupMessage[]): Uint8Array {
   const writer = new ByteWriter(64 + messages.length * 64);
   writer.uint8(FRAME_VERSION).uint32(messages.length);
   for (const item of messages) {
     writer.uint32(item.group);
     if (item.transfer !== undefined) writeTransfer(writer, item.transfer);
+    else if (item.batch !== undefined) writeBatch(writer, item.batch);
     else writeMessage(writer, item.message);
   }
   return writer.finish();
@@ -125,6 +191,7 @@ export function decodeRaftFrame(bytes: Uint8Array): GroupMessage[] {
     const group = reader.uint32();
     const code = reader.uint8();
     if (code === TRANSFER_CHUNK || code === TRANSFER_ACK) out.push({ group, transfer: readTransfer(reader, code) });
+    else if (code === BATCH_COMMITS || code === BATCH_ACKS) out.push({ group, batch: readBatch(reader, code) });
     else out.push({ group, message: readMessage(reader, code) });
   }
   reader.finish();

@@ -14,6 +14,12 @@ export interface RaftBugs {
   readonly readIndexWithoutQuorum?: boolean;
   /** No CheckQuorum: a leader never steps down and voters ignore leader stickiness (§9.6). */
   readonly skipCheckQuorum?: boolean;
+  /**
+   * A follower commits a commit notice through min(commit, its last index), without checking that
+   * its log matches the leader's at the notice's index (commit-notice.ts N2); and, so that such a
+   * follower meets notices it must refuse, a leader sends them to followers it probes as well.
+   */
+  readonly noticeCommitBeyondMatch?: boolean;
 }
 
 export interface RaftConfig {
@@ -51,6 +57,12 @@ export interface RaftConfig {
    * Off: every proposal and commit advance sends at once (the etcd-io/raft behaviour).
    */
   readonly batchAppends?: boolean;
+  /**
+   * With batchAppends: what would be a commit-only append to a replicating follower is a message of
+   * type 'commit' instead (types.ts Message), which a host coalesces with every other group's for
+   * the same peer into one node-level notice (src/node/replica/node-batch.ts). Off: commit-only appends.
+   */
+  readonly commitNotices?: boolean;
   /**
    * Checks a snapshot received from the leader, once all its chunks arrived, before the core
    * installs it: false refuses it (the transfer restarts from its first chunk), so data that would
@@ -91,6 +103,7 @@ export const RAFT_DEFAULTS = {
   snapshotChunkBytes: 512 * 1024,
   quiesceAfterTicks: 0,
   batchAppends: false,
+  commitNotices: false,
   voteFloor: { term: 0, index: 0 } as VoteFloor,
   acceptSnapshot: (_snapshot: Snapshot): boolean => true,
 };

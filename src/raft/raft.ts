@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { resolveRaftConfig, type RaftConfig, type ResolvedRaftConfig } from './config.js';
+import { sendCommitNotice, stepCommitNotice } from './commit-notice.js';
 import { RaftError, isRaftError } from './errors.js';
 import { concatBytes } from '../storage/bytes.js';
 import { RaftLog } from './log.js';
@@ -422,6 +423,7 @@ export class Raft {
   step(message: Message): void {
     if (!(message.to === this.id)) assert.fail(`message for ${message.to} delivered to ${this.id}`);
     if (this.quiesced && this.wakesQuiescedGroup(message)) this.unquiesce();
+    if (message.type === 'commit') return stepCommitNotice(this, message);
     // Before any term or lease check: what a candidate's commit proves holds whatever its term.
     if (message.type === 'vote' || message.type === 'preVote') this.maybeLearnCommit(message);
     if (message.term > this.term) {
@@ -675,6 +677,7 @@ export class Raft {
     for (const [id, progress] of this.progress) {
       if (id === this.id) continue;
       const needsCommit = commit && progress.commit < this.log.committed;
+      if (needsCommit && this.config.bugs.noticeCommitBeyondMatch === true && this.config.commitNotices && progress.state !== 'replicate') sendCommitNotice(this, id, progress.next - 1);
       this.maybeSendAppend(id, needsCommit, true);
     }
   }
@@ -702,6 +705,7 @@ export class Raft {
     if (entries.length === 0 && !sendIfEmpty) return false;
     // Only a replicating follower's answer is not needed: a probed one must answer to be replicated to.
     const commitOnly = commitOnlyAllowed && entries.length === 0 && progress.state === 'replicate';
+    if (commitOnly && this.config.commitNotices) return sendCommitNotice(this, to, prevIndex);
     this.send({ type: 'app', to, term: this.term, index: prevIndex, logTerm: prevTerm, entries, commit: this.log.committed, commitOnly: commitOnly ? true : undefined });
     if (entries.length > 0) {
       progress.sentEntries((entries[entries.length - 1] as Entry).index, entriesBytes(entries));

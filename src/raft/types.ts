@@ -79,7 +79,8 @@ export type MessageType =
   | 'snapResp'
   | 'timeoutNow'
   | 'readIndex'
-  | 'readIndexResp';
+  | 'readIndexResp'
+  | 'commit';
 
 export interface SnapshotChunk {
   /** Byte offset of `data` within the whole snapshot payload. */
@@ -89,6 +90,12 @@ export interface SnapshotChunk {
 }
 
 /**
+ * A 'commit' message (RaftConfig.commitNotices) is what a commit-only append carried, without the
+ * append: term, index and logTerm (the leader's entry just before the follower's next index) and
+ * commit. A follower at that term whose log holds (index, logTerm) commits through min(commit,
+ * index) (src/raft/commit-notice.ts) and sends no answer. Hosts carry them coalesced per peer
+ * (src/node/replica/node-batch.ts).
+ *
  * One Raft message. Fields beyond the header are used by some types only; the comment on each says
  * which. Kept as one flat shape (like etcd's raftpb.Message) so transports can encode it generically.
  */
@@ -97,12 +104,12 @@ export interface Message {
   readonly from: NodeId;
   readonly to: NodeId;
   readonly term: number;
-  /** app: term of the entry at `index`; vote/preVote: candidate's last term; appResp reject: hint term. */
+  /** app/commit: term of the entry at `index`; vote/preVote: candidate's last term; appResp reject: hint term. */
   readonly logTerm?: number;
-  /** app: index preceding `entries`; appResp: last matching index (or rejected index); vote: last index; snapResp: snapshot index; readIndexResp: read index. */
+  /** app: index preceding `entries`; commit: the follower's next index minus one (as an append's); appResp: last matching index (or rejected index); vote: last index; snapResp: snapshot index; readIndexResp: read index. */
   readonly index?: number;
   readonly entries?: readonly Entry[];
-  /** app/heartbeat: leader commit; appResp/heartbeatResp: follower commit; vote/preVote: candidate commit (a voter whose log holds the candidate's last entry commits through it). */
+  /** app/heartbeat/commit: leader commit; appResp/heartbeatResp: follower commit; vote/preVote: candidate commit (a voter whose log holds the candidate's last entry commits through it). */
   readonly commit?: number;
   readonly reject?: boolean;
   /** appResp reject: the follower's guess of the highest index that may match. */

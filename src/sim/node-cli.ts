@@ -11,7 +11,7 @@ import { negativeControls } from './node/negative-controls.js';
 import { runNodeSeed, type NodeSeedResult } from './node/run-seed.js';
 import type { ScenarioOverrides } from './node/scenario.js';
 
-const bugNames = ['followerAckBeforeSync', 'applyBeforeCommit', 'dedupForgetsOnSnapshot', 'serializableSkipsPrefixValidation', 'nonAtomicSnapshotInstall', 'leaseIgnoresMargin', 'moveRemovesSourceEarly', 'splitKeepsMovedKeys', 'splitHealDisabled', 'mergeLeavesLeftovers', 'movedAwayAfterRestart', 'orphanLearnersKept', 'noStartupCampaigns', 'lockGrantsBeforeDelete', 'txnScopeByInitialTable', 'prepareWithoutVoteFloor', 'voterHolesKept'] as const;
+const bugNames = ['followerAckBeforeSync', 'applyBeforeCommit', 'dedupForgetsOnSnapshot', 'serializableSkipsPrefixValidation', 'nonAtomicSnapshotInstall', 'leaseIgnoresMargin', 'moveRemovesSourceEarly', 'splitKeepsMovedKeys', 'splitHealDisabled', 'mergeLeavesLeftovers', 'movedAwayAfterRestart', 'orphanLearnersKept', 'noStartupCampaigns', 'lockGrantsBeforeDelete', 'txnScopeByInitialTable', 'prepareWithoutVoteFloor', 'voterHolesKept', 'noticeCommitBeyondMatch'] as const;
 
 interface CliOptions {
   seeds: number;

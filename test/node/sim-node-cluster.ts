@@ -30,6 +30,8 @@ export interface SimNodeClusterOptions {
   readonly readMode?: 'safe' | 'lease';
   /** Deliberate defects of a negative control (default none). */
   readonly testBugs?: NodeTestBugs;
+  /** Whether the nodes send node-level batches (AtollNodeConfig.coalesceRaftMessages; default the simulator's: on). */
+  readonly coalesceRaftMessages?: boolean;
 }
 
 export interface SimNodeCluster {
@@ -58,6 +60,7 @@ export function simNodeCluster(options: SimNodeClusterOptions): SimNodeCluster {
     clocks: new Map(),
     testBugs: options.testBugs ?? {},
     ...(options.readMode === undefined ? {} : { readMode: options.readMode }),
+    ...(options.coalesceRaftMessages === undefined ? {} : { coalesceRaftMessages: () => options.coalesceRaftMessages as boolean }),
   });
   return { scheduler, trace, network, cluster };
 }

@@ -122,6 +122,7 @@ export class ReplicaStore {
       // Quiesce as soon as a group is idle and its followers know the commit (two ticks): with many
       // partitions each sees a write only now and then, and an awake group heartbeats every tick.
       quiesceAfterTicks: 2,
+      commitNotices: config.coalesceRaftMessages === true,
       snapshotEveryEntries: config.snapshotEveryEntries,
       logEntriesKeptAfterSnapshot: config.logEntriesKeptAfterSnapshot ?? 1_000,
     };
@@ -206,6 +207,7 @@ export class ReplicaStore {
         nowMs: () => clock.monotonicMs(),
         nonAtomicSnapshotInstall,
         applyBeforeCommit: config.testBugs?.applyBeforeCommit === true,
+        noticeCommitBeyondMatch: config.testBugs?.noticeCommitBeyondMatch === true,
         ...(config.readMode !== 'safe' ? { lease: { nowMs: () => clock.monotonicMs(), leaseMs: this.leaseMs } } : {}),
         ...(this.options.stagedSnapshots && { stagedSnapshots: this.options.stagedSnapshots }),
         spool: { engine, logger },

@@ -91,7 +91,7 @@ export function transferRefusal(item: SnapshotTransferItem, maxChunkBytes: numbe
 }
 
 /**
- * A leader's message (appends, heartbeat, snapshot) at the receiving replica's term or newer. Such
+ * A leader's message (appends, heartbeat, snapshot, commit notice) at the receiving replica's term or newer. Such
  * a message is stepped even when its sender is not a member of the replica's configuration: a
  * replica that was down while a move added a node has not applied that change, and once the added
  * node leads, everything the replica needs to catch up comes from it (refusing it left the replica
@@ -100,5 +100,5 @@ export function transferRefusal(item: SnapshotTransferItem, maxChunkBytes: numbe
  * non-members stay refused (a removed node must not disrupt the group).
  */
 export function fromLeaderAtTerm(message: Pick<Message, 'type' | 'term'>, term: number): boolean {
-  return (message.type === 'app' || message.type === 'heartbeat' || message.type === 'snap') && message.term >= term;
+  return (message.type === 'app' || message.type === 'heartbeat' || message.type === 'snap' || message.type === 'commit') && message.term >= term;
 }

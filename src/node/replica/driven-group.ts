@@ -13,6 +13,7 @@ import type { StorageEngine, WriteOperation } from '../../storage/storage-engine
 import type { NodeMetrics } from '../metrics.js';
 import type { NodeClock, NodeTimers, TransportFactory } from '../ports.js';
 import type { JobGroup } from './group-jobs.js';
+import type { NoticeHoldMode } from './node-batch.js';
 import type { ImportingGroup } from '../snapshot/snapshot-imports.js';
 import type { TransferGroup } from '../snapshot/snapshot-transfer.js';
 
@@ -66,15 +67,24 @@ export interface RaftDriverOptions {
   readonly onFatal: (error: Error) => void;
   /** Negative control (NodeTestBugs.followerAckBeforeSync): every message goes before the synced write. */
   readonly followerAckBeforeSync?: boolean;
+  /**
+   * Send every group's commit notices and acknowledgements to a peer as one node-level item each
+   * per frame (node-batch.ts; AtollNodeConfig.coalesceRaftMessages). Every peer must decode them.
+   */
+  readonly coalesce?: boolean;
+  /** When coalesced commit notices leave (node-batch.ts NoticeHoldMode; default 'frame'). */
+  readonly noticeHold?: NoticeHoldMode;
+  /** The longest a held notice waits for a frame to its peer (default raft-driver.ts MAX_NOTICE_HOLD_MS, at most a tick). */
+  readonly maxNoticeHoldMs?: number;
   /** Loop, storage write, Raft message, snapshot and leadership events (default: none). */
   readonly metrics?: NodeMetrics;
   /** The largest snapshot chunk a follower takes (snapshot-transfer.ts; limits.ts: a chunk plus one entry). */
   readonly maxSnapshotChunkBytes?: number;
 }
 
-/** A leader's log replication: it carries the leader's log, never a promise about this node's disk. */
+/** A leader's log replication (a commit notice too): it carries the leader's log, never a promise about this node's disk. */
 export function sendableBeforeSync(message: Message): boolean {
-  return message.type === 'app' || message.type === 'heartbeat';
+  return message.type === 'app' || message.type === 'heartbeat' || message.type === 'commit';
 }
 
 /** Key and value bytes of a storage write (deletes count their key). */

@@ -9,6 +9,7 @@ import type { StagedSnapshot } from '../snapshot/snapshot-receiver.js';
 import type { ExportedSnapshot } from '../snapshot/snapshot-transfer.js';
 import { RaftError } from '../../raft/errors.js';
 import { RawNode, type Ready } from '../../raft/rawnode.js';
+import type { RaftConfig } from '../../raft/config.js';
 import type { Rng } from '../../raft/rng.js';
 import { decodeConfChange, EntryType, type ConfState, type Entry, type Snapshot, type SnapshotMeta } from '../../raft/types.js';
 import { ByteReader, ByteWriter } from '../../storage/byte-codec.js';
@@ -24,6 +25,8 @@ export interface GroupSettings {
   readonly electionTicks: number;
   readonly heartbeatTicks: number;
   readonly quiesceAfterTicks: number;
+  /** Commit notices instead of commit-only appends (RaftConfig.commitNotices; the node coalesces them, node-batch.ts). */
+  readonly commitNotices?: boolean;
   /** Record a snapshot point and compact the log after this many applied entries. */
   readonly snapshotEveryEntries: number;
   /** Entries kept behind a snapshot so slightly lagging followers catch up from the log. */
@@ -42,6 +45,8 @@ export interface ReplicaOptions {
   readonly nonAtomicSnapshotInstall?: boolean;
   /** Test-only defect (NodeTestBugs.applyBeforeCommit): apply entries as soon as they are appended. */
   readonly applyBeforeCommit?: boolean;
+  /** Test-only defect (NodeTestBugs.noticeCommitBeyondMatch, RaftBugs of the same name). */
+  readonly noticeCommitBeyondMatch?: boolean;
   /** Serve linearizable reads under the leader lease (read-barrier.ts); absent: ReadIndex rounds only. */
   readonly lease?: LeaseClock;
   /**
@@ -77,6 +82,18 @@ export interface StagedSnapshots {
   claim(group: number, index: number, snapTerm: number, ticket: NonNullable<ReturnType<typeof decodeSnapshotTicket>>): StagedSnapshot | undefined;
   installed(group: number): void;
   release(group: number): void;
+}
+
+/**
+ * One append per follower per loop iteration, and no answers to commit-only appends (issue 18);
+ * with commit notices, no commit-only appends either (issue 35, src/raft/commit-notice.ts).
+ */
+function appendBatching(settings: GroupSettings, options: ReplicaOptions): Pick<RaftConfig, 'batchAppends' | 'commitNotices' | 'bugs'> {
+  return {
+    batchAppends: true,
+    ...(settings.commitNotices === true && { commitNotices: true }),
+    ...(options.noticeCommitBeyondMatch === true && { bugs: { noticeCommitBeyondMatch: true } }),
+  };
 }
 
 /**
@@ -225,8 +242,7 @@ export class PartitionReplica {
       checkQuorum: true,
       readMode: 'safe',
       quiesceAfterTicks: settings.quiesceAfterTicks,
-      // One append per follower per loop iteration, and no answers to commit-only appends (issue 18).
-      batchAppends: true,
+      ...appendBatching(settings, options),
       // One Raft message stays far below the gRPC message limit (limits.maxMessageBytes).
       maxMessageBytes: 1024 * 1024,
       maxInflightBytes: 64 * 1024 * 1024,

@@ -25,6 +25,7 @@ import { PeerRefusals } from '../peers/peer-refusals.js';
 import { noMetrics, type NodeMetrics } from '../metrics.js';
 import type { NodeTransport, TimerHandle } from '../ports.js';
 import type { GroupMessage } from '../raft-wire.js';
+import { CoalescingOutbox, expandBatch } from './node-batch.js';
 import { SnapshotImports } from '../snapshot/snapshot-imports.js';
 import { maxSnapshotChunkBytes } from '../snapshot/snapshot-transfer.js';
 import { SnapshotTransfers } from '../snapshot/snapshot-transfers.js';
@@ -69,9 +70,12 @@ export class RaftDriver<G extends DrivenGroup> {
   private started = false;
   /** Called in the loop when the first frame ever comes from a peer (onFirstFrameFrom). */
   private readonly firstFrameListeners: Array<(peer: number) => void> = [];
+  /** Coalescing (options.coalesce): every frame goes through it (node-batch.ts). */
+  private readonly outbox: CoalescingOutbox | undefined;
 
   constructor(private readonly options: RaftDriverOptions) {
     this.metrics = options.metrics ?? noMetrics;
+    if (options.coalesce === true) this.outbox = new CoalescingOutbox({ ...options, from: options.id, enqueue: (task) => this.enqueue(task), send: (peer, items) => this.sendFrame(peer, items) });
     this.imports = new SnapshotImports<G>({
       ...options,
       metrics: this.metrics,
@@ -313,9 +317,14 @@ export class RaftDriver<G extends DrivenGroup> {
       }
     }
     for (const [peer, messages] of outgoing) {
-      this.liveness.sent(peer, this.activity.ticks);
-      this.transport.send(peer, messages);
+      if (this.outbox !== undefined) this.outbox.send(peer, messages);
+      else this.sendFrame(peer, messages);
     }
+  }
+
+  private sendFrame(peer: number, messages: GroupMessage[]): void {
+    this.liveness.sent(peer, this.activity.ticks);
+    this.transport.send(peer, messages);
   }
 
   /** Marks a group for the next iteration and makes sure one runs. */
@@ -344,6 +353,8 @@ export class RaftDriver<G extends DrivenGroup> {
     if (now - this.lastTickAtMs >= tickMs) this.lastTickAtMs = now;
     // Awake groups only; quiesced ones are parked and settle their ticks when next used.
     this.activity.tick(due, this.groups);
+    // Commit notices held for a frame that did not come (node-batch.ts) leave now, at the latest.
+    this.outbox?.flush();
     this.transfers.tick();
     const silent = this.liveness.onTick(this.activity.ticks, (peer) => this.transport.send(peer, []));
     // A quiesced follower runs no election timer: when its leader's node falls silent, it must.
@@ -365,30 +376,36 @@ export class RaftDriver<G extends DrivenGroup> {
     this.catchUpTicks();
     // Any frame from a known peer, an empty one (a node heartbeat) included, says its node is alive.
     if (this.liveness.heard(from, this.activity.ticks)) for (const listener of this.firstFrameListeners) listener(from);
-    for (const { group: id, message, transfer } of messages) {
+    for (const { group: id, message, transfer, batch } of messages) {
       if (transfer !== undefined) {
         this.transfers.onItem(from, id, transfer);
         continue;
       }
-      this.metrics.raftMessages('received', message.type, 1);
-      const group = this.groups.get(id);
-      if (!group || message.to !== this.options.id || message.from !== from) {
-        this.refusals.note(from, id, 'not addressed to this node');
-        continue;
-      }
-      if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true && !fromLeaderAtTerm(message, group.raw.status().term)) {
-        this.refusals.note(from, id, 'sender is not a member of the group');
-        continue;
-      }
-      const refusal = refusalOf(message, { lastIndex: group.raw.lastIndex() });
-      if (refusal !== undefined) {
-        this.refusals.note(from, id, refusal);
-        continue;
-      }
-      // Dropped while its snapshot imports (snapshot-imports.ts); the leader resends what matters.
-      if (group.installing === true) continue;
-      group.raw.step(message as Message);
+      // A node-level batch (node-batch.ts): its groups' messages, stepped in one pass like any other.
+      if (batch !== undefined) for (const one of expandBatch(batch)) this.stepOne(from, one.group, one.message);
+      else this.stepOne(from, id, message);
     }
+  }
+
+  private stepOne(from: number, id: number, message: Message): void {
+    this.metrics.raftMessages('received', message.type, 1);
+    const group = this.groups.get(id);
+    if (!group || message.to !== this.options.id || message.from !== from) {
+      this.refusals.note(from, id, 'not addressed to this node');
+      return;
+    }
+    if (!group.raw.isMember(from) && group.awaitingFirstSnapshot?.() !== true && !fromLeaderAtTerm(message, group.raw.status().term)) {
+      this.refusals.note(from, id, 'sender is not a member of the group');
+      return;
+    }
+    const refusal = refusalOf(message, { lastIndex: group.raw.lastIndex() });
+    if (refusal !== undefined) {
+      this.refusals.note(from, id, refusal);
+      return;
+    }
+    // Dropped while its snapshot imports (snapshot-imports.ts); the leader resends what matters.
+    if (group.installing === true) return;
+    group.raw.step(message);
   }
 
   /**

@@ -42,6 +42,9 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
   // replica miss them: one node after another is cut off both ways for 1.5 s every 2 s, and a power
   // loss strikes every 3 s (so at 1 s into one cut-off, then at its start, in turn), for 16 s, under
   // six clients' increments. Seed 7 (in 1..8).
+  //
+  // Issue 35: node-level batches (on in seeds 2 and 3 mod 4, run-seed.ts) moved seed 7's schedule
+  // off the double fault; seed 24 (in 1..24) reaches it.
   followerAckBeforeSync: {
     bug: 'followerAckBeforeSync',
     overrides: {
@@ -58,7 +61,7 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
     },
     checker: 'counter',
     invariant: 'exactly-once',
-    budget: 8,
+    budget: 24,
   },
   // An isolated leader applies proposals that never commit; its state leaves the others'.
   applyBeforeCommit: {
@@ -67,6 +70,20 @@ export const negativeControls: Readonly<Record<string, NegativeControl>> = {
     checker: 'digest',
     invariant: 'equal-state-at-equal-index',
     budget: 10,
+  },
+  // Commit notices (issue 35, src/raft/commit-notice.ts): a follower that takes a notice's commit
+  // through its own last index without checking that its log matches the leader's at the notice's
+  // index (N2), sent notices while its leader still probes it, applies the uncommitted entries an
+  // isolated old leader appended. A stale watch served by that replica then misses an acknowledged
+  // put (its history has the uncommitted entry at that revision). Seed 4 (in 1..6); of seeds
+  // 1..24 only 4 and 12 fail, both this way, none on the digest checker: the diverged replica is
+  // repaired before the run ends, but its watchers saw the wrong history.
+  noticeCommitBeyondMatch: {
+    bug: 'noticeCommitBeyondMatch',
+    overrides: { allowedFaults: [], isolateEveryMs: 2_500, installCrashRate: 0, membership: noMembership },
+    checker: 'watch',
+    invariant: 'acknowledged-writes',
+    budget: 6,
   },
   // A replica that installed a snapshot applies an answered increment's resend again, where the
   // others answer it from their dedup records: the replicas' states part at the same index.

@@ -91,6 +91,11 @@ export async function runNodeSeed(seed: number, options: NodeSeedOptions = {}): 
     clocks: scenario.clocks,
     testBugs: scenario.testBugs,
     ...(scenario.readMode !== undefined && { readMode: scenario.readMode }),
+    // Node-level batches (AtollNodeConfig.coalesceRaftMessages, off by default in a node): seeds 1
+    // mod 4 run without them (the default), seeds 0 mod 4 with them on every node but the first (a
+    // rolling upgrade's middle: that node decodes them and sends none), the rest with them on every
+    // node. No rng draw: the seed's other choices stay as they were.
+    coalesceRaftMessages: (node) => seed % 4 !== 1 && (seed % 4 !== 0 || node !== scenario.nodeIds[0]),
   });
   const history = new HistoryRecorder(() => scheduler.now, (line) => trace.add(line));
   const issue32 = scenario.issue32Workloads !== false;

@@ -32,6 +32,8 @@ export interface ClusterSettings {
   readonly testBugs: NodeTestBugs;
   /** --read-mode of every node (default: the node's default, lease). */
   readonly readMode?: 'safe' | 'lease';
+  /** Which nodes send node-level batches (AtollNodeConfig.coalesceRaftMessages; default every node). */
+  readonly coalesceRaftMessages?: (node: number) => boolean;
 }
 
 /** One thing that went wrong with a node's process, for the restart checker. */
@@ -207,6 +209,7 @@ export class SimCluster {
       limits: simWatchLimits,
       ...(slot.joined !== undefined && { joined: slot.joined }),
       ...(this.settings.readMode !== undefined && { readMode: this.settings.readMode }),
+      coalesceRaftMessages: this.settings.coalesceRaftMessages?.(node) ?? true,
       logger: traceLogger(node, this.trace, (level, message) => {
         if (host.alive) this.onLog(node, level, message);
       }),
