@@ -4,7 +4,7 @@
 # First checks every program it uses and names any that is missing; etcd and etcdctl (Debian's
 # etcd-server and etcd-client) it installs with apt-get when run as root. Starts a three-member etcd
 # cluster (default settings, so the WAL is fsynced) and a three-node Atoll cluster
-# (dist/src/server/main.js, default settings, fsync on), each on loopback with its own data
+# (dist/src/bin/atoll-server.js, default settings, fsync on), each on loopback with its own data
 # directories under one temporary directory. Then, for each workload and concurrency, it runs `atoll bench` against Atoll and
 # `atoll bench --system etcd` against etcd (the same workload code and parameters in the same kind
 # of Node.js process, etcd through the etcd3 npm client) alternately, A B A B, and prints one table
@@ -80,7 +80,7 @@ say() { echo "bench-vs-etcd: $*" >&2; }
 atoll_base_port="${BENCH_ATOLL_PORT:-27011}"
 etcd_base_port="${BENCH_ETCD_PORT:-23791}"
 atoll_cli=(node "$root/dist/src/cli/atoll.js")
-[[ -f "$root/dist/src/server/main.js" ]] || { say "dist/ is missing: run npm run build (npm run bench:etcd does)"; exit 2; }
+[[ -f "$root/dist/src/bin/atoll-server.js" ]] || { say "dist/ is missing: run npm run build (npm run bench:etcd does)"; exit 2; }
 
 # ----------------------------------------------------------------------------- prerequisites
 # Every program this script runs, checked before anything starts: a missing one is named at once
@@ -223,7 +223,7 @@ start_atoll() {
   mkdir -p "$dir"
   local peer_secret_file="$dir/peer-secret"
   for i in 1 2 3; do
-    ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/server/main.js" \
+    ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/bin/atoll-server.js" \
       --id "$i" --peers "$atoll_peers" --partitions "$partitions" --data-dir "$dir/node$i" --peer-secret-file "$peer_secret_file" >"$work/atoll-node$i.log" 2>&1 &
     started_pids+=($!)
     atoll_pids+=($!)
