@@ -5,12 +5,22 @@
 # etcd-server and etcd-client) it installs with apt-get when run as root. Starts a three-member etcd
 # cluster (default settings, so the WAL is fsynced) and a three-node Atoll cluster
 # (dist/src/bin/atoll-server.js, default settings, fsync on), each on loopback with its own data
-# directories under one temporary directory. Then, for each workload and concurrency, it runs `atoll bench` against Atoll and
+# directories under one temporary directory; every Atoll node also serves etcd's API
+# (--etcd-listen, client port + 300). Then, for each workload and concurrency, it runs `atoll bench`
+# against Atoll, `atoll bench --system etcd --label atoll-etcd` against Atoll's etcd port and
 # `atoll bench --system etcd` against etcd (the same workload code and parameters in the same kind
-# of Node.js process, etcd through the etcd3 npm client) alternately, A B A B, and prints one table
-# per workload with both systems and the ratio Atoll/etcd, then one line per workload and
-# concurrency: `ratio put c=64 atoll/etcd=2.31`. Both systems' server processes are sampled, so
+# of Node.js process; etcd's API through the etcd3 npm client, the same client code for both) in
+# turn, A B C A B C, and prints one table per workload with the three and the ratios atoll/etcd and
+# atoll-etcd/etcd, then one line per workload, concurrency and ratio: `ratio put c=64
+# atoll/etcd=2.31`, `ratio put c=64 atoll-etcd/etcd=0.60`. The server processes are sampled, so
 # every row has the servers' CPU per operation (`server ms/op`, etcd's members included).
+# Then the many-tenant sweep (issue 36): a fresh three-node Atoll cluster with authentication and
+# one token per tenant; for each count N in --tenants, the put workload through etcd's client with
+# the workers spread over N clients, each authenticated as a tenant of its own (so N etcd keyspaces,
+# N buckets spread over partitions), against the same client count on etcd spread over N key
+# prefixes (etcd has no tenants: one keyspace, so its figure is flat by design). One table with
+# aggregate puts/s, p50 and p99 per N and system, then one line per N and system:
+# `tenants put c=64 tenants=8 atoll-etcd ops/s=1480 p50=38.1 p99=120 vs-1=1.35`.
 # Then the per-partition sweep (issue 18): the same put workload on fresh three-node Atoll
 # clusters of 1, 64 and 1,024 partitions (`--sweep`), round by round, and one table with puts/s,
 # the ratio to one partition and the server CPU per put, then one line per partition count:
@@ -31,8 +41,11 @@
 #   --sweep-concurrency N   the sweep's puts in flight                         [64]
 #   --sweep-keys N       keys preloaded into each sweep cluster              [10000]
 #   --sweep-only         only the sweep (no etcd, no side-by-side runs)
-# Environment: BENCH_ATOLL_PORT (27011: nodes at 27011-27013), BENCH_ETCD_PORT (23791: clients at
-# 23791-23793, peers at 23801-23803).
+#   --tenants LIST       tenant counts of the many-tenant sweep; '' skips it    [1,8,64]
+#   --tenants-concurrency N  the tenant sweep's puts in flight, spread over the tenants [64]
+#   --tenants-only       only the many-tenant sweep (no side-by-side runs, no partition sweep)
+# Environment: BENCH_ATOLL_PORT (27011: nodes at 27011-27013, their etcd API at 27311-27313),
+# BENCH_ETCD_PORT (23791: clients at 23791-23793, peers at 23801-23803).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -49,6 +62,9 @@ sweep="1,64,1024"
 sweep_concurrency=64
 sweep_keys=10000
 sweep_only=0
+tenants="1,8,64"
+tenants_concurrency=64
+tenants_only=0
 
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
@@ -70,12 +86,26 @@ while [[ $# -gt 0 ]]; do
     --sweep-concurrency) sweep_concurrency="$2"; shift 2 ;;
     --sweep-keys) sweep_keys="$2"; shift 2 ;;
     --sweep-only) sweep_only=1; shift ;;
+    --tenants) tenants="$2"; shift 2 ;;
+    --tenants-concurrency) tenants_concurrency="$2"; shift 2 ;;
+    --tenants-only) tenants_only=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "bench-vs-etcd: unknown option $1" >&2; usage 2 ;;
   esac
 done
 
 say() { echo "bench-vs-etcd: $*" >&2; }
+
+# The tenant sweep's options, checked before anything starts.
+if [[ -n $tenants ]]; then
+  [[ $tenants =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { say "--tenants must be a comma-separated list of positive integers (or '' to skip), not '$tenants'"; exit 2; }
+  [[ $tenants_concurrency =~ ^[1-9][0-9]*$ ]] || { say "--tenants-concurrency must be a positive integer, not '$tenants_concurrency'"; exit 2; }
+  for n in ${tenants//,/ }; do
+    [[ $n -le $tenants_concurrency ]] || { say "--tenants $n is more than --tenants-concurrency $tenants_concurrency: each tenant needs a worker"; exit 2; }
+  done
+fi
+if [[ $tenants_only -eq 1 && -z $tenants ]]; then say "--tenants-only needs --tenants"; exit 2; fi
+if [[ $tenants_only -eq 1 && $sweep_only -eq 1 ]]; then say "give --sweep-only or --tenants-only, not both"; exit 2; fi
 
 atoll_base_port="${BENCH_ATOLL_PORT:-27011}"
 etcd_base_port="${BENCH_ETCD_PORT:-23791}"
@@ -207,16 +237,24 @@ atoll_endpoints=""
 atoll_pids=()
 node_flags=()
 if [[ -n "$cpu_prof" ]]; then mkdir -p "$cpu_prof"; node_flags=(--cpu-prof --cpu-prof-dir "$cpu_prof"); fi
-# start_atoll DIR PARTITIONS: a fresh three-node cluster in DIR (default settings, fsync on).
+atoll_etcd_endpoints=""
+atoll_token_args=()
+# start_atoll DIR PARTITIONS [ADMIN_TOKEN_FILE]: a fresh three-node cluster in DIR (default
+# settings, fsync on), each node also serving etcd's API at its client port + 300; with an admin
+# token file, authentication is on (the etcd port then needs a tenant's token).
 start_atoll() {
-  local dir="$1" partitions="$2" atoll_peers="" i port
+  local dir="$1" partitions="$2" admin_token_file="${3:-}" atoll_peers="" i port p auth_args=()
   atoll_endpoints=""
+  atoll_etcd_endpoints=""
   atoll_pids=()
+  atoll_token_args=()
+  if [[ -n $admin_token_file ]]; then auth_args=(--admin-token-file "$admin_token_file"); atoll_token_args=(--token-file "$admin_token_file"); fi
   for i in 1 2 3; do
     port=$((atoll_base_port + i - 1))
-    port_in_use "$port" && { say "port $port is in use (set BENCH_ATOLL_PORT)"; exit 2; }
+    for p in $port $((port + 300)); do port_in_use "$p" && { say "port $p is in use (set BENCH_ATOLL_PORT)"; exit 2; }; done
     atoll_peers+="${atoll_peers:+,}$i=127.0.0.1:$port"
     atoll_endpoints+="${atoll_endpoints:+,}127.0.0.1:$port"
+    atoll_etcd_endpoints+="${atoll_etcd_endpoints:+,}127.0.0.1:$((port + 300))"
   done
   # The nodes prove a shared peer secret to each other (docs/security.md, "Peers"): node 1 creates
   # the file at its first start, the others are started once it exists.
@@ -224,7 +262,8 @@ start_atoll() {
   local peer_secret_file="$dir/peer-secret"
   for i in 1 2 3; do
     ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/bin/atoll-server.js" \
-      --id "$i" --peers "$atoll_peers" --partitions "$partitions" --data-dir "$dir/node$i" --peer-secret-file "$peer_secret_file" >"$work/atoll-node$i.log" 2>&1 &
+      --id "$i" --peers "$atoll_peers" --partitions "$partitions" --data-dir "$dir/node$i" --peer-secret-file "$peer_secret_file" \
+      --etcd-listen "127.0.0.1:$((atoll_base_port + 300 + i - 1))" "${auth_args[@]}" >"$work/atoll-node$i.log" 2>&1 &
     started_pids+=($!)
     atoll_pids+=($!)
     if [[ $i == 1 ]]; then
@@ -254,14 +293,16 @@ stop_atoll() {
 atoll_ready() { # every node answers and knows a leader for every partition
   local endpoint
   for endpoint in ${atoll_endpoints//,/ }; do
-    "${atoll_cli[@]}" --endpoints "$endpoint" --timeout 2000 --json cluster status \
+    "${atoll_cli[@]}" --endpoints "$endpoint" "${atoll_token_args[@]}" --timeout 2000 --json cluster status \
       | node -e 'const s = JSON.parse(require("fs").readFileSync(0, "utf8")); process.exit(s.partitions.length > 0 && s.partitions.every((p) => p.leader !== 0) ? 0 : 1)' \
       || return 1
   done
 }
 
-endpoints_of() { [[ $1 == atoll ]] && echo "$atoll_endpoints" || echo "$etcd_endpoints"; }
-pids_of() { local IFS=,; [[ $1 == atoll ]] && echo "${atoll_pids[*]}" || echo "${etcd_pids[*]}"; }
+endpoints_of() { case $1 in atoll) echo "$atoll_endpoints" ;; atoll-etcd) echo "$atoll_etcd_endpoints" ;; *) echo "$etcd_endpoints" ;; esac; }
+pids_of() { local IFS=,; [[ $1 == atoll* ]] && echo "${atoll_pids[*]}" || echo "${etcd_pids[*]}"; }
+# The bench's system options: Atoll's etcd port is measured with etcd's client, named atoll-etcd.
+system_args() { case $1 in atoll) echo "--system atoll" ;; atoll-etcd) echo "--system etcd --label atoll-etcd" ;; *) echo "--system etcd" ;; esac; }
 etcd_fsyncs() { # WAL fsyncs so far, summed over the members (from their Prometheus metrics)
   local total=0 endpoint count
   for endpoint in ${etcd_endpoints//,/ }; do
@@ -273,28 +314,29 @@ etcd_fsyncs() { # WAL fsyncs so far, summed over the members (from their Prometh
 
 common=(--keys "$keys" --value-size "$value_size" --timeout 10000)
 
-if [[ $sweep_only -eq 0 ]]; then
+if [[ $sweep_only -eq 0 && $tenants_only -eq 0 ]]; then
   start_etcd
   start_atoll "$work/atoll" 64
   wait_ready "etcd" 60 etcdctl --endpoints "$etcd_endpoints" endpoint health
   wait_ready "atoll" 90 atoll_ready
 
   # --------------------------------------------------------------------------- preload
-  for system in atoll etcd; do
+  for system in atoll atoll-etcd etcd; do
     say "$system: preloading $keys keys of $value_size bytes"
-    run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" \
+    # shellcheck disable=SC2046 # system_args is a list of words
+    run_bench $(system_args "$system") --endpoints "$(endpoints_of "$system")" "${common[@]}" \
       --workloads "$workloads" --concurrency 1 --ops 1 --warmup 0 >"$results/preload-$system.txt"
   done
 
   # --------------------------------------------------------------------------- A B A B
   IFS=, read -r -a workload_list <<<"$workloads"
   IFS=, read -r -a concurrency_list <<<"$concurrency"
-  total_runs=$(( ${#workload_list[@]} * ${#concurrency_list[@]} * rounds * 2 ))
+  total_runs=$(( ${#workload_list[@]} * ${#concurrency_list[@]} * rounds * 3 ))
   run=0
   for workload in "${workload_list[@]}"; do
     for c in "${concurrency_list[@]}"; do
       for round in $(seq 1 "$rounds"); do
-        for system in atoll etcd; do
+        for system in atoll atoll-etcd etcd; do
           run=$((run + 1))
           say "[$run/$total_runs] $system $workload c=$c round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
           out="$results/runs/$workload-c$c-r$round-$system.json"
@@ -302,7 +344,8 @@ if [[ $sweep_only -eq 0 ]]; then
             fsyncs_before=$(etcd_fsyncs)
             started_at=$(date +%s.%N)
           fi
-          if ! run_bench --system "$system" --endpoints "$(endpoints_of "$system")" "${common[@]}" --no-preload \
+          # shellcheck disable=SC2046 # system_args is a list of words
+          if ! run_bench $(system_args "$system") --endpoints "$(endpoints_of "$system")" "${common[@]}" --no-preload \
             --workloads "$workload" --concurrency "$c" --duration "$duration" --warmup "$warmup" \
             --sample-pids "$(pids_of "$system")" --json >"$out"; then
             say "$system $workload c=$c round $round failed (see above); going on"
@@ -323,10 +366,50 @@ if [[ $sweep_only -eq 0 ]]; then
   stop_atoll
 fi
 
+# ----------------------------------------------------------------------------- many-tenant sweep
+# Atoll through etcd's API with the workers spread over N tenants (N etcd keyspaces, N buckets
+# spread over partitions) against etcd with the same workers spread over N key prefixes.
+if [[ $sweep_only -eq 0 && -n $tenants ]]; then
+  if [[ -z $etcd_endpoints ]]; then
+    start_etcd
+    wait_ready "etcd" 60 etcdctl --endpoints "$etcd_endpoints" endpoint health
+  fi
+  IFS=, read -r -a tenants_list <<<"$tenants"
+  max_tenants=0
+  for n in "${tenants_list[@]}"; do if [[ $n -gt $max_tenants ]]; then max_tenants=$n; fi; done
+  mkdir -p "$work/tenants" "$results/tenants"
+  admin_token_file="$work/tenants/admin-token"
+  (umask 077 && "${atoll_cli[@]}" auth new-admin-token >"$admin_token_file")
+  start_atoll "$work/tenants/atoll" 64 "$admin_token_file"
+  wait_ready "atoll (authentication on)" 90 atoll_ready
+  say "tenant sweep: creating $max_tenants tenants' tokens"
+  node "$root/dist/src/bench/tenant-sweep-cli.js" tokens --endpoints "$atoll_endpoints" --admin-token-file "$admin_token_file" \
+    --count "$max_tenants" --out "$work/tenants/passwords"
+  for round in $(seq 1 "$rounds"); do
+    for n in "${tenants_list[@]}"; do
+      for system in atoll-etcd etcd; do
+        say "tenant sweep: $system put c=$tenants_concurrency over $n tenant(s), round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+        password_args=()
+        if [[ $system == atoll-etcd ]]; then password_args=(--etcd-password-file "$work/tenants/passwords"); fi
+        # shellcheck disable=SC2046 # system_args is a list of words
+        if ! run_bench $(system_args "$system") --endpoints "$(endpoints_of "$system")" --tenants "$n" "${password_args[@]}" \
+          --keys "$sweep_keys" --value-size "$value_size" --timeout 10000 --no-preload \
+          --workloads put --concurrency "$tenants_concurrency" --duration "$duration" --warmup "$warmup" \
+          --sample-pids "$(pids_of "$system")" --json >"$results/tenants/n$n-r$round-$system.json"; then
+          say "tenant sweep: $system over $n tenant(s), round $round failed (see above); going on"
+          failed_runs=$((failed_runs + 1))
+        fi
+      done
+    done
+  done
+  stop_atoll
+  node "$root/dist/src/bench/tenant-sweep-cli.js" report "$results/tenants" --markdown "$results/tenants.md"
+fi
+
 # ----------------------------------------------------------------------------- per-partition sweep
 # The same put workload on fresh clusters of each partition count (issue 18: no per-partition
 # tax), round by round so that the machine's drift spreads over every count alike.
-if [[ -n $sweep ]]; then
+if [[ -n $sweep && $tenants_only -eq 0 ]]; then
   IFS=, read -r -a sweep_list <<<"$sweep"
   mkdir -p "$results/sweep"
   for round in $(seq 1 "$rounds"); do

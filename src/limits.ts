@@ -133,6 +133,18 @@ export interface Limits {
   /** One read of retained history by a watcher behind the ring: versions and bytes. */
   readonly watchReadChanges: number;
   readonly watchReadBytes: number;
+  /**
+   * Reads of retained history by watchers that run at once at a node; more wait for a turn,
+   * tenant by tenant (src/watch/history-turns.ts).
+   */
+  readonly maxHistoryReadsPerNode: number;
+  /**
+   * A tenant's reads of retained history at one node, in bytes of keys and values a second, and
+   * the burst it may read at once: past them its watchers wait for their next read while other
+   * tenants' go on (src/watch/history-turns.ts).
+   */
+  readonly watchHistoryBytesPerSecond: number;
+  readonly watchHistoryBurstBytes: number;
   /** An idle watch that asked for progress gets a progress message this often. */
   readonly watchProgressIntervalMs: number;
   /**
@@ -192,8 +204,8 @@ export const defaultLimits: Limits = Object.freeze({
   maxScriptResultBytes: 2 * mebibyte,
   maxScriptsPerNode: 32,
   maxScriptsPerTenant: 4,
-  scriptCpuMsPerSecond: 500,
-  scriptCpuBurstMs: 4_000,
+  scriptCpuMsPerSecond: 100,
+  scriptCpuBurstMs: 2_000,
   maxCallTimeoutMs: 5 * 60_000,
   maxPendingRequestsPerPartition: 2_000,
   maxPendingRequestsPerNode: 20_000,
@@ -210,6 +222,9 @@ export const defaultLimits: Limits = Object.freeze({
   watchRingBytes: 16 * mebibyte,
   watchReadChanges: 1_000,
   watchReadBytes: 4 * mebibyte,
+  maxHistoryReadsPerNode: 2,
+  watchHistoryBytesPerSecond: 8 * mebibyte,
+  watchHistoryBurstBytes: 4 * mebibyte,
   watchProgressIntervalMs: 2_000,
   watchStallMs: 30_000,
   watchStreamBytes: 8 * mebibyte,

@@ -1,7 +1,10 @@
 /**
  * `atoll bench`: throughput and latency percentiles of workloads against a running cluster, with
  * live progress, a final table (or --json) and optionally an SVG of the latency distributions.
- * `--system etcd` runs the very same workloads against etcd (scripts/bench-vs-etcd.sh does).
+ * `--system etcd` runs the very same workloads against etcd (scripts/bench-vs-etcd.sh does), or,
+ * with Atoll's etcd port as --endpoints, against Atoll through etcd's API with the same client code
+ * (`--label atoll-etcd` names those results). `--tenants N` spreads the workers over N clients,
+ * one keyspace each (tenant-lanes.ts).
  *
  * Exit codes follow the CLI's: 0 measured (errors, if any, are in the table by code); 2 the bench
  * could not run (bad options, the preload failed) or some run had no successful operation.
@@ -17,6 +20,7 @@ import { benchSystems, errorCodeOf, type BenchSystem, type BenchTarget } from '.
 import { EtcdTarget } from './etcd-target.js';
 import { latencySvg, type LatencyPanel } from './latency-svg.js';
 import { ProgressDisplay } from './progress.js';
+import { checkTenants, readPasswords, TenantLanes, tenantPrefix } from './tenant-lanes.js';
 import { grouped } from './text-table.js';
 import { parseWorkloads, workloadNames } from './workloads.js';
 
@@ -52,6 +56,10 @@ interface BenchOptions {
   samplePids?: number[];
   seed: number;
   sharded?: number;
+  tenants?: number;
+  label?: string;
+  etcdUser: string;
+  etcdPasswordFile?: string;
 }
 
 function parseInteger(name: string, minimum: number) {
@@ -67,6 +75,11 @@ function parseIntegerList(name: string, minimum: number) {
   return (text: string): number[] => [...new Set(text.split(',').map((part) => one(part.trim())))];
 }
 
+function parseLabel(text: string): string {
+  if (!/^[a-z0-9][a-z0-9-]{0,31}$/.test(text)) throw new InvalidArgumentError('--label must be lower-case letters, digits and dashes (at most 32)');
+  return text;
+}
+
 function parseNumber(name: string, minimum: number, maximum = Infinity) {
   return (text: string): number => {
     const value = Number(text);
@@ -77,6 +90,11 @@ function parseNumber(name: string, minimum: number, maximum = Infinity) {
 
 function settingsOf(options: BenchOptions): BenchSettings {
   if (options.duration !== undefined && options.ops !== undefined) throw new AtollError('INVALID_ARGUMENT', 'give --duration or --ops, not both');
+  if (options.tenants !== undefined) {
+    if (options.system !== 'etcd') throw new AtollError('INVALID_ARGUMENT', '--tenants applies to --system etcd (one etcd client per tenant)');
+    checkTenants(options.tenants, options.concurrency);
+  }
+  if (options.etcdPasswordFile !== undefined && options.system !== 'etcd') throw new AtollError('INVALID_ARGUMENT', '--etcd-password-file applies to --system etcd');
   return {
     workloads: parseWorkloads(options.workloads),
     concurrencies: options.concurrency,
@@ -88,6 +106,7 @@ function settingsOf(options: BenchOptions): BenchSettings {
     preload: options.preload,
     seed: options.seed,
     samplePids: options.samplePids ?? [],
+    ...(options.tenants !== undefined && { tenants: options.tenants }),
   };
 }
 
@@ -102,13 +121,31 @@ export function benchPanels(report: Pick<BenchReport, 'runs'>): LatencyPanel[] {
   }));
 }
 
-async function targetOf(system: BenchSystem, endpoints: string[], timeoutMs: number, context: BenchCommandContext, sharded?: number): Promise<BenchTarget> {
-  if (system === 'etcd') {
-    if (sharded !== undefined) throw new AtollError('INVALID_ARGUMENT', '--sharded applies to Atoll only (client.shardedCounter)');
-    return EtcdTarget.connect(endpoints, timeoutMs);
+/**
+ * etcd's clients: one, or with --tenants one per tenant (tenant-lanes.ts), each authenticated with
+ * its line of --etcd-password-file when given.
+ */
+async function etcdTargetOf(options: BenchOptions, endpoints: string[], timeoutMs: number): Promise<BenchTarget> {
+  if (options.sharded !== undefined) throw new AtollError('INVALID_ARGUMENT', '--sharded applies to Atoll only (client.shardedCounter)');
+  const tenants = options.tenants ?? 1;
+  const passwords = options.etcdPasswordFile === undefined ? undefined : readPasswords(options.etcdPasswordFile, tenants);
+  const clients: BenchTarget[] = [];
+  try {
+    for (let index = 0; index < tenants; index++) {
+      const password = passwords?.[index];
+      clients.push(await EtcdTarget.connect(endpoints, timeoutMs, password === undefined ? undefined : { username: options.etcdUser, password }));
+    }
+  } catch (error) {
+    for (const client of clients) client.close();
+    throw error;
   }
-  const options: AtollClientOptions = { endpoints, defaultTimeoutMs: timeoutMs };
-  return new AtollTarget(context.createClient?.(options) ?? new AtollClient(options), timeoutMs, sharded);
+  return options.tenants === undefined ? (clients[0] as BenchTarget) : new TenantLanes(clients);
+}
+
+async function targetOf(options: BenchOptions, endpoints: string[], timeoutMs: number, context: BenchCommandContext): Promise<BenchTarget> {
+  if (options.system === 'etcd') return etcdTargetOf(options, endpoints, timeoutMs);
+  const clientOptions: AtollClientOptions = { endpoints, defaultTimeoutMs: timeoutMs };
+  return new AtollTarget(context.createClient?.(clientOptions) ?? new AtollClient(clientOptions), timeoutMs, options.sharded);
 }
 
 async function runBench(options: BenchOptions, globals: { endpoints?: string; json?: boolean; timeout?: number }, context: BenchCommandContext): Promise<number> {
@@ -116,10 +153,10 @@ async function runBench(options: BenchOptions, globals: { endpoints?: string; js
   const fallback = options.system === 'etcd' ? defaultEtcdEndpoints : (context.env['ATOLL_ENDPOINTS'] ?? context.defaultEndpoints);
   const endpoints = (globals.endpoints ?? fallback).split(',').map((endpoint) => endpoint.trim()).filter((endpoint) => endpoint !== '');
   const progress = new ProgressDisplay((text) => context.stderr(text), context.progressTty ?? process.stderr.isTTY === true);
-  const target = await targetOf(options.system, endpoints, globals.timeout ?? defaultOperationTimeoutMs, context, options.sharded);
+  const target = await targetOf(options, endpoints, globals.timeout ?? defaultOperationTimeoutMs, context);
   let report: BenchReport;
   try {
-    report = await new BenchRun(target, settings, progress).run(endpoints);
+    report = await new BenchRun(target, settings, progress, options.label).run(endpoints);
   } finally {
     target.close();
   }
@@ -156,6 +193,10 @@ export function addBenchCommand(program: Command, context: BenchCommandContext):
     .option('--sample-pids <list>', 'report the CPU use of these server processes (Linux)', parseIntegerList('--sample-pids', 1))
     .option('--seed <n>', 'seed of the key choice', parseInteger('--seed', 0), 1)
     .option('--sharded <n>', 'incr: spread the hot counter over N shard keys with client.shardedCounter (compare with and without)', parseInteger('--sharded', 1))
+    .option('--label <name>', 'the name the results go under (default: the --system; atoll-etcd for etcd\'s client against Atoll\'s etcd port)', parseLabel)
+    .option('--tenants <n>', `etcd: spread the workers over N keyspaces, one client each, keys under ${tenantPrefix(0).replace('0', '<i>')} (against Atoll's etcd port with --etcd-password-file, N tenants)`, parseInteger('--tenants', 1))
+    .option('--etcd-user <name>', 'etcd: the user name to authenticate with (Atoll\'s etcd port ignores it)', 'bench')
+    .option('--etcd-password-file <file>', 'etcd: authenticate with the password on line i for tenant i (on Atoll\'s etcd port, an Atoll token)')
     .action(async (options: BenchOptions, command: Command) => {
       const globals = command.optsWithGlobals<{ endpoints?: string; json?: boolean; timeout?: number }>();
       try {

@@ -98,7 +98,8 @@ export function latencyCells(latency: LatencySummary): string[] {
 export function settingsText(settings: BenchReport['settings']): string {
   const length = settings.operations !== undefined ? `${grouped(settings.operations)} ops per run` : `${(settings.durationMs ?? 0) / 1000} s per run`;
   const readRatio = settings.workloads.includes('mixed') ? `, mixed reads ${settings.readRatio * 100}%` : '';
-  return `${settings.valueSize}-byte values, ${grouped(settings.keys)} keys, ${length} after ${settings.warmupMs / 1000} s warm-up${readRatio}`;
+  const tenants = settings.tenants !== undefined ? `, ${grouped(settings.tenants)} tenant${settings.tenants === 1 ? '' : 's'}` : '';
+  return `${settings.valueSize}-byte values, ${grouped(settings.keys)} keys${tenants}, ${length} after ${settings.warmupMs / 1000} s warm-up${readRatio}`;
 }
 
 /** The final table: one row per workload and concurrency, errors by code in the last column. */

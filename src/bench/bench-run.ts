@@ -25,6 +25,8 @@ export interface BenchSettings extends WorkloadSettings {
   readonly seed: number;
   /** Processes (the servers) whose CPU use each run reports. */
   readonly samplePids: readonly number[];
+  /** Keyspaces the workers are spread over (--tenants; the target's lanes), when more than one client. */
+  readonly tenants?: number;
 }
 
 export interface RunResult {
@@ -100,14 +102,21 @@ class Tally {
 export class BenchRun {
   private readonly rng: Rng;
   private readonly value: Buffer;
+  /** What the workers drive: the target's lanes (one per tenant), or the target itself. */
+  private readonly lanes: readonly BenchTarget[];
+  /** The name the results go under (--label; default the system). */
+  private readonly name: string;
 
   constructor(
-    private readonly target: BenchTarget,
+    target: BenchTarget,
     private readonly settings: BenchSettings,
     private readonly progress: ProgressDisplay,
+    name?: string,
   ) {
     this.rng = new Rng(settings.seed);
     this.value = benchValue(settings.valueSize, this.rng);
+    this.lanes = target.lanes !== undefined && target.lanes.length > 0 ? target.lanes : [target];
+    this.name = name ?? target.system;
   }
 
   async run(endpoints: readonly string[]): Promise<BenchReport> {
@@ -118,7 +127,7 @@ export class BenchRun {
     }
     const cpuList = cpus();
     return {
-      system: this.target.system,
+      system: this.name,
       endpoints,
       settings: this.settings,
       machine: { cpus: cpuList.length, cpuModel: cpuList[0]?.model ?? 'unknown', node: process.version },
@@ -136,9 +145,12 @@ export class BenchRun {
       main = Math.max(main, needs.main);
       prefix = Math.max(prefix, needs.prefix);
     }
-    const total = main + prefix;
-    if (total === 0) return undefined;
+    const perLane = main + prefix;
+    if (perLane === 0) return undefined;
+    // Every lane (tenant) gets every key: index i is key i mod perLane of lane floor(i / perLane).
+    const total = perLane * this.lanes.length;
     const keyAt = (index: number): string => (index < main ? benchKeys.main(index) : benchKeys.prefixKey(index - main));
+    const putAt = (index: number): Promise<void> => (this.lanes[Math.floor(index / perLane)] as BenchTarget).put(keyAt(index % perLane), this.value);
     const startMs = performance.now();
     // A preload is set-up, not a measurement: a write that failed (a deadline during a stall) is
     // written again, up to `preloadRetryPasses` more times, and the failures are reported.
@@ -151,14 +163,14 @@ export class BenchRun {
       tally = pass === 0 ? firstPass : new Tally();
       const passTally = tally;
       let next = 0;
-      const label = pass === 0 ? `${this.target.system} preload` : `${this.target.system} preload retry ${pass}`;
+      const label = pass === 0 ? `${this.name} preload` : `${this.name} preload retry ${pass}`;
       const stop = this.progress.track({ label, total: batch.length, unit: 'keys' }, () => passTally.counts());
       try {
         await runLoadLoop(
           { concurrency: Math.min(preloadConcurrency, batch.length), maxOperations: batch.length },
           () => () => {
             const index = batch[next++] as number;
-            return this.target.put(keyAt(index), this.value).catch((error: unknown) => {
+            return putAt(index).catch((error: unknown) => {
               failed.push(index);
               throw error;
             });
@@ -176,14 +188,15 @@ export class BenchRun {
       throw new PreloadError(firstCode, `preload: ${pending.length} of ${total} writes still failed after ${preloadRetryPasses} retries (${countsText(tally.errorsByCode)})`);
     }
     const retried = firstPass.errors > 0 ? `; ${firstPass.errors} writes failed once and were written again (${countsText(firstPass.errorsByCode)})` : '';
-    this.progress.note(`${this.target.system} preload: ${total.toLocaleString('en-US')} keys of ${this.settings.valueSize} bytes in ${seconds.toFixed(1)} s${retried}`);
+    this.progress.note(`${this.name} preload: ${total.toLocaleString('en-US')} keys of ${this.settings.valueSize} bytes in ${seconds.toFixed(1)} s${retried}`);
     return { keys: total, seconds, retriedWrites: firstPass.errors };
   }
 
   private async runOne(workload: WorkloadName, concurrency: number): Promise<RunResult> {
-    const label = `${this.target.system} ${workload} c=${concurrency}`;
+    const label = `${this.name} ${workload} c=${concurrency}`;
     const workers = Array.from({ length: concurrency }, () => this.rng.fork());
-    const operationFor = (worker: number) => operationOf(workload, this.target, this.settings, workers[worker] as Rng, this.value);
+    const laneOf = (worker: number): BenchTarget => this.lanes[worker % this.lanes.length] as BenchTarget;
+    const operationFor = (worker: number) => operationOf(workload, laneOf(worker), this.settings, workers[worker] as Rng, this.value);
 
     if (this.settings.warmupMs > 0) {
       const warmup = new Tally();
@@ -229,7 +242,7 @@ export class BenchRun {
       loadAverage1m: loadavg()[0] ?? 0,
       histogram: tally.histogram,
     };
-    this.progress.note(runLine(this.target.system, result));
+    this.progress.note(runLine(this.name, result));
     return result;
   }
 }

@@ -20,6 +20,11 @@ export interface BenchTarget {
   readPrefix(prefix: string): Promise<number>;
   /** A transaction: read both keys at one snapshot, write both, commit (conflicts retried). */
   readTwoWriteTwo(keyA: string, keyB: string, value: Uint8Array): Promise<void>;
+  /**
+   * The targets the workers are spread over, worker w driving lanes[w mod n], each preloaded
+   * (tenant-lanes.ts: one client per tenant); absent, every worker drives this target.
+   */
+  readonly lanes?: readonly BenchTarget[];
   close(): void;
 }
 

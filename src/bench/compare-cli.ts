@@ -5,8 +5,10 @@
  *
  *   node dist/src/bench/compare-cli.js RESULTS_DIR [--markdown FILE.md] [--out FILE.svg]
  *
- * One table per workload with both systems and the ratio Atoll/etcd, then exactly one line per
- * workload and concurrency: `ratio put c=64 atoll/etcd=2.31`. Exit 2 when there is nothing to compare.
+ * One table per workload with the systems (atoll, atoll-etcd when measured, etcd) and each one's
+ * ratio over etcd, then one line per workload, concurrency and system measured against etcd:
+ * `ratio put c=64 atoll/etcd=2.31`, `ratio put c=64 atoll-etcd/etcd=0.60`. Exit 2 when there is
+ * nothing to compare.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +47,6 @@ if (values.markdown !== undefined) {
   writeFileSync(values.markdown, `${[comparison.settings, '', ...comparisonTables(comparison, 'markdown'), '```', ...ratioLines(comparison), '```'].join('\n')}\n`);
 }
 if (values.out !== undefined) {
-  writeFileSync(values.out, latencySvg('Atoll (solid) and etcd (dashed): latency by percentile', comparisonPanels(comparison)));
+  writeFileSync(values.out, latencySvg('Atoll (solid) and etcd\'s client against etcd and Atoll\'s etcd port (dashed): latency by percentile', comparisonPanels(comparison)));
   process.stderr.write(`compare: latency distributions written to ${values.out}\n`);
 }

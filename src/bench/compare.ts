@@ -1,7 +1,7 @@
 /**
  * The side-by-side comparison's arithmetic and tables: the per-run JSON files of `atoll bench
- * --json` for two systems (several rounds each, A B A B) merged per workload, concurrency and
- * system, shown with the ratio Atoll/etcd. Rounds are merged exactly: operations and seconds are
+ * --json` for two or three systems (several rounds each, A B A B) merged per workload, concurrency
+ * and system, shown with the ratio of each over etcd. Rounds are merged exactly: operations and seconds are
  * summed (so ops/s is over the whole measured time) and the latency histograms are added.
  */
 import type { BenchJson, RunJson } from './bench-report.js';
@@ -11,7 +11,14 @@ import type { LatencyPanel } from './latency-svg.js';
 import { countsText, grouped, markdownTable, textTable, type Cell } from './text-table.js';
 import { workloadNames } from './workloads.js';
 
-export const comparedSystems = ['atoll', 'etcd'] as const;
+/**
+ * The systems of the comparison, in table order: Atoll through its own client, Atoll through etcd's
+ * client at its etcd port (`atoll bench --system etcd --label atoll-etcd`), etcd. Each row's ratio
+ * is over etcd.
+ */
+export const comparedSystems = ['atoll', 'atoll-etcd', 'etcd'] as const;
+/** The systems measured against etcd, each with a ratio row and a ratio line. */
+const ratioSystems = comparedSystems.filter((system) => system !== 'etcd');
 
 /** All rounds of one system at one workload and concurrency. */
 export interface MergedRun {
@@ -41,7 +48,8 @@ export interface Comparison {
   readonly settings: string;
 }
 
-function mergeRuns(system: string, runs: readonly RunJson[]): MergedRun {
+/** Merges rounds of one system's run: operations and seconds summed, histograms added, CPU weighted by time. */
+export function mergeRuns(system: string, runs: readonly RunJson[]): MergedRun {
   const histogram = new LatencyHistogram();
   const errorsByCode: Record<string, number> = {};
   let operations = 0;
@@ -140,7 +148,7 @@ function ratioRow(atoll: MergedRun, etcd: MergedRun): Cell[] {
   const a = atoll.latency;
   const e = etcd.latency;
   const latencies = [ratioText(a.p50Ms, e.p50Ms), ratioText(a.p90Ms, e.p90Ms), ratioText(a.p99Ms, e.p99Ms), ratioText(a.p999Ms, e.p999Ms), ratioText(a.maxMs, e.maxMs)];
-  return [atoll.concurrency, 'atoll/etcd', ratioText(atoll.opsPerSecond, etcd.opsPerSecond), ...latencies, '', '', msPerOpRatio(atoll, etcd), '', ''];
+  return [atoll.concurrency, `${atoll.system}/etcd`, ratioText(atoll.opsPerSecond, etcd.opsPerSecond), ...latencies, '', '', msPerOpRatio(atoll, etcd), '', ''];
 }
 
 /** Atoll's server CPU per operation over etcd's ("" unless both were sampled). */
@@ -149,14 +157,19 @@ function msPerOpRatio(atoll: MergedRun, etcd: MergedRun): string {
   return ratioText(atoll.serverCpuMsPerOp, etcd.serverCpuMsPerOp);
 }
 
-/** Rows of one workload: each concurrency's systems, then their ratio. */
+/** Rows of one workload: each concurrency's systems, then each one's ratio over etcd. */
 function workloadRows(comparison: Comparison, workload: string, concurrencies: readonly number[]): Cell[][] {
   const rows: Cell[][] = [];
   for (const concurrency of concurrencies) {
-    const runs = comparedSystems.map((system) => comparison.merged(system, workload, concurrency));
-    for (const run of runs) if (run !== undefined) rows.push(systemRow(run));
-    const [atoll, etcd] = runs;
-    if (atoll !== undefined && etcd !== undefined) rows.push(ratioRow(atoll, etcd));
+    for (const system of comparedSystems) {
+      const run = comparison.merged(system, workload, concurrency);
+      if (run !== undefined) rows.push(systemRow(run));
+    }
+    const etcd = comparison.merged('etcd', workload, concurrency);
+    for (const system of ratioSystems) {
+      const run = comparison.merged(system, workload, concurrency);
+      if (run !== undefined && etcd !== undefined) rows.push(ratioRow(run, etcd));
+    }
   }
   return rows;
 }
@@ -172,20 +185,30 @@ export function comparisonTables(comparison: Comparison, format: 'text' | 'markd
   return lines;
 }
 
-/** Exactly one line per workload and concurrency: `ratio put c=64 atoll/etcd=2.31` (ops/s). */
+function hasRuns(comparison: Comparison, system: string): boolean {
+  return comparison.workloads.some(({ workload, concurrencies }) => concurrencies.some((concurrency) => comparison.merged(system, workload, concurrency) !== undefined));
+}
+
+/**
+ * Exactly one line per workload and concurrency, `ratio put c=64 atoll/etcd=2.31` (ops/s), and when
+ * Atoll was also measured through etcd's client, one more: `ratio put c=64 atoll-etcd/etcd=0.60`.
+ */
 export function ratioLines(comparison: Comparison): string[] {
   const lines: string[] = [];
+  const measured = ratioSystems.filter((system) => system === 'atoll' || hasRuns(comparison, system));
   for (const { workload, concurrencies } of comparison.workloads) {
     for (const concurrency of concurrencies) {
-      const atoll = comparison.merged('atoll', workload, concurrency);
       const etcd = comparison.merged('etcd', workload, concurrency);
-      lines.push(`ratio ${workload} c=${concurrency} atoll/etcd=${ratioText(atoll?.opsPerSecond ?? 0, etcd?.opsPerSecond ?? 0)}`);
+      for (const system of measured) {
+        const run = comparison.merged(system, workload, concurrency);
+        lines.push(`ratio ${workload} c=${concurrency} ${system}/etcd=${ratioText(run?.opsPerSecond ?? 0, etcd?.opsPerSecond ?? 0)}`);
+      }
     }
   }
   return lines;
 }
 
-/** A panel per workload: Atoll solid, etcd dashed, one colour per concurrency. */
+/** A panel per workload: Atoll solid, etcd's client (against etcd or Atoll's etcd port) dashed, one colour per concurrency. */
 export function comparisonPanels(comparison: Comparison): LatencyPanel[] {
   return comparison.workloads.map(({ workload, concurrencies }) => ({
     title: workload,
@@ -193,7 +216,7 @@ export function comparisonPanels(comparison: Comparison): LatencyPanel[] {
       comparedSystems.flatMap((system) => {
         const run = comparison.merged(system, workload, concurrency);
         if (run === undefined) return [];
-        return [{ label: `${system} c=${concurrency}: ${grouped(run.opsPerSecond)} ops/s`, points: run.histogram.distribution(), dashed: system === 'etcd', colorIndex }];
+        return [{ label: `${system} c=${concurrency}: ${grouped(run.opsPerSecond)} ops/s`, points: run.histogram.distribution(), dashed: system !== 'atoll', colorIndex }];
       }),
     ),
   }));

@@ -14,17 +14,28 @@ function bufferOf(value: Uint8Array): Buffer {
   return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
+/** etcd's user and password (etcdctl --user NAME --password PASSWORD). */
+export interface EtcdAuth {
+  readonly username: string;
+  readonly password: string;
+}
+
 export class EtcdTarget implements BenchTarget {
   readonly system = 'etcd' as const;
   private counter = 0;
 
   private constructor(private readonly client: Etcd3) {}
 
-  /** `endpoints` are host:port client addresses; every call gets `timeoutMs`. */
-  static async connect(endpoints: readonly string[], timeoutMs: number): Promise<EtcdTarget> {
+  /**
+   * `endpoints` are host:port client addresses; every call gets `timeoutMs`. With `auth` the
+   * client authenticates first (Auth.Authenticate) and sends the token it gets on every call: on
+   * Atoll's etcd port the password is an Atoll token, which decides the tenant (docs/etcd-api.md).
+   */
+  static async connect(endpoints: readonly string[], timeoutMs: number, auth?: EtcdAuth): Promise<EtcdTarget> {
     const { Etcd3: Etcd3Client } = await import('etcd3');
     const client = new Etcd3Client({
       hosts: endpoints.map((endpoint) => `http://${endpoint}`),
+      ...(auth !== undefined && { auth: { username: auth.username, password: auth.password, callOptions: () => ({ deadline: Date.now() + timeoutMs }) } }),
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
     return new EtcdTarget(client);

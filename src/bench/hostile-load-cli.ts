@@ -18,6 +18,14 @@ function positive(name: string) {
   };
 }
 
+function nonNegative(name: string) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!Number.isFinite(value) || value < 0) throw new InvalidArgumentError(`${name} must be a number of seconds, 0 or more`);
+    return value;
+  };
+}
+
 /** A comma-separated list of pattern names; "none" for none (a baseline: the ordinary tenant alone). */
 function patternList(text: string): PatternName[] {
   if (text === 'none') return [];
@@ -41,6 +49,7 @@ const program = new Command('hostile-load')
   .option('--guess-rate <n>', `random-token calls a second at most (default ${defaultAttackScale.guessRate})`, positive('--guess-rate'))
   .option('--stream-frames <n>', `requests written on each never-read KV.Stream (default ${defaultAttackScale.streamFrames})`, positive('--stream-frames'))
   .option('--progress-every <seconds>', 'a progress line this often', positive('--progress-every'), defaultHostileLoadOptions.progressEveryMs / 1000)
+  .option('--warm-up <seconds>', 'the ordinary tenant runs this long before the attacks start, not measured (0: none)', nonNegative('--warm-up'), defaultHostileLoadOptions.warmUpMs / 1000)
   .option('--json', 'print the report as JSON (the table goes to stderr)')
   .option('--out <file>', 'also write the report as JSON to this file')
   .parse();
@@ -59,6 +68,7 @@ const options = program.opts<{
   guessRate?: number;
   streamFrames?: number;
   progressEvery: number;
+  warmUp: number;
   json?: boolean;
   out?: string;
 }>();
@@ -85,6 +95,7 @@ try {
     scale,
     patterns: options.patterns,
     progressEveryMs: options.progressEvery * 1000,
+    warmUpMs: Math.round(options.warmUp * 1000),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   const json = `${JSON.stringify(report, null, 2)}\n`;

@@ -87,6 +87,12 @@ export interface HostileLoadOptions {
   /** The hostile patterns to run: all of them for the goal; fewer to find which one hurts. */
   readonly patterns: readonly PatternName[];
   readonly progressEveryMs: number;
+  /**
+   * The ordinary tenant runs at its rate this long before the attacks start, not measured: it is a
+   * service already running when the attack comes, not one whose first requests (token, quota and
+   * leader lookups at each node, its connections) happen to start with it.
+   */
+  readonly warmUpMs: number;
   /** Where progress lines go (one line a call, no newline). */
   readonly log: (line: string) => void;
 }
@@ -100,6 +106,7 @@ export const defaultHostileLoadOptions: Omit<HostileLoadOptions, 'log'> = Object
   scale: defaultAttackScale,
   patterns: patternNames,
   progressEveryMs: 5_000,
+  warmUpMs: 2_000,
 });
 
 const ordinaryTimeoutMs = 5_000;
@@ -350,6 +357,11 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
     const failedEarly = (): string | undefined => attackerError;
     if (failedEarly() !== undefined) throw new Error(`the attackers failed before the run: ${failedEarly()}`);
 
+    if (options.warmUpMs > 0) {
+      const warmUp = new OrdinaryLoad(ordinaryClient, options.rate);
+      await warmUp.run(performance.now() + options.warmUpMs);
+      log(`hostile-load warm-up: the ordinary tenant ran ${warmUp.started} operations in ${(options.warmUpMs / 1000).toFixed(1)} s (not measured); the attacks start now`);
+    }
     await Promise.all(samplers.map((sampler) => sampler.sample()));
     for (const sampler of samplers) sampler.startRun();
     const generatorDelay = monitorEventLoopDelay({ resolution: 10 });

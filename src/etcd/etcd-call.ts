@@ -30,13 +30,14 @@ export function etcdUnary<Request>(
   handle: (request: Request, context: CallContext) => Promise<object>,
 ): grpc.handleUnaryCall<Request, object> {
   return (call, callback) => {
-    const scope = openCallScope({ deadlineMs: deadlineMsOf(call.getDeadline()), call, caller: etcdCallerOf(call) });
+    const caller = etcdCallerOf(call);
+    const scope = openCallScope({ deadlineMs: deadlineMsOf(call.getDeadline()), call, caller });
     handle(call.request, scope.context)
       .then(
         (response) => callback(null, response),
         (error: unknown) => {
           logger.debug({ err: error, rpc: name }, 'etcd call failed');
-          callback(etcdStatusOf(error, logger));
+          callback(etcdStatusOf(error, logger, caller.authorization !== undefined));
         },
       )
       .finally(() => scope.dispose());

@@ -5,7 +5,7 @@
  * Atoll's message behind "atoll: ", with the gRPC code Atoll gives them everywhere.
  */
 import * as grpc from '@grpc/grpc-js';
-import { AtollError } from '../errors.js';
+import { isAtollError, type AtollError } from '../errors.js';
 import { grpcStatusOf, sendableError, type ErrorLogger } from '../wire/grpc-errors.js';
 
 export class EtcdError extends Error {
@@ -34,6 +34,8 @@ export const etcdErrors = {
   requestTooLarge: () => new EtcdError(grpc.status.INVALID_ARGUMENT, 'etcdserver: request is too large'),
   authFailed: () => new EtcdError(grpc.status.INVALID_ARGUMENT, 'etcdserver: authentication failed, invalid user ID or password'),
   invalidAuthToken: () => new EtcdError(grpc.status.UNAUTHENTICATED, 'etcdserver: invalid auth token'),
+  /** etcd's answer to a call without a token when authentication is on (clients retry only the one above). */
+  userEmpty: () => new EtcdError(grpc.status.INVALID_ARGUMENT, 'etcdserver: user name is empty'),
   permissionDenied: () => new EtcdError(grpc.status.PERMISSION_DENIED, 'etcdserver: permission denied'),
   noLeader: () => new EtcdError(grpc.status.UNAVAILABLE, 'etcdserver: no leader'),
   timeout: () => new EtcdError(grpc.status.UNAVAILABLE, 'etcdserver: request timed out'),
@@ -75,8 +77,13 @@ export function etcdErrorOf(error: unknown, logger?: ErrorLogger): EtcdError {
   }
 }
 
-/** The status object a grpc-js handler answers with. */
-export function etcdStatusOf(error: unknown, logger?: ErrorLogger): grpc.StatusObject {
-  const etcd = etcdErrorOf(error, logger);
+/**
+ * The status object a grpc-js handler answers with. `withToken` says whether the call carried a
+ * token: a call without one that the node refuses as unauthenticated gets etcd's `user name is
+ * empty`, as from etcd, not `invalid auth token`, on which etcd's clients re-authenticate and retry
+ * (the etcd3 npm client without credentials forever).
+ */
+export function etcdStatusOf(error: unknown, logger?: ErrorLogger, withToken = true): grpc.StatusObject {
+  const etcd = !withToken && isAtollError(error) && error.code === 'UNAUTHENTICATED' ? etcdErrors.userEmpty() : etcdErrorOf(error, logger);
   return { code: etcd.status, details: etcd.message, metadata: new grpc.Metadata() };
 }

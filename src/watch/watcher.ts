@@ -115,6 +115,14 @@ export interface WatcherOptions {
    * what no read used is given back by the time the watcher ends.
    */
   readonly firstReadReserved?: number;
+  /**
+   * Waits for this watcher's turn to read history (history-turns.ts HistoryReadLine): the release
+   * to call with the bytes read once the read ended, or undefined when the watch was aborted
+   * meanwhile. Absent: reads at once.
+   */
+  readonly readTurn?: (signal: AbortSignal) => Promise<((bytesRead: number) => void) | undefined>;
+  /** Paces the messages of a batch with the other watchers of the node (history-turns.ts SendPacer). */
+  readonly pacer?: { due(): boolean; pause(): Promise<void> };
   /** TEST ONLY (negative control hubNotToldOfInstall): trust the hub even when it is behind the store. */
   readonly unguardedHub?: boolean;
 }
@@ -218,7 +226,15 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
               preReserved = 0;
             } else if (!(await take(reserve, true))) return;
             reserved.bytes = reserve;
-            batch = await source.changesSince(target, cursor, options.readBounds);
+            const release = options.readTurn === undefined ? undefined : await options.readTurn(signal);
+            if (options.readTurn !== undefined && release === undefined) return;
+            let bytesRead = 0;
+            try {
+              batch = await source.changesSince(target, cursor, options.readBounds);
+              for (const change of batch.changes) bytesRead += change.key.length + (change.stored.kind === 'value' ? change.stored.value.length : 0);
+            } finally {
+              release?.(bytesRead);
+            }
             if (budget !== undefined) {
               let batchBytes = 0;
               for (const change of batch.changes) batchBytes += watchChangeBytes(Buffer.byteLength(change.key), change.stored.kind === 'value' ? change.stored.value.length : 0);
@@ -244,6 +260,7 @@ export async function runWatcher(source: WatchSource, sink: WatchSink, options: 
             if (change.revision !== revision && events.length > 0) {
               await send({ revision, events, progress: false }, fromStore);
               events = [];
+              if (options.pacer?.due() === true) await options.pacer.pause();
               if (signal.aborted) return;
             }
             revision = change.revision;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchJson } from '../../src/bench/bench-report.js';
 import { workloadNames } from '../../src/bench/workloads.js';
 import { LocalCluster } from '../../src/chaos/local-cluster.js';
-import { run, type CliIo } from '../../src/cli/run.js';
+import { bench } from './bench-cli.js';
 
 let cluster: LocalCluster;
 let scratch: string;
@@ -23,14 +23,6 @@ afterAll(async () => {
   await cluster?.stop();
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 });
-
-async function bench(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), env: {} };
-  const code = await run(['bench', ...argv], io);
-  return { code, stdout, stderr };
-}
 
 /** Short runs: half a second each, no warm-up, a small key space. */
 const quick = ['--duration', '0.5', '--warmup', '0', '--keys', '200', '--concurrency', '4'];

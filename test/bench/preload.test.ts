@@ -8,6 +8,7 @@ import { AtollError } from '../../src/errors.js';
 import { BenchRun, type BenchSettings } from '../../src/bench/bench-run.js';
 import type { BenchTarget } from '../../src/bench/bench-target.js';
 import { ProgressDisplay } from '../../src/bench/progress.js';
+import { TenantLanes } from '../../src/bench/tenant-lanes.js';
 
 /** Stores puts in a map; `failuresFor(key)` says how many times a key's put fails first. */
 class FlakyTarget implements BenchTarget {
@@ -75,6 +76,19 @@ describe('bench preload', () => {
     expect(output.join('')).toMatch(new RegExp(`preload: 500 keys of 16 bytes in [\\d.]+ s; ${failedFirst} writes failed once and were written again \\(DEADLINE_EXCEEDED ${failedFirst}\\)`));
     // The measured run finds every key.
     expect(report.runs[0]?.errors).toBe(0);
+  });
+
+  it('with one lane per tenant, writes every key into every tenant, each under its prefix, and the workers use them all', async () => {
+    const clients = [new FlakyTarget(() => 0), new FlakyTarget(() => 0)];
+    const output: string[] = [];
+    const report = await new BenchRun(new TenantLanes(clients), settings, new ProgressDisplay((text) => output.push(text), false), 'atoll-etcd').run(['test:1']);
+    expect(report.system).toBe('atoll-etcd');
+    expect(report.preload).toMatchObject({ keys: 1_000 });
+    expect([...clients[0]!.stored.keys()].every((key) => key.startsWith('tenant-0/bench-'))).toBe(true);
+    expect([...clients[1]!.stored.keys()].every((key) => key.startsWith('tenant-1/bench-'))).toBe(true);
+    expect(clients.map((client) => client.stored.size)).toEqual([500, 500]);
+    expect(report.runs[0]?.errors).toBe(0);
+    expect(output.join('')).toMatch(/^bench: atoll-etcd preload: 1,000 keys/m);
   });
 
   it('gives up with the error code when a key keeps failing', async () => {

@@ -71,6 +71,72 @@ describe('token floods', () => {
     expect(auth.tokenLookups).toBeGreaterThan(0);
   });
 
+  it('requests that find the quota cache cold share one read of the quota and one of the usage totals', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const store = new CountingStore();
+    let scans = 0;
+    const scan = store.scan.bind(store);
+    store.scan = async (prefix) => {
+      scans++;
+      await new Promise((resolve) => setImmediate(resolve));
+      return scan(prefix);
+    };
+    const auth = new NodeAuth(adminToken, store);
+    const admin = await auth.principalOf(bearer(adminToken));
+    await auth.setQuota(admin, 'acme', { maxKeys: 10, maxBytes: 0, maxRequestsPerSecond: 0, maxLeases: 0 });
+    // A flood of writes arriving together, the cache cold: one get and one scan, not fifty of each
+    // (the hostile load run found every request of its never-read stream reading the quota itself).
+    await Promise.all(Array.from({ length: 50 }, () => auth.checkQuota('acme', true)));
+    expect([store.gets, scans, auth.quotaLookups]).toEqual([1, 1, 2]);
+    // Expired, the next burst reads once more; a quota set meanwhile is never hidden by a read from before it.
+    vi.setSystemTime(Date.now() + 5_000);
+    const burst = Promise.all(Array.from({ length: 50 }, () => auth.checkQuota('acme', true)));
+    await auth.setQuota(admin, 'acme', { maxKeys: 1, maxBytes: 0, maxRequestsPerSecond: 0, maxLeases: 0 });
+    await burst;
+    // The burst's first read overlapped the set, so it did not fill the cache: the burst's storage
+    // checks, after it, shared one read of the new quota, which the next request finds cached.
+    expect([store.gets, scans]).toEqual([3, 2]);
+    expect((await auth.quotaOf('acme')).maxKeys).toBe(1);
+    expect(store.gets).toBe(3);
+  });
+
+  it('reads a token and a quota in use again in the background before they expire: a busy caller never waits for the read', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const store = new CountingStore();
+    const auth = new NodeAuth(adminToken, store);
+    const admin = await auth.principalOf(bearer(adminToken));
+    const { token, info } = await auth.createToken(admin, 'acme', 'readwrite', 'app');
+    await auth.principalOf(bearer(token));
+    await auth.quotaOf('acme');
+    const reads = store.gets;
+    // 1.6 s on (past 3/4 of the 2 s lifetime): answered from the cache, and one read of each starts behind it.
+    vi.setSystemTime(Date.now() + 1_600);
+    let answered = false;
+    const using = auth.principalOf(bearer(token)).then((principal) => ((answered = true), principal));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(answered).toBe(true);
+    expect((await using).tenant).toBe('acme');
+    await auth.quotaOf('acme');
+    expect(store.gets).toBe(reads + 2);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    // 2.4 s after the first read, 0.8 s after the refresh: still cached, no read.
+    vi.setSystemTime(Date.now() + 800);
+    await auth.principalOf(bearer(token));
+    await auth.quotaOf('acme');
+    expect(store.gets).toBe(reads + 2);
+    // A revocation at this node drops what it cached at once.
+    await auth.revokeToken(admin, info.id);
+    expect(await codeOf(auth.principalOf(bearer(token)))).toBe('UNAUTHENTICATED');
+  });
+
   it('refuses a connection at once after too many failed authentications, without a lookup', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     onTestFinished(() => {

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KvExecutor } from '../../src/node/service/kv-executor.js';
+import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { AtollError } from '../../src/errors.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { preferredLeaderOf } from '../../src/keys/placement.js';
@@ -17,7 +18,7 @@ import { CollectingSink, InProcessCluster, waitFor } from './in-process-cluster.
 /** The leader once it is the preferred one (the leader balancer moves it there otherwise, mid-test). */
 async function settledLeader(cluster: InProcessCluster): Promise<number> {
   const preferred = preferredLeaderOf(0, [1, 2, 3], 3);
-  await waitFor(() => cluster.leaderId() === preferred, 10_000);
+  expect(await waitFor(() => cluster.leaderId() === preferred, 10_000)).toBe(true);
   return cluster.waitForLeader();
 }
 
@@ -50,14 +51,14 @@ describe('watch service', () => {
     const sink = new Sink();
     const abort = new AbortController();
     const watching = cluster.node(leader).watch({ prefix: 'svc', progress: true }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
-    await waitFor(() => sink.messages.length > 0, 10_000);
+    expect(await waitFor(() => sink.messages.length > 0, 10_000)).toBe(true);
     // The first message names the start: the revision of the linearizable read, after svc/before.
     const startRevision = sink.messages[0]!.revision;
     expect(sink.messages[0]!.progress).toBe(true);
     expect(startRevision).toBeGreaterThan(0);
     await cluster.put('svc/a', '1');
     await cluster.put('other/b', '2');
-    await waitFor(() => sink.keys().length > 0, 10_000);
+    expect(await waitFor(() => sink.keys().length > 0, 10_000)).toBe(true);
     expect(sink.keys()).toEqual(['put:svc/a']);
     expect(cluster.node(leader).openWatchers).toBe(1);
 
@@ -75,7 +76,7 @@ describe('watch service', () => {
     const node = cluster.node(leader);
     const aborts = [new AbortController(), new AbortController()];
     const running = aborts.map((abort) => node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e));
-    await waitFor(() => node.openWatchers === 2, 10_000);
+    expect(await waitFor(() => node.openWatchers === 2, 10_000)).toBe(true);
     const third = await node.watch({ key: 'svc/a' }, deadline(), new Sink()).catch((e: unknown) => e);
     expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
     aborts[0]!.abort();
@@ -83,7 +84,7 @@ describe('watch service', () => {
     expect(node.openWatchers).toBe(1);
     const abort = new AbortController();
     const fourth = node.watch({ key: 'svc/a' }, { ...deadline(), signal: abort.signal }, new Sink()).catch((e: unknown) => e);
-    await waitFor(() => node.openWatchers === 2, 10_000);
+    expect(await waitFor(() => node.openWatchers === 2, 10_000)).toBe(true);
     abort.abort();
     aborts[1]!.abort();
     expect(await Promise.all([fourth, running[0], running[1]])).toEqual([undefined, undefined, undefined]);
@@ -115,11 +116,11 @@ describe('watch service', () => {
     const sink = new Sink();
     const abort = new AbortController();
     const watching = node.watch({ prefix: 'svc', progress: true }, { ...deadline(), authorization: acme, signal: abort.signal }, sink).catch((e: unknown) => e);
-    await waitFor(() => sink.messages.length > 0, 10_000);
+    expect(await waitFor(() => sink.messages.length > 0, 10_000)).toBe(true);
     const put = (authorization: string, key: string): Promise<unknown> => node.put({ key, value: new TextEncoder().encode('v') }, { ...deadline(), authorization });
     await put(beta, 'svc/beta-only');
     await put(acme, 'svc/acme');
-    await waitFor(() => sink.keys().length > 0, 10_000);
+    expect(await waitFor(() => sink.keys().length > 0, 10_000)).toBe(true);
     await put(beta, 'svc/beta-again');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(sink.keys()).toEqual(['put:svc/acme']);
@@ -161,7 +162,7 @@ describe('watch service memory', () => {
     };
     const stalled = new StalledSink('conn-1');
     const first = open(stalled);
-    await waitFor(() => stalled.transport.cutOffs === 1, 10_000);
+    expect(await waitFor(() => stalled.transport.cutOffs === 1, 10_000)).toBe(true);
     // Cut off (its queued bytes were not written for watchStallMs) but not yet closed: the bytes
     // are still held, and so is the slot.
     expect(stalled.messages.length).toBeGreaterThan(0);
@@ -177,7 +178,7 @@ describe('watch service memory', () => {
     // watch is refused with RESOURCE_EXHAUSTED, reason watch-memory, and holds nothing.
     const [a, b, c] = [new StalledSink('conn-2'), new StalledSink('conn-3'), new StalledSink('conn-4')];
     const running = [open(a), open(b)];
-    await waitFor(() => a.transport.cutOffs + b.transport.cutOffs === 2, 10_000);
+    expect(await waitFor(() => a.transport.cutOffs + b.transport.cutOffs === 2, 10_000)).toBe(true);
     const third = await open(c).ended;
     expect((third as AtollError).code).toBe('RESOURCE_EXHAUSTED');
     expect((third as AtollError).details).toMatchObject({ reason: 'watch-memory', scope: 'tenant' });
@@ -205,7 +206,7 @@ describe('watch service memory', () => {
         sink.transport.onClosed(() => abort.abort());
         return node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e);
       });
-      await waitFor(() => sinks.filter((sink) => sink.transport.cutOffs > 0).length === 3, 10_000);
+      expect(await waitFor(() => sinks.filter((sink) => sink.transport.cutOffs > 0).length === 3, 10_000)).toBe(true);
       for (const sink of sinks) sink.transport.close();
       const outcomes = await Promise.all(ended);
       const refused = outcomes.filter((outcome) => outcome instanceof AtollError);
@@ -216,6 +217,43 @@ describe('watch service memory', () => {
       expect(heldOf(node)).toBe(0);
     } finally {
       barriers.mockRestore();
+    }
+  });
+});
+
+describe('watch service history reads', () => {
+  it('runs at most maxHistoryReadsPerNode reads of history at once; the others wait their turn and miss nothing', async () => {
+    cluster = new InProcessCluster({ snapshotEveryEntries: 10_000, logEntriesKeptAfterSnapshot: 1_000, limits: { maxHistoryReadsPerNode: 1, watchReadChanges: 2 } });
+    await cluster.start();
+    const node = cluster.node(await settledLeader(cluster));
+    for (let i = 0; i < 6; i++) await node.put({ key: `svc/k${i}`, value: new Uint8Array(10) }, deadline());
+    let reading = 0;
+    let most = 0;
+    const read = MvccStore.prototype.changesSince;
+    const spy = vi.spyOn(MvccStore.prototype, 'changesSince').mockImplementation(async function (this: MvccStore, ...args) {
+      reading++;
+      most = Math.max(most, reading);
+      try {
+        // A read that takes a while: without turns every watcher's would overlap.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return await read.apply(this, args);
+      } finally {
+        reading--;
+      }
+    });
+    try {
+      const sinks = Array.from({ length: 5 }, () => new Sink());
+      const abort = new AbortController();
+      const ended = sinks.map((sink) => node.watch({ prefix: 'svc', startRevision: 0 }, { ...deadline(), signal: abort.signal }, sink).catch((e: unknown) => e));
+      expect(await waitFor(() => sinks.every((sink) => sink.keys().length === 6), 10_000)).toBe(true);
+      abort.abort();
+      expect(await Promise.all(ended)).toEqual(Array(5).fill(undefined));
+      for (const sink of sinks) expect(sink.keys()).toEqual([0, 1, 2, 3, 4, 5].map((i) => `put:svc/k${i}`));
+      // Five watchers, three pages of history each (two changes a read): one read at a time.
+      expect(spy.mock.calls.length).toBeGreaterThanOrEqual(15);
+      expect(most).toBe(1);
+    } finally {
+      spy.mockRestore();
     }
   });
 });

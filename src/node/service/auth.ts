@@ -8,7 +8,9 @@
  * key, so every node can check every token. Only the hash is stored.
  *
  * A node caches what it learned about a token for `cacheMs` (2 s), so a revoked token stops working
- * on every node within that time; an unknown token is looked up again after the same time.
+ * on every node within that time; an unknown token is looked up again after the same time. A
+ * token in use is read again in the background once its entry is 1.5 s old, while the entry
+ * serves, so a busy caller never waits for that read (quotas and usage totals likewise).
  * Unknown tokens live in a cache of their own (limits.maxUnknownTokensCached hashes), so a flood of
  * random tokens never evicts a valid one, and concurrent requests with one token share one lookup.
  * A connection (the remote address:port) whose calls present an unknown or revoked token
@@ -97,6 +99,18 @@ export interface SystemStore {
 
 const tokenPattern = /^atk_[A-Za-z0-9_-]{43}$/;
 const cacheMs = 2_000;
+/**
+ * A cached token, quota or usage total used after this share of its lifetime is read again in the
+ * background (one read, shared), while the cached answer serves: a tenant that keeps sending never
+ * waits for a read when its entry expires (the hostile load run's ordinary tenant waited 130-180
+ * ms for its token and quota reads each time they expired during an attack). The bound on a stale
+ * answer is unchanged: an entry is never used past its lifetime.
+ */
+const refreshAfterShare = 0.75;
+
+function dueForRefresh(ageMs: number, lifetimeMs: number): boolean {
+  return ageMs >= lifetimeMs * refreshAfterShare;
+}
 const maxCachedTokens = 10_000;
 const usageCacheMs = 1_000;
 /**
@@ -242,6 +256,19 @@ export class NodeAuth {
   private creating: Promise<unknown> = Promise.resolve();
   private quotaCache = new Map<string, { quota: Quota; atMs: number }>();
   private usageCache: { totals: Map<string, UsageTotal>; atMs: number } | undefined;
+  /**
+   * Reads of quotas and of the usage totals under way: the requests that find the cache cold or
+   * expired share one read (the hostile load run: every request of a flood that arrived within a
+   * read's round trip made its own, a get or a scan of the system partition, mostly forwarded).
+   * Invariant: an entry is the read the cache will be filled from; setQuota drops it with the
+   * cached quota, so a request after it never joins a read from before it.
+   */
+  private readonly quotaReads = new Map<string, Promise<Quota>>();
+  private usageRead: Promise<Map<string, UsageTotal>> | undefined;
+  /** Quotas set at this node: a read that overlapped one does not fill the cache. */
+  private quotaSets = 0;
+  /** Quota and usage records read from the store (a test and diagnostics counter). */
+  quotaLookups = 0;
   private readonly limiter = new RateLimiter();
 
   constructor(
@@ -294,7 +321,10 @@ export class NodeAuth {
     const hash = hashToken(match[1]!);
     if (hash === this.adminTokenHash) return { tenant: 'default', role: 'admin', clusterAdmin: true, tokenId: hash.slice(0, 12) };
     const cached = this.tokenCache.get(hash);
-    if (cached !== undefined && nowMs - cached.atMs < cacheMs) return cached.principal;
+    if (cached !== undefined && nowMs - cached.atMs < cacheMs) {
+      if (dueForRefresh(nowMs - cached.atMs, cacheMs)) this.lookUp(hash).catch(() => undefined);
+      return cached.principal;
+    }
     if (this.unknownTokens.has(hash, nowMs)) return 'unknown';
     return (await this.lookUp(hash)) ?? 'unknown';
   }
@@ -385,18 +415,43 @@ export class NodeAuth {
     validateTenant(tenant);
     requireClusterAdmin(caller, 'setting a quota');
     await this.store.put(systemKey(`quotas/${tenant}`), json(quotaOf(quota)));
+    this.quotaSets++;
     this.quotaCache.delete(tenant);
+    this.quotaReads.delete(tenant);
   }
 
   async quotaOf(tenant: string): Promise<Quota> {
     if (!this.enabled) return noQuota;
     const nowMs = Date.now();
     const cached = this.quotaCache.get(tenant);
-    if (cached !== undefined && nowMs - cached.atMs < cacheMs) return cached.quota;
+    if (cached !== undefined && nowMs - cached.atMs < cacheMs) {
+      if (dueForRefresh(nowMs - cached.atMs, cacheMs)) this.sharedQuotaRead(tenant, nowMs).catch(() => undefined);
+      return cached.quota;
+    }
+    return this.sharedQuotaRead(tenant, nowMs);
+  }
+
+  private sharedQuotaRead(tenant: string, nowMs: number): Promise<Quota> {
+    const running = this.quotaReads.get(tenant);
+    if (running !== undefined) return running;
+    const read = this.readQuota(tenant, nowMs);
+    this.quotaReads.set(tenant, read);
+    const forget = (): void => {
+      if (this.quotaReads.get(tenant) === read) this.quotaReads.delete(tenant);
+    };
+    read.then(forget, forget);
+    return read;
+  }
+
+  private async readQuota(tenant: string, nowMs: number): Promise<Quota> {
+    this.quotaLookups++;
+    const sets = this.quotaSets;
     const bytes = await this.store.get(systemKey(`quotas/${tenant}`));
     const recorded = bytes === undefined ? noQuota : quotaOf(parseJson(bytes));
     // The lease quota always applies: the default when the record sets none.
     const quota = { ...recorded, maxLeases: recorded.maxLeases > 0 ? recorded.maxLeases : this.limits.defaultLeaseQuota };
+    // A setQuota while this read ran: its answer, maybe from before it, must not fill the cache.
+    if (this.quotaSets !== sets) return quota;
     if (this.quotaCache.size >= maxCachedTokens) this.quotaCache = new Map();
     this.quotaCache.set(tenant, { quota, atMs: nowMs });
     return quota;
@@ -405,7 +460,27 @@ export class NodeAuth {
   /** Cluster-wide per-tenant totals from the partitions' published usage records. */
   async totals(): Promise<Map<string, UsageTotal>> {
     const nowMs = Date.now();
-    if (this.usageCache !== undefined && nowMs - this.usageCache.atMs < usageCacheMs) return this.usageCache.totals;
+    const cached = this.usageCache;
+    if (cached !== undefined && nowMs - cached.atMs < usageCacheMs) {
+      if (dueForRefresh(nowMs - cached.atMs, usageCacheMs) && this.usageRead === undefined) this.sharedTotalsRead(nowMs).catch(() => undefined);
+      return cached.totals;
+    }
+    return this.sharedTotalsRead(nowMs);
+  }
+
+  private sharedTotalsRead(nowMs: number): Promise<Map<string, UsageTotal>> {
+    if (this.usageRead !== undefined) return this.usageRead;
+    const read = this.readTotals(nowMs);
+    this.usageRead = read;
+    const forget = (): void => {
+      if (this.usageRead === read) this.usageRead = undefined;
+    };
+    read.then(forget, forget);
+    return read;
+  }
+
+  private async readTotals(nowMs: number): Promise<Map<string, UsageTotal>> {
+    this.quotaLookups++;
     const totals = new Map<string, UsageTotal>();
     for (const entry of await this.store.scan(usageBucket)) {
       const published = parseJson(entry.value) as Record<string, { keys?: number; bytes?: number; historyBytes?: number; rps?: number; leases?: number }> | undefined;

@@ -42,6 +42,7 @@ import { validateRevisionNumber } from '../../mvcc/validate-command.js';
 import { mapOperation, unmapError } from '../../tenancy/map-operation.js';
 import { WatchHub } from '../../watch/watch-hub.js';
 import { WatchMemory, watchReadReserveBytes, type WatchCharge } from '../../watch/watch-memory.js';
+import { HistoryReadLine, SendPacer } from '../../watch/history-turns.js';
 import { runWatcher, type WatchSink, type WatchTarget } from '../../watch/watcher.js';
 import type * as api from '../../api/node-api.js';
 import type { KvExecutor } from './kv-executor.js';
@@ -81,6 +82,9 @@ export class WatchService {
   private closed = false;
   /** The bytes held for watch clients, per stream, connection, tenant and node. */
   readonly memory: WatchMemory;
+  /** Reads of history take turns, tenant by tenant, and batches are sent in slices (history-turns.ts). */
+  private readonly reads: HistoryReadLine;
+  private readonly pacer: SendPacer;
 
   constructor(private readonly options: WatchServiceOptions) {
     const { limits, clock, timers } = options;
@@ -90,6 +94,14 @@ export class WatchService {
       monotonicMs: () => clock.monotonicMs(),
       after: (ms, run) => timers.after(ms, run),
     });
+    this.reads = new HistoryReadLine({
+      concurrent: limits.maxHistoryReadsPerNode,
+      bytesPerSecond: limits.watchHistoryBytesPerSecond,
+      burstBytes: limits.watchHistoryBurstBytes,
+      nowMs: () => clock.monotonicMs(),
+      after: (ms, run) => timers.after(ms, run),
+    });
+    this.pacer = new SendPacer(() => clock.monotonicMs(), (run) => timers.soon(run));
   }
 
   /** Watchers running on this node (tests, metrics). */
@@ -347,6 +359,8 @@ export class WatchService {
         monotonicMs: () => clock.monotonicMs(),
         after: (ms, run) => timers.after(ms, run),
         signal,
+        readTurn: (aborted) => this.reads.turn(tenant, aborted),
+        pacer: this.pacer,
         budget: charge,
         ...(firstRead > 0 && { firstReadReserved: firstRead }),
       },
