@@ -32,9 +32,9 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/proto proto
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
-RUN chmod 0755 dist/src/cli/atoll.js dist/src/server/main.js \
+RUN chmod 0755 dist/src/cli/atoll.js dist/src/bin/atoll-server.js \
  && ln -s /app/dist/src/cli/atoll.js /usr/local/bin/atoll \
- && ln -s /app/dist/src/server/main.js /usr/local/bin/atoll-server \
+ && ln -s /app/dist/src/bin/atoll-server.js /usr/local/bin/atoll-server \
  && mkdir -p /var/lib/atoll /var/lib/atoll-peer \
  && chown node:node /var/lib/atoll /var/lib/atoll-peer
 USER node
@@ -43,4 +43,4 @@ EXPOSE 7001 7101 8001
 # Asks the node's admin port whether the process runs (GET /livez; /readyz also wants a leader for
 # every partition: docker-compose.yml uses that one). Plain node, no curl in the image.
 HEALTHCHECK --interval=5s --timeout=10s --start-period=60s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:8001/livez',{signal:AbortSignal.timeout(4000)}).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "/app/dist/src/server/main.js"]
+ENTRYPOINT ["node", "/app/dist/src/bin/atoll-server.js"]

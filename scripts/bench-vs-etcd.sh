@@ -4,7 +4,7 @@
 # First checks every program it uses and names any that is missing; etcd and etcdctl (Debian's
 # etcd-server and etcd-client) it installs with apt-get when run as root. Starts a three-member etcd
 # cluster (default settings, so the WAL is fsynced) and a three-node Atoll cluster
-# (dist/src/server/main.js, default settings, fsync on), each on loopback with its own data
+# (dist/src/bin/atoll-server.js, default settings, fsync on), each on loopback with its own data
 # directories under one temporary directory; every Atoll node also serves etcd's API
 # (--etcd-listen, client port + 300). Then, for each workload and concurrency, it runs `atoll bench`
 # against Atoll, `atoll bench --system etcd --label atoll-etcd` against Atoll's etcd port and
@@ -110,7 +110,7 @@ if [[ $tenants_only -eq 1 && $sweep_only -eq 1 ]]; then say "give --sweep-only o
 atoll_base_port="${BENCH_ATOLL_PORT:-27011}"
 etcd_base_port="${BENCH_ETCD_PORT:-23791}"
 atoll_cli=(node "$root/dist/src/cli/atoll.js")
-[[ -f "$root/dist/src/server/main.js" ]] || { say "dist/ is missing: run npm run build (npm run bench:etcd does)"; exit 2; }
+[[ -f "$root/dist/src/bin/atoll-server.js" ]] || { say "dist/ is missing: run npm run build (npm run bench:etcd does)"; exit 2; }
 
 # ----------------------------------------------------------------------------- prerequisites
 # Every program this script runs, checked before anything starts: a missing one is named at once
@@ -261,7 +261,7 @@ start_atoll() {
   mkdir -p "$dir"
   local peer_secret_file="$dir/peer-secret"
   for i in 1 2 3; do
-    ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/server/main.js" \
+    ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/bin/atoll-server.js" \
       --id "$i" --peers "$atoll_peers" --partitions "$partitions" --data-dir "$dir/node$i" --peer-secret-file "$peer_secret_file" \
       --etcd-listen "127.0.0.1:$((atoll_base_port + 300 + i - 1))" "${auth_args[@]}" >"$work/atoll-node$i.log" 2>&1 &
     started_pids+=($!)

@@ -30,13 +30,16 @@
  *    - src/client/ may not import src/server/ or src/node/, directly or through another src file:
  *      it speaks src/api/ types over src/wire/.
  *    - src/peer/ may not import src/server/, directly or through another src file: the codecs
- *      both use are in src/wire/ (src/server/main.ts imports src/peer/, not the other way).
+ *      both use are in src/wire/; nor may src/server/ import src/peer/ or src/etcd/: the server
+ *      binary's entry, src/bin/ (flags, then the wiring), imports all three.
+ *    - No file outside src/bin/ may import src/bin/: it holds the entry of the atoll-server
+ *      binary, which nothing builds on.
  *    - src/cli/ and src/bench/ may not import src/server/ or src/node/, directly or through another
  *      src file: they reach nodes as any client does, or start them as processes.
  *    - src/etcd/ (etcd's v3 API on its own port) may not import the node (atoll-node.ts and every
  *      room but service/, which the server's call scopes reach for their deadline wheel),
  *      src/peer/, src/client/, src/cli/, src/bench/, src/chaos/ or src/sim/, directly or through
- *      another src file: it speaks the NodeApi of src/api/ (src/server/main.ts starts it).
+ *      another src file: it speaks the NodeApi of src/api/ (src/bin/atoll-server.ts starts it).
  *    - src/txn/ and src/tenancy/ (shared by the client and the node) may not import src/node/,
  *      src/server/ or src/peer/, directly or through another src file: they speak src/api/ types.
  * 3. The rooms of src/node/ (issue 34 item 2): each subsystem of the node is a folder, and a file
@@ -102,6 +105,8 @@ const CORE_RULE =
 const SIM_RULE = 'src/sim may not use the file system, networking, child processes, LevelDB, gRPC or pino';
 const LEVEL_RULE = `only ${LEVEL_ENGINE} may import LevelDB`;
 const NODE_RULE = 'src/node may not import src/server or src/peer (the layers above it)';
+const ENTRY_DIR = 'src/bin/';
+const ENTRY_RULE = 'only src/bin may import src/bin (the atoll-server entry: nothing builds on it)';
 /**
  * The layering: a file in one of `from` may not import a file in one of `forbidden`, directly or
  * through other src files (a helper in between brings the wrong-way arrow back).
@@ -115,6 +120,11 @@ const LAYER_RULES = [
   },
   { from: ['src/client/'], forbidden: ['src/server/', 'src/node/'], rule: 'src/client may not import src/server or src/node (it speaks src/api over src/wire)' },
   { from: ['src/peer/'], forbidden: ['src/server/'], rule: 'src/peer may not import src/server (the layer above it; the codecs both use are in src/wire)' },
+  {
+    from: ['src/server/'],
+    forbidden: ['src/peer/', 'src/etcd/'],
+    rule: 'src/server may not import src/peer or src/etcd (the client-facing edge; the entry in src/bin wires the three together)',
+  },
   {
     from: ['src/cli/', 'src/bench/'],
     forbidden: ['src/server/', 'src/node/'],
@@ -468,6 +478,7 @@ function checkBoundaries(graph) {
         const forbidden = edge.external !== undefined ? isIoModule(edge.external) : edge.target === LEVEL_ENGINE;
         if (forbidden) problems.push(`boundary: ${where} imports ${describe(edge)}: ${SIM_RULE}`);
       }
+      if (inDirs(edge.target, [ENTRY_DIR]) && !inDirs(file, [ENTRY_DIR])) problems.push(`boundary: ${where} imports ${describe(edge)}: ${ENTRY_RULE}`);
       for (const layer of LAYER_RULES) {
         if (inDirs(file, layer.from) && inDirs(edge.target, layer.forbidden)) problems.push(`boundary: ${where} imports ${describe(edge)}: ${layer.rule}`);
       }

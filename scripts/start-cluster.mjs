@@ -57,7 +57,7 @@ let stopping = false;
 for (const id of ids) {
   const dataDir = join(dataRoot, `node${id}`);
   mkdirSync(dataDir, { recursive: true });
-  const child = spawn(process.execPath, [join(root, 'dist/src/server/main.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), '--peer-secret-file', peerSecretFile, '--etcd-listen', etcdAddressOf(id), ...tlsFlags(id)], {
+  const child = spawn(process.execPath, [join(root, 'dist/src/bin/atoll-server.js'), '--id', String(id), '--peers', peers, '--data-dir', dataDir, '--partitions', String(partitions), '--peer-secret-file', peerSecretFile, '--etcd-listen', etcdAddressOf(id), ...tlsFlags(id)], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, ATOLL_LOG_LEVEL: process.env.ATOLL_LOG_LEVEL ?? 'warn', ATOLL_LOG_FORMAT: 'json' },
   });

@@ -49,9 +49,9 @@ export interface KvTypes {
 export type KvKind = keyof KvTypes;
 
 /**
- * `sent`: the request message's bytes as the node received them (a unary call), so a node that
- * forwards the operation sends them as they are (src/wire/forward-codec.ts) instead of encoding the
- * request again.
+ * `sent`: the request message's bytes as the node received them (a unary call's, or a KV.Stream
+ * request's operation field), so a node that forwards the operation sends them as they are
+ * (src/wire/forward-codec.ts) instead of encoding the request again.
  */
 export type KvOperation = { [K in KvKind]: { readonly kind: K; readonly request: KvTypes[K]['request']; readonly sent?: Uint8Array } }[KvKind];
 export type KvResult = { [K in KvKind]: { readonly kind: K; readonly response: KvTypes[K]['response'] } }[KvKind];

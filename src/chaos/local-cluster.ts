@@ -42,7 +42,7 @@ const clusterDefinition = protoLoader.loadSync(['atoll/v1/cluster.proto'], {
 type ClusterClientType = grpc.Client & { clusterInfo: (request: object, options: grpc.CallOptions, callback: (error: grpc.ServiceError | null, info: ClusterInfoMessage) => void) => void };
 const ClusterClient = (grpc.loadPackageDefinition(clusterDefinition) as unknown as { atoll: { v1: { Cluster: new (address: string, credentials: grpc.ChannelCredentials) => ClusterClientType } } }).atoll.v1.Cluster;
 
-const serverMain = join(packageRoot(), 'dist/src/server/main.js');
+const serverMain = join(packageRoot(), 'dist/src/bin/atoll-server.js');
 
 /**
  * A free port below the kernel's ephemeral range (32768+). Ports handed out by "listen on 0" come

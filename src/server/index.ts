@@ -1,5 +1,5 @@
 /**
- * The gRPC edge of a node: what src/node and src/server/main.ts use to serve clients and peers.
+ * The gRPC edge of a node: what src/node and src/bin/atoll-server.ts use to serve clients and peers.
  *
  * - addClientServices / createGrpcServer: KV, Cluster, health and reflection on a grpc-js server.
  * - Peer.Forward: encodeForwardRequest / decodeForwardResponse on the forwarding node,

@@ -34,7 +34,7 @@ import { kvCodecs, runKvOperation, type KvOperation } from '../wire/kv-operation
 import { rpcCode, type RpcMetrics } from './node-metrics.js';
 import { decodeStreamRequest, encodeStreamError, encodeStreamResult, encodeStreamWatchFrame, streamRequestIdOf } from '../wire/stream-codec.js';
 import type { StreamRequestMessage, StreamResponseMessage } from '../wire/wire-types.js';
-import { throwIfWireProblem } from '../wire/wire-utf8.js';
+import { sentBytes, throwIfWireProblem } from '../wire/wire-utf8.js';
 import { noStreamWarning, watchTransportOf } from './watch-transport.js';
 import type { WatchTransport } from '../watch/watch-memory.js';
 
@@ -116,7 +116,8 @@ class KvStreamSession {
     try {
       // A string field that is not UTF-8 (or a malformed request) fails this request only.
       throwIfWireProblem(message);
-      decoded = decodeStreamRequest(message);
+      // With the bytes it arrived as, so that a forward sends its operation on as it was sent.
+      decoded = decodeStreamRequest(message, sentBytes.get(message));
     } catch (error) {
       // Without an id there is nobody to answer; the client's own timer will expire that request.
       if (id !== undefined) this.enqueue(encodeStreamError(id, error, this.logger));

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import { utf8ByteLength } from '../keys/utf8.js';
+import { validateKey } from '../keys/validate-key.js';
 import { decodeTxnHandle } from '../txn/txn-handle.js';
 import {
   defaultTenant,
@@ -22,6 +23,7 @@ import {
   toUserKey,
   validateUserKey,
   validateUserPrefix,
+  validateUserText,
   withoutTenantTag,
 } from '../keys/tenant-keys.js';
 import { timestampedRequestIdHead } from '../mvcc/request-id.js';
@@ -36,7 +38,9 @@ function mapKey(tenant: string, key: string, check: boolean): string {
   // toInternalKey, inline: this runs for every key of every request.
   const internal = tenantTag(tenant) + key;
   if (!check) return internal;
-  validateUserKey(key);
+  // validateUserKey, inline: a valid key without the reserved character.
+  validateKey(key);
+  validateUserText(key, 'a key');
   // The tag makes the stored key longer: it too must fit (the limit is on keys as stored).
   if (internal.length !== key.length) {
     const keyBytes = utf8ByteLength(internal);

@@ -4,12 +4,13 @@
  * Failures travel as gRPC statuses in both directions: see grpc-errors.ts (`serviceErrorOf` on the
  * leader, `atollErrorOfServiceError` on the forwarding node).
  *
- * A request that came as a unary call travels as the bytes it arrived as (issue 34 item 4): its
+ * A request that came from a client (a unary call, or a KV.Stream request: the range of its
+ * operation's field in the StreamRequest) travels as the bytes it arrived as (issue 34 item 4): its
  * message is written unchanged into the `*_as_sent` field of its kind, which protobuf reads exactly
  * as the embedded request message it is, so the leader decodes it once and is handed the request in
- * the caller's form, which it moves into the caller's tenant itself. Any other (a KV.Stream request,
- * a request a leader that lost its leadership forwards again, the node's own calls) is encoded
- * again, in the tenant's internal form, and counted as a re-encode.
+ * the caller's form, which it moves into the caller's tenant itself. Any other (a request a leader
+ * that lost its leadership forwards again, the node's own calls) is encoded again, in the tenant's
+ * internal form, and counted as a re-encode.
  */
 import { AtollError } from '../errors.js';
 import { requestPathCounters } from '../api/request-path-counters.js';

@@ -137,20 +137,25 @@ export function encodeKvOperation(operation: KvOperation): Partial<KvRequestMess
   return { [operation.kind]: codecOf(operation.kind).encodeRequest(operation.request as never) };
 }
 
-/** Reads the request case of a decoded StreamRequest or ForwardRequest: the request's one decode (counted). */
-export function decodeKvOperation(container: { readonly [K in KvKind]?: KvRequestMessages[K] | null }, kind: unknown): KvOperation {
+/**
+ * Reads the request case of a decoded StreamRequest or ForwardRequest: the request's one decode
+ * (counted). `sent`: the bytes that case arrived as, when the caller found them (a KV.Stream request's).
+ */
+export function decodeKvOperation(container: { readonly [K in KvKind]?: KvRequestMessages[K] | null }, kind: unknown, sent?: Uint8Array): KvOperation {
   if (!isKvKind(kind)) {
     throw new AtollError('INVALID_ARGUMENT', `the request names no operation (expected one of ${kvKinds.join(', ')})`);
   }
-  return decodeKvRequest(kind, container[kind]);
+  return decodeKvRequest(kind, container[kind], sent);
 }
 
-/** Decodes one request message of `kind` into its operation: the request's one decode (counted). */
-export function decodeKvRequest(kind: KvKind, message: unknown): KvOperation {
+/**
+ * Decodes one request message of `kind` into its operation: the request's one decode (counted).
+ * The operation keeps the bytes the message arrived as (a unary call's, wire-utf8.ts; or `sent`):
+ * a forward sends them on.
+ */
+export function decodeKvRequest(kind: KvKind, message: unknown, sent = typeof message === 'object' && message !== null ? sentBytes.get(message) : undefined): KvOperation {
   requestPathCounters.decodes++;
   const request = (kvCodecs[kind] as unknown as KvCodec<KvKind>).decodeRequest(message);
-  // A unary call's message keeps the bytes it arrived as (wire-utf8.ts): a forward sends them on.
-  const sent = typeof message === 'object' && message !== null ? sentBytes.get(message) : undefined;
   return (sent === undefined ? { kind, request } : { kind, request, sent }) as KvOperation;
 }
 

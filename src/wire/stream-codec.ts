@@ -6,8 +6,9 @@
 import { AtollError } from '../errors.js';
 import type { WatchMessage, WatchRequest } from '../api/node-api.js';
 import { grpcStatusOf, isAtollErrorCode, leaderHintOf, sendableError, sendableReason, type ErrorLogger } from './grpc-errors.js';
-import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, type KvOperation, type KvResult } from './kv-operation.js';
+import { decodeKvOperation, decodeKvResult, encodeKvOperation, encodeKvResult, isKvKind, type KvKind, type KvOperation, type KvResult } from './kv-operation.js';
 import { decodeWatchRequest, decodeWatchResponse, encodeWatchRequest, encodeWatchResponse } from './watch-codec.js';
+import { fieldBytes } from './wire-utf8.js';
 import type { StreamErrorMessage, StreamRequestMessage, StreamResponseMessage } from './wire-types.js';
 
 /**
@@ -28,6 +29,21 @@ export interface DecodedStreamRequest {
 
 const idPattern = /^\d{1,20}$/;
 
+/** StreamRequest's field number of each kind's request (proto/atoll/v1/kv.proto). */
+const requestFields: { readonly [K in KvKind]: number } = Object.freeze({
+  get: 10,
+  put: 11,
+  delete: 12,
+  increment: 13,
+  exists: 14,
+  extend: 15,
+  getByPrefix: 16,
+  beginTransaction: 17,
+  commit: 18,
+  executeScript: 19,
+  lease: 21,
+});
+
 /** The request id alone, so that a request whose body fails to decode can still be answered. */
 export function streamRequestIdOf(message: unknown): string | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
@@ -41,14 +57,24 @@ export function encodeStreamRequest(id: string, timeoutMs: number, body: StreamR
   return { id, timeoutMs, ...encodeKvOperation(body.operation) };
 }
 
-export function decodeStreamRequest(message: unknown): DecodedStreamRequest {
+/**
+ * `received`: the bytes the StreamRequest arrived as (what the server's checked deserializer kept,
+ * `sentBytes`), when its operation should keep its own range of them, so that a node that forwards
+ * it sends that range on as it arrived (forward-codec.ts).
+ */
+export function decodeStreamRequest(message: unknown, received?: Uint8Array): DecodedStreamRequest {
   const id = streamRequestIdOf(message);
   if (id === undefined) throw new AtollError('INVALID_ARGUMENT', 'a stream request needs an id');
   const request = message as StreamRequestMessage;
   const timeoutMs = typeof request.timeoutMs === 'number' && request.timeoutMs > 0 ? request.timeoutMs : 0;
   if (request.request === 'cancel') return { id, timeoutMs, body: { kind: 'cancel' } };
   if (request.request === 'watch') return { id, timeoutMs, body: { kind: 'watch', request: decodeWatchRequest(request.watch) } };
-  return { id, timeoutMs, body: { kind: 'operation', operation: decodeKvOperation(request, request.request) } };
+  return { id, timeoutMs, body: { kind: 'operation', operation: decodeKvOperation(request, request.request, operationBytesOf(request, received)) } };
+}
+
+/** The range of `received` (a StreamRequest's bytes) its operation arrived as. */
+function operationBytesOf(request: StreamRequestMessage, received: Uint8Array | undefined): Uint8Array | undefined {
+  return received === undefined || !isKvKind(request.request) ? undefined : fieldBytes(received, requestFields[request.request]);
 }
 
 export function encodeStreamResult(id: string, result: KvResult): StreamResponseMessage {

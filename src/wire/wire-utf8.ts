@@ -42,8 +42,9 @@ export const wireProblemKey: unique symbol = Symbol('atoll.wireProblem');
 /**
  * The bytes a well-formed request arrived as, by the message a checked deserializer decoded from
  * them (the received buffer, which the decoded bytes fields already share; kept beside the message,
- * which stays exactly as protobufjs made it): a unary KV request a node forwards travels as these
- * bytes (src/wire/forward-codec.ts), not encoded again.
+ * which stays exactly as protobufjs made it): a KV request a node forwards travels as these bytes
+ * (a unary call's) or their range of its operation (a KV.Stream request's, `fieldBytes`), not
+ * encoded again (src/wire/forward-codec.ts).
  */
 export const sentBytes = new WeakMap<object, Uint8Array>();
 
@@ -446,6 +447,33 @@ function malformedProblem(detail = malformedDetail, field?: FieldPlan): WireProb
 export function findWireProblem(plan: MessagePlan, bytes: Uint8Array): WireProblem | undefined {
   if (!plan.hasStrings) return undefined;
   return walkMessage(plan, bytes, 0, bytes.length, 0);
+}
+
+/**
+ * The bytes of field `fieldNumber` of a message whose bytes a checked deserializer accepted (a
+ * view, not a copy): the embedded message protobufjs decoded that field from. Undefined when the
+ * field is absent, is not length-delimited, or occurs more than once (protobufjs keeps the last
+ * occurrence whole, but merging them is what protobuf means: such a request is not sent on as it
+ * arrived).
+ */
+export function fieldBytes(message: Uint8Array, fieldNumber: number): Uint8Array | undefined {
+  let found: Uint8Array | undefined;
+  let position = 0;
+  while (position < message.length) {
+    position = readHeader(message, position, message.length);
+    if (position === malformedAt) return undefined;
+    const field = headerValue >>> 3;
+    const type = headerValue & 7;
+    const next = skipUnknown(message, position, message.length, type);
+    if (next === malformedAt) return undefined;
+    if (field === fieldNumber) {
+      // skipLengthDelimited left the length in headerValue.
+      if (found !== undefined || type !== wireType.lengthDelimited) return undefined;
+      found = message.subarray(next - headerValue, next);
+    }
+    position = next;
+  }
+  return found;
 }
 
 // ------------------------------------------------------------------------------ wrapping and errors

@@ -96,10 +96,10 @@ describe('the StatefulSet grows past its founding nodes', () => {
   it('derives each pod\'s identity from its ordinal: founders keep ATOLL_PEERS, later pods join', () => {
     const founders = manifestEnv().get('ATOLL_PEERS');
     const join = manifestEnv().get('ATOLL_FOUNDING_PEERS');
-    expect(identityOf('atoll-0').out).toBe(`id=1 peers=${founders} join= args=/app/dist/src/server/main.js`);
-    expect(identityOf('atoll-2').out).toBe(`id=3 peers=${founders} join= args=/app/dist/src/server/main.js`);
-    expect(identityOf('atoll-3').out).toBe(`id=4 peers= join=${join} args=/app/dist/src/server/main.js`);
-    expect(identityOf('atoll-4').out).toBe(`id=5 peers= join=${join} args=/app/dist/src/server/main.js`);
+    expect(identityOf('atoll-0').out).toBe(`id=1 peers=${founders} join= args=/app/dist/src/bin/atoll-server.js`);
+    expect(identityOf('atoll-2').out).toBe(`id=3 peers=${founders} join= args=/app/dist/src/bin/atoll-server.js`);
+    expect(identityOf('atoll-3').out).toBe(`id=4 peers= join=${join} args=/app/dist/src/bin/atoll-server.js`);
+    expect(identityOf('atoll-4').out).toBe(`id=5 peers= join=${join} args=/app/dist/src/bin/atoll-server.js`);
     // After a shrink the offset moves joiners to unused ids; founders never take it.
     expect(identityOf('atoll-3', { ATOLL_JOIN_ID_OFFSET: '2' }).out).toMatch(/^id=6 peers= join=/);
     expect(identityOf('atoll-1', { ATOLL_JOIN_ID_OFFSET: '2' }).out).toMatch(/^id=2 peers=1=/);
@@ -113,7 +113,7 @@ describe('the StatefulSet grows past its founding nodes', () => {
     const address = `127.0.0.1:${await freePort()}`;
     const peerAddress = `127.0.0.1:${await freePort()}`;
     // The manifest's script, run as pod atoll-3 with the real server in place of /app.
-    const script = startScript().replace('exec node /app/dist/src/server/main.js', `exec "${process.execPath}" "${join(root, 'dist/src/server/main.js')}"`);
+    const script = startScript().replace('exec node /app/dist/src/bin/atoll-server.js', `exec "${process.execPath}" "${join(root, 'dist/src/bin/atoll-server.js')}"`);
     const env = {
       ...process.env,
       ...Object.fromEntries(manifestEnv()),

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AtollClient } from '../../src/index.js';
 import { runAtollBinary } from '../cli/atoll-binary.js';
 
-const serverMain = resolve(import.meta.dirname, '../../dist/src/server/main.js');
+const serverMain = resolve(import.meta.dirname, '../../dist/src/bin/atoll-server.js');
 // Ports 7651 (client) and 7751 (peer) are this test's.
 const ADDRESS = '127.0.0.1:7651';
 const SECRET = 'i'.repeat(43);

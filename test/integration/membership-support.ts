@@ -14,7 +14,7 @@ import { LocalCluster, type ClusterInfoMessage } from './local-cluster.js';
 
 export const PARTITIONS = 3;
 export const RF = 3;
-const serverMain = resolve(import.meta.dirname, '../../dist/src/server/main.js');
+const serverMain = resolve(import.meta.dirname, '../../dist/src/bin/atoll-server.js');
 
 
 /** The cluster of one describe block and the output of the nodes its test starts with --join. */

@@ -51,7 +51,7 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, timeo
 /**
  * Registers an afterEach for the tests of a file or describe block: it closes every node or
  * cluster passed to add() since the last one, and puts back process.exitCode, which a node stopped
- * by its loop sets for main.ts (the test process must not keep it). A test that opens several in a
+ * by its loop sets for atoll-server.ts (the test process must not keep it). A test that opens several in a
  * row (a crash loop) closes the ones before with closeAll().
  */
 export function closedAfterEach(): { add<T extends { close(): Promise<void> }>(opened: T): T; closeAll(): Promise<void> } {

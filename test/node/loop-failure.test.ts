@@ -87,7 +87,7 @@ describe('an error thrown inside a loop task', () => {
       ranAfter = true;
     });
     expect(ranAfter).toBe(false);
-    // A stopped node changes nothing more: a write only runs out its deadline (main.ts exits the process).
+    // A stopped node changes nothing more: a write only runs out its deadline (atoll-server.ts exits the process).
     await expect(started.put({ key: 'k', value: new Uint8Array([1]) }, { deadlineMs: Date.now() + 200 })).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
   });
 

@@ -138,7 +138,7 @@ describe('atoll-server without a peer secret', () => {
     const dir = tempDir();
     const result = spawnSync(
       process.execPath,
-      [resolve('dist/src/server/main.js'), '--id', '1', '--peers', '1=127.0.0.1:7001,2=127.0.0.1:7002', '--replication-factor', '2', '--data-dir', join(dir, 'data')],
+      [resolve('dist/src/bin/atoll-server.js'), '--id', '1', '--peers', '1=127.0.0.1:7001,2=127.0.0.1:7002', '--replication-factor', '2', '--data-dir', join(dir, 'data')],
       { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ATOLL_PEER_SECRET: '', ATOLL_PEER_SECRET_FILE: '', ATOLL_LOG_LEVEL: 'error' } },
     );
     expect(result.status).toBe(1);

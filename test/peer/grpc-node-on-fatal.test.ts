@@ -1,7 +1,7 @@
 /**
  * The production wiring of a node (issue 18, idle wakeups): the server learns of a node's fatal stop
- * at once (src/server/main.ts shuts down on it; openGrpcNode passes its onFatal to the node), so no
- * timer polls node.failure; and the node's periodic jobs share one interval (shared-ticker.ts).
+ * at once (src/bin/atoll-server.ts shuts down on it; openGrpcNode passes its onFatal to the node),
+ * so no timer polls node.failure; and the node's periodic jobs share one interval (shared-ticker.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';

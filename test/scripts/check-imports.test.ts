@@ -306,6 +306,34 @@ describe('check-imports', () => {
     expect(result.stderr).toContain(`boundary: src/etcd/bad.ts reaches 'src/client/connection.ts' through src/etcd/bad.ts -> src/server/helper.ts -> src/client/connection.ts: ${rule}`);
   });
 
+  it('keeps the server off the peer and etcd, and the entry in src/bin off everything else', () => {
+    const serverRule = 'src/server may not import src/peer or src/etcd (the client-facing edge; the entry in src/bin wires the three together)';
+    const entryRule = 'only src/bin may import src/bin (the atoll-server entry: nothing builds on it)';
+    const allowed = {
+      'src/server/service.ts': `export const service = 1;\n`,
+      'src/peer/transport.ts': `export const t = 1;\n`,
+      'src/etcd/server.ts': `import { service } from '../server/service.js';\nexport const e = service;\n`,
+      'src/bin/flags.ts': `export const f = 1;\n`,
+      'src/bin/entry.ts': `import { f } from './flags.js';\nimport { service } from '../server/service.js';\nimport { t } from '../peer/transport.js';\nimport { e } from '../etcd/server.js';\nexport const x = [f, service, t, e];\n`,
+    };
+    const clean = checkWith(allowed);
+    expect(clean.stderr).toBe('');
+    expect(clean.status).toBe(0);
+    const result = checkWith({
+      ...allowed,
+      'src/server/bad.ts': `import { t } from '../peer/transport.js';\nimport { e } from '../etcd/server.js';\nimport { h } from './helper.js';\nexport const b = [t, e, h];\n`,
+      'src/server/helper.ts': `import { f } from '../bin/flags.js';\nexport const h = f;\n`,
+    });
+    expect(result.status).toBe(1);
+    const expected = [
+      `boundary: src/server/bad.ts:1 imports '../peer/transport.js' (src/peer/transport.ts): ${serverRule}`,
+      `boundary: src/server/bad.ts:2 imports '../etcd/server.js' (src/etcd/server.ts): ${serverRule}`,
+      `boundary: src/server/helper.ts:1 imports '../bin/flags.js' (src/bin/flags.ts): ${entryRule}`,
+    ];
+    for (const line of expected) expect(result.stderr).toContain(line);
+    expect(result.stderr).toMatch(new RegExp(`${expected.length} problems\\n$`));
+  });
+
   it('keeps the rooms of src/node one way: a room imports only the rooms its row lists, never the wiring', () => {
     const rooms = {
       'src/node/metrics.ts': `export interface NodeMetrics { n: number }\n`,

@@ -199,7 +199,7 @@ describe('finding 3: a node binds its admin port on loopback unless told otherwi
   it('listens on 127.0.0.1 at the client port + 1000 when --listen binds every interface', async () => {
     const port = await portWithNeighbours();
     dataDir = mkdtempSync(join(tmpdir(), 'atoll-admin-bind-'));
-    const argv = [join(root, 'dist/src/server/main.js'), '--id', '1', '--peers', `1=127.0.0.1:${port}`, '--listen', `0.0.0.0:${port}`, '--replication-factor', '1', '--partitions', '1', '--data-dir', dataDir];
+    const argv = [join(root, 'dist/src/bin/atoll-server.js'), '--id', '1', '--peers', `1=127.0.0.1:${port}`, '--listen', `0.0.0.0:${port}`, '--replication-factor', '1', '--partitions', '1', '--data-dir', dataDir];
     child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ATOLL_LOG_FORMAT: 'json', ATOLL_LOG_LEVEL: 'info' } });
     let log = '';
     const line = await new Promise<{ adminListen?: string }>((done, reject) => {

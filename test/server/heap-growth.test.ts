@@ -1,5 +1,5 @@
 /**
- * --heap-growth-percent (src/server/main.ts): V8's heap growing factor, set before the node
+ * --heap-growth-percent (src/bin/atoll-server.ts): V8's heap growing factor, set before the node
  * allocates (docs/performance.md, "Memory"). Out-of-range values stop the server with a clear error
  * before it opens anything, and the option is documented in --help with its default.
  */
@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 function server(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  return spawnSync(process.execPath, [resolve('dist/src/server/main.js'), ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ATOLL_LOG_LEVEL: 'error' } });
+  return spawnSync(process.execPath, [resolve('dist/src/bin/atoll-server.js'), ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ATOLL_LOG_LEVEL: 'error' } });
 }
 
 describe('atoll-server --heap-growth-percent', () => {

@@ -1,7 +1,7 @@
 /**
  * atoll-server's TLS flags (src/server/server-tls.ts): every half-given or unreadable setting stops
  * the node with a message naming the flag and the file; a good setting puts Peer on its own port.
- * The last test runs the real binary to check main.ts prints the message and exits 1.
+ * The last test runs the real binary to check atoll-server.ts prints the message and exits 1.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -100,7 +100,7 @@ describe('atoll-server', () => {
   it('exits 1 with the message when a TLS file is missing', () => {
     const result = spawnSync(
       process.execPath,
-      [join(root, 'dist/src/server/main.js'), '--id', '1', '--peers', '1=127.0.0.1:7001', '--replication-factor', '1', '--tls-cert', file('nope.pem'), '--tls-key', file('node1-key.pem')],
+      [join(root, 'dist/src/bin/atoll-server.js'), '--id', '1', '--peers', '1=127.0.0.1:7001', '--replication-factor', '1', '--tls-cert', file('nope.pem'), '--tls-key', file('node1-key.pem')],
       { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ATOLL_LOG_LEVEL: 'error' } },
     );
     expect(result.status).toBe(1);

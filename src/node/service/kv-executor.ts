@@ -70,15 +70,19 @@ export class KvExecutor {
     return TxnScope.fromVerified(transaction, this.options.partitions, this.options.txnKeys, tenant ?? defaultTenant, this.options.bucketHash);
   }
 
-  /** Runs `operation` on `replica` (the leader's, or any replica's for the reads that allow it). */
-  async execute(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
+  /**
+   * Runs `operation` on `replica` (the leader's, or any replica's for the reads that allow it).
+   * `startedMs`: when the router began to run it here (the clock's monotonic ms), which the load
+   * tracker records, so the request reads the clock once for its metrics and its load.
+   */
+  async execute(replica: PartitionReplica, operation: KvOperation, context: api.CallContext, startedMs = this.options.clock.monotonicMs()): Promise<KvResult> {
     const { limits, access } = this.options;
     const tenant = context.tenant ?? defaultTenant;
     // A script's bucket is the caller's user bucket (its keys are mapped where it runs): counted
     // under the caller's tenant, like every other request's key.
     const scriptBucketKey = operation.kind === 'executeScript' ? toInternalKey(tenant, scriptBucket(operation.request, limits)) : undefined;
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
-    this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), this.options.clock.monotonicMs());
+    this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), startedMs);
     await access.chargeRequest(replica.id, tenant, () => this.mayGrow(operation));
     // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/service/auth.ts).
     if (operation.kind === 'lease' && operation.request.action === 'grant') await access.checkLeaseQuota(tenant);

@@ -20,6 +20,7 @@ import type { KvExecutor } from './kv-executor.js';
 import { noMetrics, type NodeMetrics } from '../metrics.js';
 import type { KvOperation, KvResult, KvResultOf } from '../../api/operations.js';
 import { isCheckedOperation } from '../../api/checked-operation.js';
+import { hasDeadlineSignal } from '../../api/deadline-signal.js';
 import type { PartitionReplica } from '../replica/partition-replica.js';
 import { preferredLeaderOf, replicasOf } from '../../keys/placement.js';
 import type { NodeClock, NodeTimers } from '../ports.js';
@@ -179,9 +180,10 @@ export class Router {
    * the leader it now knows, a bounded number of times and never past the request's deadline.
    */
   async route(partition: number, operation: KvOperation, callContext: api.CallContext): Promise<KvResult> {
-    // The request's one deadline registration in this process (unless its server scope made it).
-    const armed = this.deadlines.arm(callContext);
-    const context = armed.context;
+    // The request's one deadline registration in this process, unless its server scope made it
+    // (then its signal aborts at the deadline, and the context goes on as it came).
+    const armed = hasDeadlineSignal(callContext) ? undefined : this.deadlines.arm(callContext);
+    const context = armed?.context ?? callContext;
     try {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -213,7 +215,7 @@ export class Router {
         }
       }
     } finally {
-      armed.dispose();
+      armed?.dispose();
     }
   }
 
@@ -325,7 +327,7 @@ export class Router {
     const metrics = this.options.metrics ?? noMetrics;
     const startedMs = this.options.clock.monotonicMs();
     try {
-      const result = await this.options.executor.execute(replica, operation, context);
+      const result = await this.options.executor.execute(replica, operation, context, startedMs);
       metrics.executed(operation.kind, 'OK', (this.options.clock.monotonicMs() - startedMs) / 1000);
       return result;
     } catch (error) {

@@ -1,40 +1,17 @@
-#!/usr/bin/env node
 /**
- * atoll-server: one Atoll node. Flags override environment variables (ATOLL_*), which override
- * defaults. Logs are pino JSON (pretty on a TTY). SIGTERM/SIGINT shut down gracefully: stop
- * accepting, finish in-flight requests, flush, close LevelDB.
+ * atoll-server's flags: the command line and its ATOLL_* environment variables (flags override
+ * the environment, which overrides defaults), checked so that a wrong one stops the server with one
+ * clear line before it opens anything. What the entry (atoll-server.ts) wires the node from.
  */
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
-import * as grpc from '@grpc/grpc-js';
 import { Command, InvalidArgumentError } from 'commander';
-import { pino, type Logger } from 'pino';
-import { isAtollError } from '../errors.js';
 import { limits, makeLimits, type Limits } from '../limits.js';
 import { NODE_DEFAULTS } from '../node/atoll-node.js';
 import { AUTO_SPLIT_DEFAULTS } from '../node/cluster/auto-split.js';
-import { openGrpcNode } from '../peer/grpc-node.js';
-import { fetchClusterToJoin, joinedClusterOf } from '../peer/join.js';
-import type { JoinedCluster } from '../node/node-config.js';
-import { peerServiceHandlers, requirePeerSecret } from '../peer/peer-service.js';
-import { AdminServer, defaultAdminAddress, defaultAdminListen } from './admin-server.js';
-import { tenantMetricsAccess, tenantMetricsModes, type TenantMetricsMode } from './admin-auth.js';
-import { addStatusPage, ownNodeStatus } from './status-page.js';
-import { addClientServices, createGrpcServer } from './grpc-server.js';
-import { PrometheusNodeMetrics } from './node-metrics.js';
-import type { AtollNode } from '../node/atoll-node.js';
-import type { PeerTransport } from '../peer/grpc-peer-transport.js';
-import { clusterServiceHandlers } from './cluster-service.js';
-import { clusterServiceDefinition, peerServiceDefinition } from '../wire/protos.js';
-import { planServerTls, type ServerTlsPlan } from './server-tls.js';
-import { startEtcdListener, type EtcdListener } from '../etcd/etcd-server.js';
-import { TenantGrant } from '../api/tenant-grant.js';
-import { checkGrantable } from '../node/service/node-access.js';
-import { loadPeerSecrets, type LoadedPeerSecrets } from '../node/peers/peer-secret.js';
+import { defaultAdminAddress, defaultAdminListen } from '../server/admin-server.js';
+import { tenantMetricsModes, type TenantMetricsMode } from '../server/admin-auth.js';
+import { planServerTls, type ServerTlsPlan } from '../server/server-tls.js';
 import { bucketHashNames, defaultBucketHash, parseBucketHashName, type BucketHashName } from '../keys/bucket-hash.js';
-
-// In-flight client calls get this long; peers' long-lived Raft streams never end by themselves.
-const SHUTDOWN_GRACE_MS = 1_500;
 
 /** --heap-growth-percent's default: the next full collection comes at 1.5 times the live heap. */
 const DEFAULT_HEAP_GROWTH_PERCENT = 50;
@@ -60,6 +37,7 @@ function readMode(text: string): 'safe' | 'lease' {
   return text;
 }
 
+/** An id=host:port,... list (--peers, --dial, --peer-addresses, --admin-addresses, --etcd-addresses). */
 export function parsePeers(text: string): Map<number, string> {
   const peers = new Map<number, string>();
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
@@ -73,19 +51,83 @@ export function parsePeers(text: string): Map<number, string> {
   return peers;
 }
 
-function makeLogger(id: number): Logger {
-  const level = process.env['ATOLL_LOG_LEVEL'] ?? 'info';
-  if (process.stdout.isTTY && process.env['ATOLL_LOG_FORMAT'] !== 'json') {
-    return pino({ level, base: { node: id }, transport: { target: 'pino-pretty', options: { colorize: true } } });
-  }
-  return pino({ level, base: { node: id } });
+/** The flags as commander parsed them (and the environment's values, which skip its parsers). */
+export interface ServerOptions {
+  id?: number;
+  listen?: string;
+  peers?: string;
+  join?: string;
+  zone?: string;
+  dataDir: string;
+  partitions: number;
+  bucketHash?: string;
+  replicationFactor: number;
+  tickMs: number;
+  electionTicks: number;
+  readMode: 'safe' | 'lease';
+  retentionRevisions: number;
+  snapshotEvery: number;
+  autoSplitKeys?: number;
+  autoSplitRps?: number;
+  autoSplitPauseMs: number;
+  cacheMb: number;
+  keyIndexMb: number;
+  raftLogMb: number;
+  heapGrowthPercent: number;
+  maxValueBytes: number;
+  maxTokensPerTenant: number;
+  watchMemoryMb: number;
+  watchTenantMb: number;
+  watchConnectionMb: number;
+  watchStreamMb: number;
+  watchStallMs: number;
+  maxScriptsPerNode: number;
+  maxScriptsPerTenant: number;
+  scriptCpuMsPerSecond: number;
+  unsafeTestBug?: string[];
+  dial?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsClientCa?: string;
+  peerAddresses?: string;
+  peerListen?: string;
+  peerCert?: string;
+  peerKey?: string;
+  peerCa?: string;
+  peerSecretFile?: string;
+  adminListen?: string;
+  adminAddresses?: string;
+  tenantMetrics: string;
 }
 
-/** The exit code of a node that learned it was removed from the cluster (its peers refuse it). */
-const REMOVED_EXIT_CODE = 4;
+/** The flags, checked, and what follows from them. */
+export interface ServerFlags {
+  readonly options: ServerOptions;
+  readonly id: number;
+  /** Every node's client address by id; a joining node's holds only itself (src/peer/join.ts). */
+  readonly peers: Map<number, string>;
+  /** --dial: peers reached through other addresses. */
+  readonly dial: ReadonlyMap<number, string>;
+  /** The client gRPC address to bind. */
+  readonly listen: string;
+  /** --join: members' peer ports; empty when the node founds or restarts a cluster. */
+  readonly joinAddresses: readonly string[];
+  readonly zone: string;
+  readonly bucketHash: BucketHashName | undefined;
+  readonly watchLimits: Partial<Limits>;
+  /** The admin HTTP address to bind; undefined: --admin-listen none. */
+  readonly adminListen: string | undefined;
+  readonly adminAddresses: ReadonlyMap<number, string>;
+  readonly tls: ServerTlsPlan;
+  readonly bugs: readonly string[];
+  /** The cluster admin token (--admin-token-file or ATOLL_ADMIN_TOKEN); undefined: authentication off. */
+  readonly adminToken: string | undefined;
+  /** Stops the process with one line on stderr and exit code 1, as a wrong flag does. */
+  readonly fail: (message: string) => never;
+}
 
-async function main(): Promise<void> {
-  const env = process.env;
+/** Parses and checks atoll-server's flags (`argv` as process.argv); a wrong one exits the process with 1. */
+export function parseServerFlags(argv: readonly string[] = process.argv, env: NodeJS.ProcessEnv = process.env): ServerFlags {
   const program = new Command('atoll-server')
     .description('Run one Atoll node')
     .option('--id <n>', 'this node id (ATOLL_ID)', integer('--id', 1), env['ATOLL_ID'] ? Number(env['ATOLL_ID']) : undefined)
@@ -138,59 +180,10 @@ async function main(): Promise<void> {
     .option('--admin-listen <host:port>', 'admin HTTP address to bind: Prometheus /metrics, /livez, /readyz, the status page; "none" turns it off (ATOLL_ADMIN_LISTEN; default 127.0.0.1 with --listen\'s port + 1000: probes and scrapes from other hosts need an address named here, such as 0.0.0.0:8001)', env['ATOLL_ADMIN_LISTEN'])
     .option('--tenant-metrics <mode>', 'who sees the per-tenant series of /metrics (atoll_tenant_*, which name tenants and their usage): off (default) | admin-token (a scrape that sends the cluster admin token as its bearer token) | on (every scrape) (ATOLL_TENANT_METRICS)', tenantMetricsMode, env['ATOLL_TENANT_METRICS'] ?? 'off')
     .option('--admin-addresses <list>', 'every node\'s admin address as id=host:port,..., listed in ClusterInfo (ATOLL_ADMIN_ADDRESSES; default each --peers address with its port + 1000)', env['ATOLL_ADMIN_ADDRESSES'])
-    .parse();
-  const options = program.opts<{
-    id?: number;
-    listen?: string;
-    peers?: string;
-    join?: string;
-    zone?: string;
-    dataDir: string;
-    partitions: number;
-    bucketHash?: string;
-    replicationFactor: number;
-    tickMs: number;
-    electionTicks: number;
-    readMode: 'safe' | 'lease';
-    retentionRevisions: number;
-    snapshotEvery: number;
-    autoSplitKeys?: number;
-    autoSplitRps?: number;
-    autoSplitPauseMs: number;
-    cacheMb: number;
-    keyIndexMb: number;
-    raftLogMb: number;
-    heapGrowthPercent: number;
-    maxValueBytes: number;
-    maxTokensPerTenant: number;
-    watchMemoryMb: number;
-    watchTenantMb: number;
-    watchConnectionMb: number;
-    watchStreamMb: number;
-    watchStallMs: number;
-    maxScriptsPerNode: number;
-    maxScriptsPerTenant: number;
-    scriptCpuMsPerSecond: number;
-    unsafeTestBug?: string[];
-    dial?: string;
-    tlsCert?: string;
-    tlsKey?: string;
-    tlsClientCa?: string;
-    peerAddresses?: string;
-    peerListen?: string;
-    peerCert?: string;
-    peerKey?: string;
-    peerCa?: string;
-    peerSecretFile?: string;
-    adminListen?: string;
-    adminAddresses?: string;
-    tenantMetrics: string;
-  }>();
+    .parse(argv);
+  const options = program.opts<ServerOptions>();
   if (options.id === undefined) program.error('error: --id (or ATOLL_ID) is required');
   if (options.heapGrowthPercent > 1000) program.error('error: --heap-growth-percent must be at most 1000');
-  // Before the node allocates: V8 reads the factor at every full collection (docs/performance.md,
-  // "Memory": under a mixed load V8's own factor kept 210-235 MB of heap for 60-100 MB live).
-  if (options.heapGrowthPercent > 0) setFlagsFromString(`--heap-growing-percent=${options.heapGrowthPercent}`);
   const joinAddresses = (options.join ?? '').split(',').map((address) => address.trim()).filter((address) => address !== '');
   if (!options.peers && joinAddresses.length === 0) program.error('error: --peers (or ATOLL_PEERS) is required, or --join to join a running cluster');
   const zone = options.zone ?? '';
@@ -290,208 +283,5 @@ async function main(): Promise<void> {
     program.error('error: the admin token must look like atk_ followed by 43 base64url characters: make one with `atoll auth new-admin-token`');
   }
 
-  let peerSecrets!: LoadedPeerSecrets;
-  try {
-    peerSecrets = loadPeerSecrets({ value: env['ATOLL_PEER_SECRET'], file: options.peerSecretFile, dataDir: options.dataDir, nodeCount: joinAddresses.length > 0 ? 2 : peers.size });
-  } catch (error) {
-    program.error(`error: ${(error as Error).message}`);
-  }
-
-  const logger = makeLogger(id);
-  // The admin port opens first, so /livez answers while a large node opens its storage; /readyz
-  // says 503 until the node serves and every partition it hosts knows its leader.
-  const metrics = new PrometheusNodeMetrics();
-  let openedNode: AtollNode | undefined;
-  let peerTransport: PeerTransport | undefined;
-  let serving = false;
-  const nodeServing = (): boolean => serving && openedNode !== undefined && openedNode.failure === undefined;
-  const admin = new AdminServer({
-    registry: metrics.registry,
-    view: () => openedNode?.metricsView() ?? { nodeId: id, tasksQueued: 0, partitions: [], reachable: [] },
-    serving: nodeServing,
-    logger,
-    tenantMetrics: { registry: metrics.tenantRegistry, access: tenantMetricsAccess(options.tenantMetrics as TenantMetricsMode, () => openedNode) },
-  });
-  addStatusPage(admin, {
-    node: () => openedNode,
-    serving: nodeServing,
-    // Over the peer port with the peer secret: the viewer's token never leaves this node.
-    peerStatus: (peer, deadlineMs) => (peerTransport === undefined ? Promise.reject(new Error('the node is starting')) : peerTransport.nodeStatus(peer, deadlineMs)),
-  });
-  if (adminListen !== undefined) {
-    const bound = await admin.listen(adminListen);
-    logger.info({ adminListen, adminPort: bound.port }, 'atoll admin port listening (/ status page, /metrics, /livez, /readyz)');
-  }
-  logger.info({ origin: peerSecrets.origin, secrets: peerSecrets.secrets.length, ...(options.peerSecretFile !== undefined && { peerSecretFile: options.peerSecretFile }) }, 'peer secret loaded');
-  let joined: JoinedCluster | undefined;
-  const peerAddressMap = new Map(tls.peerPort.addresses);
-  if (joinAddresses.length > 0) {
-    try {
-      const info = await fetchClusterToJoin({ addresses: joinAddresses, peerSecret: peerSecrets.secrets[0] as string, credentials: tls.peerChannelCredentials, timeoutMs: 60_000, logger });
-      joined = joinedClusterOf(info, { id, clientAddress: listen as string, peerAddress: tls.peerPort.listen, zone });
-    } catch (error) {
-      logger.error({ err: error instanceof Error ? error.message : String(error) }, 'could not join the cluster');
-      logger.flush?.();
-      return program.error(`error: ${(error as Error).message}`);
-    }
-    for (const member of joined.members) {
-      if (member.id !== id) peers.set(member.id, member.clientAddress);
-      if (member.peerAddress !== '') peerAddressMap.set(member.id, member.peerAddress);
-    }
-    logger.info({ clusterId: joined.clusterId, members: joined.members.map((member) => member.id) }, 'joining a running cluster: waiting for `atoll cluster add-node` to move replicas here');
-  }
-  // A data directory of another cluster, or flags that contradict its cluster descriptor: one line
-  // naming the flag, the recorded value and the given one (src/node/cluster/cluster-descriptor.ts).
-  // Until the server can shut down (below), a fatal stop is caught by the check after it.
-  let stopOnFatal = (): void => undefined;
-  let stopOnRemoved = (): void => undefined;
-  const tenantGrant = etcdTenantGrant(options as { etcdTenant?: string }, adminToken, logger, (message) => program.error(message));
-  const opened = await openGrpcNode({
-    ...(adminToken !== undefined && { adminToken }),
-    ...(tenantGrant !== undefined && { tenantGrants: [tenantGrant] }),
-    id,
-    peers,
-    dataDir: options.dataDir,
-    partitions: joined?.partitions ?? options.partitions,
-    ...(bucketHash !== undefined && joined === undefined && { bucketHash }),
-    replicationFactor: joined?.replicationFactor ?? options.replicationFactor,
-    ...(joined !== undefined && { joined }),
-    ...(zone !== '' && { zone }),
-    // Recorded in the cluster descriptor (the advertised peer ports, never --dial's proxies).
-    peerAddresses: peerAddressMap,
-    tickMs: options.tickMs,
-    electionTicks: options.electionTicks,
-    readMode: options.readMode,
-    retentionRevisions: options.retentionRevisions,
-    snapshotEveryEntries: options.snapshotEvery,
-    // Off unless a threshold is given (auto-split.ts).
-    autoSplit: {
-      ...(options.autoSplitKeys !== undefined && { maxKeys: options.autoSplitKeys }),
-      ...(options.autoSplitRps !== undefined && { maxRequestsPerSecond: options.autoSplitRps }),
-      pauseMs: options.autoSplitPauseMs,
-    },
-    cacheBytes: options.cacheMb * 1024 * 1024,
-    keyIndexBytes: options.keyIndexMb * 1024 * 1024,
-    raftLogMemoryBytes: options.raftLogMb * 1024 * 1024,
-    maxValueBytes: options.maxValueBytes,
-    maxTokensPerTenant: options.maxTokensPerTenant,
-    limits: { ...watchLimits, maxScriptsPerNode: options.maxScriptsPerNode, maxScriptsPerTenant: options.maxScriptsPerTenant, scriptCpuMsPerSecond: options.scriptCpuMsPerSecond },
-    // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
-    dialAddresses: new Map([...peerAddressMap, ...dial]),
-    peerCredentials: tls.peerChannelCredentials,
-    peerSecrets: peerSecrets.secrets,
-    testBugs: { readsWithoutQuorum: bugs.includes('reads-without-quorum'), ackBeforeCommit: bugs.includes('ack-before-commit'), noDedup: bugs.includes('no-dedup'), tornTransactions: bugs.includes('torn-transactions') },
-    adminAddresses,
-    logger,
-  }, metrics, () => {
-    // The node stopped on a fatal error (and closes itself): the process exits with 1. Told at
-    // once, so no timer polls for it (a 200 ms watchdog woke every idle server 5 times a second).
-    process.exitCode = 1;
-    stopOnFatal();
-  }, () => stopOnRemoved()).catch((error: unknown) => {
-    if (!isAtollError(error) || error.code !== 'CLUSTER_MISMATCH') throw error;
-    logger.error({ code: error.code, ...error.details }, error.message);
-    logger.flush?.();
-    return program.error(`error: ${error.message}`);
-  });
-  const { node, transport } = opened;
-  metrics.attach(node);
-  openedNode = node;
-  peerTransport = transport;
-  const server = createGrpcServer();
-  const services = addClientServices(server, node, logger, { auth: node, metrics });
-  // Peer (and the Cluster service peers ask for leaders) are served only on the peer port, and
-  // every call there must carry the peer secret: no client credential can ever reach Peer.
-  const peerServer = createGrpcServer();
-  peerServer.addService(clusterServiceDefinition, requirePeerSecret(node, clusterServiceHandlers(node, logger), logger));
-  peerServer.addService(peerServiceDefinition, peerServiceHandlers(node, transport, logger, () => ownNodeStatus(node, nodeServing())));
-  const bind = (target: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> =>
-    new Promise<number>((resolve, reject) => {
-      target.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
-    });
-  const port = await bind(server, listen as string, tls.clientCredentials);
-  const peerPort = await bind(peerServer, tls.peerPort.listen, tls.peerPort.credentials);
-  const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
-  logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
-  logger.info({ listen, port, dataDir: options.dataDir, partitions: joined?.partitions ?? options.partitions, peers: Object.fromEntries(peers) }, 'atoll node listening');
-  const etcdListen = (options as { etcdListen?: string }).etcdListen;
-  let etcd: EtcdListener | undefined;
-  if (etcdListen !== undefined && etcdListen !== '') {
-    const { clusterId } = await node.clusterInfo({ deadlineMs: Date.now() + 10_000 }, { partitions: [] });
-    const etcdAddresses = (options as { etcdAddresses?: string }).etcdAddresses;
-    etcd = await startEtcdListener(node, logger, {
-      nodeId: id,
-      listen: etcdListen,
-      clientAddress: listen as string,
-      clusterId: clusterId ?? '',
-      credentials: tls.clientCredentials,
-      ...(etcdAddresses !== undefined && etcdAddresses !== '' && { addresses: parsePeers(etcdAddresses) }),
-      ...(tenantGrant !== undefined && { tenantGrant }),
-    });
-    logger.info({ etcdListen, etcdPort: etcd.port, ...(tenantGrant !== undefined && { etcdTenant: tenantGrant.tenant }) }, 'etcd API listening (etcdctl --endpoints)');
-  }
-  serving = true;
-
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    serving = false;
-    services.setServing(false);
-    etcd?.server.forceShutdown();
-    const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
-    force.unref();
-    server.tryShutdown(() => {
-      clearTimeout(force);
-      // The peer port stayed open while clients drained: their writes needed followers' answers.
-      peerServer.forceShutdown();
-      void admin.close();
-      node
-        .close()
-        .then(() => {
-          logger.info('stopped');
-          logger.flush?.();
-          process.exit(process.exitCode ?? 0);
-        })
-        .catch((error: unknown) => {
-          logger.error({ err: error }, 'error while closing');
-          process.exit(1);
-        });
-    });
-  };
-  // No request may crash a node: a promise rejection nobody handled is a bug to log loudly, and
-  // the node keeps serving (its loop and storage are unaffected by a stray request promise).
-  process.on('unhandledRejection', (reason) => {
-    logger.error({ err: reason }, 'unhandled promise rejection (a bug); the node keeps running');
-  });
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  stopOnFatal = () => shutdown('fatal');
-  if (node.failure) shutdown('fatal');
-  // A removed member's peers refuse it: it stops, with its own exit code (README, "Growing and
-  // healing a cluster"). Told by the node (onRemoved), so no timer polls for it.
-  stopOnRemoved = () => {
-    process.exitCode = REMOVED_EXIT_CODE;
-    shutdown('removed from the cluster');
-  };
-  if (node.removedFromCluster) stopOnRemoved();
-}
-
-main().catch((error: unknown) => {
-  console.error(`atoll-server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  process.exit(1);
-});
-
-/** The etcd port's default tenant (--etcd-tenant): a grant the node honours for its token-less calls. */
-function etcdTenantGrant(options: { etcdTenant?: string }, adminToken: string | undefined, logger: Logger, fail: (message: string) => never): TenantGrant | undefined {
-  const tenant = options.etcdTenant;
-  if (tenant === undefined || tenant === '') return undefined;
-  try {
-    checkGrantable(tenant);
-  } catch (error) {
-    fail(`error: --etcd-tenant: ${(error as Error).message}`);
-  }
-  if (adminToken === undefined) logger.warn({ etcdTenant: tenant }, '--etcd-tenant has no effect without authentication: every call is the default tenant\'s');
-  return new TenantGrant(tenant);
+  return { options, id, peers, dial, listen: listen as string, joinAddresses, zone, bucketHash, watchLimits, adminListen, adminAddresses, tls, bugs, adminToken, fail: (message) => program.error(message) };
 }
