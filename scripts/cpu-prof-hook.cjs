@@ -5,7 +5,7 @@ const inspector = require('node:inspector');
 const fs = require('node:fs');
 const path = require('node:path');
 const dir = process.env.CPU_PROF_DIR;
-if (dir && /server[\\/]main\.js$/.test(process.argv[1] ?? '')) {
+if (dir && /bin[\\/]atoll-server\.js$/.test(process.argv[1] ?? '')) {
   const session = new inspector.Session();
   session.connect();
   session.post('Profiler.enable');
