@@ -25,6 +25,9 @@
 # clusters of 1, 64 and 1,024 partitions (`--sweep`), round by round, and one table with puts/s,
 # the ratio to one partition and the server CPU per put, then one line per partition count:
 # `sweep put c=64 partitions=64 ops/s=1573 vs-1-partition=0.77 server-ms/op=1.10`.
+# With --sweep-ab FLAGS every partition count runs twice a round on fresh clusters, A without FLAGS
+# and B with them (A B A B), and the table has a row per side with B/A: a server flag measured
+# side by side, `npm run bench:etcd -- --sweep-only --sweep 64 --sweep-ab --coalesce-raft-messages`.
 # Everything it started is stopped on exit, on failure and on Ctrl-C.
 #
 # Options (defaults in brackets):
@@ -41,6 +44,9 @@
 #   --sweep-concurrency N   the sweep's puts in flight                         [64]
 #   --sweep-keys N       keys preloaded into each sweep cluster              [10000]
 #   --sweep-only         only the sweep (no etcd, no side-by-side runs)
+#   --sweep-ab FLAGS     the sweep runs A (without FLAGS) and B (with them) alternately, e.g.
+#                        --coalesce-raft-messages; several flags as one quoted word
+#   --atoll-flags FLAGS  extra atoll-server flags for every Atoll node this script starts
 #   --tenants LIST       tenant counts of the many-tenant sweep; '' skips it    [1,8,64]
 #   --tenants-concurrency N  the tenant sweep's puts in flight, spread over the tenants [64]
 #   --tenants-only       only the many-tenant sweep (no side-by-side runs, no partition sweep)
@@ -62,6 +68,8 @@ sweep="1,64,1024"
 sweep_concurrency=64
 sweep_keys=10000
 sweep_only=0
+sweep_ab=""
+atoll_flags=""
 tenants="1,8,64"
 tenants_concurrency=64
 tenants_only=0
@@ -86,6 +94,8 @@ while [[ $# -gt 0 ]]; do
     --sweep-concurrency) sweep_concurrency="$2"; shift 2 ;;
     --sweep-keys) sweep_keys="$2"; shift 2 ;;
     --sweep-only) sweep_only=1; shift ;;
+    --sweep-ab) [[ -n ${2:-} ]] || { echo "bench-vs-etcd: --sweep-ab needs the flags of side B" >&2; exit 2; }; sweep_ab="$2"; shift 2 ;;
+    --atoll-flags) atoll_flags="$2"; shift 2 ;;
     --tenants) tenants="$2"; shift 2 ;;
     --tenants-concurrency) tenants_concurrency="$2"; shift 2 ;;
     --tenants-only) tenants_only=1; shift ;;
@@ -106,6 +116,13 @@ if [[ -n $tenants ]]; then
 fi
 if [[ $tenants_only -eq 1 && -z $tenants ]]; then say "--tenants-only needs --tenants"; exit 2; fi
 if [[ $tenants_only -eq 1 && $sweep_only -eq 1 ]]; then say "give --sweep-only or --tenants-only, not both"; exit 2; fi
+# Server flags as words (no quoting inside them): every node gets atoll_flags_list, a sweep's B side
+# sweep_ab_list as well; atoll_side_flags is what start_atoll adds for the cluster it starts.
+read -r -a atoll_flags_list <<<"$atoll_flags"
+read -r -a sweep_ab_list <<<"$sweep_ab"
+if [[ -n $sweep_ab && ${#sweep_ab_list[@]} -eq 0 ]]; then say "--sweep-ab needs the flags of side B"; exit 2; fi
+if [[ -n $sweep_ab && -z $sweep ]]; then say "--sweep-ab needs the sweep (--sweep is '')"; exit 2; fi
+atoll_side_flags=()
 
 atoll_base_port="${BENCH_ATOLL_PORT:-27011}"
 etcd_base_port="${BENCH_ETCD_PORT:-23791}"
@@ -263,7 +280,8 @@ start_atoll() {
   for i in 1 2 3; do
     ATOLL_LOG_LEVEL=warn ATOLL_LOG_FORMAT=json node "${node_flags[@]}" "$root/dist/src/bin/atoll-server.js" \
       --id "$i" --peers "$atoll_peers" --partitions "$partitions" --data-dir "$dir/node$i" --peer-secret-file "$peer_secret_file" \
-      --etcd-listen "127.0.0.1:$((atoll_base_port + 300 + i - 1))" "${auth_args[@]}" >"$work/atoll-node$i.log" 2>&1 &
+      --etcd-listen "127.0.0.1:$((atoll_base_port + 300 + i - 1))" "${auth_args[@]}" "${atoll_flags_list[@]}" "${atoll_side_flags[@]}" \
+      >"$work/atoll-node$i.log" 2>&1 &
     started_pids+=($!)
     atoll_pids+=($!)
     if [[ $i == 1 ]]; then
@@ -271,7 +289,10 @@ start_atoll() {
       [[ -s $peer_secret_file ]] || { say "atoll node 1 did not create $peer_secret_file; its log:"; tail -n 20 "$work/atoll-node1.log" >&2 || true; exit 1; }
     fi
   done
-  say "atoll: 3 nodes, $partitions partitions, starting (clients $atoll_endpoints, pids ${atoll_pids[*]})"
+  local flags_text="${atoll_flags_list[*]} ${atoll_side_flags[*]}"
+  flags_text="${flags_text# }"
+  flags_text="${flags_text% }"
+  say "atoll: 3 nodes, $partitions partitions${flags_text:+, flags $flags_text}, starting (clients $atoll_endpoints, pids ${atoll_pids[*]})"
 }
 # stop_atoll: stops the cluster start_atoll started (SIGTERM, then SIGKILL after 10 s) and forgets it.
 stop_atoll() {
@@ -412,55 +433,96 @@ fi
 if [[ -n $sweep && $tenants_only -eq 0 ]]; then
   IFS=, read -r -a sweep_list <<<"$sweep"
   mkdir -p "$results/sweep"
+  # One side without --sweep-ab ('-', files p<N>-r<round>.json), else A and B (p<N>-A-r<round>.json).
+  sides=(-)
+  if [[ -n $sweep_ab ]]; then sides=(A B); fi
   for round in $(seq 1 "$rounds"); do
     for partitions in "${sweep_list[@]}"; do
-      start_atoll "$work/sweep-p$partitions-r$round" "$partitions"
-      wait_ready "atoll ($partitions partitions)" 300 atoll_ready
-      say "sweep: put c=$sweep_concurrency on $partitions partitions, round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-      if ! run_bench --endpoints "$atoll_endpoints" --keys "$sweep_keys" --value-size "$value_size" --timeout 10000 \
-        --workloads put --concurrency "$sweep_concurrency" --duration "$duration" --warmup "$warmup" \
-        --sample-pids "$(pids_of atoll)" --json >"$results/sweep/p$partitions-r$round.json"; then
-        say "sweep on $partitions partitions, round $round failed (see above); going on"
-        failed_runs=$((failed_runs + 1))
-      fi
-      stop_atoll
-      rm -rf "$work/sweep-p$partitions-r$round"
+      for side in "${sides[@]}"; do
+        name="p$partitions-r$round"
+        atoll_side_flags=()
+        if [[ $side != - ]]; then name="p$partitions-$side-r$round"; fi
+        if [[ $side == B ]]; then atoll_side_flags=("${sweep_ab_list[@]}"); fi
+        start_atoll "$work/sweep-$name" "$partitions"
+        wait_ready "atoll ($partitions partitions)" 300 atoll_ready
+        say "sweep: put c=$sweep_concurrency on $partitions partitions${sweep_ab:+, side $side}, round $round/$rounds (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+        if ! run_bench --endpoints "$atoll_endpoints" --keys "$sweep_keys" --value-size "$value_size" --timeout 10000 \
+          --workloads put --concurrency "$sweep_concurrency" --duration "$duration" --warmup "$warmup" \
+          --sample-pids "$(pids_of atoll)" --json >"$results/sweep/$name.json"; then
+          say "sweep on $partitions partitions${sweep_ab:+, side $side}, round $round failed (see above); going on"
+          failed_runs=$((failed_runs + 1))
+        fi
+        stop_atoll
+        atoll_side_flags=()
+        rm -rf "$work/sweep-$name"
+      done
     done
   done
   # Rounds merged as the comparison merges them: operations and seconds summed, CPU weighted by time.
-  node - "$results/sweep" "$sweep" "$sweep_concurrency" "$results/sweep.md" <<'NODE'
+  node - "$results/sweep" "$sweep" "$sweep_concurrency" "$results/sweep.md" "$sweep_ab" <<'NODE'
 const fs = require('node:fs');
-const [dir, list, concurrency, markdown] = process.argv.slice(2);
+const [dir, list, concurrency, markdown, ab] = process.argv.slice(2);
+const sides = ab ? ['A', 'B'] : ['-'];
 const rows = [];
+const perRun = [];
 for (const partitions of list.split(',')) {
-  let operations = 0, seconds = 0, cpuSeconds = 0, load = 0, runs = 0;
-  for (const file of fs.readdirSync(dir).filter((f) => f.startsWith(`p${partitions}-r`))) {
-    let report;
-    try { report = JSON.parse(fs.readFileSync(`${dir}/${file}`, 'utf8')); } catch { continue; }
-    for (const run of report.runs ?? []) {
-      operations += run.operations;
-      seconds += run.elapsedSeconds;
-      cpuSeconds += (Object.values(run.serverCpuPercent ?? {}).reduce((a, b) => a + b, 0) / 100) * run.elapsedSeconds;
-      load += run.loadAverage1m;
-      runs++;
+  for (const side of sides) {
+    const prefix = side === '-' ? `p${partitions}-r` : `p${partitions}-${side}-r`;
+    let operations = 0, seconds = 0, cpuSeconds = 0, load = 0, p50 = 0, p99 = 0, runs = 0;
+    for (const file of fs.readdirSync(dir).filter((f) => f.startsWith(prefix))) {
+      let report;
+      try { report = JSON.parse(fs.readFileSync(`${dir}/${file}`, 'utf8')); } catch { continue; }
+      for (const run of report.runs ?? []) {
+        const cpu = (Object.values(run.serverCpuPercent ?? {}).reduce((a, b) => a + b, 0) / 100) * run.elapsedSeconds;
+        operations += run.operations;
+        seconds += run.elapsedSeconds;
+        cpuSeconds += cpu;
+        load += run.loadAverage1m;
+        p50 += run.latencyMs.p50Ms;
+        p99 += run.latencyMs.p99Ms;
+        runs++;
+        perRun.push({ partitions, side, round: Number(file.slice(prefix.length, -'.json'.length)), opsPerSecond: run.opsPerSecond, p50: run.latencyMs.p50Ms, p99: run.latencyMs.p99Ms, msPerOp: run.operations > 0 ? (cpu * 1000) / run.operations : NaN, load: run.loadAverage1m });
+      }
     }
+    if (runs === 0) { rows.push({ partitions, side, missing: true }); continue; }
+    rows.push({ partitions, side, opsPerSecond: operations / seconds, msPerOp: operations > 0 ? (cpuSeconds * 1000) / operations : NaN, p50: p50 / runs, p99: p99 / runs, load: load / runs, runs });
   }
-  if (runs === 0) { rows.push({ partitions, missing: true }); continue; }
-  rows.push({ partitions, opsPerSecond: operations / seconds, msPerOp: operations > 0 ? (cpuSeconds * 1000) / operations : NaN, load: load / runs, runs });
 }
-const base = rows.find((row) => !row.missing && row.opsPerSecond > 0)?.opsPerSecond;
-const lines = [
-  `| partitions | puts/s (c=${concurrency}) | vs ${rows[0]?.partitions ?? 1} partition(s) | server ms/op | load | runs |`,
-  '| ---: | ---: | ---: | ---: | ---: | ---: |',
-];
+const f2 = (x) => x.toFixed(2);
 const summary = [];
-for (const row of rows) {
-  if (row.missing) { lines.push(`| ${row.partitions} | failed | | | | 0 |`); continue; }
-  const ratio = base ? row.opsPerSecond / base : NaN;
-  lines.push(`| ${row.partitions} | ${Math.round(row.opsPerSecond).toLocaleString('en-US')} | ${ratio.toFixed(2)} | ${row.msPerOp.toFixed(2)} | ${row.load.toFixed(1)} | ${row.runs} |`);
-  summary.push(`sweep put c=${concurrency} partitions=${row.partitions} ops/s=${Math.round(row.opsPerSecond)} vs-${rows[0].partitions}-partition=${ratio.toFixed(2)} server-ms/op=${row.msPerOp.toFixed(2)}`);
+let lines;
+if (!ab) {
+  const base = rows.find((row) => !row.missing && row.opsPerSecond > 0)?.opsPerSecond;
+  lines = [
+    `| partitions | puts/s (c=${concurrency}) | vs ${rows[0]?.partitions ?? 1} partition(s) | server ms/op | load | runs |`,
+    '| ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const row of rows) {
+    if (row.missing) { lines.push(`| ${row.partitions} | failed | | | | 0 |`); continue; }
+    const ratio = base ? row.opsPerSecond / base : NaN;
+    lines.push(`| ${row.partitions} | ${Math.round(row.opsPerSecond).toLocaleString('en-US')} | ${f2(ratio)} | ${f2(row.msPerOp)} | ${row.load.toFixed(1)} | ${row.runs} |`);
+    summary.push(`sweep put c=${concurrency} partitions=${row.partitions} ops/s=${Math.round(row.opsPerSecond)} vs-${rows[0].partitions}-partition=${f2(ratio)} server-ms/op=${f2(row.msPerOp)}`);
+  }
+} else {
+  // A B: one row per side (rounds merged; p50 and p99 the mean of the runs'), then every run in order.
+  lines = [
+    `| partitions | side | puts/s (c=${concurrency}) | B/A | p50 ms | p99 ms | server ms/op | load | runs |`,
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const row of rows) {
+    const label = row.side === 'A' ? 'A' : `B (${ab})`;
+    if (row.missing) { lines.push(`| ${row.partitions} | ${label} | failed | | | | | | 0 |`); continue; }
+    const a = rows.find((other) => other.partitions === row.partitions && other.side === 'A' && !other.missing);
+    const ratio = a ? row.opsPerSecond / a.opsPerSecond : NaN;
+    lines.push(`| ${row.partitions} | ${label} | ${Math.round(row.opsPerSecond).toLocaleString('en-US')} | ${f2(ratio)} | ${f2(row.p50)} | ${f2(row.p99)} | ${f2(row.msPerOp)} | ${row.load.toFixed(1)} | ${row.runs} |`);
+    summary.push(`sweep-ab put c=${concurrency} partitions=${row.partitions} side=${row.side} ops/s=${Math.round(row.opsPerSecond)} vs-A=${f2(ratio)} p50=${f2(row.p50)} p99=${f2(row.p99)} server-ms/op=${f2(row.msPerOp)}`);
+  }
+  perRun.sort((x, y) => x.round - y.round || Number(x.partitions) - Number(y.partitions) || x.side.localeCompare(y.side));
+  lines.push('', '| round | partitions | side | puts/s | p50 ms | p99 ms | server ms/op | load |', '| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const run of perRun) lines.push(`| ${run.round} | ${run.partitions} | ${run.side} | ${Math.round(run.opsPerSecond).toLocaleString('en-US')} | ${f2(run.p50)} | ${f2(run.p99)} | ${f2(run.msPerOp)} | ${run.load.toFixed(1)} |`);
 }
-const text = `### Per-partition sweep (put, c=${concurrency}, fresh three-node Atoll clusters)\n\n${lines.join('\n')}\n`;
+const title = ab ? `### Per-partition sweep, A without and B with ${ab} (put, c=${concurrency}, fresh three-node Atoll clusters)` : `### Per-partition sweep (put, c=${concurrency}, fresh three-node Atoll clusters)`;
+const text = `${title}\n\n${lines.join('\n')}\n`;
 fs.writeFileSync(markdown, text);
 process.stdout.write(`\n${text}\n${summary.join('\n')}\n`);
 NODE

@@ -121,6 +121,7 @@ async function main(): Promise<void> {
     tickMs: options.tickMs,
     electionTicks: options.electionTicks,
     readMode: options.readMode,
+    coalesceRaftMessages: options.coalesceRaftMessages,
     retentionRevisions: options.retentionRevisions,
     snapshotEveryEntries: options.snapshotEvery,
     // Off unless a threshold is given (auto-split.ts).

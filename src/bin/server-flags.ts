@@ -65,6 +65,7 @@ export interface ServerOptions {
   tickMs: number;
   electionTicks: number;
   readMode: 'safe' | 'lease';
+  coalesceRaftMessages: boolean;
   retentionRevisions: number;
   snapshotEvery: number;
   autoSplitKeys?: number;
@@ -167,6 +168,7 @@ export function parseServerFlags(argv: readonly string[] = process.argv, env: No
     .option('--watch-connection-mb <n>', `the same for one client connection (ATOLL_WATCH_CONNECTION_MB; default ${limits.watchConnectionBytes / 1024 / 1024})`, integer('--watch-connection-mb', 1), Number(env['ATOLL_WATCH_CONNECTION_MB'] ?? limits.watchConnectionBytes / 1024 / 1024))
     .option('--watch-stream-mb <n>', `the same for one HTTP/2 stream (a KV.Watch call, or a KV.Stream with its watches); at least 5, one read of history (ATOLL_WATCH_STREAM_MB; default ${limits.watchStreamBytes / 1024 / 1024})`, integer('--watch-stream-mb', 1), Number(env['ATOLL_WATCH_STREAM_MB'] ?? limits.watchStreamBytes / 1024 / 1024))
     .option('--watch-stall-ms <n>', `a watch stream that gets none of its queued bytes written for this long is closed (RST_STREAM), and its connection too if the stream does not close; a watcher that waits this long for room ends with WATCH_OVERFLOW (ATOLL_WATCH_STALL_MS; default ${limits.watchStallMs})`, integer('--watch-stall-ms', 100), Number(env['ATOLL_WATCH_STALL_MS'] ?? limits.watchStallMs))
+    .option('--coalesce-raft-messages', 'send every group\'s commit notices to a peer as one node-level item per frame, and every group\'s acknowledgements to a leader\'s node as one (issue 35; off by default); upgrade EVERY node first, then turn it on node by node: an older node refuses a frame carrying these items (ATOLL_COALESCE_RAFT_MESSAGES=1; docs/operations.md)', env['ATOLL_COALESCE_RAFT_MESSAGES'] === '1')
     .option('--snapshot-every <n>', 'applied entries between snapshots (ATOLL_SNAPSHOT_EVERY)', integer('--snapshot-every', 10), Number(env['ATOLL_SNAPSHOT_EVERY'] ?? NODE_DEFAULTS.snapshotEveryEntries))
     // Node-to-node traffic always has a port of its own (docs/security.md, "Peers" and "TLS").
     .option('--tls-cert <file>', 'serve the client port over TLS with this PEM certificate chain (ATOLL_TLS_CERT)', env['ATOLL_TLS_CERT'])
@@ -229,6 +231,7 @@ export function parseServerFlags(argv: readonly string[] = process.argv, env: No
     program.error(`error: ${(error as Error).message}`);
   }
   const bugs = options.unsafeTestBug ?? [];
+  if (!['', '0', '1', undefined].includes(env['ATOLL_COALESCE_RAFT_MESSAGES'])) program.error('error: ATOLL_COALESCE_RAFT_MESSAGES must be 1 (on) or 0 (off)');
   if (bugs.length > 0 && env['ATOLL_ALLOW_TEST_BUGS'] !== '1') program.error('error: --unsafe-test-bug needs ATOLL_ALLOW_TEST_BUGS=1 (it makes the node incorrect on purpose)');
   for (const bug of bugs) if (!['reads-without-quorum', 'ack-before-commit', 'no-dedup', 'torn-transactions'].includes(bug)) program.error(`error: unknown test bug ${bug}`);
   if (options.readMode !== 'safe' && options.readMode !== 'lease') program.error('error: --read-mode (ATOLL_READ_MODE) must be lease or safe');
