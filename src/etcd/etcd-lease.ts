@@ -106,7 +106,7 @@ function keepAliveStream(api: NodeApi, logger: Logger, headerOf: HeaderOf) {
     const fail = (error: unknown): void => {
       if (ended) return;
       ended = true;
-      call.emit('error', etcdStatusOf(error, logger));
+      call.emit('error', etcdStatusOf(error, logger, caller.authorization !== undefined));
     };
     call.on('data', (request: { ID: string }) => {
       if (ended) return;

@@ -166,7 +166,8 @@ const observeMaxMs = 24 * 3600_000;
 /** Observe: the leader now (when there is one), then each new leader or proclaimed value, until the caller goes. */
 function observeHandler(api: NodeApi, logger: Logger, headerOf: HeaderOf) {
   return (call: grpc.ServerWritableStream<{ name: Uint8Array }, object>): void => {
-    const scope = openCallScope({ caller: etcdCallerOf(call) });
+    const caller = etcdCallerOf(call);
+    const scope = openCallScope({ caller });
     const stop = new AbortController();
     const end = (): void => stop.abort();
     call.on('cancelled', end);
@@ -191,7 +192,7 @@ function observeHandler(api: NodeApi, logger: Logger, headerOf: HeaderOf) {
       .catch((error: unknown) => {
         if (stop.signal.aborted) return;
         logger.debug({ err: error }, 'etcd election observe ended');
-        call.emit('error', etcdStatusOf(error, logger));
+        call.emit('error', etcdStatusOf(error, logger, caller.authorization !== undefined));
       })
       .finally(() => {
         scope.dispose();

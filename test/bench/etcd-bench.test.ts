@@ -7,11 +7,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchJson } from '../../src/bench/bench-report.js';
 import { AtollClient } from '../../src/client/index.js';
 import { LocalCluster } from '../../src/chaos/local-cluster.js';
+import { etcdPackageDefinition } from '../../src/etcd/etcd-protos.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { bench } from './bench-cli.js';
 
@@ -107,6 +109,19 @@ describe("atoll bench against Atoll's etcd port", () => {
       await expect(anonymous.put('anonymous').value('x').exec()).rejects.toThrow('etcdserver: user name is empty');
     } finally {
       anonymous.close();
+    }
+    // A stream too: LeaseKeepAlive without a token ends with the same answer, not an invalid token.
+    const pkg = grpc.loadPackageDefinition(etcdPackageDefinition) as unknown as { etcdserverpb: { Lease: new (address: string, credentials: grpc.ChannelCredentials) => grpc.Client } };
+    const lease = new pkg.etcdserverpb.Lease(cluster.etcdAddresses.get(1) as string, grpc.credentials.createInsecure());
+    try {
+      const stream = (lease as unknown as { LeaseKeepAlive(options: grpc.CallOptions): grpc.ClientDuplexStream<{ ID: string }, object> }).LeaseKeepAlive({ deadline: Date.now() + 5_000 });
+      const ended = new Promise<grpc.ServiceError>((resolveEnded) => stream.on('error', resolveEnded));
+      stream.on('data', () => undefined);
+      stream.write({ ID: '12345' });
+      const error = await ended;
+      expect([error.code, error.details]).toEqual([grpc.status.INVALID_ARGUMENT, 'etcdserver: user name is empty']);
+    } finally {
+      lease.close();
     }
   }, 15_000);
 
