@@ -8,23 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { Harness } from './harness.js';
 
-const encoder = new TextEncoder();
-
-function led(batchAppends: boolean): Harness {
-  const h = new Harness([1, 2, 3], { batchAppends });
-  h.campaign(1);
-  h.stabilize();
-  h.propose(1, 'first');
-  h.stabilize();
-  h.queue = [];
-  return h;
-}
-
+const led = (batchAppends: boolean): Harness => Harness.led({ batchAppends });
 /** Proposes `count` entries at the leader without draining it in between (one loop iteration's tasks). */
-function proposeMany(h: Harness, count: number): void {
-  for (let i = 0; i < count; i++) h.node(1).raw.propose(encoder.encode(`v${i}`));
-  h.flush(1);
-}
+const proposeMany = (h: Harness, count: number): void => h.proposeMany(1, count);
 
 describe('batched appends', () => {
   it('send one append per follower for all the proposals of an iteration', () => {

@@ -10,22 +10,8 @@ import type { RaftConfig } from '../../src/raft/config.js';
 import type { Message } from '../../src/raft/types.js';
 import { Harness } from './harness.js';
 
-const encoder = new TextEncoder();
-
-function led(overrides: Partial<RaftConfig> = {}): Harness {
-  const h = new Harness([1, 2, 3], { batchAppends: true, commitNotices: true, ...overrides });
-  h.campaign(1);
-  h.stabilize();
-  h.propose(1, 'first');
-  h.stabilize();
-  h.queue = [];
-  return h;
-}
-
-function proposeMany(h: Harness, count: number): void {
-  for (let i = 0; i < count; i++) h.node(1).raw.propose(encoder.encode(`v${i}`));
-  h.flush(1);
-}
+const led = (overrides: Partial<RaftConfig> = {}): Harness => Harness.led({ batchAppends: true, commitNotices: true, ...overrides });
+const proposeMany = (h: Harness, count: number): void => h.proposeMany(1, count);
 
 describe('commit notices', () => {
   it('replace the commit-only appends: one notice per follower per commit advance, applied, never answered', () => {

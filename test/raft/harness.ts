@@ -156,6 +156,26 @@ export class Harness {
     return result;
   }
 
+  /**
+   * Proposes `count` entries (v0, v1, ...) at `id` without draining it in between (one loop
+   * iteration's proposals), then flushes it once.
+   */
+  proposeMany(id: NodeId, count: number): void {
+    for (let i = 0; i < count; i++) this.node(id).raw.propose(encoder.encode(`v${i}`));
+    this.flush(id);
+  }
+
+  /** Three voters with node 1 leading and one entry of its term committed everywhere; nothing queued. */
+  static led(overrides: Partial<RaftConfig> = {}): Harness {
+    const h = new Harness([1, 2, 3], overrides);
+    h.campaign(1);
+    h.stabilize();
+    h.propose(1, 'first');
+    h.stabilize();
+    h.queue = [];
+    return h;
+  }
+
   readIndex(id: NodeId, context: string): void {
     this.node(id).raw.readIndex(context);
     this.flush(id);
