@@ -124,6 +124,18 @@ export class LeaseTable {
 
   planGrant(layout: MvccKeyLayout, id: number, tenant: string, ttlMs: number): LeaseChange {
     assert(!this.leases.has(id), 'a lease id is the index of its grant entry, which applies once');
+    this.checkRoom(tenant);
+    const record: LeaseRecord = { id, tenant, ttlMs, keys: new Set() };
+    return { records: new Map([[id, record]]), operations: [{ type: 'put', key: layout.leaseKey(id), value: encodeLeaseRecord(record) }] };
+  }
+
+  /**
+   * Throws what a grant for `tenant` would be refused with now: the tenant at its share of the
+   * partition (QUOTA_EXCEEDED), or the partition full (RESOURCE_EXHAUSTED). The apply decides
+   * (planGrant); a leader also asks before it proposes, so a flood of grants past the share costs
+   * no Raft round each (LeaseKeeper.serve).
+   */
+  checkRoom(tenant: string): void {
     const held = this.countByTenant.get(tenant) ?? 0;
     if (held >= leasesPerTenantPerPartitionMax) {
       throw new AtollError(
@@ -135,8 +147,6 @@ export class LeaseTable {
     if (this.leases.size >= leasesPerPartitionMax) {
       throw new AtollError('RESOURCE_EXHAUSTED', `a partition holds at most ${leasesPerPartitionMax} leases; revoke unused ones`, { maxLeases: leasesPerPartitionMax });
     }
-    const record: LeaseRecord = { id, tenant, ttlMs, keys: new Set() };
-    return { records: new Map([[id, record]]), operations: [{ type: 'put', key: layout.leaseKey(id), value: encodeLeaseRecord(record) }] };
   }
 
   /** Removes the lease (its keys' tombstones are the caller's). */

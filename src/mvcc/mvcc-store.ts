@@ -70,6 +70,8 @@ export class MvccStore {
    */
   private readonly engine: StorageEngine;
 
+  private imports = 0;
+
   private constructor(private readonly state: MvccState) {
     this.engine = state.engine;
   }
@@ -134,6 +136,11 @@ export class MvccStore {
   /** Every lease of the partition, in grant order (the leader's lease keeper walks them). */
   allLeases(): LeaseRecord[] {
     return this.state.leases.all();
+  }
+
+  /** Throws what a lease grant for `tenant` would be refused with as of the applied state (LeaseTable.checkRoom). */
+  checkLeaseRoom(tenant: string): void {
+    this.state.leases.checkRoom(tenant);
   }
 
   /** How many leases each tenant holds in the partition (published with its usage, for the lease quota). */
@@ -252,8 +259,14 @@ export class MvccStore {
     return exportSnapshot(this.state);
   }
 
+  /** Snapshot imports this store began since it opened: an import replaces state no revision records. */
+  get importsBegun(): number {
+    return this.imports;
+  }
+
   /** Replaces the partition's state with a snapshot, crash-safely (snapshot-io.ts importSnapshot). */
   importSnapshot(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, options: ImportOptions = {}): Promise<MvccStatus> {
+    this.imports++;
     return importSnapshot(this.state, chunks, options);
   }
 

@@ -21,6 +21,7 @@ import type { PartitionReplica } from '../../src/node/replica/partition-replica.
 import { preferredLeaderOf } from '../../src/keys/placement.js';
 import { systemClock, systemTimers, type NodeClock, type NodeTimers, type NodeTransport, type TransportEvents } from '../../src/node/ports.js';
 import { Rng } from '../../src/raft/rng.js';
+import { leasesPerTenantPerPartitionMax } from '../../src/mvcc/lease-table.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
 import { driverOf, loneNodeConfig } from './in-process-cluster.js';
 
@@ -186,6 +187,27 @@ describe('leases through whole nodes', () => {
     ]);
     controller.abort();
     await watching.catch(() => undefined);
+  });
+
+  it("a grant past the tenant's share of the partition is refused at the leader without a Raft round (issue 33: a grant flood costs no writes)", async () => {
+    const cluster = await startCluster(1);
+    await waitFor(() => leaderOf(cluster, 0)?.id === 1, 'a leader');
+    const leader = cluster.get(1)!;
+    const bucket = bucketIn(0);
+    // The default tenant takes its whole share, 64 grants at a time.
+    for (let granted = 0; granted < leasesPerTenantPerPartitionMax; granted += 64) {
+      const batch = Math.min(64, leasesPerTenantPerPartitionMax - granted);
+      await Promise.all(Array.from({ length: batch }, () => leader.node.lease!({ action: 'grant', key: bucket, ttlMs: 60_000 }, contextOf(leader))));
+    }
+    const replica = leader.replica(0);
+    expect(replica.mvcc.leaseCountsByTenant().get(defaultTenant)).toBe(leasesPerTenantPerPartitionMax);
+    const lastIndex = replica.raw.status().lastIndex;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await expect(leader.node.lease!({ action: 'grant', key: bucket, ttlMs: 60_000 }, contextOf(leader))).rejects.toMatchObject({ code: 'QUOTA_EXCEEDED' });
+    }
+    // Twenty refusals, and the log did not grow: no entry was proposed for them.
+    await settle(50);
+    expect(replica.raw.status().lastIndex).toBe(lastIndex);
   });
 
   it('a follower skewed ahead decides nothing, and a leader kill does not expire a kept-alive lease', async () => {

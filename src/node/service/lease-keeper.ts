@@ -17,7 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { AtollError } from '../../errors.js';
-import { defaultTenant } from '../../keys/tenant-keys.js';
+import { defaultTenant, tenantOfInternalKey } from '../../keys/tenant-keys.js';
 import type { Limits } from '../../limits.js';
 import { encodeCommand, type ApplyResult, type Command } from '../../mvcc/index.js';
 import type { LeaseRecord } from '../../mvcc/lease-table.js';
@@ -83,6 +83,10 @@ export class LeaseKeeper {
     const tenant = context.tenant ?? defaultTenant;
     if (request.action === 'grant') {
       const ttlMs = request.ttlMs ?? 0;
+      // Refused as of this leader's applied state, which holds every grant and revocation
+      // acknowledged so far: no Raft round for a grant the apply would refuse (a tenant flooding
+      // grants past its share, issue 33). The apply still decides the grants that go on.
+      replica.mvcc.checkLeaseRoom(tenantOfInternalKey(request.key ?? ''));
       const result = await tools.propose({ type: 'leaseGrant', key: request.key ?? '', ttlMs });
       const local = result.leaseId;
       if (local === undefined) throw new AtollError('INTERNAL', 'a lease grant applied without a lease id');

@@ -22,9 +22,10 @@ export async function replicaDigests(node: number, api: AtollNode, buckets: read
       revision: replica.mvcc.revision,
       compactedRevision: replica.mvcc.compactedRevision,
       importing: replica.mvcc.needsSnapshot,
+      shape: shapeOf(replica.mvcc),
     })),
   );
-  const digests: Array<{ digest: ReplicaDigest; mvcc: (typeof moments)[number]['mvcc'] }> = [];
+  const digests: Array<{ digest: ReplicaDigest; mvcc: (typeof moments)[number]['mvcc']; shape: string }> = [];
   for (const moment of moments) {
     if (moment.importing) continue;
     const hash = createHash('sha256').update(`revision ${moment.revision} compacted ${moment.compactedRevision}\n`);
@@ -40,12 +41,22 @@ export async function replicaDigests(node: number, api: AtollNode, buckets: read
         after = read.continueAfter;
       }
     }
-    digests.push({ digest: { node, partition: moment.partition, appliedIndex: moment.appliedIndex, digest: hash.digest('hex') }, mvcc: moment.mvcc });
+    digests.push({ digest: { node, partition: moment.partition, appliedIndex: moment.appliedIndex, digest: hash.digest('hex') }, mvcc: moment.mvcc, shape: moment.shape });
   }
-  // The scans ran beside the loop: a replica the node deleted meanwhile (it moved away, or was
-  // absorbed by a merge) was read half deleted. Only the replicas still open afterwards count
-  // (simulator seed 5486: a paused node resumed, deleted its moved-away replica while its sample,
-  // taken before the pause, read it).
-  const open = await api.betweenIterations((replicas) => new Set([...replicas.values()].map((replica) => replica.mvcc)));
-  return digests.filter((taken) => open.has(taken.mvcc)).map((taken) => taken.digest);
+  // The scans ran beside the loop, so the replica could change under them in ways the read
+  // revision does not hide. Only a replica still open afterwards, with the same shape, counts:
+  // - deleted meanwhile (it moved away, or a merge absorbed it), it was read half deleted
+  //   (simulator seed 5486: a paused node resumed, deleted its moved-away replica while its
+  //   sample, taken before the pause, read it);
+  // - a split or a merge applied meanwhile moved keys out or in with their old revisions
+  //   (simulator seed 63748: a node paused between its moment and its scan resumed and applied a
+  //   split, so its sample at applied index 3 held the keys as of index 4);
+  // - a snapshot import began meanwhile and replaced the state.
+  const after = await api.betweenIterations((replicas) => new Map([...replicas.values()].map((replica) => [replica.mvcc, shapeOf(replica.mvcc)])));
+  return digests.filter((taken) => after.get(taken.mvcc) === taken.shape).map((taken) => taken.digest);
+}
+
+/** What changes when a replica's state changes outside its revisions: its range, and snapshot imports. */
+function shapeOf(mvcc: { readonly hashRange: { readonly start: number; readonly end: number } | undefined; readonly importsBegun: number; readonly needsSnapshot: boolean }): string {
+  return `${mvcc.hashRange?.start ?? '-'}:${mvcc.hashRange?.end ?? '-'}:${mvcc.importsBegun}:${mvcc.needsSnapshot}`;
 }
