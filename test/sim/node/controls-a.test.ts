@@ -8,12 +8,13 @@ import { firstCatch } from './seed-range.js';
  * budget; the catching seed run with the same settings and no defect must pass, so the catch is
  * the defect's doing.
  */
-async function expectCaught(name: string): Promise<void> {
+async function expectCaught(name: string): Promise<{ seed: number; failure: { message: string } }> {
   const control = negativeControls[name]!;
   const caught = await firstCatch(name);
   expect(caught, `${name}: no seed in 1..${control.budget} failed ${control.checker}/${control.invariant}`).toBeDefined();
   const clean = await runNodeSeed(caught!.seed, { overrides: control.overrides, traceLines: 0 });
   expect(clean.failures, `${name}: seed ${caught!.seed} without the defect`).toEqual([]);
+  return caught!;
 }
 
 describe('whole-node simulator: negative controls', () => {
@@ -21,9 +22,8 @@ describe('whole-node simulator: negative controls', () => {
   // follower's lost acknowledged entry, the third replica cut off, the old leader down through the
   // next election.
   it('a follower acknowledging appends before its synced write loses acknowledged increments (counter checker)', async () => {
-    await expectCaught('followerAckBeforeSync');
-    const caught = await firstCatch('followerAckBeforeSync');
-    expect(caught!.failure.message).toMatch(/below the \d+ acknowledged/);
+    const caught = await expectCaught('followerAckBeforeSync');
+    expect(caught.failure.message).toMatch(/below the \d+ acknowledged/);
   }, 300_000);
 
   it('a replica applying entries before they commit diverges from the others at the same index (digest checker)', async () => {
