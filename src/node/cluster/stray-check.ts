@@ -130,11 +130,18 @@ export class StrayCheck {
       // 58907). Once the merge applied R is gone everywhere else, so no peer reports R again; L's
       // leader reporting a range that covers R's says the merge applied (ranges are disjoint, and a
       // frozen R's keys go only to L), and R's replica here is a stray.
+      // Not while this node hosts L: its L applies the merge entry itself (or installs a snapshot
+      // that absorbs R, merge-apply.ts installed), and the merge reads R's store here (a voter of L
+      // that applies the merge hosts R, asserted in MergeApplier.applyMerge). Deleting R first
+      // stopped the node when its lagging L reached the entry (chaos seed 210: the node was cut off
+      // while the merge committed, its R froze and found no leader, L's leader covered R's range).
       const frozen = new Map<number, { partition: number; start: number; end: number }>();
       for (const partition of suspects.keys()) {
         const mvcc = driver.groups.get(partition)?.mvcc;
         const range = mvcc?.hashRange;
-        if (mvcc?.frozen !== undefined && range !== undefined && this.options.keepMergedAway !== true) frozen.set(mvcc.frozen.into, { partition, ...range });
+        if (mvcc?.frozen === undefined || range === undefined || this.options.keepMergedAway === true) continue;
+        if (driver.groups.has(mvcc.frozen.into)) continue;
+        frozen.set(mvcc.frozen.into, { partition, ...range });
       }
       for (const [peer] of this.options.knownNodes) {
         // With a leaderless or healing suspect every peer is asked about every suspect (as before
