@@ -51,9 +51,12 @@ export const reservedKeyCharacter = '\u0000';
  * name) when it contains U+0000 anywhere. `what` names it in the message ("a key", "a prefix").
  */
 export function validateUserText(text: string, what: string): void {
-  if (text.includes(reservedKeyCharacter)) {
-    throw new AtollError('INVALID_KEY', `${what} must not contain U+0000: that character is reserved for the tenant dimension`);
-  }
+  if (text.includes(reservedKeyCharacter)) throw reservedCharacterRefusal(what);
+}
+
+/** The refusal of caller text that contains U+0000 (validateUserText's; `what` names the text). */
+export function reservedCharacterRefusal(what: string): AtollError {
+  return new AtollError('INVALID_KEY', `${what} must not contain U+0000: that character is reserved for the tenant dimension`);
 }
 
 /** Checks a key a caller sent: a valid key that does not contain the reserved character. */

@@ -75,14 +75,13 @@ export function decodeCommand(bytes: Uint8Array): Command {
  * validation) has rejected lone surrogates, which TextEncoder would silently replace.
  */
 export function writeCheckedCommand(writer: ByteWriter, command: Command): void {
-  writer.uint8(formatVersion);
   switch (command.type) {
     case 'batch':
-      writer.uint8(tags.batch);
+      writer.uint8(formatVersion).uint8(tags.batch);
       writeWrites(writer, command.writes);
       return;
     case 'txn':
-      writer.uint8(tags.txn).uint64(command.snapshotRevision);
+      writer.uint8(formatVersion).uint8(tags.txn).uint64(command.snapshotRevision);
       writer.uint8(isolations.indexOf(command.isolation));
       writer.uint32(command.readKeys.length);
       for (const key of command.readKeys) writer.text(key);
@@ -94,31 +93,38 @@ export function writeCheckedCommand(writer: ByteWriter, command: Command): void 
       if (command.snapshotTimeMs !== undefined) writer.uint64(command.snapshotTimeMs);
       return;
     case 'compact':
-      writer.uint8(tags.compact).uint64(command.belowRevision);
+      writer.uint8(formatVersion).uint8(tags.compact).uint64(command.belowRevision);
       return;
     case 'expire':
-      writer.uint8(tags.expire).uint32(command.keys.length);
+      writer.uint8(formatVersion).uint8(tags.expire).uint32(command.keys.length);
       for (const key of command.keys) writer.text(key);
       return;
     case 'leaseGrant':
-      writer.uint8(tags.leaseGrant);
+      writer.uint8(formatVersion).uint8(tags.leaseGrant);
       writer.text(command.key);
       writer.uint64(command.ttlMs);
       return;
     case 'leaseRevoke':
-      writer.uint8(tags.leaseRevoke).uint64(command.lease).uint8(command.expired ? 1 : 0);
+      writer.uint8(formatVersion).uint8(tags.leaseRevoke).uint64(command.lease).uint8(command.expired ? 1 : 0);
       return;
     default:
-      writeWrite(writer, command);
+      writeCheckedWrite(writer, command, true);
   }
 }
 
 function writeWrites(writer: ByteWriter, writes: WriteOp[]): void {
   writer.uint32(writes.length);
-  for (const write of writes) writeWrite(writer, write);
+  for (const write of writes) writeCheckedWrite(writer, write);
 }
 
-function writeWrite(writer: ByteWriter, op: WriteOp): void {
+/**
+ * A write's bytes, written where `writer` stands. `whole`: the write is the whole command (a put's,
+ * a delete's, an increment's or an extend's), so the format version comes first: the bytes
+ * writeCheckedCommand writes for it, which a log entry writes after its header without the
+ * command's dispatch (encodeCommandEntry, src/node/replica/partition-replica.ts).
+ */
+export function writeCheckedWrite(writer: ByteWriter, op: WriteOp, whole = false): void {
+  if (whole) writer.uint8(formatVersion);
   switch (op.type) {
     case 'put': {
       let flags = 0;

@@ -17,7 +17,7 @@ export type {
   WriteOp,
   WriteResult,
 } from './commands.js';
-export { decodeCommand, encodeCheckedCommand, encodeCommand, writeCheckedCommand } from './command-codec.js';
+export { decodeCommand, encodeCheckedCommand, encodeCommand, writeCheckedCommand, writeCheckedWrite } from './command-codec.js';
 export { maxRequestIdBytes, validateCommand, validateKeyPrefix, validateRequestId, validateWriteOp } from './validate-command.js';
 export {
   defaultDedupWindow,

@@ -304,7 +304,7 @@ export class AtollNode implements api.NodeApi {
     try {
       // The request's one validation, where the call arrived (check-operation.ts); a forward carries the tenant.
       const checked = checkOperation(tenant, operation, this.limits);
-      return unmapResult(tenant, await this.router.route(this.router.partitionOf(checked, tenant), checked, { ...context, tenant }));
+      return unmapResult(tenant, await this.router.route(this.router.partitionOf(checked, tenant, true), checked, { ...context, tenant }));
     } catch (error) {
       throw unmapError(tenant, error);
     }
@@ -366,7 +366,7 @@ export class AtollNode implements api.NodeApi {
   /** Runs a request forwarded by another node (Peer.Forward), checked where the call arrived; one `asSent` (the caller's form) is moved into its tenant here. */
   async executeForwarded(operation: KvOperation, context: api.CallContext, asSent = false): Promise<KvResult> {
     const checked = markChecked(asSent ? mapOperation(context.tenant ?? defaultTenant, operation, false) : operation);
-    return this.router.route(this.router.partitionOf(checked, context.tenant), checked, context);
+    return this.router.route(this.router.partitionOf(checked, context.tenant, true), checked, context);
   }
 
   // ------------------------------------------------------------ access control (node-access.ts)

@@ -18,12 +18,12 @@ import { validateKey } from '../keys/validate-key.js';
 import { decodeTxnHandle } from '../txn/txn-handle.js';
 import {
   defaultTenant,
+  reservedCharacterRefusal,
   reservedKeyCharacter,
   tenantTag,
   toUserKey,
   validateUserKey,
   validateUserPrefix,
-  validateUserText,
   withoutTenantTag,
 } from '../keys/tenant-keys.js';
 import { timestampedRequestIdHead } from '../mvcc/request-id.js';
@@ -38,9 +38,9 @@ function mapKey(tenant: string, key: string, check: boolean): string {
   // toInternalKey, inline: this runs for every key of every request.
   const internal = tenantTag(tenant) + key;
   if (!check) return internal;
-  // validateUserKey, inline: a valid key without the reserved character.
+  // validateUserKey, inline: a valid key without the reserved character (validateUserText's check).
   validateKey(key);
-  validateUserText(key, 'a key');
+  if (key.includes(reservedKeyCharacter)) throw reservedCharacterRefusal('a key');
   // The tag makes the stored key longer: it too must fit (the limit is on keys as stored).
   if (internal.length !== key.length) {
     const keyBytes = utf8ByteLength(internal);

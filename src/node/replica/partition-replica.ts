@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { AtollError } from '../../errors.js';
-import { decodeCommand, writeCheckedCommand, type ApplyResult, type Command, type MvccStore } from '../../mvcc/index.js';
+import { decodeCommand, writeCheckedCommand, writeCheckedWrite, type ApplyResult, type Command, type MvccStore } from '../../mvcc/index.js';
 import { HeldSnapshot } from '../snapshot/held-snapshot.js';
 import { decodeSnapshotTicket } from '../snapshot/snapshot-payload.js';
 import type { StagedSnapshot } from '../snapshot/snapshot-receiver.js';
@@ -128,7 +128,9 @@ export function encodeCommandEntry(nowMs: number, command: Command, requestId?: 
   const put = command.type === 'put' ? command : undefined;
   const bound = 96 + 3 * (requestId?.length ?? 0) + (put === undefined ? 192 : 3 * put.key.length + put.value.length + (put.ifValue?.length ?? 0));
   const writer = new ByteWriter(bound).uint64(nowMs).text(requestId ?? '');
-  writeCheckedCommand(writer, command);
+  // A put, the commonest command, is written as the one write it is, without the command's dispatch.
+  if (put !== undefined) writeCheckedWrite(writer, put, true);
+  else writeCheckedCommand(writer, command);
   return writer.written();
 }
 

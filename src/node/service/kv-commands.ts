@@ -1,10 +1,11 @@
 /**
- * Small pure helpers of the KV executor: the MVCC write of a put request, whether a command adds
- * stored data (the storage quota applies), and the page tokens of prefix reads.
+ * Small pure helpers of the KV executor: the MVCC write of a put request, whether an operation or a
+ * command adds stored data (the storage quota applies), and the page tokens of prefix reads.
  */
 import { AtollError } from '../../errors.js';
 import type { Command, WriteOp } from '../../mvcc/index.js';
 import type { PutRequest } from '../../api/node-api.js';
+import type { KvOperation } from '../../api/operations.js';
 import { parseLeaseId } from '../../api/lease-id.js';
 import { putWriteOp } from '../../tenancy/check-operation.js';
 
@@ -21,6 +22,25 @@ export function writeOpOfPut(r: PutRequest, partition = 0, partitions = 1): Writ
     });
   }
   return putWriteOp(r, lease?.local);
+}
+
+/**
+ * Whether an operation may add stored data, so the storage quota applies: deletes, expiry
+ * changes (extend) and transactions that only delete go through over quota (a tenant must be
+ * able to get back under it); a script is checked when it commits (KvExecutor.execute).
+ */
+export function operationMayGrow(operation: KvOperation): boolean {
+  switch (operation.kind) {
+    case 'put':
+    case 'increment':
+      return true;
+    case 'commit':
+      // A commit's writes are puts unless marked delete (TxnScope.commandOf); the handle itself is
+      // verified where the router picked the partition and again when the commit case runs.
+      return operation.request.writes.some((write) => write.delete !== true);
+    default:
+      return false;
+  }
 }
 
 /** Whether a command writes a value (put, increment) rather than only deleting or changing expiry. */

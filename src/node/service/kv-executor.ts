@@ -18,7 +18,8 @@ import type { TxnHandleKeys } from '../../txn/txn-handle.js';
 import { keyInHashRange } from '../../mvcc/split-plan.js';
 import { TxnScope } from '../../txn/txn-scope.js';
 import type { Admission } from './admission.js';
-import { RequestDeadlines } from './request-deadline.js';
+import { RequestDeadlines, waitEndedBy } from './request-deadline.js';
+import { hasDeadlineSignal } from '../../api/deadline-signal.js';
 import type * as api from '../../api/node-api.js';
 import type { NodeTestBugs } from '../node-config.js';
 import type { NodeAccess } from './node-access.js';
@@ -30,7 +31,7 @@ import type { RaftDriver } from '../replica/raft-driver.js';
 import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
 import type { ScriptScheduler } from './script-scheduler.js';
-import { commandGrows, decodePageToken, encodePageToken, writeOpOfPut } from './kv-commands.js';
+import { commandGrows, decodePageToken, encodePageToken, operationMayGrow, writeOpOfPut } from './kv-commands.js';
 
 /** A backup page's keys and values stay under this many bytes (unless one key alone is larger). */
 const backupPageBytes = 1024 * 1024;
@@ -83,7 +84,7 @@ export class KvExecutor {
     const scriptBucketKey = operation.kind === 'executeScript' ? toInternalKey(tenant, scriptBucket(operation.request, limits)) : undefined;
     // Every request this node serves for the partition: all of them at its leader, local reads at a replica.
     this.options.load.record(replica.id, scriptBucketKey ?? loadKeyOf(operation.request), startedMs);
-    await access.chargeRequest(replica.id, tenant, () => this.mayGrow(operation));
+    await access.chargeRequest(replica.id, tenant, () => operationMayGrow(operation));
     // A grant adds a lease: the tenant's lease quota and its storage quota apply (node/service/auth.ts).
     if (operation.kind === 'lease' && operation.request.action === 'grant') await access.checkLeaseQuota(tenant);
     // Validated once where it entered the cluster: its keys and its command are not checked again.
@@ -182,25 +183,6 @@ export class KvExecutor {
             ...(this.options.scripts !== undefined && { scheduler: this.options.scripts }),
           }),
         };
-    }
-  }
-
-  /**
-   * Whether an operation may add stored data, so the storage quota applies: deletes, expiry
-   * changes (extend) and transactions that only delete go through over quota (a tenant must be
-   * able to get back under it); a script is checked when it commits (see executeScript).
-   */
-  private mayGrow(operation: KvOperation): boolean {
-    switch (operation.kind) {
-      case 'put':
-      case 'increment':
-        return true;
-      case 'commit':
-        // A commit's writes are puts unless marked delete (TxnScope.commandOf); the handle itself is
-        // verified where the router picked the partition and again when the commit case runs.
-        return operation.request.writes.some((write) => write.delete !== true);
-      default:
-        return false;
     }
   }
 
@@ -391,7 +373,7 @@ export class KvExecutor {
   /** Linearizable reads: at once under the lease when applied, else through the loop (read-barrier.ts). Watches start after one (watch-service.ts). */
   readBarrier(replica: PartitionReplica, context: api.CallContext): Promise<void> {
     if (this.options.testBugs?.readsWithoutQuorum || replica.reads.leaseReadReady()) return Promise.resolve();
-    return this.inLoop<void>(replica, context, (resolve, reject) => {
+    return this.inLoop<void>(replica, context, this.options.clock.wallMs(), (resolve, reject) => {
       if (replica.raw.role !== 'leader') {
         reject(replica.notLeaderError());
         return;
@@ -403,17 +385,38 @@ export class KvExecutor {
   /**
    * Runs `task` in the driver's loop for a request on `replica` and waits until it settles: admitted
    * under the partition's and the node's bounds first (admission.ts: OVERLOADED at once past them;
-   * the node's own calls, system tenant, are not counted), and given up at the request's deadline
-   * (request-deadline.ts).
+   * the node's own calls, system tenant, are not counted), and given up when the request's deadline
+   * signal aborts (request-deadline.ts). The router hands on a context whose signal aborts at its
+   * deadline; another (a watch's barrier) has its deadline registered for this wait alone. `task`
+   * is not started at all once the deadline has passed (`wallMs`: the clock now) or the signal
+   * aborted: a started request's promise must always have a listener, or its later rejection
+   * would be unhandled.
    */
-  private inLoop<T>(replica: PartitionReplica, context: api.CallContext, task: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> {
+  private inLoop<T>(replica: PartitionReplica, context: api.CallContext, wallMs: number, task: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> {
     let release: (() => void) | undefined;
+    let armed: ReturnType<RequestDeadlines['arm']> | undefined;
+    let signal: AbortSignal;
     try {
       if (context.tenant !== systemTenant) release = this.options.admission.admitRequest(replica.id);
+      if (context.deadlineMs <= wallMs) throw new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started');
+      armed = hasDeadlineSignal(context) ? undefined : this.deadlines.arm(context);
+      signal = (armed?.context ?? context).signal as AbortSignal;
+      if (signal.aborted) throw waitEndedBy(signal.reason);
     } catch (error) {
+      armed?.dispose();
+      release?.();
       return Promise.reject(error);
     }
-    const waited = this.deadlines.run<T>((resolve, reject) => this.options.driver.enqueue(() => task(resolve, reject)), context);
+    const waited = new Promise<T>((resolve, reject) => {
+      const abort = (): void => reject(waitEndedBy(signal.reason));
+      const ended = (): void => {
+        signal.removeEventListener('abort', abort);
+        armed?.dispose();
+      };
+      signal.addEventListener('abort', abort, { once: true });
+      // The task's outcome settles the wait (no change once the signal ended it) and frees the deadline's listener and registration.
+      this.options.driver.enqueue(() => task((value) => (ended(), resolve(value)), (error) => (ended(), reject(error))));
+    });
     return release === undefined ? waited : waited.finally(release);
   }
 
@@ -428,8 +431,10 @@ export class KvExecutor {
       if (requestId !== undefined) validateRequestId(requestId);
       validateCommand(command, this.options.limits);
     }
-    const payload = encodeCommandEntry(this.nowAt(replica), command, requestId);
-    return this.inLoop<ApplyResult>(replica, context, (resolve, reject) => {
+    // nowAt, inline, with the clock read once: the wait's deadline check takes the same reading.
+    const wallMs = this.options.clock.wallMs();
+    const payload = encodeCommandEntry(Math.max(wallMs, replica.mvcc.appliedTimeMs), command, requestId);
+    return this.inLoop<ApplyResult>(replica, context, wallMs, (resolve, reject) => {
       try {
         replica.propose(payload, { resolve, reject }, this.options.testBugs?.ackBeforeCommit === true);
       } catch (error) {

@@ -4,7 +4,8 @@
  * registered it: src/api/deadline-signal.ts marks such signals), and nothing here registers it
  * again. A call without one (a forward from a peer, the node's own calls, the simulator's) gets one
  * registration with the node's wheel (deadline-wheel.ts, on the node's timers, so the simulator
- * drives it) where the router takes it in (`arm`). Everything below waits on that signal (`run`).
+ * drives it) where the router takes it in (`arm`). Everything below waits on that signal
+ * (KvExecutor's wait for the loop, kv-executor.ts, which ends it with `waitEndedBy`).
  */
 import assert from 'node:assert/strict';
 import { AtollError } from '../../errors.js';
@@ -54,37 +55,10 @@ export class RequestDeadlines {
       },
     };
   }
-
-  /**
-   * Starts `start` (a promise's executor) under the caller's deadline and waits for it: until the
-   * context's deadline signal aborts. `start` is not called at all when the deadline has passed: a
-   * started request's promise must always have a listener, or its later rejection would be
-   * unhandled. A context that comes without a deadline signal (a caller that did not come through
-   * the router) has its deadline registered for this wait alone.
-   */
-  run<T>(start: (resolve: (value: T) => void, reject: (error: unknown) => void) => void, context: api.CallContext): Promise<T> {
-    const remaining = Math.min(context.deadlineMs - this.clock.wallMs(), this.limits.maxCallTimeoutMs);
-    if (remaining <= 0) return Promise.reject(new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started'));
-    const armed = hasDeadlineSignal(context) ? undefined : this.arm(context);
-    const signal = (armed?.context ?? context).signal as AbortSignal;
-    if (signal.aborted) {
-      armed?.dispose();
-      return Promise.reject(waitEndedBy(signal.reason));
-    }
-    const promise = new Promise<T>(start);
-    return new Promise<T>((resolve, reject) => {
-      const abort = (): void => reject(waitEndedBy(signal.reason));
-      signal.addEventListener('abort', abort, { once: true });
-      promise.then(resolve, reject).finally(() => {
-        signal.removeEventListener('abort', abort);
-        armed?.dispose();
-      });
-    });
-  }
 }
 
 /** The error a wait ends with when the request's signal aborts: its deadline passed, or its caller gave up. */
-function waitEndedBy(reason: unknown): AtollError {
+export function waitEndedBy(reason: unknown): AtollError {
   if (reason instanceof AtollError && reason.code === 'DEADLINE_EXCEEDED' && reason.message !== 'cancelled by the caller') {
     return new AtollError('DEADLINE_EXCEEDED', 'no answer within the deadline; a write may still apply');
   }

@@ -99,9 +99,10 @@ export class Router {
 
   /**
    * The partition an operation runs on (decoding the transaction handle or the script as needed).
-   * A checked operation's keys were validated where it entered the cluster (checked-operation.ts).
+   * A checked operation's keys were validated where it entered the cluster (checked-operation.ts):
+   * `keysChecked`, which a caller that has just checked it passes rather than have it asked again.
    */
-  partitionOf(operation: KvOperation, tenant = 'default'): number {
+  partitionOf(operation: KvOperation, tenant = 'default', keysChecked = isCheckedOperation(operation)): number {
     let key: string;
     switch (operation.kind) {
       case 'getByPrefix':
@@ -134,7 +135,7 @@ export class Router {
       default:
         key = operation.request.key;
     }
-    if (!isCheckedOperation(operation)) validateKey(key);
+    if (!keysChecked) validateKey(key);
     return this.ranges.partitionOfBucket(bucketOf(key));
   }
 
@@ -289,17 +290,31 @@ export class Router {
     // A learner (a move's new replica, maybe still empty) serves no reads of its own.
     const servesLocally = staleRead || (isRead && operation.request.transaction !== undefined);
     const localVoter = local !== undefined && servesLocally && local.raw.isVoter(this.options.id);
-    if (local && localVoter && staleRead) return this.executeLocal(local, operation, context);
-    // A read inside a transaction reads immutable versions at or below its snapshot revision, so
-    // any replica that has applied that revision answers it exactly, without a leader round.
-    if (local && localVoter && operation.request.transaction !== undefined) {
-      const { snapshotRevision } = executor.txnScope(operation.request.transaction, context.tenant).handle;
-      if (local.mvcc.revision >= snapshotRevision) return this.executeLocal(local, operation, context);
+    // Run here: a stale read at a voter; a read inside a transaction at a voter that has applied its
+    // snapshot revision (it reads immutable versions at or below it, so any such replica answers it
+    // exactly, without a leader round); anything at the leader.
+    let here =
+      localVoter &&
+      (staleRead || (operation.request.transaction !== undefined && local.mvcc.revision >= executor.txnScope(operation.request.transaction, context.tenant).handle.snapshotRevision));
+    let leader = 0;
+    if (!here) {
+      leader = local !== undefined ? local.raw.lead : this.leaderOf(partition);
+      // Requests waiting out an election count toward the partition's bound like any other.
+      if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
+      here = leader === this.options.id && local !== undefined;
     }
-    let leader = local !== undefined ? local.raw.lead : this.leaderOf(partition);
-    // Requests waiting out an election count toward the partition's bound like any other.
-    if (local && leader === 0) leader = await admission.run(local.id, context, () => this.waitForLeader(local, context));
-    if (leader === this.options.id && local) return this.executeLocal(local, operation, context);
+    if (here && local !== undefined) {
+      const metrics = this.options.metrics ?? noMetrics;
+      const startedMs = this.options.clock.monotonicMs();
+      try {
+        const result = await executor.execute(local, operation, context, startedMs);
+        metrics.executed(operation.kind, 'OK', (this.options.clock.monotonicMs() - startedMs) / 1000);
+        return result;
+      } catch (error) {
+        metrics.executed(operation.kind, outcomeCode(error), (this.options.clock.monotonicMs() - startedMs) / 1000);
+        throw this.withLeaderHint(error, local.id);
+      }
+    }
     if (leader === 0 || leader === this.options.id) throw notApplied(this.notLeader(partition, 0, 'no known leader for a partition this node does not hold'));
     if (hops >= MAX_FORWARD_HOPS) throw notApplied(this.notLeader(partition, leader, 'too many forwarding hops'));
     // The node's own calls (system tenant) are never refused; client forwards are bounded.
@@ -320,19 +335,6 @@ export class Router {
       throw error;
     } finally {
       release();
-    }
-  }
-
-  private async executeLocal(replica: PartitionReplica, operation: KvOperation, context: api.CallContext): Promise<KvResult> {
-    const metrics = this.options.metrics ?? noMetrics;
-    const startedMs = this.options.clock.monotonicMs();
-    try {
-      const result = await this.options.executor.execute(replica, operation, context, startedMs);
-      metrics.executed(operation.kind, 'OK', (this.options.clock.monotonicMs() - startedMs) / 1000);
-      return result;
-    } catch (error) {
-      metrics.executed(operation.kind, outcomeCode(error), (this.options.clock.monotonicMs() - startedMs) / 1000);
-      throw this.withLeaderHint(error, replica.id);
     }
   }
 
