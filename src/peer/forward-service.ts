@@ -8,18 +8,21 @@
  * answer a failure with the status serviceErrorOf makes, the stream inside a reply.
  *
  * A stream session's invariants:
+ * - Each call's request is the encoded ForwardRequest a unary call carries, read with Peer.Forward's
+ *   own checked deserializer: a request that is malformed or not UTF-8 is answered as that call is.
  * - At most MAX_CALLS_IN_FLIGHT of its calls run at once (the forwarding side keeps to it); a
  *   request past it is answered OVERLOADED, not applied.
  * - A cancelled call is aborted and forgotten: it gets no reply. Neither does one whose deadline
  *   passed, as grpc-js drops a unary answer past its deadline.
- * - While a reply waits for 'drain' (the peer reads its replies slower than they come), no frame
- *   is read, so gRPC's flow control holds the peer back instead of a buffer here growing.
- * - When the peer half-closes, the stream ends (OK) once its last call is answered; when it goes
- *   away, every call still running is aborted.
- * - A frame that names no call (no call id, no body, an id already running, bytes that do not
- *   decode) is a broken peer: the stream ends with a bare INVALID_ARGUMENT status, which the
- *   peer's calls in flight take as a broken stream (outcome unknown). A frame whose request alone is
- *   malformed or not UTF-8 is answered as a unary call with those bytes would be.
+ * - Replies are written as the forwarding side writes its calls (forward-stream.ts): one message
+ *   at a time, carrying every reply ready since the last one. While more than a message's worth
+ *   waits (the peer reads slower than its calls finish), no frame is read, so gRPC's flow control
+ *   holds the peer back instead of the replies here growing without bound.
+ * - When the peer half-closes, the stream ends (OK) once its last call is answered and written;
+ *   when it goes away, every call still running is aborted.
+ * - A frame that names no call (a call without an id or a body, an id already running, bytes that
+ *   do not decode) is a broken peer: the stream ends with a bare INVALID_ARGUMENT status, which the
+ *   peer's calls in flight take as a broken stream (outcome unknown).
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -28,14 +31,15 @@ import { AtollError } from '../errors.js';
 import { defaultLimits } from '../limits.js';
 import type { AtollNode } from '../node/atoll-node.js';
 import { decodeForwardRequest, encodeForwardResponse } from '../wire/forward-codec.js';
-import { decodeForwardFrame, forwardReplyOfResult, forwardReplyOfStatus, serializeForwardReply, type ForwardFrame } from '../wire/forward-stream-codec.js';
+import { decodeForwardFrame, encodeForwardReply, forwardReplyOfResult, forwardReplyOfStatus, type ForwardCall } from '../wire/forward-stream-codec.js';
 import { serviceErrorOf } from '../wire/grpc-errors.js';
+import { peerServiceDefinition } from '../wire/protos.js';
 import type { ForwardReplyMessage } from '../wire/wire-types.js';
-import { throwIfWireProblem, wireProblemError, wireProblemOf, type WireProblem } from '../wire/wire-utf8.js';
-import { MAX_CALLS_IN_FLIGHT } from './forward-stream.js';
+import { throwIfWireProblem, wireProblemOf } from '../wire/wire-utf8.js';
+import { FRAME_TARGET_BYTES, MAX_CALLS_IN_FLIGHT } from './forward-stream.js';
 
-/** Where a frame's `request` field sits in its wire problem's field path. */
-const requestField = 'request';
+/** Peer.Forward's request deserializer: its UTF-8 and shape check (wire-utf8.ts), then protobuf. */
+const deserializeForwardRequest = (peerServiceDefinition['Forward'] as grpc.MethodDefinition<unknown, unknown>).requestDeserialize;
 
 /** Serves one unary Peer.Forward call from an admitted peer. */
 export function serveForward(node: AtollNode, call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>, logger: Logger): void {
@@ -75,11 +79,16 @@ function executeForwardRequest(node: AtollNode, request: unknown, deadlineMs: nu
 class ForwardStreamSession {
   /** Calls running, by call id; aborting one cancels it. */
   private readonly running = new Map<number, AbortController>();
+  /** Reply entries waiting for the next message, in the order they were ready. */
+  private outbox: Buffer[] = [];
+  private outboxBytes = 0;
+  /** A message was handed to gRPC and its write has not completed. */
+  private writing = false;
   /** The peer half-closed: no more frames come. */
   private peerDone = false;
   /** The stream is over (ended here, or the peer went away): nothing more is written. */
   private over = false;
-  /** Reading is paused until the reply buffer drains. */
+  /** Reading is paused until the outbox is written. */
   private paused = false;
 
   constructor(
@@ -102,33 +111,41 @@ class ForwardStreamSession {
 
   private receive(message: unknown): void {
     if (this.over) return;
-    const problem = wireProblemOf(message);
-    let frame: ForwardFrame;
+    let calls: ForwardCall[];
     try {
-      if (problem !== undefined && !inRequest(problem)) throw new AtollError('INVALID_ARGUMENT', problem.detail);
-      frame = decodeForwardFrame(message);
-      if (frame.kind === 'request' && this.running.has(frame.callId)) throw new AtollError('INVALID_ARGUMENT', `call ${frame.callId} is already running`);
+      const problem = wireProblemOf(message);
+      if (problem !== undefined) throw new AtollError('INVALID_ARGUMENT', problem.detail);
+      calls = decodeForwardFrame(message);
     } catch (error) {
       this.fail(error instanceof Error ? error.message : String(error));
       return;
     }
-    if (frame.kind === 'cancel') {
-      this.running.get(frame.callId)?.abort();
-      this.running.delete(frame.callId);
-      this.finishIfDone();
-      return;
+    for (const call of calls) {
+      if (call.kind === 'request' && this.running.has(call.callId)) {
+        this.fail(`call ${call.callId} is already running`);
+        return;
+      }
+      if (call.kind === 'cancel') this.cancel(call.callId);
+      else this.run(call.callId, call.timeoutMs, call.request);
     }
-    const { callId } = frame;
+  }
+
+  private cancel(callId: number): void {
+    this.running.get(callId)?.abort();
+    this.running.delete(callId);
+    this.finishIfDone();
+  }
+
+  private run(callId: number, timeoutMs: number | undefined, request: Buffer): void {
     if (this.running.size >= MAX_CALLS_IN_FLIGHT) {
       const overloaded = new AtollError('OVERLOADED', `this node runs ${MAX_CALLS_IN_FLIGHT} forwarded calls of this stream already: retry later`, { neverSent: true });
       this.reply(forwardReplyOfStatus(callId, serviceErrorOf(overloaded, this.logger)));
       return;
     }
-    const deadlineMs = forwardDeadlineMs(this.node, frame.timeoutMs === undefined ? undefined : Date.now() + frame.timeoutMs);
+    const deadlineMs = forwardDeadlineMs(this.node, timeoutMs === undefined ? undefined : Date.now() + timeoutMs);
     const controller = new AbortController();
     this.running.set(callId, controller);
-    const work = problem !== undefined ? Promise.reject(wireProblemError(outsideFrame(problem))) : executeForwardRequest(this.node, frame.request, deadlineMs, controller.signal);
-    work.then(
+    executeForwardRequest(this.node, deserializeForwardRequest(request), deadlineMs, controller.signal).then(
       (result) => this.settle(callId, controller, deadlineMs, () => forwardReplyOfResult(callId, result)),
       (error: unknown) => this.settle(callId, controller, deadlineMs, () => forwardReplyOfStatus(callId, serviceErrorOf(error, this.logger))),
     );
@@ -144,17 +161,40 @@ class ForwardStreamSession {
 
   private reply(reply: ForwardReplyMessage): void {
     if (this.over) return;
-    if (this.call.write(serializeForwardReply(reply)) || this.paused) return;
-    this.paused = true;
-    this.call.pause();
-    this.call.once('drain', () => {
-      this.paused = false;
-      this.call.resume();
+    const entry = encodeForwardReply(reply);
+    this.outbox.push(entry);
+    this.outboxBytes += entry.length;
+    this.flush();
+    this.regulateReading();
+  }
+
+  /** Writes the outbox's entries as one message, unless one is being written (its completion flushes again). */
+  private flush(): void {
+    if (this.writing || this.over || this.outbox.length === 0) return;
+    let count = 0;
+    let bytes = 0;
+    while (count < this.outbox.length && (count === 0 || bytes + this.outbox[count]!.length <= FRAME_TARGET_BYTES)) bytes += this.outbox[count++]!.length;
+    const entries = this.outbox.splice(0, count);
+    this.outboxBytes -= bytes;
+    this.writing = true;
+    this.call.write(entries.length === 1 ? entries[0] : Buffer.concat(entries, bytes), () => {
+      this.writing = false;
+      this.flush();
+      this.regulateReading();
+      this.finishIfDone();
     });
   }
 
+  /** More than the next message holds waits: read no more calls until it is written. */
+  private regulateReading(): void {
+    const backedUp = this.outboxBytes > FRAME_TARGET_BYTES;
+    if (backedUp && !this.paused) this.call.pause();
+    else if (!backedUp && this.paused) this.call.resume();
+    this.paused = backedUp;
+  }
+
   private finishIfDone(): void {
-    if (this.over || !this.peerDone || this.running.size > 0) return;
+    if (this.over || !this.peerDone || this.running.size > 0 || this.writing || this.outbox.length > 0) return;
     this.over = true;
     this.call.end();
   }
@@ -170,15 +210,7 @@ class ForwardStreamSession {
     this.over = true;
     for (const controller of this.running.values()) controller.abort();
     this.running.clear();
+    this.outbox = [];
+    this.outboxBytes = 0;
   }
-}
-
-/** The problem lies inside the frame's request, not in the frame around it. */
-function inRequest(problem: WireProblem): boolean {
-  return problem.field === requestField || problem.field.startsWith(`${requestField}.`);
-}
-
-/** The problem as a unary Peer.Forward of the same request reports it: its path inside the request. */
-function outsideFrame(problem: WireProblem): WireProblem {
-  return { ...problem, field: problem.field === requestField ? '' : problem.field.slice(requestField.length + 1) };
 }

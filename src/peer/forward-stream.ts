@@ -8,8 +8,8 @@
  * The errors are the unary call's (src/wire/grpc-errors.ts), which the router's retry depends on
  * (src/sim/node/sim-network.ts restates them):
  * - No connection (the stream failed with one of grpc-js's "no connection" statuses, before the
- *   peer saw it): UNAVAILABLE with fromTransport and neverSent. So is a call whose frame never left
- *   this process (it waited for 'drain' when the stream ended).
+ *   peer saw it): UNAVAILABLE with fromTransport and neverSent. So is a call that never left this
+ *   process (it was still in the outbox when the stream ended).
  * - The stream broke, or ended, after the peer accepted it (its headers arrived): every call
  *   written on it and not answered fails from the transport (UNAVAILABLE, or the status's code)
  *   without neverSent: its outcome is unknown. The next forward opens a new stream.
@@ -17,20 +17,29 @@
  *   as each unary call would.
  * - The peer answered a call with an error: the status a unary call would have ended with, rebuilt
  *   by atollErrorOfServiceError (code, message, leader hint, not-applied mark).
- * - Each call has its own deadline, a timer here (its frame carries the time left, as gRPC carries
+ * - Each call has its own deadline, a timer here (the call carries the time left, as gRPC carries
  *   deadlines), and its own AbortSignal: either fails the call as grpc-js fails a unary call
  *   (DEADLINE_EXCEEDED; CANCELLED, which arrives as UNAVAILABLE; both from the transport, outcome
- *   unknown) and sends a cancel frame so the peer drops it.
+ *   unknown) and sends a cancellation so the peer drops it.
  * - A peer that answers UNIMPLEMENTED (a version without the method, in a rolling upgrade) ran none
  *   of the stream's calls: they go out again as unary calls, and so does every forward to that peer
  *   for UNARY_FALLBACK_MS.
  *
+ * Writes: one message at a time is handed to gRPC. A grpc-js stream takes its messages one by one,
+ * each once the HTTP/2 layer has taken the previous one, so a message per call would queue the
+ * calls behind each other (measured: a stream of one call per message forwarded slower than unary
+ * calls did); instead the calls (and cancellations) started while a
+ * message is being written wait in an outbox, in order, and the next message carries them all, up
+ * to FRAME_TARGET_BYTES. The write's completion is how HTTP/2 flow control reaches here (and
+ * write() then never reports a full buffer): a peer that reads slowly gets fewer, larger messages,
+ * never more than the outbox holds.
+ *
  * Bounds: a stream has at most MAX_CALLS_IN_FLIGHT calls unanswered, the node's own bound on the
  * forwards it has in flight (limits.maxForwardsInFlight, which the router admits client forwards
- * against), so only the node's own calls could pass it, and those go unary. A frame written while
- * the stream's buffer is full (write() returned false) waits for 'drain', in order, at most one per
- * call in flight; a cancel frame is then dropped instead (the peer stops at the deadline anyway). A
- * stream is replaced after STREAM_MAX_AGE_MS: it is half-closed, answers its calls, and ends.
+ * against), so only the node's own calls could pass it, and those go unary. The outbox holds at
+ * most one entry per call in flight and as many cancellations (past that a cancellation is dropped:
+ * the peer stops at the deadline anyway). A stream is replaced after STREAM_MAX_AGE_MS: it is
+ * half-closed, answers its calls, and ends.
  */
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
@@ -38,12 +47,14 @@ import type { KvResult } from '../api/operations.js';
 import { AtollError } from '../errors.js';
 import { defaultLimits } from '../limits.js';
 import { decodeForwardResponse } from '../wire/forward-codec.js';
-import { decodeForwardReply, encodeForwardCallFrame, encodeForwardCancelFrame } from '../wire/forward-stream-codec.js';
+import { decodeForwardReply, encodeForwardCall, encodeForwardCancel, forwardRepliesOf } from '../wire/forward-stream-codec.js';
 import { atollErrorOfServiceError, errorMetadataKeys, type ReceivedStatus } from '../wire/grpc-errors.js';
 import type { ForwardRequestMessage } from '../wire/wire-types.js';
 
 /** Calls unanswered on one stream; the leader's side refuses more (forward-service.ts). */
 export const MAX_CALLS_IN_FLIGHT = defaultLimits.maxForwardsInFlight;
+/** A message carries the outbox's entries up to this many bytes (at least one entry, which may be larger). */
+export const FRAME_TARGET_BYTES = 256 * 1024;
 /** How long forwards to a peer that lacks Peer.ForwardStream go unary before the stream is tried again. */
 export const UNARY_FALLBACK_MS = 60_000;
 /** Long-lived, but still bounded, as the Raft stream is: a stream this old is replaced. */
@@ -77,7 +88,7 @@ interface PendingCall {
   readonly reject: (error: unknown) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
   onAbort: () => void;
-  /** Its frame was handed to the gRPC stream (not only waiting for 'drain'). */
+  /** It was handed to the gRPC stream in a message (not only waiting in the outbox). */
   written: boolean;
 }
 
@@ -104,10 +115,10 @@ export class Forwarder {
     const stream = this.currentStream(now);
     if (stream.inFlight >= MAX_CALLS_IN_FLIGHT) return this.unary(request, deadlineMs, signal);
     const id = this.nextCallId();
-    const frame = encodeForwardCallFrame(id, deadlineMs - now, request);
-    if (frame === undefined) return this.unary(request, deadlineMs, signal);
+    const entry = encodeForwardCall(id, deadlineMs - now, request);
+    if (entry === undefined) return this.unary(request, deadlineMs, signal);
     this.stats.streamCalls++;
-    return stream.start({ id, request, deadlineMs, signal }, frame);
+    return stream.start({ id, request, deadlineMs, signal }, entry);
   }
 
   /** Half-closes the stream: calls in flight are still answered, as unary calls in flight are. */
@@ -150,14 +161,18 @@ export class Forwarder {
 /** One Peer.ForwardStream call and the forwards on it. */
 class ForwardStream {
   private readonly calls = new Map<number, PendingCall>();
-  /** Frames waiting for 'drain', by call id, in the order they were started. */
-  private readonly waiting = new Map<number, Buffer>();
-  private draining = false;
+  /**
+   * Entries waiting for the next message, in the order they came: a call's under its id, a
+   * cancellation's under minus its call's id.
+   */
+  private readonly outbox = new Map<number, Buffer>();
+  /** A message was handed to gRPC and its write has not completed. */
+  private writing = false;
   /** The peer's headers arrived: it accepted the stream, so a call written on it may have run. */
   private accepted = false;
   /** A reply arrived: the peer has the method. */
   private answered = false;
-  /** This side is done: no call starts on it, and it half-closes once its waiting frames are written. */
+  /** This side is done: no call starts on it, and it half-closes once its outbox is written. */
   private retired = false;
   /** This side half-closed: nothing more is written. */
   private halfClosed = false;
@@ -175,7 +190,9 @@ class ForwardStream {
     call.on('metadata', () => {
       this.accepted = true;
     });
-    call.on('data', (reply: unknown) => this.answer(reply));
+    call.on('data', (frame: unknown) => {
+      for (const reply of forwardRepliesOf(frame)) this.answer(reply);
+    });
     // grpc-js reports the status before the replies buffered ahead of it are read: end after both.
     call.on('status', (status: grpc.StatusObject) => {
       this.status = status;
@@ -199,7 +216,7 @@ class ForwardStream {
     return !this.retired && this.status === undefined;
   }
 
-  start(call: Pick<PendingCall, 'id' | 'request' | 'deadlineMs' | 'signal'>, frame: Buffer): Promise<KvResult> {
+  start(call: Pick<PendingCall, 'id' | 'request' | 'deadlineMs' | 'signal'>, entry: Buffer): Promise<KvResult> {
     assert(this.open, 'a forward starts only on an open stream');
     assert(!this.calls.has(call.id), 'a call id is in flight once');
     return new Promise((resolve, reject) => {
@@ -208,48 +225,54 @@ class ForwardStream {
       pending.timer = setTimeout(() => this.giveUp(pending, deadlineError()), Math.max(0, call.deadlineMs - Date.now()));
       call.signal?.addEventListener('abort', pending.onAbort, { once: true });
       this.calls.set(call.id, pending);
-      if (this.draining) this.waiting.set(call.id, frame);
-      else this.write(pending, frame);
+      this.outbox.set(call.id, entry);
+      this.flush();
     });
   }
 
-  /** Starts no more calls, and half-closes once the frames waiting are written; the peer ends the stream once it has answered them. */
+  /** Starts no more calls, and half-closes once the outbox is written; the peer ends the stream once it has answered them. */
   retire(): void {
     if (this.retired) return;
     this.retired = true;
-    if (!this.draining) this.halfClose();
+    this.flush();
   }
 
-  private halfClose(): void {
-    if (this.halfClosed || this.status !== undefined) return;
-    this.halfClosed = true;
-    this.call.end();
-  }
-
-  private write(pending: PendingCall | undefined, frame: Buffer): void {
-    if (pending !== undefined) pending.written = true;
-    if (this.call.write(frame)) return;
-    this.draining = true;
-    this.call.once('drain', () => this.drain());
-  }
-
-  private drain(): void {
-    this.draining = false;
-    for (const [id, frame] of this.waiting) {
-      if (this.status !== undefined) return;
-      this.waiting.delete(id);
-      this.write(this.calls.get(id), frame);
-      if (this.draining) return;
+  /** Writes the outbox's entries as one message, unless one is being written (its completion flushes again). */
+  private flush(): void {
+    if (this.writing || this.halfClosed || this.status !== undefined) return;
+    if (this.outbox.size === 0) {
+      if (this.retired) {
+        this.halfClosed = true;
+        this.call.end();
+      }
+      return;
     }
-    if (this.retired) this.halfClose();
+    const entries: Buffer[] = [];
+    let bytes = 0;
+    for (const [key, entry] of this.outbox) {
+      if (entries.length > 0 && bytes + entry.length > FRAME_TARGET_BYTES) break;
+      this.outbox.delete(key);
+      entries.push(entry);
+      bytes += entry.length;
+      const pending = key > 0 ? this.calls.get(key) : undefined;
+      if (pending !== undefined) pending.written = true;
+    }
+    this.writing = true;
+    this.call.write(entries.length === 1 ? entries[0] : Buffer.concat(entries, bytes), () => {
+      this.writing = false;
+      this.flush();
+    });
   }
 
   /** The caller's deadline passed or its signal aborted: fail the call, and tell the peer if it was sent. */
   private giveUp(pending: PendingCall, error: AtollError): void {
     if (this.calls.get(pending.id) !== pending) return;
     this.settle(pending);
-    const neverSent = this.waiting.delete(pending.id);
-    if (!neverSent && !this.draining && !this.halfClosed && this.status === undefined) this.write(undefined, encodeForwardCancelFrame(pending.id));
+    const neverSent = this.outbox.delete(pending.id);
+    if (!neverSent && this.outbox.size < MAX_CALLS_IN_FLIGHT * 2) {
+      this.outbox.set(-pending.id, encodeForwardCancel(pending.id));
+      this.flush();
+    }
     pending.reject(error);
   }
 
@@ -287,7 +310,7 @@ class ForwardStream {
     this.ended = true;
     const unanswered = [...this.calls.values()];
     for (const pending of unanswered) this.settle(pending);
-    this.waiting.clear();
+    this.outbox.clear();
     if (status.code === grpc.status.UNIMPLEMENTED && !this.answered && status.metadata.get(errorMetadataKeys.code).length === 0) {
       this.onEnd(this, unanswered);
       return;

@@ -1,22 +1,26 @@
 /**
- * The Peer.ForwardStream messages (proto/atoll/v1/cluster.proto): a forwarding node's frames (a
- * forwarded request with its call id and the time left until its deadline, or the cancellation of a
- * call) and the leader's replies (one call's ForwardResponse, or the status a unary Peer.Forward
+ * The Peer.ForwardStream messages (proto/atoll/v1/cluster.proto): the forwarding node's frames,
+ * each carrying the calls it started (a call id, the time left until its deadline and the encoded
+ * ForwardRequest) or cancelled since its last one, and the leader's reply frames, each carrying the
+ * answers ready since its last one (a call's ForwardResponse, or the status a unary Peer.Forward
  * would have failed with). The stream itself is src/peer/forward-stream.ts (the forwarding side)
  * and src/peer/forward-service.ts (the leader's side).
  *
- * A frame is written by hand around the ForwardRequest that encodeForwardRequest makes
- * (forward-codec.ts), so a request that travels as the bytes it arrived as still does: its
- * envelope goes into the frame's `request` field unchanged, which protobuf reads as the embedded
- * ForwardRequest it is. A reply's failure carries the status exactly as serviceErrorOf makes it for
- * a unary call (code, message, trailing metadata: the Atoll code, leader hint, not-applied mark,
- * and the rest of grpc-errors.ts's keys), so atollErrorOfServiceError rebuilds the same AtollError
- * on the forwarding node.
+ * Both sides build a frame from entries, each one call or one reply already encoded as a frame
+ * that holds only it: protobuf reads concatenated messages as one with their repeated fields
+ * joined, so a frame is its entries side by side, and each entry's size is known before it joins
+ * one. A call is written by hand around the ForwardRequest envelope that encodeForwardRequest makes
+ * (forward-codec.ts), so a request that travels as the bytes it arrived as still does. The leader
+ * reads that envelope with Peer.Forward's own checked deserializer, as a unary call's. A reply's
+ * failure carries the status exactly as serviceErrorOf makes it for a unary call (code, message,
+ * trailing metadata: the Atoll code, leader hint, not-applied mark, and the rest of
+ * grpc-errors.ts's keys), so atollErrorOfServiceError rebuilds the same AtollError on the
+ * forwarding node.
  *
- * Size: a frame or reply is at most limits.maxMessageBytes, the gRPC message bound of both ends, or
- * it would end the whole stream. A frame past it is not made (the caller sends that request as a
- * unary call); a reply past it is replaced by the RESOURCE_EXHAUSTED status grpc-js gives a unary
- * answer that is too large.
+ * Size: an entry is at most limits.maxMessageBytes, the gRPC message bound of both ends, or a
+ * frame holding it would end the whole stream. A call past it is not made (the caller sends that
+ * request as a unary call); a reply past it is replaced by the RESOURCE_EXHAUSTED status grpc-js
+ * gives a unary answer that is too large.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/grpc-js';
@@ -26,13 +30,15 @@ import type { KvResult } from '../api/operations.js';
 import { encodeForwardResponse, varintBytes, writeVarint } from './forward-codec.js';
 import type { ReceivedStatus } from './grpc-errors.js';
 import { packageDefinition } from './protos.js';
-import type { ForwardFrameMessage, ForwardReplyMessage, ForwardRequestMessage, ForwardStatusMessage } from './wire-types.js';
+import type { ForwardCallMessage, ForwardFrameMessage, ForwardReplyFrameMessage, ForwardReplyMessage, ForwardRequestMessage, ForwardStatusMessage } from './wire-types.js';
 
 const peerMethods = packageDefinition['atoll.v1.Peer'] as unknown as Record<string, MethodDefinition<unknown, unknown>>;
 const serializeForwardRequest = peerMethods['Forward']!.requestSerialize;
-const serializeReply = peerMethods['ForwardStream']!.responseSerialize;
+const serializeReplyFrame = peerMethods['ForwardStream']!.responseSerialize;
 
-/** ForwardFrame's field tags: call_id and timeout_ms (varints), request (length-delimited), cancel (a varint). */
+/** The field tag of ForwardFrame.calls (and of ForwardReplyFrame.replies): field 1, length-delimited. */
+const entryTag = (1 << 3) | 2;
+/** ForwardCall's field tags: call_id and timeout_ms (varints), request (length-delimited), cancel (a varint). */
 const callIdTag = (1 << 3) | 0;
 const timeoutTag = (2 << 3) | 0;
 const requestTag = (3 << 3) | 2;
@@ -45,51 +51,62 @@ export function isForwardCallId(value: unknown): value is number {
 }
 
 /**
- * The frame that starts call `callId`: the ForwardRequest `request` (bytes already written go in
+ * The entry that starts call `callId`: the ForwardRequest `request` (bytes already written go in
  * unchanged; a message object is serialized) and the time left until its deadline, `timeoutMs`
- * (rounded up, at least 1: 0 would mean none). Undefined when the frame would pass the message bound.
+ * (rounded up, at least 1: 0 would mean none). Undefined when it would pass the message bound.
  */
-export function encodeForwardCallFrame(callId: number, timeoutMs: number, request: ForwardRequestMessage | Buffer): Buffer | undefined {
+export function encodeForwardCall(callId: number, timeoutMs: number, request: ForwardRequestMessage | Buffer): Buffer | undefined {
   const envelope = Buffer.isBuffer(request) ? request : serializeForwardRequest(request);
   const timeout = Math.min(Math.max(1, Math.ceil(timeoutMs)), maxUint32);
-  const size = 1 + varintBytes(callId) + 1 + varintBytes(timeout) + 1 + varintBytes(envelope.length) + envelope.length;
+  const callBytes = 1 + varintBytes(callId) + 1 + varintBytes(timeout) + 1 + varintBytes(envelope.length) + envelope.length;
+  const size = 1 + varintBytes(callBytes) + callBytes;
   if (size > limits.maxMessageBytes) return undefined;
-  const frame = Buffer.allocUnsafe(size);
-  let at = writeVarint(frame, 0, callIdTag);
-  at = writeVarint(frame, at, callId);
-  at = writeVarint(frame, at, timeoutTag);
-  at = writeVarint(frame, at, timeout);
-  at = writeVarint(frame, at, requestTag);
-  at = writeVarint(frame, at, envelope.length);
-  envelope.copy(frame, at);
-  return frame;
+  const entry = Buffer.allocUnsafe(size);
+  let at = writeVarint(entry, 0, entryTag);
+  at = writeVarint(entry, at, callBytes);
+  at = writeVarint(entry, at, callIdTag);
+  at = writeVarint(entry, at, callId);
+  at = writeVarint(entry, at, timeoutTag);
+  at = writeVarint(entry, at, timeout);
+  at = writeVarint(entry, at, requestTag);
+  at = writeVarint(entry, at, envelope.length);
+  envelope.copy(entry, at);
+  return entry;
 }
 
-/** The frame that cancels call `callId`. */
-export function encodeForwardCancelFrame(callId: number): Buffer {
-  const frame = Buffer.allocUnsafe(1 + varintBytes(callId) + 2);
-  let at = writeVarint(frame, 0, callIdTag);
-  at = writeVarint(frame, at, callId);
-  at = writeVarint(frame, at, cancelTag);
-  writeVarint(frame, at, 1);
-  return frame;
+/** The entry that cancels call `callId`. */
+export function encodeForwardCancel(callId: number): Buffer {
+  const callBytes = 1 + varintBytes(callId) + 2;
+  const entry = Buffer.allocUnsafe(2 + callBytes);
+  let at = writeVarint(entry, 0, entryTag);
+  at = writeVarint(entry, at, callBytes);
+  at = writeVarint(entry, at, callIdTag);
+  at = writeVarint(entry, at, callId);
+  at = writeVarint(entry, at, cancelTag);
+  writeVarint(entry, at, 1);
+  return entry;
 }
 
-/** A frame as the leader reads it. `timeoutMs` is undefined when the caller gave no deadline. */
-export type ForwardFrame =
-  | { readonly kind: 'request'; readonly callId: number; readonly timeoutMs: number | undefined; readonly request: unknown }
+/** A call as the leader reads it. `timeoutMs` is undefined when the caller gave no deadline; `request` is an encoded ForwardRequest. */
+export type ForwardCall =
+  | { readonly kind: 'request'; readonly callId: number; readonly timeoutMs: number | undefined; readonly request: Buffer }
   | { readonly kind: 'cancel'; readonly callId: number };
 
-/** Reads a decoded ForwardFrame; one without a call id or a body is INVALID_ARGUMENT. */
-export function decodeForwardFrame(message: unknown): ForwardFrame {
+/** Reads a decoded ForwardFrame's calls; a call without a call id or a body is INVALID_ARGUMENT. */
+export function decodeForwardFrame(message: unknown): ForwardCall[] {
   const frame = (typeof message === 'object' && message !== null ? message : {}) as ForwardFrameMessage;
-  if (!isForwardCallId(frame.callId)) throw new AtollError('INVALID_ARGUMENT', 'a ForwardFrame needs a call_id from 1 to 2^32 - 1');
-  if (frame.body === 'cancel') return { kind: 'cancel', callId: frame.callId };
-  if (frame.body !== 'request' || typeof frame.request !== 'object' || frame.request === null) {
-    throw new AtollError('INVALID_ARGUMENT', `ForwardFrame ${frame.callId} carries neither a request nor a cancellation`);
+  if (!Array.isArray(frame.calls)) throw new AtollError('INVALID_ARGUMENT', 'a ForwardFrame needs its calls');
+  return frame.calls.map(decodeForwardCall);
+}
+
+function decodeForwardCall(call: ForwardCallMessage): ForwardCall {
+  if (!isForwardCallId(call.callId)) throw new AtollError('INVALID_ARGUMENT', 'a ForwardCall needs a call_id from 1 to 2^32 - 1');
+  if (call.body === 'cancel') return { kind: 'cancel', callId: call.callId };
+  if (call.body !== 'request' || !Buffer.isBuffer(call.request)) {
+    throw new AtollError('INVALID_ARGUMENT', `ForwardCall ${call.callId} carries neither a request nor a cancellation`);
   }
-  const timeoutMs = typeof frame.timeoutMs === 'number' && frame.timeoutMs > 0 ? frame.timeoutMs : undefined;
-  return { kind: 'request', callId: frame.callId, timeoutMs, request: frame.request };
+  const timeoutMs = typeof call.timeoutMs === 'number' && call.timeoutMs > 0 ? call.timeoutMs : undefined;
+  return { kind: 'request', callId: call.callId, timeoutMs, request: call.request };
 }
 
 /** The reply that answers call `callId` with `result`. */
@@ -107,15 +124,21 @@ export function forwardReplyOfStatus(callId: number, status: grpc.StatusObject):
 }
 
 /**
- * A reply's bytes, for the leader to write as they are (the stream's response serializer lets a
- * Buffer through): a reply past the message bound would end the whole stream, so it becomes the
- * status grpc-js ends a unary call with when its answer is too large.
+ * The entry of a reply, for the leader to join into a frame and write as it is (the stream's
+ * response serializer lets bytes through): one past the message bound would end the whole stream,
+ * so it becomes the status grpc-js ends a unary call with when its answer is too large.
  */
-export function serializeForwardReply(reply: ForwardReplyMessage): Buffer {
-  const bytes = serializeReply(reply);
-  if (bytes.length <= limits.maxMessageBytes) return bytes;
-  const tooLarge = `Sent message larger than max (${bytes.length} vs. ${limits.maxMessageBytes})`;
-  return serializeReply({ callId: reply.callId, error: { code: grpc.status.RESOURCE_EXHAUSTED, message: tooLarge, metadata: [] } });
+export function encodeForwardReply(reply: ForwardReplyMessage): Buffer {
+  const entry = serializeReplyFrame({ replies: [reply] } satisfies ForwardReplyFrameMessage);
+  if (entry.length <= limits.maxMessageBytes) return entry;
+  const tooLarge = `Sent message larger than max (${entry.length} vs. ${limits.maxMessageBytes})`;
+  return serializeReplyFrame({ replies: [{ callId: reply.callId, error: { code: grpc.status.RESOURCE_EXHAUSTED, message: tooLarge, metadata: [] } }] });
+}
+
+/** The replies of a decoded ForwardReplyFrame (each for decodeForwardReply). */
+export function forwardRepliesOf(message: unknown): readonly unknown[] {
+  const replies = typeof message === 'object' && message !== null ? (message as ForwardReplyFrameMessage).replies : undefined;
+  return Array.isArray(replies) ? replies : [];
 }
 
 /** A reply as the forwarding node reads it: the call it answers, and its ForwardResponse or its status. */

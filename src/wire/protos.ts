@@ -80,8 +80,8 @@ function serviceDefinition(name: string): ServiceDefinition {
 
 /**
  * The service with `methodName`'s answers written as they are when a handler gives bytes: it
- * serializes them itself (Peer.ForwardStream, to keep each reply within the message bound that
- * would otherwise end the whole stream; forward-stream-codec.ts).
+ * serializes them itself (Peer.ForwardStream joins replies serialized one by one, each checked
+ * against the message bound that would otherwise end the whole stream; forward-stream-codec.ts).
  */
 function withSerializedResponses(definition: ServiceDefinition, methodName: string): ServiceDefinition {
   const method = definition[methodName];

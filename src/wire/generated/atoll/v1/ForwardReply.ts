@@ -4,11 +4,11 @@ import type { ForwardResponse as _atoll_v1_ForwardResponse, ForwardResponse__Out
 import type { ForwardStatus as _atoll_v1_ForwardStatus, ForwardStatus__Output as _atoll_v1_ForwardStatus__Output } from '../../atoll/v1/ForwardStatus.js';
 
 /**
- * Internal. The leader's answer to one call of a Peer.ForwardStream (none to a cancelled call).
+ * Internal. The answer to one ForwardCall.
  */
 export interface ForwardReply {
   /**
-   * The call_id of the ForwardFrame answered.
+   * The call_id of the ForwardCall answered.
    */
   'callId'?: (number);
   'response'?: (_atoll_v1_ForwardResponse | null);
@@ -20,11 +20,11 @@ export interface ForwardReply {
 }
 
 /**
- * Internal. The leader's answer to one call of a Peer.ForwardStream (none to a cancelled call).
+ * Internal. The answer to one ForwardCall.
  */
 export interface ForwardReply__Output {
   /**
-   * The call_id of the ForwardFrame answered.
+   * The call_id of the ForwardCall answered.
    */
   'callId': (number);
   'response'?: (_atoll_v1_ForwardResponse__Output | null);
