@@ -10,7 +10,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CallContext } from '../../src/api/node-api.js';
 import type { KvOperation, KvResult } from '../../src/api/operations.js';
 import { AtollError } from '../../src/errors.js';
@@ -329,6 +329,34 @@ describe('forwarding on a Peer.ForwardStream', () => {
     expect((await others).map(valueOf)).toHaveLength(10);
     expect(valueOf(await transport.forward(1, get('k/after'), 0, inSeconds(5)))).toBe('k/after');
     expect(transport.forwardStats(1)).toMatchObject({ streamsOpened: 1, unaryCalls: 0 });
+  });
+
+  it('replaces a stream after an hour: the old one is half-closed, answers its calls and ends; so does close()', async () => {
+    const leader = new StandInLeader();
+    const peer = await servePeer(leader);
+    const transport = transportTo(peer.port);
+    const held = transport.forward(1, get('hold/old'), 0, inSeconds(5));
+    await until('the call to reach the leader', () => leader.held.size === 1);
+    // The next forward starts an hour on (the clock moved for that call only: the leader keeps the real one).
+    const realNow = Date.now.bind(Date);
+    const hourLater = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 61 * 60 * 1000);
+    let fresh: Promise<KvResult>;
+    try {
+      fresh = transport.forward(1, get('k/new'), 0, Date.now() + 5_000);
+    } finally {
+      hourLater.mockRestore();
+    }
+    expect(valueOf(await fresh)).toBe('k/new');
+    expect(transport.forwardStats(1)).toMatchObject({ streamsOpened: 2, unaryCalls: 0 });
+    leader.held.get('hold/old')!();
+    expect(valueOf(await held)).toBe('hold/old');
+    // Closing the transport half-closes the stream too: a call in flight is still answered.
+    const last = transport.forward(1, get('hold/last'), 0, inSeconds(5));
+    await until('the last call to reach the leader', () => leader.held.has('hold/last'));
+    transport.close();
+    leader.held.get('hold/last')!();
+    expect(valueOf(await last)).toBe('hold/last');
+    expect(peer.counts).toEqual({ streams: 2, unary: 0 });
   });
 
   it('fails a forward to a peer that does not listen as never sent (UNAVAILABLE, neverSent)', async () => {
