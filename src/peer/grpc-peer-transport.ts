@@ -1,7 +1,8 @@
 /**
  * The gRPC implementation of the node's transport (src/node/ports.ts NodeTransport): Raft frames on
  * one long-lived stream per peer, forwarded requests on another (forward-stream.ts; unary Forward
- * calls to a peer without it), ClusterInfo as unary calls, and the server side of Peer.Raft. It sits above both src/node and src/server, so the node never depends on protobuf.
+ * calls to a peer without it), ClusterInfo as unary calls, and the server side of Peer.Raft. It
+ * sits above both src/node and src/server, so the node never depends on protobuf.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { VoteFloor } from '../raft/types.js';
@@ -20,8 +21,8 @@ import { formatWireInt64 } from '../wire/wire-numbers.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster/cluster-descriptor.js';
 import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
-import { Forwarder, type ForwardStats } from './forward-stream.js';
 import { decodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
+import { Forwarder, type ForwardStats } from './forward-stream.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
