@@ -1,7 +1,8 @@
 /**
  * The gRPC implementation of the node's transport (src/node/ports.ts NodeTransport): Raft frames on
- * one long-lived stream per peer, Forward and ClusterInfo as unary calls, and the server side of
- * Peer.Raft. It sits above both src/node and src/server, so the node never depends on protobuf.
+ * one long-lived stream per peer, forwarded requests on another (forward-stream.ts; unary Forward
+ * calls to a peer without it), ClusterInfo as unary calls, and the server side of Peer.Raft. It
+ * sits above both src/node and src/server, so the node never depends on protobuf.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { VoteFloor } from '../raft/types.js';
@@ -21,6 +22,7 @@ import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster/cluster
 import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 import { decodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
+import { Forwarder, type ForwardStats } from './forward-stream.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
@@ -30,6 +32,7 @@ type PeerClient = grpc.Client & {
   raft(callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
   raft(metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientWritableStream<unknown>;
   forward(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
+  forwardStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<Buffer, unknown>;
   prepareReplica(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
   nodeStatus(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
 };
@@ -41,11 +44,20 @@ const loadedPackage = grpc.loadPackageDefinition(packageDefinition) as unknown a
     };
   };
 };
-/** The Peer client, but Forward's request serializer sends an envelope written already as it is (forward-codec.ts). */
+/**
+ * The Peer client, but Forward's request serializer sends an envelope written already as it is
+ * (forward-codec.ts), and ForwardStream's its frames, which are always written already
+ * (forward-stream-codec.ts).
+ */
 const peerDefinition = packageDefinition['atoll.v1.Peer'] as unknown as grpc.ServiceDefinition;
 const forwardDefinition = peerDefinition['Forward'] as grpc.MethodDefinition<unknown, unknown>;
+const forwardStreamDefinition = peerDefinition['ForwardStream'] as grpc.MethodDefinition<unknown, unknown>;
 const PeerClientConstructor = grpc.makeClientConstructor(
-  { ...peerDefinition, Forward: { ...forwardDefinition, requestSerialize: forwardRequestSerializer(forwardDefinition.requestSerialize) } },
+  {
+    ...peerDefinition,
+    Forward: { ...forwardDefinition, requestSerialize: forwardRequestSerializer(forwardDefinition.requestSerialize) },
+    ForwardStream: { ...forwardStreamDefinition, requestSerialize: forwardRequestSerializer(forwardStreamDefinition.requestSerialize) },
+  },
   'atoll.v1.Peer',
 ) as unknown as new (address: string, credentials: grpc.ChannelCredentials, options?: object) => PeerClient;
 const ClusterClientConstructor = loadedPackage.atoll.v1.Cluster;
@@ -76,6 +88,8 @@ interface PeerLink {
   readonly address: string;
   readonly client: PeerClient;
   readonly cluster: ClusterClient;
+  /** Forwarded requests to the peer. */
+  readonly forwarder: Forwarder;
   stream: grpc.ClientWritableStream<unknown> | undefined;
   /** When `stream` was opened (ms). */
   streamOpenedMs: number;
@@ -118,7 +132,8 @@ export interface PeerTransportOptions {
 /**
  * Node-to-node traffic. Raft: one long-lived client-streaming call per ordered node pair, carrying
  * one frame per loop iteration with every group's messages to that peer; writes respect
- * back-pressure ('drain'). Forward: a unary call with the caller's deadline.
+ * back-pressure ('drain'). Forward: one long-lived bidirectional stream per peer, each request
+ * with the caller's deadline (forward-stream.ts).
  */
 export class PeerTransport implements NodeTransport {
   private readonly links = new Map<number, PeerLink>();
@@ -157,11 +172,17 @@ export class PeerTransport implements NodeTransport {
       'grpc.max_reconnect_backoff_ms': 1000,
     });
     const cluster = new ClusterClientConstructor(address, credentials, { 'grpc.max_reconnect_backoff_ms': 1000 });
+    const forwarder = new Forwarder(id, {
+      openStream: () => client.forwardStream(this.metadata()),
+      unary: (request, deadlineMs, signal) =>
+        this.unary(id, (link, callback) => link.client.forward(request, this.metadata(), { deadline: deadlineMs }, callback), decodeForwardResponse, signal),
+    });
     this.links.set(id, {
       id,
       address,
       client,
       cluster,
+      forwarder,
       stream: undefined,
       streamOpenedMs: 0,
       queued: [],
@@ -182,6 +203,7 @@ export class PeerTransport implements NodeTransport {
     const link = this.links.get(id);
     if (link === undefined) return;
     this.links.delete(id);
+    link.forwarder.close();
     link.stream?.end();
     link.client.close();
     link.cluster.close();
@@ -365,10 +387,16 @@ export class PeerTransport implements NodeTransport {
     return metadata;
   }
 
-  /** Sends a client request to another node, with the caller's deadline. */
+  /** Sends a client request to another node, with the caller's deadline: on the peer's forward stream (forward-stream.ts). */
   forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
-    const forwarded = { hops, operation, ...(tenant !== undefined && { tenant }) };
-    return this.unary(peer, (link, callback) => link.client.forward(encodeForwardRequest(forwarded), this.metadata(), { deadline: deadlineMs }, callback), decodeForwardResponse, signal);
+    const link = this.links.get(peer);
+    if (!link) return Promise.reject(noLink(peer));
+    return link.forwarder.forward(encodeForwardRequest({ hops, operation, ...(tenant !== undefined && { tenant }) }), deadlineMs, signal);
+  }
+
+  /** How this node's forwards to `peer` travelled (streams opened, calls on them, unary calls); undefined without a link. */
+  forwardStats(peer: number): Readonly<ForwardStats> | undefined {
+    return this.links.get(peer)?.forwarder.stats;
   }
 
   /** A peer's view of the cluster (used to learn leaders of partitions this node does not host). */
@@ -424,6 +452,7 @@ export class PeerTransport implements NodeTransport {
   close(): void {
     this.closed = true;
     for (const link of this.links.values()) {
+      link.forwarder.close();
       link.stream?.end();
       link.client.close();
       link.cluster.close();

@@ -1,22 +1,22 @@
 /**
- * The Peer gRPC service of a node (Raft streams, Forward, replica preparation, the node's status for
- * a peer's status page) and the guard of every service on the
- * peer port: the peer secret, and the cluster id (a peer of another cluster is refused). The node itself exposes plain methods (peerCallAllowed,
- * executeForwarded); this file turns them into gRPC handlers.
+ * The Peer gRPC service of a node (Raft streams, Forward and ForwardStream, whose handlers are in
+ * forward-service.ts, replica preparation, the node's status for a peer's status page) and the
+ * guard of every service on the peer port: the peer secret, and the cluster id (a peer of another
+ * cluster is refused). The node itself exposes plain methods (peerCallAllowed, executeForwarded);
+ * this file turns them into gRPC handlers.
  */
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { AtollError } from '../errors.js';
-import { defaultLimits } from '../limits.js';
 import type { AtollNode } from '../node/atoll-node.js';
 import { clusterIdMetadataKey, nodeIdMetadataKey } from '../node/cluster/cluster-descriptor.js';
 import { removedPeerError } from '../node/cluster/membership.js';
 import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
-import { decodeForwardRequest, encodeForwardResponse } from '../wire/forward-codec.js';
 import { serviceErrorOf } from '../wire/grpc-errors.js';
 import { decodePrepareReplicaRequest } from '../wire/move-codec.js';
 import { encodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
 import { throwIfWireProblem } from '../wire/wire-utf8.js';
+import { serveForward, serveForwardStream } from './forward-service.js';
 import type { PeerTransport } from './grpc-peer-transport.js';
 
 /** The last time each node logged a refused peer of another cluster (one line per 10 s at most). */
@@ -84,23 +84,22 @@ export function peerServiceHandlers(node: AtollNode, transport: PeerTransport, l
       transport.handleRaftStream(call, callback);
     },
     forward: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-      const deadline = call.getDeadline();
-      const askedMs = deadline instanceof Date ? deadline.getTime() : Number.isFinite(deadline) ? Number(deadline) : Date.now() + defaultLimits.defaultCallTimeoutMs;
-      const deadlineMs = Math.min(askedMs, Date.now() + node.limits.maxCallTimeoutMs);
-      let forwarded;
-      try {
-        const refusal = peerCallRefusal(node, call, 'Peer.Forward', logger);
-        if (refusal !== undefined) throw refusal;
-        throwIfWireProblem(call.request);
-        forwarded = decodeForwardRequest(call.request);
-      } catch (error) {
-        callback(serviceErrorOf(error, logger));
+      const refusal = peerCallRefusal(node, call, 'Peer.Forward', logger);
+      if (refusal !== undefined) {
+        callback(serviceErrorOf(refusal, logger));
         return;
       }
-      node.executeForwarded(forwarded.operation, { deadlineMs, hops: forwarded.hops, ...(forwarded.tenant !== undefined && { tenant: forwarded.tenant }) }, forwarded.asSent === true).then(
-        (result) => callback(null, encodeForwardResponse(result)),
-        (error: unknown) => callback(serviceErrorOf(error, logger)),
-      );
+      serveForward(node, call, callback, logger);
+    },
+    // The peer is checked once, when its stream opens; a refused stream ends with the status a
+    // refused unary call gets, and each of its calls fails with it.
+    forwardStream: (call: grpc.ServerDuplexStream<unknown, unknown>) => {
+      const refusal = peerCallRefusal(node, call, 'Peer.ForwardStream', logger);
+      if (refusal !== undefined) {
+        call.emit('error', serviceErrorOf(refusal, logger));
+        return;
+      }
+      serveForwardStream(node, call, logger);
     },
     prepareReplica: (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       let request: ReturnType<typeof decodePrepareReplicaRequest>;

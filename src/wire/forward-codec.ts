@@ -59,7 +59,7 @@ export function encodeForwardRequest(forwarded: ForwardedOperation): ForwardRequ
 }
 
 /** Protobuf's varint of `value` (a non-negative integer below 2^32) at `at`; returns where it ended. */
-function writeVarint(out: Buffer, at: number, value: number): number {
+export function writeVarint(out: Buffer, at: number, value: number): number {
   let rest = value;
   while (rest > 0x7f) {
     out[at++] = (rest & 0x7f) | 0x80;
@@ -69,7 +69,8 @@ function writeVarint(out: Buffer, at: number, value: number): number {
   return at;
 }
 
-function varintBytes(value: number): number {
+/** How many bytes protobuf's varint of `value` (a non-negative integer below 2^32) takes. */
+export function varintBytes(value: number): number {
   let bytes = 1;
   for (let rest = value; rest > 0x7f; rest = Math.floor(rest / 128)) bytes++;
   return bytes;

@@ -78,9 +78,21 @@ function serviceDefinition(name: string): ServiceDefinition {
   return checked;
 }
 
+/**
+ * The service with `methodName`'s answers written as they are when a handler gives bytes: it
+ * serializes them itself (Peer.ForwardStream joins replies serialized one by one, each checked
+ * against the message bound that would otherwise end the whole stream; forward-stream-codec.ts).
+ */
+function withSerializedResponses(definition: ServiceDefinition, methodName: string): ServiceDefinition {
+  const method = definition[methodName];
+  if (method === undefined) throw new Error(`no method ${methodName} to pass serialized answers through`);
+  const serialize = method.responseSerialize;
+  return { ...definition, [methodName]: { ...method, responseSerialize: (value: unknown) => (Buffer.isBuffer(value) ? value : serialize(value)) } };
+}
+
 export const kvServiceDefinition: ServiceDefinition = serviceDefinition('KV');
 export const clusterServiceDefinition: ServiceDefinition = serviceDefinition('Cluster');
-export const peerServiceDefinition: ServiceDefinition = serviceDefinition('Peer');
+export const peerServiceDefinition: ServiceDefinition = withSerializedResponses(serviceDefinition('Peer'), 'ForwardStream');
 export const authServiceDefinition: ServiceDefinition = serviceDefinition('Auth');
 
 /** Fully qualified service names, as health checks and reflection list them. */

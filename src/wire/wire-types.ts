@@ -32,8 +32,13 @@ import type { ExtendRequest } from './generated/atoll/v1/ExtendRequest.js';
 import type { LeaseRequest } from './generated/atoll/v1/LeaseRequest.js';
 import type { LeaseResponse } from './generated/atoll/v1/LeaseResponse.js';
 import type { ExtendResponse } from './generated/atoll/v1/ExtendResponse.js';
+import type { ForwardCall } from './generated/atoll/v1/ForwardCall.js';
+import type { ForwardFrame } from './generated/atoll/v1/ForwardFrame.js';
+import type { ForwardReply } from './generated/atoll/v1/ForwardReply.js';
+import type { ForwardReplyFrame } from './generated/atoll/v1/ForwardReplyFrame.js';
 import type { ForwardRequest } from './generated/atoll/v1/ForwardRequest.js';
 import type { ForwardResponse } from './generated/atoll/v1/ForwardResponse.js';
+import type { ForwardStatus } from './generated/atoll/v1/ForwardStatus.js';
 import type { GetByPrefixRequest } from './generated/atoll/v1/GetByPrefixRequest.js';
 import type { GetByPrefixResponse } from './generated/atoll/v1/GetByPrefixResponse.js';
 import type { GetRequest } from './generated/atoll/v1/GetRequest.js';
@@ -99,6 +104,11 @@ export type StreamRequestMessage = StreamRequest;
 export type StreamResponseMessage = StreamResponse;
 export type ForwardRequestMessage = ForwardRequest;
 export type ForwardResponseMessage = ForwardResponse;
+export type ForwardFrameMessage = ForwardFrame;
+export type ForwardCallMessage = ForwardCall;
+export type ForwardReplyFrameMessage = ForwardReplyFrame;
+export type ForwardReplyMessage = ForwardReply;
+export type ForwardStatusMessage = ForwardStatus;
 
 /** Request message types by oneof case name (the same names in StreamRequest and ForwardRequest). */
 export interface KvRequestMessages {

@@ -56,7 +56,7 @@ describe('protos', () => {
       'Watch',
     ]);
     expect(packageDefinition['atoll.v1.Cluster']).toBeDefined();
-    expect(Object.keys(peerServiceDefinition)).toEqual(['Raft', 'Forward', 'PrepareReplica', 'NodeStatus']);
+    expect(Object.keys(peerServiceDefinition)).toEqual(['Raft', 'Forward', 'ForwardStream', 'PrepareReplica', 'NodeStatus']);
   });
 });
 

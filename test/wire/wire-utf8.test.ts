@@ -255,8 +255,8 @@ describe('the request deserializers', () => {
         expect(wireProblemOf(decoded), `${serviceName}.${methodName}`).toMatchObject({ reason: 'malformed' });
       }
     }
-    // KV 13 (with Watch and Lease), Cluster 8 (with BackupPage, MoveReplica, ChangeMember, Rebalance, SplitPartition, MergePartition), Auth 6, Peer 4 (with PrepareReplica and NodeStatus).
-    expect(methods).toBe(13 + 8 + 6 + 4);
+    // KV 13 (with Watch and Lease), Cluster 8 (with BackupPage, MoveReplica, ChangeMember, Rebalance, SplitPartition, MergePartition), Auth 6, Peer 5 (with ForwardStream, PrepareReplica and NodeStatus).
+    expect(methods).toBe(13 + 8 + 6 + 5);
   });
 
   it('still decodes a message with invalid UTF-8, so a Stream request can be answered by its id', () => {

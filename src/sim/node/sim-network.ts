@@ -5,7 +5,8 @@
  * connection can be cut (the sender hears onPeerUnreachable; frames in flight are lost).
  *
  * Forward and ClusterInfo keep the gRPC transport's error semantics (src/peer/grpc-peer-transport.ts
- * with src/wire/grpc-errors.ts), which the router's retry depends on:
+ * and its forward stream, src/peer/forward-stream.ts, with src/wire/grpc-errors.ts), which the
+ * router's retry depends on:
  * - no connection to the peer (process down, not yet serving, link refused): UNAVAILABLE with
  *   fromTransport and neverSent: the request certainly did not reach the peer;
  * - the call was sent but broke (connection cut, the peer died) or its answer never came:

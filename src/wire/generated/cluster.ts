@@ -21,8 +21,14 @@ import type { ExistsRequest as _atoll_v1_ExistsRequest, ExistsRequest__Output as
 import type { ExistsResponse as _atoll_v1_ExistsResponse, ExistsResponse__Output as _atoll_v1_ExistsResponse__Output } from './atoll/v1/ExistsResponse.js';
 import type { ExtendRequest as _atoll_v1_ExtendRequest, ExtendRequest__Output as _atoll_v1_ExtendRequest__Output } from './atoll/v1/ExtendRequest.js';
 import type { ExtendResponse as _atoll_v1_ExtendResponse, ExtendResponse__Output as _atoll_v1_ExtendResponse__Output } from './atoll/v1/ExtendResponse.js';
+import type { ForwardCall as _atoll_v1_ForwardCall, ForwardCall__Output as _atoll_v1_ForwardCall__Output } from './atoll/v1/ForwardCall.js';
+import type { ForwardFrame as _atoll_v1_ForwardFrame, ForwardFrame__Output as _atoll_v1_ForwardFrame__Output } from './atoll/v1/ForwardFrame.js';
+import type { ForwardReply as _atoll_v1_ForwardReply, ForwardReply__Output as _atoll_v1_ForwardReply__Output } from './atoll/v1/ForwardReply.js';
+import type { ForwardReplyFrame as _atoll_v1_ForwardReplyFrame, ForwardReplyFrame__Output as _atoll_v1_ForwardReplyFrame__Output } from './atoll/v1/ForwardReplyFrame.js';
 import type { ForwardRequest as _atoll_v1_ForwardRequest, ForwardRequest__Output as _atoll_v1_ForwardRequest__Output } from './atoll/v1/ForwardRequest.js';
 import type { ForwardResponse as _atoll_v1_ForwardResponse, ForwardResponse__Output as _atoll_v1_ForwardResponse__Output } from './atoll/v1/ForwardResponse.js';
+import type { ForwardStatus as _atoll_v1_ForwardStatus, ForwardStatus__Output as _atoll_v1_ForwardStatus__Output } from './atoll/v1/ForwardStatus.js';
+import type { ForwardStatusMetadata as _atoll_v1_ForwardStatusMetadata, ForwardStatusMetadata__Output as _atoll_v1_ForwardStatusMetadata__Output } from './atoll/v1/ForwardStatusMetadata.js';
 import type { GetByPrefixRequest as _atoll_v1_GetByPrefixRequest, GetByPrefixRequest__Output as _atoll_v1_GetByPrefixRequest__Output } from './atoll/v1/GetByPrefixRequest.js';
 import type { GetByPrefixResponse as _atoll_v1_GetByPrefixResponse, GetByPrefixResponse__Output as _atoll_v1_GetByPrefixResponse__Output } from './atoll/v1/GetByPrefixResponse.js';
 import type { GetRequest as _atoll_v1_GetRequest, GetRequest__Output as _atoll_v1_GetRequest__Output } from './atoll/v1/GetRequest.js';
@@ -97,8 +103,14 @@ export interface ProtoGrpcType {
       ExistsResponse: MessageTypeDefinition<_atoll_v1_ExistsResponse, _atoll_v1_ExistsResponse__Output>
       ExtendRequest: MessageTypeDefinition<_atoll_v1_ExtendRequest, _atoll_v1_ExtendRequest__Output>
       ExtendResponse: MessageTypeDefinition<_atoll_v1_ExtendResponse, _atoll_v1_ExtendResponse__Output>
+      ForwardCall: MessageTypeDefinition<_atoll_v1_ForwardCall, _atoll_v1_ForwardCall__Output>
+      ForwardFrame: MessageTypeDefinition<_atoll_v1_ForwardFrame, _atoll_v1_ForwardFrame__Output>
+      ForwardReply: MessageTypeDefinition<_atoll_v1_ForwardReply, _atoll_v1_ForwardReply__Output>
+      ForwardReplyFrame: MessageTypeDefinition<_atoll_v1_ForwardReplyFrame, _atoll_v1_ForwardReplyFrame__Output>
       ForwardRequest: MessageTypeDefinition<_atoll_v1_ForwardRequest, _atoll_v1_ForwardRequest__Output>
       ForwardResponse: MessageTypeDefinition<_atoll_v1_ForwardResponse, _atoll_v1_ForwardResponse__Output>
+      ForwardStatus: MessageTypeDefinition<_atoll_v1_ForwardStatus, _atoll_v1_ForwardStatus__Output>
+      ForwardStatusMetadata: MessageTypeDefinition<_atoll_v1_ForwardStatusMetadata, _atoll_v1_ForwardStatusMetadata__Output>
       GetByPrefixRequest: MessageTypeDefinition<_atoll_v1_GetByPrefixRequest, _atoll_v1_GetByPrefixRequest__Output>
       GetByPrefixResponse: MessageTypeDefinition<_atoll_v1_GetByPrefixResponse, _atoll_v1_GetByPrefixResponse__Output>
       GetRequest: MessageTypeDefinition<_atoll_v1_GetRequest, _atoll_v1_GetRequest__Output>

@@ -2,6 +2,8 @@
 
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
+import type { ForwardFrame as _atoll_v1_ForwardFrame, ForwardFrame__Output as _atoll_v1_ForwardFrame__Output } from '../../atoll/v1/ForwardFrame.js';
+import type { ForwardReplyFrame as _atoll_v1_ForwardReplyFrame, ForwardReplyFrame__Output as _atoll_v1_ForwardReplyFrame__Output } from '../../atoll/v1/ForwardReplyFrame.js';
 import type { ForwardRequest as _atoll_v1_ForwardRequest, ForwardRequest__Output as _atoll_v1_ForwardRequest__Output } from '../../atoll/v1/ForwardRequest.js';
 import type { ForwardResponse as _atoll_v1_ForwardResponse, ForwardResponse__Output as _atoll_v1_ForwardResponse__Output } from '../../atoll/v1/ForwardResponse.js';
 import type { NodeStatusRequest as _atoll_v1_NodeStatusRequest, NodeStatusRequest__Output as _atoll_v1_NodeStatusRequest__Output } from '../../atoll/v1/NodeStatusRequest.js';
@@ -26,6 +28,19 @@ export interface PeerClient extends grpc.Client {
   forward(argument: _atoll_v1_ForwardRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
   forward(argument: _atoll_v1_ForwardRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
   forward(argument: _atoll_v1_ForwardRequest, callback: grpc.requestCallback<_atoll_v1_ForwardResponse__Output>): grpc.ClientUnaryCall;
+  
+  /**
+   * Forward's calls from one node to another on one long-lived stream, told apart by call_id:
+   * each message carries the calls (or cancellations) and the answers ready since the last one.
+   */
+  ForwardStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_atoll_v1_ForwardFrame, _atoll_v1_ForwardReplyFrame__Output>;
+  ForwardStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_atoll_v1_ForwardFrame, _atoll_v1_ForwardReplyFrame__Output>;
+  /**
+   * Forward's calls from one node to another on one long-lived stream, told apart by call_id:
+   * each message carries the calls (or cancellations) and the answers ready since the last one.
+   */
+  forwardStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_atoll_v1_ForwardFrame, _atoll_v1_ForwardReplyFrame__Output>;
+  forwardStream(options?: grpc.CallOptions): grpc.ClientDuplexStream<_atoll_v1_ForwardFrame, _atoll_v1_ForwardReplyFrame__Output>;
   
   /**
    * This node's own status, for a peer's status page (NodeStatusResponse).
@@ -81,6 +96,12 @@ export interface PeerHandlers extends grpc.UntypedServiceImplementation {
   Forward: grpc.handleUnaryCall<_atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse>;
   
   /**
+   * Forward's calls from one node to another on one long-lived stream, told apart by call_id:
+   * each message carries the calls (or cancellations) and the answers ready since the last one.
+   */
+  ForwardStream: grpc.handleBidiStreamingCall<_atoll_v1_ForwardFrame__Output, _atoll_v1_ForwardReplyFrame>;
+  
+  /**
    * This node's own status, for a peer's status page (NodeStatusResponse).
    */
   NodeStatus: grpc.handleUnaryCall<_atoll_v1_NodeStatusRequest__Output, _atoll_v1_NodeStatusResponse>;
@@ -99,6 +120,7 @@ export interface PeerHandlers extends grpc.UntypedServiceImplementation {
 
 export interface PeerDefinition extends grpc.ServiceDefinition {
   Forward: MethodDefinition<_atoll_v1_ForwardRequest, _atoll_v1_ForwardResponse, _atoll_v1_ForwardRequest__Output, _atoll_v1_ForwardResponse__Output>
+  ForwardStream: MethodDefinition<_atoll_v1_ForwardFrame, _atoll_v1_ForwardReplyFrame, _atoll_v1_ForwardFrame__Output, _atoll_v1_ForwardReplyFrame__Output>
   NodeStatus: MethodDefinition<_atoll_v1_NodeStatusRequest, _atoll_v1_NodeStatusResponse, _atoll_v1_NodeStatusRequest__Output, _atoll_v1_NodeStatusResponse__Output>
   PrepareReplica: MethodDefinition<_atoll_v1_PrepareReplicaRequest, _atoll_v1_PrepareReplicaResponse, _atoll_v1_PrepareReplicaRequest__Output, _atoll_v1_PrepareReplicaResponse__Output>
   Raft: MethodDefinition<_atoll_v1_RaftFrame, _atoll_v1_RaftStreamSummary, _atoll_v1_RaftFrame__Output, _atoll_v1_RaftStreamSummary__Output>
