@@ -65,6 +65,7 @@ const faultSuite = [
   'test/integration/silent-peer.test.ts',
   'test/cli/chaos-verdict.test.ts',
   'test/node/snapshot-install-crash.test.ts',
+  'test/integration/restart.test.ts',
 ];
 
 class LongestFirstSequencer extends BaseSequencer {
