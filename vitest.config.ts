@@ -53,21 +53,26 @@ const inProcess = ['bench', 'chaos', 'client', 'hotkeys', 'keys', 'mvcc', 'node'
 
 /**
  * `npm run test:fault`, CI's step after the container tests: `test/fault` (the fault runs on real
- * processes), and the other files that kill, crash or load real nodes for tens of seconds each
- * (issue 34: the slowest files move to a second step of `.ci/run`, so that `npm test` stays within
- * 7 minutes). They run beside the fault run, which holds one worker for most of the step.
+ * processes), and beside it, on the worker the fault run leaves free, the files that kill, crash,
+ * load or reconfigure clusters of real nodes for tens of seconds each (issue 34: the slowest files
+ * move to a second step of `.ci/run`, so that `npm test` stays within 7 minutes).
  */
 const faultSuite = [
   'test/fault/**/*.test.ts',
+  // Nodes killed, crashed or loaded.
   'test/security/hostile-scripts.test.ts',
   'test/security/hostile-load.test.ts',
-  'test/integration/membership-rebalance.test.ts',
   'test/integration/silent-peer.test.ts',
+  'test/integration/restart.test.ts',
   'test/cli/chaos-verdict.test.ts',
   'test/node/snapshot-install-crash.test.ts',
-  'test/integration/restart.test.ts',
+  // Clusters reconfigured: members added, replaced and rebalanced, replicas and leaders moved.
+  'test/integration/membership-*.test.ts',
+  'test/integration/replica-moves.test.ts',
+  'test/integration/leader-moves.test.ts',
+  // A real Prometheus server scraping a cluster.
+  'test/integration/prometheus.test.ts',
 ];
-
 class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
