@@ -76,7 +76,9 @@ async function startCluster(base: number, env: Record<string, string> = {}): Pro
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  // 'close', not 'exit': 'exit' may come before the last output is read from the pipes (seen once:
+  // the script printed "atoll: cluster stopped" and exited 0, and the test had not read the line yet).
+  const exited = new Promise<number | null>((resolveExit) => child.once('close', (code) => resolveExit(code)));
   const deadline = Date.now() + 45_000;
   while (!output.includes('atoll: cluster ready')) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no "atoll: cluster ready"; output:\n${output}`);
