@@ -87,4 +87,34 @@ describe('stale watches and replica moves', () => {
     expect(moved).toBe(true);
     expect(ended).toBe('running');
   });
+
+  it('a stale watch is refused by a replica that awaits its first snapshot (simulator seed 66828)', { timeout: 60_000 }, async () => {
+    const sim = simNodeCluster({ seed: 11, nodes: NODES, partitions: PARTITIONS, tickMs: 50, traceLines: 400 });
+    const { scheduler, cluster } = sim;
+    await startAllLed(sim, NODES, 20_000, MAX_EVENTS);
+    const bucket = 'sw1';
+    const router = (cluster.apiOf(1) as unknown as { router: { partitionOf(operation: KvOperation, tenant: string): number } }).router;
+    const partition = router.partitionOf(mapOperation(defaultTenant, { kind: 'getByPrefix', request: { prefix: `${bucket}/` } }), defaultTenant);
+    const outsider = NODES.find((id) => !groupsOf(cluster.apiOf(id)).has(partition))!;
+    // What a move's first step does on its target: an empty replica, here one no leader ever fills.
+    let prepared = false;
+    void (cluster.apiOf(outsider) as unknown as { prepareReplica(partition: number, floor: { term: number; index: number }): Promise<void> })
+      .prepareReplica(partition, { term: 1, index: 1 })
+      .then(() => (prepared = true));
+    await scheduler.runUntil(scheduler.now + 5_000, MAX_EVENTS, () => prepared);
+    expect(groupsOf(cluster.apiOf(outsider)).has(partition)).toBe(true);
+    let ended: unknown = 'running';
+    const abort = new AbortController();
+    void cluster
+      .apiOf(outsider)!
+      .watch({ prefix: `${bucket}/`, stale: true, progress: true }, { deadlineMs: cluster.hostOf(outsider)!.clock.wallMs() + 3_600_000, signal: abort.signal }, new CollectingSink())
+      .then(
+        () => (ended = undefined),
+        (error: unknown) => (ended = error),
+      );
+    await scheduler.runUntil(scheduler.now + 3_000, MAX_EVENTS, () => ended !== 'running');
+    abort.abort();
+    // The replica knows no leader yet: NO_LEADER, which the client treats as NOT_LEADER (try another node).
+    expect(isAtollError(ended) ? ended.code : ended).toBe('NO_LEADER');
+  });
 });

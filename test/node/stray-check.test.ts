@@ -119,4 +119,22 @@ describe('StrayCheck', () => {
     // L here: R stays for L's merge to read.
     expect(await run(new Map<number, PartitionReplica>([[R, frozenR], [L, laggingL]]))).toEqual([]);
   });
+
+  it('deletes an empty replica (a move target awaiting its first snapshot) once a peer reports its partition merged away, and keeps it before (simulator seed 66828)', async () => {
+    const R = 223_608_639;
+    // A move of frozen R opened this replica; the merge applied before R's leader sent a snapshot.
+    const emptyR = { id: R, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false, isMember: () => false, voterList: () => [] } } as unknown as PartitionReplica;
+    const left = { id: 0, rangeStart: 0, rangeEnd: 1_073_741_824, replicas: [1, 2, 3], learners: [], leader: 1, term: 8, commitIndex: 60, appliedIndex: 60, revision: 50 };
+    const run = async (mergedStarts: Array<{ start: number; into: number }>): Promise<number[]> => {
+      const info = { partitions: [left], ...(mergedStarts.length > 0 && { mergedStarts }) } as unknown as api.ClusterInfoResponse;
+      const strayCheck = manualStrayCheck({ id: 5, nodes: [1, 2, 3, 5], groups: new Map([[R, emptyR]]), info });
+      for (let i = 0; i < 2; i++) await strayCheck.check();
+      strayCheck.stop();
+      return strayCheck.left;
+    };
+    expect(await run([{ start: R, into: 0 }])).toEqual([R]);
+    // A move still under way (no peer knows R merged away): the target waits for its snapshot.
+    expect(await run([])).toEqual([]);
+    expect(await run([{ start: R + 1, into: 0 }])).toEqual([]);
+  });
 });

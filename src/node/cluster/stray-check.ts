@@ -24,6 +24,11 @@
  * after HEAL_PATIENCE_MS are suspects too (every peer is asked): one is left when a peer leads the
  * partition with voters that leave this node out (it was no founding voter, see split-heal.ts);
  * one no peer leads is logged at every check, so it never waits unnoticed.
+ *
+ * Empty replicas (no configuration: a move's target awaiting its first snapshot) are asked about
+ * too when they are suspects: one is left when a peer reports its partition's start merged away
+ * (ClusterInfo mergedStarts). A move of a frozen R may open one just before the merge applies, and
+ * then no leader of R is left to fill it or to remove it (whole-node simulator seed 66828).
  */
 import type { Logger } from 'pino';
 import type { PartitionReplica } from '../replica/partition-replica.js';
@@ -93,6 +98,9 @@ export class StrayCheck {
       const everyPeer: number[] = [];
       // Quiet followers in id order from past the cursor, wrapping round, at most FOLLOWER_BATCH.
       const quiet = followers ? this.nextFollowers() : undefined;
+      // Empty suspects: replicas that never installed a snapshot, asked about their partition's
+      // tombstone (see the loop over the answers).
+      const empties = new Set<number>();
       for (const [partition, replica] of driver.groups) {
         // Field reads first: a led group (the common case) builds no status() object.
         const lead = replica.raw.lead;
@@ -108,7 +116,11 @@ export class StrayCheck {
         // move's target that may yet be added (replica-moves.ts start()), so only its leader can
         // say it moved away (simulator seed 215 with batched appends).
         const voter = replica.raw.isVoter(id);
-        if (!voter && !replica.raw.isMember(id) && replica.raw.voterList().length === 0) continue;
+        if (!voter && !replica.raw.isMember(id) && replica.raw.voterList().length === 0) {
+          // Empty (a move's target awaiting its first snapshot): only a merge can strand it, below.
+          empties.add(partition);
+          continue;
+        }
         // Field reads (test/node/idle-sweeps.test.ts: an idle pass builds no status() object).
         suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter });
         if (lead === 0) everyPeer.push(partition);
@@ -124,7 +136,8 @@ export class StrayCheck {
         suspects.set(partition, { term: 0, applied: 0, learner: false });
         everyPeer.push(partition);
       }
-      if (suspects.size === 0) return;
+      everyPeer.push(...empties);
+      if (suspects.size === 0 && empties.size === 0) return;
       // Frozen suspects: a replica of R frozen for a merge into L that this node's L never applied
       // (it hosts no L: a move's learner added to R after the freeze, whole-node simulator seed
       // 58907). Once the merge applied R is gone everywhere else, so no peer reports R again; L's
@@ -146,10 +159,25 @@ export class StrayCheck {
       for (const [peer] of this.options.knownNodes) {
         // With a leaderless or healing suspect every peer is asked about every suspect (as before
         // the partitions filter: a peer may lead one this node thinks another leads).
-        const asked = (everyPeer.length > 0 ? [...suspects.keys()] : (ask.get(peer) ?? [])).filter((partition) => suspects.has(partition));
+        const asked = [...new Set(everyPeer.length > 0 ? [...suspects.keys(), ...empties] : (ask.get(peer) ?? []))].filter((partition) => suspects.has(partition) || empties.has(partition));
         const about = [...asked, ...[...frozen].filter(([, right]) => asked.includes(right.partition)).map(([left]) => left)];
         if (peer === id || about.length === 0 || !driver.transport.isReachable(peer)) continue;
         const info = await driver.transport.clusterInfo(peer, clock.wallMs() + CALL_TIMEOUT_MS, about).catch(() => undefined);
+        // An empty replica whose partition was merged away: a move of a frozen R (allowed, see
+        // replica-moves.ts keptForMerge) opened it here after R's freeze, and the merge applied
+        // before R's leader sent it a snapshot (whole-node simulator seed 66828). R is gone from
+        // every other node, so no leader ever writes to it; its start is a tombstone forever
+        // (range-routing.ts: ids are never reused). It holds nothing (no snapshot, no entry), so
+        // leaving it loses nothing; the loop task checks it is still empty.
+        for (const merged of info?.mergedStarts ?? []) {
+          const replica = empties.has(merged.start) ? driver.groups.get(merged.start) : undefined;
+          if (replica === undefined) continue;
+          empties.delete(merged.start);
+          logger.info({ partition: merged.start, into: merged.into, from: peer }, 'an empty replica awaits a snapshot of a partition merged away: deleting it');
+          driver.enqueue(() => {
+            if (driver.groups.get(merged.start) === replica && replica.raw.voterList().length === 0) this.options.leave(merged.start, replica);
+          });
+        }
         for (const partition of info?.partitions ?? []) {
           const right = frozen.get(partition.id);
           if (right !== undefined && suspects.has(right.partition) && partition.leader === peer && partition.rangeStart <= right.start && partition.rangeEnd >= right.end) {

@@ -213,6 +213,12 @@ export class WatchService {
       if (stale && this.options.testBugs?.staleWatchIgnoresRemoval !== true && driver.groups.get(partition) !== replica) {
         throw router.notLeader(partition, router.leaderOf(partition), 'this node no longer holds a replica of the partition');
       }
+      // Nor a replica that has no configuration yet: a move's target awaiting its first snapshot
+      // holds no history, and may never get one (whole-node simulator seed 66828: the move was of
+      // a partition then merged away, and a stale watch resumed there waited for good).
+      if (stale && replica.raw.voterList().length === 0) {
+        throw router.notLeader(partition, router.leaderOf(partition), "this node's replica of the partition awaits its first snapshot");
+      }
       if (stale) return;
       const status = replica.raw.status();
       if (status.role !== 'leader') {
