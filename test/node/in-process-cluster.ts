@@ -224,7 +224,12 @@ export class LoopbackNetwork {
           this.onSend?.(id, peer, messages);
           if (closed || this.cut.has(id) || this.cut.has(peer)) return;
           const kept = this.delivered(id, peer, messages);
-          if (kept.length === 0) return;
+          // A frame that the cut groups emptied is lost; an empty one is a node heartbeat
+          // (liveness.ts) and goes through. Dropping those too made every quiesced follower take
+          // its leader's node for silent after an election timeout, wake and campaign: idle
+          // clusters here changed leaders now and then (test/node/watch-service.test.ts saw
+          // NO_LEADER in about one run in five).
+          if (kept.length === 0 && messages.length > 0) return;
           const frame = encodeRaftFrame(kept);
           setImmediate(() => {
             if (this.cut.has(id) || this.cut.has(peer)) return;
