@@ -23,11 +23,16 @@ export interface CachedVersion {
   readonly stored: StoredValue;
 }
 
-/** One entry, linked into the recency list (newest first). A key's slot is reused by its next set. */
+/**
+ * One entry, linked into the recency list (newest first). A key's slot is reused by its next set,
+ * and a delete only empties it (`stored` undefined: a miss, as if absent; it still costs its key
+ * and overhead, and ages out like any slot), so a key deleted and written again (a lock's key)
+ * never takes its map entry out and back in (see set).
+ */
 interface Slot {
   readonly id: string;
   revision: number;
-  stored: StoredValue;
+  stored: StoredValue | undefined;
   bytes: number;
   /** The next more recently used slot, or undefined for the newest. */
   newer: Slot | undefined;
@@ -56,6 +61,8 @@ export class VersionCache {
   private newest: Slot | undefined;
   private oldest: Slot | undefined;
   private bytes = 0;
+  /** Slots emptied by delete (stats counts the others as entries). */
+  private emptied = 0;
   private hitCount = 0;
   private missCount = 0;
 
@@ -66,7 +73,7 @@ export class VersionCache {
   /** The cached newest version of `key` in store `store`, or undefined. Counts a hit or a miss. */
   get(store: number, key: string): CachedVersion | undefined {
     const slot = this.slots.get(slotId(store, key));
-    if (slot === undefined) {
+    if (slot?.stored === undefined) {
       this.missCount++;
       return undefined;
     }
@@ -96,6 +103,7 @@ export class VersionCache {
       // that grows with the map's size, 30 us at 10,000 entries on Node 20, so increments of one
       // hot key beside 10,000 cached keys spent 36 us per increment here; docs/performance.md.)
       this.bytes += bytes - existing.bytes;
+      if (existing.stored === undefined) this.emptied--;
       existing.revision = version.revision;
       existing.stored = stored;
       existing.bytes = bytes;
@@ -112,8 +120,15 @@ export class VersionCache {
     while (this.bytes > this.maxBytes && this.oldest !== undefined) this.remove(this.oldest.id);
   }
 
+  /** The key has no cached version any more (its newest is a tombstone): its slot is emptied, not removed. */
   delete(store: number, key: string): void {
-    this.remove(slotId(store, key));
+    const slot = this.slots.get(slotId(store, key));
+    if (slot?.stored === undefined) return;
+    const bytes = slot.id.length * 2 + entryOverheadBytes;
+    this.bytes += bytes - slot.bytes;
+    slot.bytes = bytes;
+    slot.stored = undefined;
+    this.emptied++;
   }
 
   /** Drops every entry of one store (its state was replaced). O(entries): imports are rare. */
@@ -123,7 +138,7 @@ export class VersionCache {
   }
 
   stats(): { entries: number; bytes: number; maxBytes: number; hits: number; misses: number } {
-    return { entries: this.slots.size, bytes: this.bytes, maxBytes: this.maxBytes, hits: this.hitCount, misses: this.missCount };
+    return { entries: this.slots.size - this.emptied, bytes: this.bytes, maxBytes: this.maxBytes, hits: this.hitCount, misses: this.missCount };
   }
 
   private remove(id: string): void {
@@ -132,6 +147,7 @@ export class VersionCache {
     this.slots.delete(id);
     this.unlink(slot);
     this.bytes -= slot.bytes;
+    if (slot.stored === undefined) this.emptied--;
   }
 
   private linkNewest(slot: Slot): void {

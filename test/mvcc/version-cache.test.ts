@@ -64,14 +64,21 @@ describe('VersionCache', () => {
     const deletes = vi.spyOn(slots, 'delete');
     const before = cache.stats();
     for (let revision = 2; revision < 1_000; revision++) cache.set(1, 'hot', version(revision, text(String(revision))));
+    // A lock's key: written, deleted (its tombstone), written again.
+    for (let revision = 1_000; revision < 1_200; revision += 2) {
+      cache.set(1, 'lock', version(revision, text('held')));
+      cache.delete(1, 'lock');
+      expect(cache.get(1, 'lock')).toBeUndefined();
+    }
+    cache.delete(1, 'lock');
     expect(deletes).not.toHaveBeenCalled();
     deletes.mockRestore();
     expect(cache.get(1, 'hot')).toEqual(version(999, text('999')));
     expect(cache.stats().entries).toBe(before.entries + 1);
-    expect(cache.stats().bytes).toBe(before.bytes + costOf(1, 'hot', 3));
+    expect(cache.stats().bytes).toBe(before.bytes + costOf(1, 'hot', 3) + costOf(1, 'lock', 0));
     // A larger value is counted at its new size, and the key is the newest (evicted last).
     cache.set(1, 'hot', version(1_000, new Uint8Array(50)));
-    expect(cache.stats().bytes).toBe(before.bytes + costOf(1, 'hot', 50));
+    expect(cache.stats().bytes).toBe(before.bytes + costOf(1, 'hot', 50) + costOf(1, 'lock', 0));
     const tight = new VersionCache(3 * costOf(1, 'k0', 10));
     for (const key of ['a0', 'a1', 'a2']) tight.set(1, key, version(1, new Uint8Array(10)));
     tight.set(1, 'a0', version(2, new Uint8Array(10)));
@@ -145,10 +152,24 @@ describe('VersionCache', () => {
     expect(cache.get(1, 'b')).toBeDefined();
     expect(cache.get(2, 'a')).toBeDefined();
     expect(cache.stats().entries).toBe(2);
-    expect(cache.stats().bytes).toBe(before - costOf(1, 'a', 1));
+    // The emptied slot still costs its key and overhead (it ages out like any entry), not its value.
+    expect(cache.stats().bytes).toBe(before - costOf(1, 'a', 1) + costOf(1, 'a', 0));
     cache.delete(1, 'missing');
     cache.delete(3, 'a');
+    cache.delete(1, 'a');
     expect(cache.stats().entries).toBe(2);
+    expect(cache.stats().bytes).toBe(before - costOf(1, 'a', 1) + costOf(1, 'a', 0));
+    // Written again, it is an entry with its value's bytes; evicted, it costs nothing.
+    cache.set(1, 'a', version(3, text('abc')));
+    expect(cache.get(1, 'a')).toEqual(version(3, text('abc')));
+    expect(cache.stats()).toMatchObject({ entries: 3, bytes: before - costOf(1, 'a', 1) + costOf(1, 'a', 3) });
+    const small = new VersionCache(2 * costOf(1, 'x', 1));
+    small.set(1, 'x', version(1, text('x')));
+    small.delete(1, 'x');
+    small.set(1, 'y', version(1, text('y')));
+    small.set(1, 'z', version(1, text('z')));
+    expect(small.stats()).toMatchObject({ entries: 2, bytes: 2 * costOf(1, 'x', 1) });
+    expect(small.get(1, 'x')).toBeUndefined();
   });
 
   it('clear(store) drops only that store entries, whatever the keys look like', () => {
@@ -243,7 +264,8 @@ describe('VersionCache', () => {
     cache.get(2, 'a');
     cache.delete(1, 'a');
     cache.get(1, 'a');
-    expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0, hits: 2, misses: 3 });
+    // The deleted key's emptied slot is no entry; it costs its key and overhead until it ages out.
+    expect(cache.stats()).toMatchObject({ entries: 0, bytes: costOf(1, 'a', 0), hits: 2, misses: 3 });
   });
 });
 
@@ -920,14 +942,17 @@ describe('VersionCache recency list', () => {
     const random = new Random(20261130);
     const rng = (): number => random.next();
     const cost = costOf(1, 'k00', 8);
+    // A deleted key's slot stays, emptied: it costs its key and overhead, and ages out in turn.
+    const emptiedCost = costOf(1, 'k00', 0);
     const capacity = 40;
     const cache = new VersionCache(capacity * cost);
-    // Reference: an array, oldest use first, of "store/key" with its revision.
-    let reference: Array<{ id: string; revision: number }> = [];
+    // Reference: an array, oldest use first, of "store/key" with its revision (undefined: emptied).
+    let reference: Array<{ id: string; revision: number | undefined }> = [];
     const touch = (id: string, revision: number): void => {
       reference = reference.filter((entry) => entry.id !== id);
       reference.push({ id, revision });
     };
+    const bytesOf = (entries: typeof reference): number => entries.reduce((sum, entry) => sum + (entry.revision === undefined ? emptiedCost : cost), 0);
     for (let step = 0; step < 20_000; step++) {
       const store = 1 + Math.floor(rng() * 3);
       const key = `k${String(Math.floor(rng() * 60)).padStart(2, '0')}`;
@@ -937,20 +962,21 @@ describe('VersionCache recency list', () => {
         const got = cache.get(store, key);
         const expected = reference.find((entry) => entry.id === id);
         expect(got?.revision, `step ${step}: get ${id}`).toBe(expected?.revision);
-        if (expected) touch(id, expected.revision);
+        if (expected?.revision !== undefined) touch(id, expected.revision);
       } else if (roll < 0.9) {
         cache.set(store, key, version(step, new Uint8Array(8)));
         touch(id, step);
-        while (reference.length > capacity) reference.shift();
+        while (bytesOf(reference) > capacity * cost) reference.shift();
       } else if (roll < 0.98) {
         cache.delete(store, key);
-        reference = reference.filter((entry) => entry.id !== id);
+        // Emptied where it is: no move in the recency order.
+        reference = reference.map((entry) => (entry.id === id ? { id, revision: undefined } : entry));
       } else {
         cache.clear(store);
         reference = reference.filter((entry) => !entry.id.startsWith(`${store}/`));
       }
-      expect(cache.stats().entries, `step ${step}`).toBe(reference.length);
-      expect(cache.stats().bytes, `step ${step}`).toBe(reference.length * cost);
+      expect(cache.stats().entries, `step ${step}`).toBe(reference.filter((entry) => entry.revision !== undefined).length);
+      expect(cache.stats().bytes, `step ${step}`).toBe(bytesOf(reference));
     }
   });
 
