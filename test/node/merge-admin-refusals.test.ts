@@ -3,7 +3,8 @@
  * L = 0 ([0, 2^31)) and R = 2^31 ([2^31, 2^32)): the ones a three-node in-process cluster cannot
  * reach (every partition there has the same three voters and no move runs): replicas on different
  * nodes, a move between its promotion and its removal (extra voters), learners, a move coordinated
- * here, R frozen into another partition, and no replica of R on L's leader.
+ * here, R frozen into another partition, and no replica of R on L's leader; and their order: a
+ * move of either side is answered in-progress before leaders-differ.
  */
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
@@ -18,6 +19,8 @@ interface Side {
   voters?: number[];
   learners?: number[];
   frozen?: { into: number; index: number };
+  /** Another node leads this side (default: this node, 1). */
+  ledBy?: number;
 }
 
 function adminWith(left: Side, right: Side | undefined, moving: number[] = []): { admin: MergeAdmin; proposed: () => number } {
@@ -26,7 +29,7 @@ function adminWith(left: Side, right: Side | undefined, moving: number[] = []): 
     ({
       id,
       nodeId: 1,
-      raw: { status: () => ({ role: 'leader', lead: 1, confState: { voters: side.voters ?? [1, 2, 3], learners: side.learners ?? [] }, progress: new Map() }) },
+      raw: { status: () => ({ role: side.ledBy === undefined ? 'leader' : 'follower', lead: side.ledBy ?? 1, confState: { voters: side.voters ?? [1, 2, 3], learners: side.learners ?? [] }, progress: new Map() }) },
       mvcc: { hashRange: range, frozen: side.frozen },
       propose: () => {
         proposals++;
@@ -60,6 +63,12 @@ describe('MergeAdmin refusals', () => {
     ['a move of L coordinated here', {}, {}, [0], 'in-progress'],
     ['R frozen into another partition', {}, { frozen: { into: 7, index: 3 } }, [], 'in-progress'],
     ['L itself frozen', { frozen: { into: 9, index: 3 } }, {}, [], 'in-progress'],
+    ['R led by another node', {}, { ledBy: 2 }, [], 'leaders-differ'],
+    // A move of R between its promotion and its removal, R's leadership moved off this node by the
+    // move (it removes this node): in-progress, not leaders-differ, or an operator following the
+    // refusal moves the leadership back and undoes the move's step (simulator seed 71035).
+    ['R led by another node during a move of R', { voters: [1, 3, 4] }, { voters: [1, 3, 4, 5], ledBy: 5 }, [], 'in-progress'],
+    ['R led by another node with a learner on L', { learners: [5] }, { ledBy: 2 }, [], 'in-progress'],
   ])('refuses %s, and proposes nothing', async (_name, left, right, moving, reason) => {
     const { admin, proposed } = adminWith(left, right, moving);
     await expect(admin.merge(0, Date.now() + 1_000)).rejects.toMatchObject(refusal(reason));

@@ -94,6 +94,11 @@ export class MergeAdmin {
     }
     const frozen = right.mvcc.frozen;
     if (frozen !== undefined && frozen.into !== partition) throw refused('in-progress', `partition ${rightId} is frozen for a merge into partition ${frozen.into}`, { partition, rightPartition: rightId });
+    // A move of either side first, whoever leads R: a move that takes R's replica off this node
+    // must move R's leadership away from here, and an operator (or `atoll cluster merge`) that
+    // answered leaders-differ by moving it back undid the move's step at every retry (whole-node
+    // simulator seed 71035: the move and the merge retries passed R's leadership to and fro for 37 s).
+    this.checkNoMove(left, right);
     const rightStatus = right.raw.status();
     if (rightStatus.role !== 'leader') {
       throw refused('leaders-differ', `this node leads partition ${partition} but not partition ${rightId}: transfer its leadership here and merge again`, {
@@ -118,16 +123,21 @@ export class MergeAdmin {
     return { partition, mergedPartition: rightId, start: range.start, end: rightRange.end };
   }
 
-  /** Refuses unless both sides have the same voters, no learners, no extra voters and no move here. */
-  private checkReplicas(left: PartitionReplica, right: PartitionReplica): void {
+  /** Refuses while either side has learners, extra voters (a move's middle, as this node's replicas see it) or a move run here. */
+  private checkNoMove(left: PartitionReplica, right: PartitionReplica): void {
     const { replicationFactor } = this.options;
-    const details = { partition: left.id, rightPartition: right.id };
     for (const replica of [left, right]) {
       const { voters, learners } = replica.raw.status().confState;
       if (learners.length > 0 || voters.length > replicationFactor || this.options.moveInProgress(replica.id)) {
-        throw refused('in-progress', `partition ${replica.id} has a replica move in progress; merge after the move`, details);
+        throw refused('in-progress', `partition ${replica.id} has a replica move in progress; merge after the move`, { partition: left.id, rightPartition: right.id });
       }
     }
+  }
+
+  /** Refuses unless both sides have the same voters, no learners, no extra voters and no move here. */
+  private checkReplicas(left: PartitionReplica, right: PartitionReplica): void {
+    this.checkNoMove(left, right);
+    const details = { partition: left.id, rightPartition: right.id };
     const leftVoters = left.raw.status().confState.voters;
     const rightVoters = right.raw.status().confState.voters;
     if (!sameSet(leftVoters, rightVoters)) {

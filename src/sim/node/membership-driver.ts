@@ -346,8 +346,11 @@ export class MembershipDriver {
         }
       }
       const rightLeader = views.get(right)?.leader;
-      // The answer carries no details here: any refusal while another node leads the right side moves its leadership.
-      if (answer.error.startsWith('MERGE_REFUSED') && rightLeader !== undefined && rightLeader !== leader) {
+      // The answer carries no details here, only its message: the leaders-differ refusal asks for
+      // R's leadership, as `atoll cluster merge` reads it. (Any refusal moved it: while a move
+      // took R's replica off L's leader, which needs R's leadership elsewhere, that undid the
+      // move's step at every retry; seed 71035.)
+      if (answer.error.startsWith('MERGE_REFUSED') && answer.error.includes('transfer its leadership here') && rightLeader !== undefined && rightLeader !== leader) {
         await this.workload.call(rightLeader, (node, context) => node.transferLeader({ partition: right, targetNode: leader }, context), MOVE_CALL_MS);
       }
       await this.workload.sleep(500);

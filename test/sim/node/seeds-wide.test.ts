@@ -21,6 +21,7 @@ const seeds: ReadonlyArray<readonly [number, string]> = [
   [60347, 'the same as 5486'],
   [6112, 'the same as 5486'],
   [63748, 'digest: a node paused between a sample\'s moment and its scan resumed and applied a split, so its sample at applied index 3 read the keys as of index 4 (state-digest.ts also drops a sample whose replica changed range or began a snapshot import during the scan)'],
+  [71035, 'a merge waited for good: a move took R\'s replica off L\'s leader, which needs R\'s leadership elsewhere, and every merge retry answered leaders-differ and moved it back (merge-admin.ts answers in-progress first; the membership driver moves leadership only on leaders-differ)'],
   [66828, 'a move of R after its freeze opened an empty replica the merge then stranded: the stray check deletes an empty replica once a peer reports its partition merged away (stray-check.ts), and a stale watch is refused by a replica awaiting its first snapshot (watch-service.ts)'],
   [1302, 'a merge back waited for good: a founder that never applied an entry installed its first snapshot after a split, recorded no hole, and the new partition ran on two replicas (partition-replica.ts: the founding snapshot counts as state)'],
   [8189, 'exactly-once: a merge dropped the right side\'s result for an id the left had refused with PARTITION_MOVED, and a resend applied again (merge-plan.ts)'],
