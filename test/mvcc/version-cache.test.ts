@@ -57,7 +57,7 @@ function costOf(store: number, key: string, valueLength: number): number {
 describe('VersionCache', () => {
   it('updates a cached key in place: a hot key is never deleted from the map and set again, and keeps its byte count and recency right', () => {
     // A V8 Map pays for deleting and re-inserting one key in time that grows with every such
-    // cycle until the table is rebuilt (30 us per increment at 10,000 cached keys; docs/performance.md).
+    // cycle until the table is rebuilt (30 µs per increment at 10,000 cached keys; docs/performance.md).
     const cache = new VersionCache(1 << 24);
     for (let i = 0; i < 100; i++) cache.set(1, `k${i}`, version(1, new Uint8Array(10)));
     const slots = (cache as unknown as { slots: Map<string, unknown> }).slots;
