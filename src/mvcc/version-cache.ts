@@ -99,9 +99,10 @@ export class VersionCache {
     const existing = this.slots.get(id);
     if (existing !== undefined) {
       // The key's slot is updated in place and moved to the newest end: the map is not touched.
-      // (It was deleted and set again: a V8 Map pays for a delete and re-insert of one key in time
-      // that grows with every such cycle until the table is rebuilt, 30 µs at 10,000 entries on Node 20, so increments of one
-      // hot key beside 10,000 cached keys spent 36 µs per increment here; docs/performance.md.)
+      // (It was deleted and set again: a V8 Map pays for a delete and re-insert of one key in
+      // time that grows with every such cycle until the table is rebuilt, 30 µs at 10,000 entries
+      // on Node 20, so increments of one hot key beside 10,000 cached keys spent 36 µs per
+      // increment here; docs/performance.md.)
       this.bytes += bytes - existing.bytes;
       if (existing.stored === undefined) this.emptied--;
       existing.revision = version.revision;
