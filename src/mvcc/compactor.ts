@@ -86,35 +86,47 @@ async function runCompactionStep(state: MvccState): Promise<StorageCompactionSte
     remove(group, group.newestAtFloor);
   };
   const versions = state.layout.allVersionsRange();
-  const range = pass.resumeAt === undefined ? versions : { ...versions, gte: pass.resumeAt };
+  let from = pass.resumeAt;
   let examined = 0;
   let reachedEnd = true;
-  for await (const [storageKey, record] of state.engine.iterate({ ...range, limit: maxExamined + 1 })) {
-    if (examined === maxExamined) {
-      pass.resumeAt = storageKey.slice();
-      reachedEnd = false;
-      break;
+  // A key's versions sort by revision (key-layout.ts versionKey), so once the scan meets one
+  // above the floor the rest of that key's are above it too, and a pass never removes those: the
+  // scan goes on at the next key. Before, it read them all, and one hot key's retained window
+  // (every version since the floor) was read again at every pass (docs/performance.md, "A hot
+  // key's history").
+  scan: for (;;) {
+    const range = from === undefined ? versions : { ...versions, gte: from };
+    let skipTo: Uint8Array | undefined;
+    for await (const [storageKey, record] of state.engine.iterate({ ...range, limit: maxExamined - examined + 1 })) {
+      if (examined === maxExamined) {
+        pass.resumeAt = storageKey.slice();
+        reachedEnd = false;
+        break scan;
+      }
+      examined++;
+      const parsed = state.layout.parseVersionKey(storageKey);
+      let group = pass.group;
+      if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
+        finishGroup(group);
+        group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), aboveFloor: false };
+        pass.group = group;
+      }
+      if (parsed.revision > pass.floor) {
+        group.aboveFloor = true;
+        skipTo = afterAllVersionsOf(group.groupKey);
+        break;
+      }
+      if (group.newestAtFloor !== undefined) remove(group, group.newestAtFloor);
+      const version = decodeVersionRecord(record);
+      group.newestAtFloor = {
+        storageKey: storageKey.slice(),
+        revision: parsed.revision,
+        isTombstone: version.kind === 'tombstone',
+        bytes: versionBytes(group.userKey.length, version),
+      };
     }
-    examined++;
-    const parsed = state.layout.parseVersionKey(storageKey);
-    let group = pass.group;
-    if (group === undefined || !equalBytes(parsed.groupKey, group.groupKey)) {
-      finishGroup(group);
-      group = { groupKey: parsed.groupKey.slice(), userKey: parsed.userKey.slice(), aboveFloor: false };
-      pass.group = group;
-    }
-    if (parsed.revision > pass.floor) {
-      group.aboveFloor = true;
-      continue;
-    }
-    if (group.newestAtFloor !== undefined) remove(group, group.newestAtFloor);
-    const version = decodeVersionRecord(record);
-    group.newestAtFloor = {
-      storageKey: storageKey.slice(),
-      revision: parsed.revision,
-      isTombstone: version.kind === 'tombstone',
-      bytes: versionBytes(group.userKey.length, version),
-    };
+    if (skipTo === undefined) break;
+    from = skipTo;
   }
   if (reachedEnd) {
     finishGroup(pass.group);
@@ -132,6 +144,18 @@ async function runCompactionStep(state: MvccState): Promise<StorageCompactionSte
     if (state.compactedRevision === pass.floor) state.storageCompactionPending = false;
   }
   return { removedVersions: deletions.length, done: !state.storageCompactionPending, deferred: false };
+}
+
+/**
+ * The first storage key past every version of the key whose versions start with `groupKey`: a
+ * version key is the group key and a uint64BE revision (8 bytes), and group keys are
+ * self-delimiting (ordered-escape.ts), so no other key's version starts with this one's.
+ */
+function afterAllVersionsOf(groupKey: Uint8Array): Uint8Array {
+  const after = new Uint8Array(groupKey.length + 9);
+  after.set(groupKey, 0);
+  after.fill(0xff, groupKey.length, groupKey.length + 8);
+  return after;
 }
 
 /**

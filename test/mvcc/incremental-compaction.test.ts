@@ -103,6 +103,38 @@ describe.each(engineKinds)('incremental physical compaction on $name', (kind) =>
     expect((await store.get('c/00000', { nowMs: startMs })).found).toBe(false);
   });
 
+  it("reads no more of a key's versions than those at or below the floor and the first above it (a hot key's retained window is not read at every pass)", async () => {
+    const limits = makeLimits({ compactionBatchOps: 500 });
+    const engine = new CountingEngine(await kind.make());
+    const store = await MvccStore.open({ engine, prefix, limits });
+    const applier = new Applier(store);
+    // One hot key written 3,000 times between two ordinary keys written once each.
+    await applier.apply({ type: 'put', key: 'a/first', value: text('a') });
+    for (let i = 0; i < 3_000; i++) await applier.apply({ type: 'put', key: 'h/counter', value: text(String(i)) });
+    await applier.apply({ type: 'put', key: 'z/last', value: text('z') });
+    const floor = 101;
+    await applier.apply({ type: 'compact', belowRevision: floor });
+    const storedBefore = await countStoredKeys(engine.below);
+    engine.entriesRead = 0;
+    let removed = 0;
+    for (let steps = 0; ; steps++) {
+      expect(steps).toBeLessThan(10);
+      const step = await store.compactStorageStep();
+      removed += step.removedVersions;
+      if (step.done) break;
+    }
+    // Versions at or below the floor: a/first (revision 1) and the counter's revisions 2..101; all
+    // the counter's but its newest at the floor go. The scan reads those, the counter's first
+    // version above the floor, and z/last: about 103 entries, not 3,002.
+    expect(removed).toBe(floor - 2);
+    expect(engine.entriesRead).toBeLessThanOrEqual(floor + 4);
+    expect(await countStoredKeys(engine.below)).toBe(storedBefore - removed);
+    expect((await store.get('h/counter', { nowMs: startMs })).value).toEqual(text('2999'));
+    expect((await store.get('h/counter', { nowMs: startMs, revision: floor })).value).toEqual(text(String(floor - 2)));
+    expect((await store.get('a/first', { nowMs: startMs })).value).toEqual(text('a'));
+    expect((await store.get('z/last', { nowMs: startMs })).value).toEqual(text('z'));
+  });
+
   it('leaves the same logical state as a replica that never compacts, with applies between and during steps', async () => {
     const limits = makeLimits({ compactionBatchOps: 7, maxScanVersions: 1000, maxPageSize: 1000 });
     const compacting = new Applier(await MvccStore.open({ engine: await kind.make(), prefix, limits }));
