@@ -318,6 +318,11 @@ export interface ClusterInfoResponse {
    * answering node knows: never a partition again (src/node/cluster/range-routing.ts). Absent from older servers.
    */
   readonly mergedStarts?: ReadonlyArray<{ readonly start: number; readonly into: number }>;
+  /**
+   * The caller's tenant when its token names one other than the default tenant: clients route a
+   * key by (tenant, bucket), as the node stores it (src/keys/tenant-keys.ts). Absent otherwise.
+   */
+  readonly callerTenant?: string;
 }
 
 export interface TransferLeaderRequest {

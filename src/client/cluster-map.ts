@@ -9,6 +9,7 @@ import { AtollError } from '../errors.js';
 import { bucketOf } from '../keys/bucket.js';
 import { isBucketHashName, legacyBucketHash, type BucketHashName } from '../keys/bucket-hash.js';
 import { partitionOfBucket, RangeTable } from '../keys/partition-table.js';
+import { defaultTenant, tenantTag } from '../keys/tenant-keys.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
 import type { LeaderHint } from '../wire/grpc-errors.js';
 import { clientErrorOf } from './client-error.js';
@@ -28,6 +29,11 @@ export class ClusterMap {
    * and keys route by the equal-table formula (a node still starting may list none).
    */
   private readonly table: RangeTable | undefined;
+  /**
+   * What the node puts before the caller's keys (tenant-keys.ts): a tenant's bucket is stored, and
+   * hashed, as (tenant, bucket). "" for the default tenant and for servers that do not say.
+   */
+  private readonly tag: string;
 
   constructor(readonly info: ClusterInfoResponse) {
     this.partitionCount = info.partitionCount;
@@ -44,6 +50,7 @@ export class ClusterMap {
       table = undefined;
     }
     this.table = table;
+    this.tag = tenantTag(info.callerTenant ?? defaultTenant);
   }
 
   /** Whether the answer is usable for routing (a node still starting may report no partitions). */
@@ -51,7 +58,9 @@ export class ClusterMap {
     return this.partitionCount >= 1;
   }
 
+  /** The partition of one of the caller's buckets (its tenant's, as the node routes it). */
   partitionOfBucket(bucket: string): number {
+    const routed = this.tag + bucket;
     if (this.hash === undefined) {
       const shown = JSON.stringify(this.info.hashFunction.slice(0, 64));
       throw clientErrorOf(
@@ -61,7 +70,7 @@ export class ClusterMap {
         false,
       );
     }
-    return this.table !== undefined ? this.table.partitionOfBucket(bucket, this.hash) : partitionOfBucket(bucket, this.partitionCount, this.hash);
+    return this.table !== undefined ? this.table.partitionOfBucket(routed, this.hash) : partitionOfBucket(routed, this.partitionCount, this.hash);
   }
 
   /** The partition of a key: its bucket's, by the cluster's hash. */

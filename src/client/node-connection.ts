@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { BackupPageRequest, BackupPageResponse, ClusterInfoResponse, MoveReplicaRequest, MoveReplicaResponse, TransferLeaderRequest, WatchMessage, WatchRequest } from '../api/node-api.js';
 import { decodeMoveReplicaResponse, encodeMoveReplicaRequest } from '../wire/move-codec.js';
 import { decodeWatchResponse, encodeWatchRequest } from '../wire/watch-codec.js';
-import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../wire/convert.js';
+import { decodeBackupPageResponse, decodeClusterInfoResponse, encodeBackupPageRequest, encodeTransferLeaderRequest } from '../wire/cluster-convert.js';
 import { atollErrorOfServiceError } from '../wire/grpc-errors.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../wire/channel-options.js';
 import { encodeKvOperation, decodeKvResult, kvCodecs, type KvOperation, type KvResult } from '../wire/kv-operation.js';

@@ -9,7 +9,7 @@ import type { VoteFloor } from '../raft/types.js';
 import type { Logger } from 'pino';
 import { limits } from '../limits.js';
 import { grpcChannelOptions, keepaliveChannelOptions } from '../wire/channel-options.js';
-import { decodeClusterInfoResponse } from '../wire/convert.js';
+import { decodeClusterInfoResponse } from '../wire/cluster-convert.js';
 import { decodeForwardResponse, encodeForwardRequest, forwardRequestSerializer } from '../wire/forward-codec.js';
 import type { ClusterInfoResponse } from '../api/node-api.js';
 import { AtollError } from '../errors.js';

@@ -13,7 +13,7 @@ import type { ClusterInfoResponse } from '../api/node-api.js';
 import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { memberStates, type MemberState } from '../node/cluster/membership-table.js';
 import type { JoinedCluster } from '../node/node-config.js';
-import { decodeClusterInfoResponse } from '../wire/convert.js';
+import { decodeClusterInfoResponse } from '../wire/cluster-convert.js';
 import { packageDefinition } from '../wire/protos.js';
 
 type ClusterClient = grpc.Client & {

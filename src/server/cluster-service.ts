@@ -2,7 +2,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { NodeApi } from '../api/node-api.js';
 import { AtollError } from '../errors.js';
-import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from '../wire/convert.js';
+import { decodeBackupPageRequest, decodeClusterInfoRequest, decodeTransferLeaderRequest, encodeBackupPageResponse, encodeClusterInfoResponse } from '../wire/cluster-convert.js';
 import type { ErrorLogger } from '../wire/grpc-errors.js';
 import { decodeChangeMemberRequest, decodeMoveReplicaRequest, decodeRebalanceRequest, encodeChangeMemberResponse, encodeMoveReplicaResponse, encodeRebalanceResponse } from '../wire/move-codec.js';
 import { decodeMergePartitionRequest, decodeSplitPartitionRequest, encodeMergePartitionResponse, encodeSplitPartitionResponse } from '../wire/split-codec.js';

@@ -1,7 +1,7 @@
 /** Wire forms of Cluster.MoveReplica, Cluster.ChangeMember, Cluster.Rebalance and Peer.PrepareReplica (proto/atoll/v1/cluster.proto). */
 import { AtollError } from '../errors.js';
 import type { ChangeMemberRequest, ChangeMemberResponse, MoveReplicaRequest, MoveReplicaResponse, RebalanceRequest, RebalanceResponse } from '../api/node-api.js';
-import { decodeNodeInfo, encodeNodeInfo } from './convert.js';
+import { decodeNodeInfo, encodeNodeInfo } from './cluster-convert.js';
 import type { ChangeMemberRequest as ChangeMemberRequestMessage } from './generated/atoll/v1/ChangeMemberRequest.js';
 import type { ChangeMemberResponse as ChangeMemberResponseMessage } from './generated/atoll/v1/ChangeMemberResponse.js';
 import type { MoveReplicaRequest as MoveReplicaRequestMessage } from './generated/atoll/v1/MoveReplicaRequest.js';

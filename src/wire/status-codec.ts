@@ -5,7 +5,7 @@
  */
 import { AtollError } from '../errors.js';
 import type { ClusterInfoResponse, LeaderChange } from '../api/node-api.js';
-import { decodeClusterInfoResponse, encodeClusterInfoResponse } from './convert.js';
+import { decodeClusterInfoResponse, encodeClusterInfoResponse } from './cluster-convert.js';
 import type { NodeStatusResponse as NodeStatusResponseMessage } from './generated/atoll/v1/NodeStatusResponse.js';
 import { formatWireInt64, parseWireCount, parseWireUint32 } from './wire-numbers.js';
 

@@ -8,6 +8,7 @@ import { AtollClient, AtollClientError } from '../../src/index.js';
 import { ClusterMap } from '../../src/client/cluster-map.js';
 import { bucketOf } from '../../src/keys/bucket.js';
 import { partitionOf, partitionOfBucket } from '../../src/keys/partition-table.js';
+import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import type { ClusterInfoResponse } from '../../src/api/node-api.js';
 import { startNode, type RunningNode } from '../server/harness.js';
 
@@ -25,6 +26,18 @@ describe('ClusterMap', () => {
       expect(map.hash).toBe(hash);
       for (const key of keys) expect(map.partitionOfKey(key)).toBe(partitionOfBucket(bucketOf(key), 64, hash));
     }
+  });
+
+  it("routes a tenant's keys as the node stores them, (tenant, bucket), once ClusterInfo names the caller's tenant", () => {
+    const plain = new ClusterMap(info('murmur3_32'));
+    const acme = new ClusterMap({ ...info('murmur3_32'), callerTenant: 'acme' });
+    for (const key of keys) {
+      expect(plain.partitionOfKey(key)).toBe(partitionOf(key, 64, 'murmur3_32'));
+      expect(acme.partitionOfKey(key)).toBe(partitionOf(toInternalKey('acme', key), 64, 'murmur3_32'));
+      expect(acme.partitionOfBucket(bucketOf(key))).toBe(acme.partitionOfKey(key));
+    }
+    // The tag moves most keys: a client that ignored it would send them to the wrong leader.
+    expect(keys.filter((key) => acme.partitionOfKey(key) !== plain.partitionOfKey(key)).length).toBeGreaterThan(keys.length / 2);
   });
 
   it('refuses to route with an unknown hash name: CLUSTER_MISMATCH, naming it', () => {
@@ -75,6 +88,29 @@ describe('AtollClient routing by the cluster hash', () => {
       expect(putKeys(second)).toEqual(keys.filter((key) => leaderOf(partitionOf(key, PARTITIONS, hash)) === 2));
     });
   }
+
+  it("sends a tenant's keys to the leader of (tenant, bucket) when ClusterInfo names the caller's tenant", async () => {
+    for (const running of [first, second]) {
+      running.node.hashFunction = 'murmur3_32';
+      running.node.callerTenant = 'acme';
+      running.node.calls.length = 0;
+    }
+    const leaderOfKey = (key: string): number => leaderOf(partitionOf(toInternalKey('acme', key), PARTITIONS, 'murmur3_32'));
+    expect(keys.filter((key) => leaderOfKey(key) !== leaderOf(partitionOf(key, PARTITIONS, 'murmur3_32'))).length).toBeGreaterThan(8);
+    const client = new AtollClient({ endpoints: [first.address] });
+    try {
+      for (const key of keys) await client.put(key, 'v');
+      for (const key of keys) await client.get(key);
+    } finally {
+      client.close();
+      for (const running of [first, second]) running.node.callerTenant = undefined;
+    }
+    const keysOf = (running: RunningNode, method: 'put' | 'get'): string[] => running.node.callsOf(method).map((call) => (call.request as { key: string }).key);
+    for (const method of ['put', 'get'] as const) {
+      expect(keysOf(first, method)).toEqual(keys.filter((key) => leaderOfKey(key) === 1));
+      expect(keysOf(second, method)).toEqual(keys.filter((key) => leaderOfKey(key) === 2));
+    }
+  });
 
   it('fails with CLUSTER_MISMATCH, sending nothing, when the cluster names a hash it does not know', async () => {
     for (const running of [first, second]) {

@@ -93,6 +93,8 @@ export class FakeNode implements NodeApi {
   leaderOf: ((partition: number) => number) | undefined;
   /** The bucket hash ClusterInfo names (any text, to test unknown names); a known one also routes beginTransaction. */
   hashFunction = 'murmur3_32';
+  /** The tenant ClusterInfo reports as the caller's (callerTenant); none when undefined. */
+  callerTenant: string | undefined;
   /** The membership ClusterInfo reports; defaults to this node alone. */
   nodes: NodeInfo[] | undefined;
   /** Runs first in every call: throw to fail the call, await to delay or hang it. */
@@ -269,6 +271,7 @@ export class FakeNode implements NodeApi {
       partitionCount: this.partitionCount,
       replicationFactor: nodes.length,
       hashFunction: this.hashFunction,
+      ...(this.callerTenant !== undefined && { callerTenant: this.callerTenant }),
       nodes,
       partitions: partitionTable(this.partitionCount).map((range) => ({
         id: range.id,

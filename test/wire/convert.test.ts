@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import type { KeyRecord, PartitionInfo } from '../../src/api/node-api.js';
 import * as convert from '../../src/wire/convert.js';
+import * as clusterConvert from '../../src/wire/cluster-convert.js';
 import { decodeForwardRequest, decodeForwardResponse, encodeForwardRequest, encodeForwardResponse } from '../../src/wire/forward-codec.js';
 import { atollErrorOfServiceError, serviceErrorOf } from '../../src/wire/grpc-errors.js';
 import type { KvOperation, KvResult } from '../../src/wire/kv-operation.js';
@@ -169,17 +170,17 @@ describe('shape checks', () => {
     expect(codeOf(() => convert.decodePutRequest({ key: 'a', value: Buffer.alloc(0), ttlMs: '1e3' }))).toBe('INVALID_ARGUMENT');
     expect(codeOf(() => convert.decodeGetRequest({ key: 'a', consistency: 'EVENTUAL' }))).toBe('INVALID_ARGUMENT');
     expect(codeOf(() => convert.decodeExtendRequest({ key: 'a', ttlMs: '0' }))).toBe('INVALID_ARGUMENT');
-    expect(codeOf(() => convert.decodeTransferLeaderRequest({ partition: 1, targetNode: 0 }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => clusterConvert.decodeTransferLeaderRequest({ partition: 1, targetNode: 0 }))).toBe('INVALID_ARGUMENT');
   });
 
   it('ClusterInfoRequest: partition ids as listed, none for all; a non-integer id or too many ids are INVALID_ARGUMENT', () => {
-    expect(convert.decodeClusterInfoRequest({})).toEqual({});
-    expect(convert.decodeClusterInfoRequest({ partitions: [] })).toEqual({});
-    expect(convert.decodeClusterInfoRequest({ partitions: [3, 0, 4096] })).toEqual({ partitions: [3, 0, 4096] });
-    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: [1.5] }))).toBe('INVALID_ARGUMENT');
-    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: [-1] }))).toBe('INVALID_ARGUMENT');
-    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: 'all' }))).toBe('INVALID_ARGUMENT');
-    expect(codeOf(() => convert.decodeClusterInfoRequest({ partitions: Array.from({ length: 65_537 }, () => 0) }))).toBe('INVALID_ARGUMENT');
+    expect(clusterConvert.decodeClusterInfoRequest({})).toEqual({});
+    expect(clusterConvert.decodeClusterInfoRequest({ partitions: [] })).toEqual({});
+    expect(clusterConvert.decodeClusterInfoRequest({ partitions: [3, 0, 4096] })).toEqual({ partitions: [3, 0, 4096] });
+    expect(codeOf(() => clusterConvert.decodeClusterInfoRequest({ partitions: [1.5] }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => clusterConvert.decodeClusterInfoRequest({ partitions: [-1] }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => clusterConvert.decodeClusterInfoRequest({ partitions: 'all' }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => clusterConvert.decodeClusterInfoRequest({ partitions: Array.from({ length: 65_537 }, () => 0) }))).toBe('INVALID_ARGUMENT');
   });
 
   it('revision 0 means the latest and is left out', () => {
@@ -325,13 +326,13 @@ describe('ClusterInfo load (hot partitions and keys)', () => {
       ],
     };
     const response = info([loaded]);
-    expect(convert.decodeClusterInfoResponse(overWire(cluster['ClusterInfo']!, 'response', convert.encodeClusterInfoResponse(response)))).toEqual(response);
+    expect(clusterConvert.decodeClusterInfoResponse(overWire(cluster['ClusterInfo']!, 'response', clusterConvert.encodeClusterInfoResponse(response)))).toEqual(response);
   });
 
   it('decodes a partition without load as 0 requests per second and no keys, and refuses a negative rate', () => {
-    const decoded = convert.decodeClusterInfoResponse(overWire(cluster['ClusterInfo']!, 'response', convert.encodeClusterInfoResponse(info([partition]))));
+    const decoded = clusterConvert.decodeClusterInfoResponse(overWire(cluster['ClusterInfo']!, 'response', clusterConvert.encodeClusterInfoResponse(info([partition]))));
     expect(decoded.partitions[0]).toEqual({ ...partition, requestsPerSecond: 0, topKeys: [] });
-    expect(() => convert.decodeClusterInfoResponse({ partitions: [{ requestsPerSecond: -1 }] })).toThrow(/requests_per_second/);
+    expect(() => clusterConvert.decodeClusterInfoResponse({ partitions: [{ requestsPerSecond: -1 }] })).toThrow(/requests_per_second/);
   });
 });
 
@@ -340,7 +341,7 @@ describe('BackupPage over the wire', () => {
 
   it('round-trips requests and pages: tenants, binary values, expiry and 64-bit revisions', () => {
     const request = { partition: 7, revision: 2 ** 40, pageToken: 'AGFjbWUAb3JkZXJzLzE', limit: 1000 };
-    expect(convert.decodeBackupPageRequest(overWire(cluster['BackupPage']!, 'request', convert.encodeBackupPageRequest(request)))).toEqual(request);
+    expect(clusterConvert.decodeBackupPageRequest(overWire(cluster['BackupPage']!, 'request', clusterConvert.encodeBackupPageRequest(request)))).toEqual(request);
     const page = {
       revision: 2 ** 40,
       items: [
@@ -349,7 +350,7 @@ describe('BackupPage over the wire', () => {
       ],
       nextPageToken: '',
     };
-    const decoded = convert.decodeBackupPageResponse(overWire(cluster['BackupPage']!, 'response', convert.encodeBackupPageResponse(page)));
+    const decoded = clusterConvert.decodeBackupPageResponse(overWire(cluster['BackupPage']!, 'response', clusterConvert.encodeBackupPageResponse(page)));
     expect({ ...decoded, items: decoded.items.map((item) => ({ ...item, value: [...item.value] })) }).toEqual({
       ...page,
       items: page.items.map((item) => ({ ...item, value: [...item.value] })),
@@ -357,7 +358,7 @@ describe('BackupPage over the wire', () => {
   });
 
   it('refuses a malformed request: a negative revision, a partition that is not a number', () => {
-    expect(() => convert.decodeBackupPageRequest({ partition: 0, revision: '-1' })).toThrow(/revision/);
-    expect(() => convert.decodeBackupPageRequest({ partition: 'one' })).toThrow(/partition/);
+    expect(() => clusterConvert.decodeBackupPageRequest({ partition: 0, revision: '-1' })).toThrow(/revision/);
+    expect(() => clusterConvert.decodeBackupPageRequest({ partition: 'one' })).toThrow(/partition/);
   });
 });

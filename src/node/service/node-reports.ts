@@ -5,7 +5,7 @@
  */
 import { AtollError, isAtollError } from '../../errors.js';
 import type { LoadTracker } from '../../hotkeys/index.js';
-import { systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../../keys/tenant-keys.js';
+import { defaultTenant, systemTenant, tenantOfInternalKey, tenantTag, toUserKey } from '../../keys/tenant-keys.js';
 import type { Limits } from '../../limits.js';
 import { anonymousPrincipal, requireRole, type Principal } from '../../tenancy/principal.js';
 import type * as api from '../../api/node-api.js';
@@ -113,6 +113,8 @@ export class NodeReports {
       })),
       partitions,
       ...(this.deps.router.ranges.mergedStarts().length > 0 && { mergedStarts: this.deps.router.ranges.mergedStarts() }),
+      // The caller's own tenant, so its client routes (tenant, bucket) straight to the leader.
+      ...(principal !== undefined && principal.tenant !== defaultTenant && { callerTenant: principal.tenant }),
     };
   }
 

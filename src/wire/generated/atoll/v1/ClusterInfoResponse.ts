@@ -47,6 +47,13 @@ export interface ClusterInfoResponse {
    * partition's id and start, and is never a partition again. `partitions` does not list them.
    */
   'mergedStarts'?: (_atoll_v1_MergedStart)[];
+  /**
+   * The tenant of the caller's token, when it has one other than the default tenant: a tenant's
+   * keys are stored and routed as (tenant, key), so a client hashes the bucket with this tenant's
+   * tag (docs/api.md, "Routing") to send each request to its partition's leader. Empty for
+   * callers without a token, the default tenant, and from servers older than this field.
+   */
+  'callerTenant'?: (string);
 }
 
 export interface ClusterInfoResponse__Output {
@@ -91,4 +98,11 @@ export interface ClusterInfoResponse__Output {
    * partition's id and start, and is never a partition again. `partitions` does not list them.
    */
   'mergedStarts': (_atoll_v1_MergedStart__Output)[];
+  /**
+   * The tenant of the caller's token, when it has one other than the default tenant: a tenant's
+   * keys are stored and routed as (tenant, key), so a client hashes the bucket with this tenant's
+   * tag (docs/api.md, "Routing") to send each request to its partition's leader. Empty for
+   * callers without a token, the default tenant, and from servers older than this field.
+   */
+  'callerTenant': (string);
 }
