@@ -369,38 +369,57 @@ async function leaseFlood(plan: AttackPlan, control: AttackControl, stats: Attac
   await Promise.all(Array.from({ length: plan.scale.leaseConcurrency }, granter));
 }
 
+/**
+ * One call on a raw HTTP/2 session, read to its status: the node gets exactly what a gRPC client
+ * sends (headers with the token, one framed message), at a fraction of grpc-js's client cost to
+ * this process, which shares the machine's cores with the nodes.
+ */
+function rawUnaryOutcome(session: http2.ClientHttp2Session, path: string, token: string, body: Buffer): Promise<string> {
+  return new Promise((resolveCall) => {
+    const request = session.request({ ...grpcRequestHeaders(path, token), 'grpc-timeout': '5S' });
+    let metadata: http2.IncomingHttpHeaders = {};
+    request.on('error', () => undefined);
+    request.on('response', (headers) => (metadata = { ...metadata, ...headers }));
+    request.on('trailers', (trailers) => (metadata = { ...metadata, ...trailers }));
+    request.on('data', () => undefined);
+    request.on('close', () => {
+      const status = Number(metadata['grpc-status'] ?? Number.NaN);
+      const message = decodeURIComponent(String(metadata['grpc-message'] ?? ''));
+      if (status === 0) resolveCall('answered');
+      else if (/too many failed authentications/.test(message)) resolveCall('UNAUTHENTICATED (refused at once)');
+      else if (metadata['atoll-code'] !== undefined) resolveCall(String(metadata['atoll-code']));
+      else resolveCall(Number.isInteger(status) ? String(grpc.status[status] ?? status) : session.destroyed ? 'UNAVAILABLE' : `closed (rst ${request.rstCode})`);
+    });
+    request.end(body);
+  });
+}
+
 async function tokenGuesses(plan: AttackPlan, control: AttackControl, stats: AttackStats['tokenGuesses']): Promise<void> {
   const method = kvServiceDefinition['Exists']!;
+  const body = grpcFrame(method.requestSerialize({ key: 'guess' } as never) as Buffer);
   const pacer = new Pacer(plan.scale.guessRate, control);
   const node = async (address: string): Promise<void> => {
-    let client: grpc.Client | undefined;
+    let session: http2.ClientHttp2Session | undefined;
     let openedAtMs = 0;
-    const channel = (): grpc.Client => {
-      if (client === undefined || Date.now() - openedAtMs >= plan.scale.guessConnectionEveryMs) {
-        client?.close();
-        // A channel of its own (not the shared subchannel pool): a new connection, a new allowance.
-        const created = new grpc.Client(address, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
-        control.onStop(() => created.close());
-        client = created;
+    const connection = (): http2.ClientHttp2Session => {
+      if (session === undefined || session.destroyed || session.closed || Date.now() - openedAtMs >= plan.scale.guessConnectionEveryMs) {
+        // A new connection, a new allowance of token lookups; calls still running on the old one finish there.
+        session?.close();
+        const created = http2.connect(`http://${address}`);
+        created.on('error', () => undefined);
+        control.onStop(() => created.destroy());
+        session = created;
         openedAtMs = Date.now();
         stats.connections++;
       }
-      return client;
+      return session;
     };
     const guesser = async (): Promise<void> => {
       while (control.running() && stats.sent < plan.scale.maxGuesses) {
         await pacer.next();
         if (!control.running()) return;
         stats.sent++;
-        const metadata = new grpc.Metadata();
-        metadata.set('authorization', `Bearer ${newToken()}`);
-        const outcome = await new Promise<string>((resolveCall) => {
-          channel().makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, { key: 'guess' }, metadata, { deadline: Date.now() + 5_000 }, (error) => {
-            if (error === null) resolveCall('answered');
-            else if (/too many failed authentications/.test(error.details)) resolveCall('UNAUTHENTICATED (refused at once)');
-            else resolveCall(String(error.metadata?.get('atoll-code')[0] ?? grpc.status[error.code]));
-          });
-        });
+        const outcome = await rawUnaryOutcome(connection(), method.path, newToken(), body);
         if (control.running()) countOutcome(stats.outcomes, outcome);
       }
     };

@@ -110,6 +110,10 @@ describe('the hostile load run, reduced', () => {
     expect(report.attacks.admin.opened).toBeGreaterThan(0);
     expect(report.attacks.leases.attempted).toBeGreaterThan(0);
     expect(report.attacks.tokenGuesses.sent).toBeGreaterThan(0);
+    // The guesses (raw HTTP/2 calls) reach the node as gRPC calls, and none is let in.
+    const guessOutcomes = report.attacks.tokenGuesses.outcomes;
+    expect(Object.entries(guessOutcomes).filter(([outcome]) => outcome.startsWith('UNAUTHENTICATED')).reduce((sum, [, count]) => sum + count, 0)).toBeGreaterThan(0);
+    expect(guessOutcomes['answered']).toBeUndefined();
     expect(report.attacks.stream.framesWritten).toBeGreaterThan(0);
 
     // The goal's checks are all there, and the verdict follows from them and the exit code.
