@@ -195,11 +195,13 @@ export class LeaseTable {
   /** Adopts a planned change once its writes are durable. */
   apply(change: LeaseChange): void {
     // Removals first, then additions, so a key moving between two changed leases ends attached.
-    for (const [id] of change.records) {
+    // Only what changed touches the maps: a lease of many keys that gains or loses one keeps the
+    // rest where they are (deleting and setting them again cost a Map rehash's worth per key).
+    for (const [id, record] of change.records) {
       const before = this.leases.get(id);
       if (before === undefined) continue;
-      for (const key of before.keys) if (this.leaseOfKey.get(key) === id) this.leaseOfKey.delete(key);
-      this.leases.delete(id);
+      for (const key of before.keys) if (record?.keys.has(key) !== true && this.leaseOfKey.get(key) === id) this.leaseOfKey.delete(key);
+      if (record === undefined) this.leases.delete(id);
       this.countTenant(before.tenant, -1);
     }
     for (const [id, record] of change.records) {
@@ -211,7 +213,8 @@ export class LeaseTable {
       for (const key of record.keys) {
         // Invariant: every key is attached to at most one lease.
         const other = this.leaseOfKey.get(key);
-        assert(other === undefined || other === id || !change.records.has(other) || change.records.get(other)?.keys.has(key) !== true, 'a key is attached to one lease at most');
+        if (other === id) continue;
+        assert(other === undefined || !change.records.has(other) || change.records.get(other)?.keys.has(key) !== true, 'a key is attached to one lease at most');
         this.leaseOfKey.set(key, id);
       }
     }

@@ -9,7 +9,8 @@ import { isAtollError } from '../../src/errors.js';
 import { toInternalKey } from '../../src/keys/tenant-keys.js';
 import { encodeCommand, decodeCommand } from '../../src/mvcc/command-codec.js';
 import type { Command } from '../../src/mvcc/commands.js';
-import { leaseKeysMax, leasesPerTenantPerPartitionMax } from '../../src/mvcc/lease-table.js';
+import { LeaseTable, leaseKeysMax, leasesPerTenantPerPartitionMax } from '../../src/mvcc/lease-table.js';
+import { MvccKeyLayout } from '../../src/mvcc/key-layout.js';
 import { decodeSnapshotChunk } from '../../src/mvcc/snapshot-format.js';
 import { eventOf } from '../../src/watch/watcher.js';
 import { engineKinds, Partition, text } from './harness.js';
@@ -234,5 +235,38 @@ describe.each(engineKinds)('leases on $name', (kind) => {
     ] as const) {
       expect(decodeCommand(encodeCommand(command))).toEqual(command);
     }
+  });
+});
+
+describe('LeaseTable.apply', () => {
+  it('touches only the keys that changed: a key attached to a lease of many keys sets one map entry', () => {
+    const layout = new MvccKeyLayout(new Uint8Array([0x42]));
+    const table = new LeaseTable();
+    table.apply(table.planGrant(layout, 7, 'acme', 10_000));
+    const keys = Array.from({ length: 400 }, (_, index) => `svc/k${index}`);
+    table.apply(table.planMoves(layout, keys.map((key) => ({ key, lease: 7 })))!);
+    const leaseOfKey = (table as unknown as { leaseOfKey: Map<string, number> }).leaseOfKey;
+    const calls = { set: 0, delete: 0 };
+    const set = leaseOfKey.set.bind(leaseOfKey);
+    const del = leaseOfKey.delete.bind(leaseOfKey);
+    leaseOfKey.set = (key: string, value: number) => (calls.set++, set(key, value));
+    leaseOfKey.delete = (key: string) => (calls.delete++, del(key));
+    table.apply(table.planMoves(layout, [{ key: 'svc/new', lease: 7 }, { key: 'svc/k3', lease: undefined }])!);
+    // The old apply deleted and set again every key of the lease: 400 deletes and 400 sets.
+    expect(calls).toEqual({ set: 1, delete: 1 });
+    expect(table.leaseOf('svc/new')).toBe(7);
+    expect(table.leaseOf('svc/k3')).toBeUndefined();
+    expect(table.leaseOf('svc/k4')).toBe(7);
+    expect(table.get(7)?.keys.size).toBe(400);
+    expect(table.countsByTenant().get('acme')).toBe(1);
+    // A key moving between two leases in one change ends attached to the new one only.
+    table.apply(table.planGrant(layout, 9, 'acme', 10_000));
+    table.apply(table.planMoves(layout, [{ key: 'svc/k4', lease: 9 }])!);
+    expect(table.leaseOf('svc/k4')).toBe(9);
+    expect(table.get(7)?.keys.has('svc/k4')).toBe(false);
+    // A revoke detaches every key of the lease.
+    table.apply(table.planRevoke(layout, 7));
+    expect(keys.filter((key) => table.leaseOf(key) !== undefined)).toEqual(['svc/k4']);
+    expect(table.countsByTenant().get('acme')).toBe(1);
   });
 });
