@@ -28,7 +28,7 @@
  * function can change silently.
  */
 import { AtollError } from '../errors.js';
-import { encodeUtf8 } from './utf8.js';
+import { encodeUtf8Transient } from './utf8.js';
 
 export const fnvOffsetBasis32 = 0x811c9dc5;
 export const fnvPrime32 = 0x01000193;
@@ -107,9 +107,12 @@ function unknownBucketHash(name: unknown, source: string): AtollError {
   });
 }
 
+const hashScratch = new Uint8Array(3 * 1024);
+
 /** The routing hash of a bucket name under the cluster's hash (default: a new cluster's). */
 export function bucketHash(bucket: string, hash: BucketHashName = defaultBucketHash): number {
-  const bytes = encodeUtf8(bucket);
+  // The hashes read the bytes once and keep nothing: one scratch buffer serves every call.
+  const bytes = encodeUtf8Transient(bucket, hashScratch);
   if (hash === 'murmur3_32') return murmur3_32(bytes);
   if (hash === 'fnv1a32') return fnv1a32(bytes);
   // Only a name that skipped parseBucketHashName (a cast) gets here: never guess a route.

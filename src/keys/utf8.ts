@@ -56,6 +56,16 @@ export function encodeUtf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
+/**
+ * `text` as UTF-8 in `scratch` when it surely fits (3 bytes a code unit at most), as a view of
+ * it that is valid until the next call; else a new array. For callers that read the bytes at once
+ * and keep none of them (hashing a bucket name), without an allocation per call.
+ */
+export function encodeUtf8Transient(text: string, scratch: Uint8Array): Uint8Array {
+  if (text.length * 3 > scratch.length) return encoder.encode(text);
+  return scratch.subarray(0, encoder.encodeInto(text, scratch).written);
+}
+
 /** Decodes UTF-8, throwing a TypeError on malformed input rather than inventing U+FFFD. */
 export function decodeUtf8(bytes: Uint8Array): string {
   return strictDecoder.decode(bytes);

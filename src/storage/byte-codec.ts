@@ -11,15 +11,48 @@ import { AtollError } from '../errors.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** Text up to this many UTF-16 code units is encoded straight into the writer's buffer. */
+const TEXT_IN_PLACE_MAX = 4096;
+
+/**
+ * The buffer a writer starts in when no other writer holds it: most writers are made, filled and
+ * finished in one synchronous run, and finish() copies out anyway, so the scratch saves them their
+ * own first buffer and its DataView (two of the three allocations of a small record). A writer
+ * holds it from its constructor until finish(), written() or outgrowing it; another writer made
+ * meanwhile gets a buffer of its own, as every writer did before. One left unfinished (an
+ * exception while encoding) only keeps later writers on their own buffers.
+ */
+const SCRATCH_BYTES = 64 * 1024;
+let scratch: Uint8Array | undefined = new Uint8Array(SCRATCH_BYTES);
+let scratchView = new DataView(scratch.buffer);
 
 export class ByteWriter {
   private buffer: Uint8Array;
   private view: DataView;
   private length = 0;
+  /** Whether `buffer` is the shared scratch (see above). */
+  private onScratch = false;
 
   constructor(initialCapacity = 256) {
-    this.buffer = new Uint8Array(initialCapacity);
-    this.view = new DataView(this.buffer.buffer);
+    if (scratch !== undefined && initialCapacity <= SCRATCH_BYTES) {
+      this.buffer = scratch;
+      this.view = scratchView;
+      this.onScratch = true;
+      scratch = undefined;
+    } else {
+      this.buffer = new Uint8Array(initialCapacity);
+      this.view = new DataView(this.buffer.buffer);
+    }
+  }
+
+  /** Hands the scratch back and keeps `own` (the writer's bytes so far, or more) as its buffer. */
+  private leaveScratch(own: Uint8Array): void {
+    assert(this.onScratch, 'only a writer on the scratch leaves it');
+    scratch = this.buffer;
+    scratchView = this.view;
+    this.onScratch = false;
+    this.buffer = own;
+    this.view = new DataView(own.buffer, own.byteOffset, own.byteLength);
   }
 
   get byteLength(): number {
@@ -33,6 +66,10 @@ export class ByteWriter {
     while (capacity < needed) capacity *= 2;
     const grown = new Uint8Array(capacity);
     grown.set(this.buffer.subarray(0, this.length));
+    if (this.onScratch) {
+      this.leaveScratch(grown);
+      return;
+    }
     this.buffer = grown;
     this.view = new DataView(grown.buffer);
   }
@@ -60,11 +97,12 @@ export class ByteWriter {
     return this;
   }
 
-  /** A non-negative safe integer as a uint64. */
+  /** A non-negative safe integer as a uint64 (two uint32 halves: no BigInt per field). */
   uint64(value: number): this {
     assert(Number.isSafeInteger(value) && value >= 0, 'uint64 must be a safe non-negative integer');
     this.reserve(8);
-    this.view.setBigUint64(this.length, BigInt(value), false);
+    this.view.setUint32(this.length, Math.floor(value / 0x1_0000_0000), false);
+    this.view.setUint32(this.length + 4, value >>> 0, false);
     this.length += 8;
     return this;
   }
@@ -90,21 +128,36 @@ export class ByteWriter {
     return this.uint32(bytes.length).raw(bytes);
   }
 
-  /** UTF-8 text with a uint32 byte length. The caller has checked the text is well-formed. */
+  /**
+   * UTF-8 text with a uint32 byte length. The caller has checked the text is well-formed. Encoded
+   * in place (encodeInto) up to TEXT_IN_PLACE_MAX code units: a Uint8Array per text field was
+   * most of a record's encoding cost; longer text is encoded apart, so that room for its worst
+   * case (3 bytes a code unit) is never reserved.
+   */
   text(text: string): this {
-    return this.bytes(encoder.encode(text));
+    if (text.length > TEXT_IN_PLACE_MAX) return this.bytes(encoder.encode(text));
+    const most = text.length * 3;
+    this.reserve(4 + most);
+    const start = this.length + 4;
+    const { written } = encoder.encodeInto(text, this.buffer.subarray(start, start + most));
+    this.view.setUint32(this.length, written, false);
+    this.length = start + written;
+    return this;
   }
 
   /** The written bytes, copied into a buffer of exactly their size. */
   finish(): Uint8Array {
-    return this.buffer.slice(0, this.length);
+    const bytes = this.buffer.slice(0, this.length);
+    if (this.onScratch) this.leaveScratch(bytes);
+    return bytes;
   }
 
   /**
    * The written bytes as a view of the writer's buffer, not copied (the buffer may be a little
-   * larger); the writer must not be written to again.
+   * larger; copied when the writer was on the shared scratch); the writer must not be written to again.
    */
   written(): Uint8Array {
+    if (this.onScratch) return this.finish();
     return this.buffer.subarray(0, this.length);
   }
 }
@@ -152,9 +205,11 @@ export class ByteReader {
   }
 
   uint64(): number {
-    const value = this.view.getBigUint64(this.take(8), false);
-    if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw this.malformed('uint64 exceeds the safe integer range');
-    return Number(value);
+    const start = this.take(8);
+    const high = this.view.getUint32(start, false);
+    // 2^53 - 1 is the largest safe integer: its high half is 0x1fffff.
+    if (high > 0x1f_ffff) throw this.malformed('uint64 exceeds the safe integer range');
+    return high * 0x1_0000_0000 + this.view.getUint32(start + 4, false);
   }
 
   int64(): bigint {
@@ -171,9 +226,11 @@ export class ByteReader {
   }
 
   text(): string {
-    const bytes = this.bytes();
+    const length = this.uint32();
+    const start = this.take(length);
     try {
-      return decoder.decode(bytes);
+      // A view, not a copy: the decoder copies what it keeps.
+      return decoder.decode(this.source.subarray(start, start + length));
     } catch {
       throw this.malformed('text is not valid UTF-8');
     }

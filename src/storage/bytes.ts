@@ -54,7 +54,22 @@ const maxUint64 = (1n << 64n) - 1n;
 
 /** An unsigned 64-bit integer as 8 big-endian bytes, so byte order is numeric order. */
 export function encodeUint64BE(value: number | bigint): Uint8Array {
-  if (typeof value === 'number') assert(Number.isSafeInteger(value) && value >= 0, 'uint64 must be a safe non-negative integer');
+  if (typeof value === 'number') {
+    // The common case without a BigInt or a DataView: two uint32 halves, big-endian.
+    assert(Number.isSafeInteger(value) && value >= 0, 'uint64 must be a safe non-negative integer');
+    const bytes = new Uint8Array(8);
+    const high = Math.floor(value / 0x1_0000_0000);
+    const low = value >>> 0;
+    bytes[0] = high >>> 24;
+    bytes[1] = (high >>> 16) & 0xff;
+    bytes[2] = (high >>> 8) & 0xff;
+    bytes[3] = high & 0xff;
+    bytes[4] = low >>> 24;
+    bytes[5] = (low >>> 16) & 0xff;
+    bytes[6] = (low >>> 8) & 0xff;
+    bytes[7] = low & 0xff;
+    return bytes;
+  }
   const big = BigInt(value);
   assert(big >= 0n && big <= maxUint64, 'uint64 out of range');
   const bytes = new Uint8Array(8);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AtollError } from '../../src/errors.js';
-import { bucketHash, bucketHashNames, defaultBucketHash, murmur3_32, parseBucketHashName, type BucketHashName } from '../../src/keys/bucket-hash.js';
+import { bucketHash, bucketHashNames, defaultBucketHash, fnv1a32, murmur3_32, parseBucketHashName, type BucketHashName } from '../../src/keys/bucket-hash.js';
 import { partitionOfBucket } from '../../src/keys/partition-table.js';
 import { encodeUtf8 } from '../../src/keys/utf8.js';
 
@@ -21,6 +21,17 @@ describe('murmur3_32', () => {
     expect([hash('a'), hash('ab'), hash('abc'), hash('abcd')]).toEqual([1009084850, 2613040991, 3017643002, 1139631978]);
     // Non-ASCII buckets hash their UTF-8 bytes.
     expect(bucketHash('é', 'murmur3_32')).toBe(murmur3_32(Uint8Array.of(0xc3, 0xa9)));
+  });
+
+  it('hashes the UTF-8 of any bucket, short or past the scratch buffer, and the same bucket the same way every time', () => {
+    const buckets = ['', 'a', 'svc', '\u0000acme\u0000svc', 'é€𝄞', 'x'.repeat(1024), 'é'.repeat(1024), '€'.repeat(1025), 'y'.repeat(5000)];
+    for (const name of bucketHashNames) {
+      const direct = (bucket: string): number => bucketHash(bucket, name);
+      const expected = buckets.map((bucket) => (name === 'murmur3_32' ? murmur3_32 : fnv1a32)(new TextEncoder().encode(bucket)));
+      // Interleaved long and short buckets: a shorter one after a longer one sees none of its bytes.
+      expect([...buckets].reverse().map(direct).reverse()).toEqual(expected);
+      expect(buckets.map(direct)).toEqual(expected);
+    }
   });
 
   it('is what a new cluster uses', () => {

@@ -31,6 +31,16 @@ describe('encodeUint64BE', () => {
     );
   });
 
+  it('writes the layout a DataView writes, for any safe integer', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.maxSafeNat(), fc.constantFrom(0, 2 ** 32 - 1, 2 ** 32, Number.MAX_SAFE_INTEGER)), (value) => {
+        const expected = new Uint8Array(8);
+        new DataView(expected.buffer).setBigUint64(0, BigInt(value), false);
+        expect(encodeUint64BE(value)).toEqual(expected);
+      }),
+    );
+  });
+
   it('has a fixed layout', () => {
     expect([...encodeUint64BE(258)]).toEqual([0, 0, 0, 0, 0, 0, 1, 2]);
     expect([...encodeUint64BE(2n ** 64n - 1n)]).toEqual(Array(8).fill(0xff));
@@ -110,6 +120,74 @@ describe('ByteWriter and ByteReader', () => {
     new DataView(tooBig.buffer).setBigUint64(0, 2n ** 53n, false);
     expect(() => new ByteReader(tooBig).uint64()).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     expect(() => decodeUint64BE(tooBig)).toThrow();
+  });
+
+  it('writes text as a uint32 length and its UTF-8, in place or not, and reads it back', () => {
+    const utf8 = new TextEncoder();
+    const layoutOf = (texts: readonly string[]): Uint8Array => {
+      const parts = texts.flatMap((text) => {
+        const bytes = utf8.encode(text);
+        const length = new Uint8Array(4);
+        new DataView(length.buffer).setUint32(0, bytes.length, false);
+        return [length, bytes];
+      });
+      return concatBytes(...parts);
+    };
+    // Short and long (past the in-place bound of 4,096 code units), ASCII and not, astral included.
+    const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.tuple(fc.constantFrom('a', 'é', '€', '𝄞'), fc.integer({ min: 2040, max: 4200 })).map(([piece, count]) => piece.repeat(count)));
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 5 }), fc.integer({ min: 1, max: 64 }), (texts, capacity) => {
+        const writer = new ByteWriter(capacity);
+        for (const one of texts) writer.text(one);
+        const written = writer.finish();
+        expect(written).toEqual(layoutOf(texts));
+        const reader = new ByteReader(written);
+        expect(texts.map(() => reader.text())).toEqual(texts);
+        reader.finish();
+      }),
+      { numRuns: 60 },
+    );
+    expect(() => new ByteReader(Uint8Array.of(0, 0, 0, 2, 0xc3, 0x28)).text()).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
+  it('keeps writers apart while they share a scratch buffer: nested, outgrown, viewed and abandoned ones', () => {
+    const onScratch = (writer: ByteWriter): boolean => (writer as unknown as { onScratch: boolean }).onScratch;
+    const outer = new ByteWriter().uint32(1).text('outer');
+    expect(onScratch(outer)).toBe(true);
+    // A writer made while another is open gets its own buffer; both come out whole.
+    const inner = new ByteWriter().uint32(2).text('inner');
+    expect(onScratch(inner)).toBe(false);
+    const innerBytes = inner.finish();
+    outer.uint32(3);
+    const outerBytes = outer.finish();
+    const innerReader = new ByteReader(innerBytes);
+    expect([innerReader.uint32(), innerReader.text()]).toEqual([2, 'inner']);
+    const outerReader = new ByteReader(outerBytes);
+    expect([outerReader.uint32(), outerReader.text(), outerReader.uint32()]).toEqual([1, 'outer', 3]);
+    // A view taken from a writer on the scratch is a copy: the next writer, on the scratch again, does not overwrite it.
+    const viewedWriter = new ByteWriter().text('kept');
+    expect(onScratch(viewedWriter)).toBe(true);
+    const viewed = viewedWriter.written();
+    const next = new ByteWriter();
+    expect(onScratch(next)).toBe(true);
+    next.text('overwrite?').finish();
+    expect(new ByteReader(viewed).text()).toBe('kept');
+    // A writer that outgrows the scratch (64 KiB) leaves it, hands it back, and goes on in its own buffer.
+    const big = 'b'.repeat(4000);
+    const grown = new ByteWriter();
+    for (let index = 0; index < 20; index++) grown.text(big);
+    expect(onScratch(grown)).toBe(false);
+    expect(onScratch(new ByteWriter().text('meanwhile'))).toBe(true);
+    const grownReader = new ByteReader(grown.finish());
+    for (let index = 0; index < 20; index++) expect(grownReader.text()).toBe(big);
+    grownReader.finish();
+    // Writing again after finish() does not change what finish() returned.
+    const reused = new ByteWriter().text('first');
+    const firstBytes = reused.finish();
+    reused.text('second');
+    expect(new ByteReader(firstBytes).text()).toBe('first');
+    const both = new ByteReader(reused.finish());
+    expect([both.text(), both.text()]).toEqual(['first', 'second']);
   });
 
   it('reports truncated and trailing input as INVALID_ARGUMENT', () => {
