@@ -121,6 +121,16 @@ export class ReadBarrier {
     if (this.waitingForRound.length === 0) return;
     const waiters = this.waitingForRound;
     this.waitingForRound = [];
+    // Invariant: a round starts only at a leader, whose rounds end in a read state or a dropped
+    // context when it steps down (Raft.abandonLeadership). A read enqueued while this replica led
+    // may reach the loop after it stepped down; Raft would forward that ReadIndex to the new
+    // leader, and nothing retries or fails it when the message or its answer is lost: the read
+    // (a watch's barrier) waited for good (whole-node simulator seed 76954). Refused instead, so
+    // the caller goes to the leader.
+    if (this.raw.role !== 'leader') {
+      for (const waiter of waiters) waiter.reject(this.notLeaderError());
+      return;
+    }
     const leaseIndex = this.leaseReadIndex();
     if (leaseIndex !== undefined) {
       this.leaseReads += waiters.length;
