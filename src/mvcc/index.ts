@@ -35,5 +35,6 @@ export {
   type RevisionResetReason,
 } from './mvcc-store.js';
 export { MvccKeyLayout } from './key-layout.js';
+export { KeyIndexBudget } from './key-index.js';
 export { readSnapshotHeader, type SnapshotHeader } from './snapshot-format.js';
 export { formatInt64, int64Max, int64Min, parseCanonicalInt64 } from './int64-text.js';

@@ -7,8 +7,9 @@
  * lookups cheaper: with it or without it, a lookup answers the same, so apply decides the same.
  *
  * Invariant (test/mvcc/key-index.test.ts): bytes === the sum of entryBytes(key) over the keys held,
- * and bytes <= maxBytes after every call.
+ * and the budget's used bytes <= its maxBytes after every call.
  */
+import assert from 'node:assert/strict';
 
 /**
  * Heap cost of one key besides its characters: the Map's slot and hash table share, the string's
@@ -21,12 +22,52 @@ export function keyIndexEntryBytes(key: string): number {
   return keyIndexEntryOverheadBytes + 2 * key.length;
 }
 
-export class KeyIndex {
-  private readonly revisions = new Map<string, number>();
-  private bytesValue = 0;
+/**
+ * A byte budget several key indexes share: a node's, over all its partitions, so that one large
+ * partition (a tenant's etcd keyspace is one bucket) may use what small ones leave, where an equal
+ * share each made it drop its index past about 6,000 keys at 64 partitions.
+ *
+ * Invariant: `used` is the sum of `bytes` over the live indexes that share it, and never more than
+ * `maxBytes` (asserted). An index its owner drops without clear() keeps its bytes counted: later
+ * indexes then find less room (they read storage sooner), never more memory than the budget.
+ */
+export class KeyIndexBudget {
+  private usedValue = 0;
 
   constructor(readonly maxBytes: number = Number.POSITIVE_INFINITY) {
     if (!(maxBytes >= 0)) throw new RangeError('maxBytes must be a non-negative number');
+  }
+
+  get used(): number {
+    return this.usedValue;
+  }
+
+  /** Takes `bytes` when they fit; false (and nothing taken) when they do not. */
+  take(bytes: number): boolean {
+    if (this.usedValue + bytes > this.maxBytes) return false;
+    this.usedValue += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.usedValue -= bytes;
+    assert(this.usedValue >= 0, 'a key index budget gives back only what was taken');
+  }
+}
+
+export class KeyIndex {
+  private readonly revisions = new Map<string, number>();
+  private bytesValue = 0;
+  /** The budget this index draws on: its own (a number) or one it shares (a node's). */
+  readonly budget: KeyIndexBudget;
+
+  constructor(budget: number | KeyIndexBudget = Number.POSITIVE_INFINITY) {
+    this.budget = budget instanceof KeyIndexBudget ? budget : new KeyIndexBudget(budget);
+  }
+
+  /** The budget's bound (for a shared one, of every index that shares it). */
+  get maxBytes(): number {
+    return this.budget.maxBytes;
   }
 
   get bytes(): number {
@@ -45,7 +86,7 @@ export class KeyIndex {
   set(key: string, revision: number): boolean {
     if (!this.revisions.has(key)) {
       const cost = keyIndexEntryBytes(key);
-      if (this.bytesValue + cost > this.maxBytes) return false;
+      if (!this.budget.take(cost)) return false;
       this.bytesValue += cost;
     }
     this.revisions.set(key, revision);
@@ -53,11 +94,17 @@ export class KeyIndex {
   }
 
   delete(key: string): void {
-    if (this.revisions.delete(key)) this.bytesValue -= keyIndexEntryBytes(key);
+    if (this.revisions.delete(key)) {
+      const cost = keyIndexEntryBytes(key);
+      this.bytesValue -= cost;
+      this.budget.give(cost);
+    }
   }
 
+  /** Empties the index and gives its bytes back to the budget. */
   clear(): void {
     this.revisions.clear();
+    this.budget.give(this.bytesValue);
     this.bytesValue = 0;
   }
 

@@ -28,7 +28,7 @@ import { decodeAppliedRecord } from './applied-record.js';
 import type { CompactionPass, StorageCompactionStep } from './compaction-pass.js';
 import { DedupTable, defaultDedupWindow, type DedupState } from './dedup-table.js';
 import { ExpiryIndex } from './expiry-index.js';
-import { KeyIndex } from './key-index.js';
+import { KeyIndex, type KeyIndexBudget } from './key-index.js';
 import { MvccKeyLayout } from './key-layout.js';
 import { LeaseTable } from './lease-table.js';
 import { decodeFreeze, decodeOwnedRange } from './range-records.js';
@@ -84,10 +84,11 @@ export interface MvccStoreOptions {
    */
   readonly keyIndex?: boolean;
   /**
-   * The key index's budget (key-index.ts; default unbounded): a store whose index would grow past
-   * it drops the index and reads storage instead, until its next open or snapshot import.
+   * The key index's budget (key-index.ts; default unbounded): a number for this store alone, or a
+   * budget several stores share (a node's). A store whose index would grow past it drops the index
+   * and reads storage instead, until its next open, snapshot import or split.
    */
-  readonly keyIndexMaxBytes?: number;
+  readonly keyIndexMaxBytes?: number | KeyIndexBudget;
 }
 
 export interface MvccStatus {
@@ -408,7 +409,9 @@ export class MvccState {
   async rebuildKeyState(): Promise<void> {
     this.keyIndexComplete = false;
     const usage = new Map<string, TenantUsageCount>();
-    const newest = new KeyIndex(this.newestRevisionOf.maxBytes);
+    // The old index goes first, so that its bytes are the budget's again for the new one.
+    this.newestRevisionOf.clear();
+    const newest = new KeyIndex(this.newestRevisionOf.budget);
     // False once a key did not fit the budget: the store then runs without an index.
     let indexFits = this.keyIndexEnabled;
     const expiry = new ExpiryIndex();

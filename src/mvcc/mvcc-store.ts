@@ -153,6 +153,16 @@ export class MvccStore {
     return keyIndexStatusOf(this.state);
   }
 
+  /**
+   * Gives the key index's bytes back to its budget, which the node's other stores share: the node
+   * no longer runs this store (its replica was removed or replaced). Lookups read storage from now
+   * on, with the same answers.
+   */
+  releaseKeyIndex(): void {
+    this.state.keyIndexComplete = false;
+    this.state.newestRevisionOf.clear();
+  }
+
   /** The dedup table's in-memory read-ahead and eviction list, estimated bytes (dedup-table.ts). */
   dedupMemory(): { bytes: number; readAheadHeads: number } {
     return dedupMemoryOf(this.state);

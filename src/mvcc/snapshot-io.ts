@@ -7,7 +7,6 @@ import { AtollError } from '../errors.js';
 import { encodeUint64BE } from '../storage/bytes.js';
 import type { KeyRange, WriteOperation } from '../storage/storage-engine.js';
 import { DedupTable, emptyDedupState, type DedupMeta } from './dedup-table.js';
-import { KeyIndex } from './key-index.js';
 import { encodeLeaseRecord } from './lease-table.js';
 import type { MvccState, MvccStatus } from './mvcc-state.js';
 import { hashRangeOf } from './ownership.js';
@@ -129,7 +128,7 @@ export async function importSnapshot(state: MvccState, chunks: AsyncIterable<Uin
   state.needsSnapshot = true;
   state.cache?.clear(state.cacheStoreId);
   state.keyIndexComplete = false;
-  state.newestRevisionOf = new KeyIndex(state.newestRevisionOf.maxBytes);
+  state.newestRevisionOf.clear();
   state.expiry.clear();
   state.leases.clear();
   try {

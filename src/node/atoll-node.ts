@@ -138,13 +138,13 @@ export class AtollNode implements api.NodeApi {
       transport: environment.transport,
       peerSecret: peerSecrets[0] as string,
       clusterId: descriptor.clusterId,
-      clock,
-      timers,
-      logger,
+      clock, timers, logger,
       metrics: this.leaderChanges.tapping(environment.metrics ?? noMetrics),
       followerAckBeforeSync: config.testBugs?.followerAckBeforeSync === true,
       coalesce: config.coalesceRaftMessages === true,
       maxSnapshotChunkBytes: maxSnapshotChunkBytes(limits),
+      // A replica the loop no longer runs gives its key index bytes back to the node's budget.
+      onGroupDropped: (group) => (group as PartitionReplica).mvcc.releaseKeyIndex(),
       onFatal: (error) => {
         if (environment.onFatal !== undefined) environment.onFatal(error);
         else process.exitCode = 1;

@@ -192,10 +192,10 @@ export const NODE_DEFAULTS = {
   raftLogMemoryBytes: 16 * 1024 * 1024,
   /**
    * The key indexes (every stored key's newest revision, src/mvcc/key-index.ts), all partitions
-   * together; each partition gets keyIndexBytes / partitions. About 150 bytes per key of 20
-   * characters: 64 MiB holds about 400,000 keys spread evenly. A partition whose index would
-   * outgrow its share drops it and reads LevelDB instead (an iterator per missed lookup) until its
-   * next start; raise it for more keys (--key-index-mb).
+   * together: one budget they share, so a partition with many keys uses what small ones leave.
+   * About 150 bytes per key of 20 characters: 64 MiB holds about 400,000 keys. A partition whose
+   * index finds no room drops it and reads LevelDB instead (an iterator per missed lookup) until
+   * its next start; raise it for more keys (--key-index-mb).
    */
   keyIndexBytes: 64 * 1024 * 1024,
 };

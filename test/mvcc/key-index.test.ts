@@ -11,7 +11,7 @@
  * tombstone's key, no rebuild at open, no rebuild after an import.
  */
 import { describe, expect, it } from 'vitest';
-import { KeyIndex, keyIndexEntryBytes } from '../../src/mvcc/key-index.js';
+import { KeyIndex, KeyIndexBudget, keyIndexEntryBytes } from '../../src/mvcc/key-index.js';
 import { MvccStore } from '../../src/mvcc/mvcc-store.js';
 import { partitionKeyPrefix } from '../../src/storage/keyspace.js';
 import { MemoryEngine } from '../../src/storage/memory-engine.js';
@@ -210,5 +210,58 @@ describe('KeyIndex byte budget', () => {
     const expected = await fill(store);
     expect(store.store.keyIndexStatus().complete).toBe(true);
     expect(await store.readAll(keys)).toMatchObject({ values: expected, iterations: 0 });
+  });
+});
+
+describe('a key index budget shared by stores (a node\'s)', () => {
+  it('lets one store use what the others leave, never more than the whole, and gives bytes back on clear, delete and release', async () => {
+    // Room for about fifty keys in all: more than the forty of one store, less than two stores' eighty.
+    const budget = new KeyIndexBudget(50 * keyIndexEntryBytes('b/k10'));
+    const open = async (partition: number, engine = new CountingEngine()): Promise<Store> => new Store(await MvccStore.open({ engine, prefix: partitionKeyPrefix('mvcc', partition), keyIndexMaxBytes: budget }), engine);
+    const big = await open(4);
+    const small = await open(5);
+    await small.apply({ type: 'put', key: 'b/only', value: text('x') });
+    const expected = await fill(big);
+    // An equal share (25 keys each) would have dropped the big store's index; the shared budget keeps it.
+    expect(big.store.keyIndexStatus()).toMatchObject({ complete: true, keys: keys.length });
+    expect(await big.readAll(keys)).toMatchObject({ values: expected, iterations: 0 });
+    expect(budget.used).toBe(big.store.keyIndexStatus().bytes + small.store.keyIndexStatus().bytes);
+    // A third store finds no room for forty more keys: it drops its own index, not the others'.
+    const third = await open(6);
+    const thirdExpected = await fill(third);
+    expect(third.store.keyIndexStatus()).toMatchObject({ complete: false, bytes: 0 });
+    expect((await third.readAll(keys)).values).toEqual(thirdExpected);
+    expect(big.store.keyIndexStatus().complete).toBe(true);
+    expect(budget.used).toBeLessThanOrEqual(budget.maxBytes);
+    expect(budget.used).toBe(big.store.keyIndexStatus().bytes + small.store.keyIndexStatus().bytes);
+    // A store the node drops gives its bytes back; its lookups still answer, from storage.
+    big.store.releaseKeyIndex();
+    expect(budget.used).toBe(small.store.keyIndexStatus().bytes);
+    expect(await big.readAll(keys)).toMatchObject({ values: expected });
+    // Then a store reopened over the third's data rebuilds a complete index in the room freed.
+    const reopened = await open(6, third.engine);
+    expect(reopened.store.keyIndexStatus()).toMatchObject({ complete: true });
+    expect(budget.used).toBe(small.store.keyIndexStatus().bytes + reopened.store.keyIndexStatus().bytes);
+  });
+
+  it('counts every set, delete and clear of the indexes that share it', () => {
+    const budget = new KeyIndexBudget(10_000);
+    const first = new KeyIndex(budget);
+    const second = new KeyIndex(budget);
+    first.set('a', 1);
+    first.set('a', 2);
+    second.set('bb', 3);
+    expect(budget.used).toBe(keyIndexEntryBytes('a') + keyIndexEntryBytes('bb'));
+    first.delete('a');
+    first.delete('a');
+    expect(budget.used).toBe(keyIndexEntryBytes('bb'));
+    second.clear();
+    expect(budget.used).toBe(0);
+    const tight = new KeyIndexBudget(keyIndexEntryBytes('a'));
+    const one = new KeyIndex(tight);
+    const other = new KeyIndex(tight);
+    expect(one.set('a', 1)).toBe(true);
+    expect(other.set('b', 1)).toBe(false);
+    expect([one.size, other.size, tight.used]).toEqual([1, 0, keyIndexEntryBytes('a')]);
   });
 });

@@ -262,6 +262,8 @@ export interface ClusterOptions {
   readonly partitions?: number;
   /** Automatic splits (src/node/cluster/auto-split.ts); off when absent. */
   readonly autoSplit?: AutoSplitConfig;
+  /** The key index memory of each node (AtollNodeConfig.keyIndexBytes; default the node's). */
+  readonly keyIndexBytes?: number;
 }
 
 const NODE_IDS = [1, 2, 3];
@@ -304,6 +306,7 @@ export class InProcessCluster {
         ...(this.options.limits ? { limits: this.options.limits } : {}),
         ...(this.options.adminToken ? { adminToken: this.options.adminToken } : {}),
         ...(this.options.autoSplit ? { autoSplit: this.options.autoSplit } : {}),
+        ...(this.options.keyIndexBytes !== undefined ? { keyIndexBytes: this.options.keyIndexBytes } : {}),
       },
       { transport: this.network.factory(id), engine, clock: systemClock, timers: systemTimers, random: new Rng(id * 97) },
     );

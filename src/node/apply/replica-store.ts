@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { BucketHashName } from '../../keys/bucket-hash.js';
 import type { Limits } from '../../limits.js';
-import { MvccStore } from '../../mvcc/index.js';
+import { KeyIndexBudget, MvccStore } from '../../mvcc/index.js';
 import type { VersionCache } from '../../mvcc/version-cache.js';
 import type { Rng } from '../../raft/rng.js';
 import type { ConfState } from '../../raft/types.js';
@@ -75,8 +75,15 @@ export class ReplicaStore {
   readonly heal: SplitHeal;
   /** Applies merge freezes and merges for every replica this store opens (merge-apply.ts). */
   private readonly merges: MergeApplier;
+  /**
+   * The node's key index memory, shared by every partition's store (key-index.ts): a partition
+   * with many keys uses what the others leave. A replica the node drops gives its share back
+   * (releaseStore).
+   */
+  readonly keyIndexBudget: KeyIndexBudget;
 
   constructor(private readonly options: ReplicaStoreOptions) {
+    this.keyIndexBudget = new KeyIndexBudget(options.config.keyIndexBytes ?? NODE_DEFAULTS.keyIndexBytes);
     const { config } = options;
     this.heal = new SplitHeal({
       engine: options.engine,
@@ -234,7 +241,7 @@ export class ReplicaStore {
       ...(config.testBugs?.splitKeepsMovedKeys ? { splitKeepsMovedKeys: true } : {}),
       versionCache: { cache: versionCache, storeId: partition },
       // The node's key index budget, shared over its partitions (split partitions included).
-      keyIndexMaxBytes: Math.floor((config.keyIndexBytes ?? NODE_DEFAULTS.keyIndexBytes) / Math.max(1, config.partitions)),
+      keyIndexMaxBytes: this.keyIndexBudget,
     });
   }
 

@@ -80,6 +80,11 @@ export interface RaftDriverOptions {
   readonly metrics?: NodeMetrics;
   /** The largest snapshot chunk a follower takes (snapshot-transfer.ts; limits.ts: a chunk plus one entry). */
   readonly maxSnapshotChunkBytes?: number;
+  /**
+   * Called once the driver no longer runs a group (removeGroup, or addGroup of another group with
+   * its id), to give back memory it shares with other groups (a replica's key index bytes).
+   */
+  readonly onGroupDropped?: (group: DrivenGroup) => void;
 }
 
 /** A leader's log replication (a commit notice too): it carries the leader's log, never a promise about this node's disk. */

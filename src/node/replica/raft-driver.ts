@@ -143,6 +143,7 @@ export class RaftDriver<G extends DrivenGroup> {
    * loop visits and ticks it like the others. Before start(), start() attaches it.
    */
   addGroup(group: G): void {
+    if (this.groups.has(group.id) && this.groups.get(group.id) !== group) this.options.onGroupDropped?.(this.groups.get(group.id)!);
     this.groups.set(group.id, group);
     if (this.started) {
       this.activity.attach(group.id, group.raw);
@@ -152,6 +153,7 @@ export class RaftDriver<G extends DrivenGroup> {
 
   /** Removes a group (a replica moved away): the loop no longer visits, ticks or steps it. */
   removeGroup(id: number): void {
+    if (this.groups.has(id)) this.options.onGroupDropped?.(this.groups.get(id)!);
     this.groups.delete(id);
   }
 
