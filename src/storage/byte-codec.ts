@@ -15,48 +15,50 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const TEXT_IN_PLACE_MAX = 4096;
 
 /**
- * The buffer a writer starts in when no other writer holds it: most writers are made, filled and
- * finished in one synchronous run, and finish() copies out anyway, so the scratch saves them their
- * own first buffer and its DataView (two of the three allocations of a small record). A writer
- * holds it from its constructor until finish(), written() or outgrowing it; another writer made
- * meanwhile gets a buffer of its own, as every writer did before. One left unfinished (an
- * exception while encoding) only keeps later writers on their own buffers.
+ * The buffer every writer starts in: most writers are made, filled and finished in one synchronous
+ * run, and finish() copies out anyway, so the scratch saves them their own first buffer and its
+ * DataView (two of the three allocations of a small record). The newest writer holds it: a writer
+ * made while another still holds it (nested encoders, a writer kept across an await, one abandoned
+ * by an encoder that threw) moves that one to a copy of its bytes first, so no writer ever sees
+ * another's bytes and an abandoned writer never keeps the scratch from the others.
  */
 const SCRATCH_BYTES = 64 * 1024;
-let scratch: Uint8Array | undefined = new Uint8Array(SCRATCH_BYTES);
-let scratchView = new DataView(scratch.buffer);
+const scratch = new Uint8Array(SCRATCH_BYTES);
+const scratchView = new DataView(scratch.buffer);
+let scratchHolder: ByteWriter | undefined;
 
 export class ByteWriter {
   private buffer: Uint8Array;
   private view: DataView;
   private length = 0;
-  /** Whether `buffer` is the shared scratch (see above). */
+  /** Whether `buffer` is the shared scratch (see above); true only for scratchHolder. */
   private onScratch = false;
 
   constructor(initialCapacity = 256) {
-    if (scratch !== undefined && initialCapacity <= SCRATCH_BYTES) {
+    if (initialCapacity <= SCRATCH_BYTES) {
+      scratchHolder?.leaveScratch();
       this.buffer = scratch;
       this.view = scratchView;
       this.onScratch = true;
-      scratch = undefined;
+      scratchHolder = this;
     } else {
       this.buffer = new Uint8Array(initialCapacity);
       this.view = new DataView(this.buffer.buffer);
     }
   }
 
-  /** Hands the scratch back and keeps `own` (the writer's bytes so far, or more) as its buffer. */
-  private leaveScratch(own: Uint8Array): void {
-    assert(this.onScratch, 'only a writer on the scratch leaves it');
-    scratch = this.buffer;
-    scratchView = this.view;
+  /**
+   * Leaves the scratch for `own`, which holds the writer's bytes so far (default: a copy of them
+   * with room to grow), and hands the scratch back.
+   */
+  private leaveScratch(own?: Uint8Array): void {
+    assert(this.onScratch && scratchHolder === this, 'only the writer holding the scratch leaves it');
+    const next = own ?? new Uint8Array(Math.max(256, 2 * this.length));
+    if (own === undefined) next.set(this.buffer.subarray(0, this.length));
     this.onScratch = false;
-    this.buffer = own;
-    this.view = new DataView(own.buffer, own.byteOffset, own.byteLength);
-  }
-
-  get byteLength(): number {
-    return this.length;
+    scratchHolder = undefined;
+    this.buffer = next;
+    this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
   }
 
   private reserve(extraBytes: number): void {

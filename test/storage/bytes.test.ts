@@ -152,21 +152,24 @@ describe('ByteWriter and ByteReader', () => {
 
   it('keeps writers apart while they share a scratch buffer: nested, outgrown, viewed and abandoned ones', () => {
     const onScratch = (writer: ByteWriter): boolean => (writer as unknown as { onScratch: boolean }).onScratch;
+    // An encoder that threw leaves its writer unfinished: the next writer takes the scratch anyway.
+    const abandoned = new ByteWriter().text('abandoned');
     const outer = new ByteWriter().uint32(1).text('outer');
-    expect(onScratch(outer)).toBe(true);
-    // A writer made while another is open gets its own buffer; both come out whole.
+    expect([onScratch(abandoned), onScratch(outer)]).toEqual([false, true]);
+    // A writer made while another is open takes the scratch; the other goes on in a copy of its bytes.
     const inner = new ByteWriter().uint32(2).text('inner');
-    expect(onScratch(inner)).toBe(false);
-    const innerBytes = inner.finish();
+    expect([onScratch(outer), onScratch(inner)]).toEqual([false, true]);
     outer.uint32(3);
+    const innerBytes = inner.finish();
     const outerBytes = outer.finish();
     const innerReader = new ByteReader(innerBytes);
     expect([innerReader.uint32(), innerReader.text()]).toEqual([2, 'inner']);
     const outerReader = new ByteReader(outerBytes);
     expect([outerReader.uint32(), outerReader.text(), outerReader.uint32()]).toEqual([1, 'outer', 3]);
+    const abandonedReader = new ByteReader(abandoned.text('!').finish());
+    expect([abandonedReader.text(), abandonedReader.text()]).toEqual(['abandoned', '!']);
     // A view taken from a writer on the scratch is a copy: the next writer, on the scratch again, does not overwrite it.
     const viewedWriter = new ByteWriter().text('kept');
-    expect(onScratch(viewedWriter)).toBe(true);
     const viewed = viewedWriter.written();
     const next = new ByteWriter();
     expect(onScratch(next)).toBe(true);
@@ -177,10 +180,12 @@ describe('ByteWriter and ByteReader', () => {
     const grown = new ByteWriter();
     for (let index = 0; index < 20; index++) grown.text(big);
     expect(onScratch(grown)).toBe(false);
-    expect(onScratch(new ByteWriter().text('meanwhile'))).toBe(true);
+    const meanwhile = new ByteWriter().text('meanwhile');
+    expect(onScratch(meanwhile)).toBe(true);
     const grownReader = new ByteReader(grown.finish());
     for (let index = 0; index < 20; index++) expect(grownReader.text()).toBe(big);
     grownReader.finish();
+    expect(new ByteReader(meanwhile.finish()).text()).toBe('meanwhile');
     // Writing again after finish() does not change what finish() returned.
     const reused = new ByteWriter().text('first');
     const firstBytes = reused.finish();
