@@ -200,7 +200,11 @@ export class EtcdctlProcess {
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8').split('\n').filter((line) => line !== '' && !line.startsWith('{"level"')).join('\n');
+      const lines = chunk.toString('utf8').split('\n').filter((line) => line !== '');
+      // etcd's client logs its retries as JSON: kept apart (the newest 20) for a failure's message.
+      this.clientLog.push(...lines.filter((line) => line.startsWith('{"level"')));
+      this.clientLog.splice(0, Math.max(0, this.clientLog.length - 20));
+      const text = lines.filter((line) => !line.startsWith('{"level"')).join('\n');
       if (text !== '') onData(Buffer.from(`${text}\n`));
     });
     this.exited = new Promise((resolve) => {
@@ -214,6 +218,8 @@ export class EtcdctlProcess {
   }
 
   private readonly child: ChildProcess;
+  /** The newest JSON log lines of etcd's client (its retries and warnings), for diagnostics. */
+  readonly clientLog: string[] = [];
 
   get stdout(): string {
     return this.output;

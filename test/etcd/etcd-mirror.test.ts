@@ -23,7 +23,7 @@ async function keyspaceOf(endpoint: string): Promise<Array<[string, string]>> {
 async function untilPresent(endpoint: string, key: string, mirror: EtcdctlProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   while ((await etcdctl(endpoint, ['get', key, '--print-value-only'])).stdout === '') {
-    if (mirror.exitCode !== undefined || Date.now() > deadline) throw new Error(`${key} never reached ${endpoint}; make-mirror printed: ${mirror.stdout}`);
+    if (mirror.exitCode !== undefined || Date.now() > deadline) throw new Error(`${key} never reached ${endpoint}; make-mirror printed: ${mirror.stdout}; its client logged: ${mirror.clientLog.join('\n')}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
