@@ -124,6 +124,11 @@ export class RawNode {
     return this.raft.voters.has(peer);
   }
 
+  /** Whether this node would campaign on an election timeout (a voter whose log reaches its vote floor). */
+  get promotable(): boolean {
+    return this.raft.promotable();
+  }
+
   /** How many learners the applied configuration has (cheap: no status() object per call). */
   get learnerCount(): number {
     return this.raft.learners.size;

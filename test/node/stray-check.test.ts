@@ -19,12 +19,12 @@ const PARTITION = 7;
 type Role = 'voter' | 'learner' | 'outsider' | 'empty';
 
 /** A replica on this node (id 2) as its own applied configuration sees it, with no leader (after a restart). */
-function replicaAs(role: Role, lead = 0): PartitionReplica {
+function replicaAs(role: Role, lead = 0, promotable = role === 'voter'): PartitionReplica {
   const voters = role === 'empty' ? [] : role === 'voter' ? [1, 2, 3] : [1, 3, 5];
   return {
     id: PARTITION,
     appliedIndex: 65,
-    raw: { lead, term: 2, quiesced: false, isVoter: () => role === 'voter', isMember: () => role === 'voter' || role === 'learner', voterList: () => voters },
+    raw: { lead, term: 2, quiesced: false, promotable, isVoter: () => role === 'voter', isMember: () => role === 'voter' || role === 'learner', voterList: () => voters },
   } as unknown as PartitionReplica;
 }
 
@@ -60,6 +60,12 @@ describe('StrayCheck', () => {
     // A learner runs no election timer: with its leader's id kept, the quiet-follower round asks.
     expect(await strays(replicaAs('learner', 1), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([PARTITION]);
     expect(await strays(replicaAs('voter', 1), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([]);
+  });
+
+  it('asks about a voter that cannot campaign (its log below its vote floor), which keeps its leader id for good (simulator seed 82023)', async () => {
+    // A move's target whose install a crash discarded: a voter by its configuration, never campaigning.
+    expect(await strays(replicaAs('voter', 1, false), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([PARTITION]);
+    expect(await strays(replicaAs('voter', 1, false), { voters: [1, 2, 3], learners: [] }, 1)).toEqual([]);
   });
 
   it('asks each peer about the suspects it leads only, and goes round many quiet followers a batch per follower check', async () => {

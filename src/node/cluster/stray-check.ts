@@ -8,7 +8,7 @@
  *
  * Every STRANDED_CHECK_MS this asks peers' ClusterInfo about the suspects: replicas without a leader
  * for two checks in a row (every reachable peer is asked), and every FOLLOWER_CHECK_EVERY-th check
- * quiet followers (only the node they follow is asked). A suspect is handed to `leave` (stop and
+ * quiet followers, learners and voters that cannot campaign (only the node they follow is asked). A suspect is handed to `leave` (stop and
  * delete) when a peer leads its partition in a term at least the replica's (or in an older one but
  * applied further), has applied at least as far (so its configuration is at least as new as the
  * one naming this node a voter), and its
@@ -217,14 +217,16 @@ export class StrayCheck {
   /**
    * The next FOLLOWER_BATCH quiet followers (by id, after the cursor, wrapping round): replicas led
    * by another node that are quiesced, or learners (a learner runs no election timer, so one whose
-   * leader stopped writing to it keeps that leader's id without being quiesced).
+   * leader stopped writing to it keeps that leader's id without being quiesced), or voters that do
+   * not campaign: a move's target whose log is below its vote floor (an install a crash discarded)
+   * times out without ever electing, so it keeps its leader's id too (simulator seed 82023).
    */
   private nextFollowers(): Set<number> {
     const { driver, id } = this.options;
     const quiet: number[] = [];
     for (const [partition, replica] of driver.groups) {
       const lead = replica.raw.lead;
-      if (lead !== 0 && lead !== id && (replica.raw.quiesced || !replica.raw.isVoter(id))) quiet.push(partition);
+      if (lead !== 0 && lead !== id && (replica.raw.quiesced || !replica.raw.isVoter(id) || !replica.raw.promotable)) quiet.push(partition);
     }
     if (quiet.length <= FOLLOWER_BATCH) return new Set(quiet);
     quiet.sort((a, b) => a - b);
