@@ -77,8 +77,8 @@ export class ReplicaStore {
   private readonly merges: MergeApplier;
   /**
    * The node's key index memory, shared by every partition's store (key-index.ts): a partition
-   * with many keys uses what the others leave. A replica the node drops gives its share back
-   * (releaseStore).
+   * with many keys uses what the others leave. A replica the node's loop drops gives its bytes back
+   * (RaftDriverOptions.onGroupDropped, MvccStore.releaseKeyIndex).
    */
   readonly keyIndexBudget: KeyIndexBudget;
 

@@ -8,8 +8,8 @@
  *
  * Every STRANDED_CHECK_MS this asks peers' ClusterInfo about the suspects: replicas without a leader
  * for two checks in a row (every reachable peer is asked), and every FOLLOWER_CHECK_EVERY-th check
- * quiet followers, learners and voters that cannot campaign (only the node they follow is asked). A suspect is handed to `leave` (stop and
- * delete) when a peer leads its partition in a term at least the replica's (or in an older one but
+ * quiet followers, learners and voters that cannot campaign (only the node they follow is asked).
+ * A suspect is handed to `leave` (stop and delete) when a peer leads its partition in a term at least the replica's (or in an older one but
  * applied further), has applied at least as far (so its configuration is at least as new as the
  * one naming this node a voter), and its
  * voters leave this node out. Each peer is asked about the suspects it can answer for only
