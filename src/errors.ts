@@ -166,6 +166,27 @@ export const grpcStatusOfCode: Readonly<Record<AtollErrorCode, GrpcStatusName>> 
   BACKUP_SIGNATURE_INVALID: 'FAILED_PRECONDITION',
 });
 
+/**
+ * Refusals a node answers at a client's rate, a hostile one's included (a flood of lease grants past
+ * the tenant's share, of random tokens, of requests to a follower): they are an answer, not a fault,
+ * so they capture no stack trace, which in a deep async call path cost more than the rest of the
+ * refusal (the hostile load run's lease flood: 1.8 % of the leader's loop in the constructor alone).
+ * Every other code keeps its stack.
+ */
+const stacklessCodes: ReadonlySet<AtollErrorCode> = new Set<AtollErrorCode>([
+  'QUOTA_EXCEEDED', 'UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_LEADER', 'NO_LEADER', 'OVERLOADED', 'RESOURCE_EXHAUSTED', 'WATCH_OVERFLOW', 'SCRIPT_LIMIT', 'TXN_CONFLICT',
+]);
+let savedStackTraceLimit: number | undefined;
+
+/** Passes `message` through, turning stack capture off for the super() call of a stackless code. */
+function messageFor(code: AtollErrorCode, message: string): string {
+  if (stacklessCodes.has(code)) {
+    savedStackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+  }
+  return message;
+}
+
 export class AtollError extends Error {
   override readonly name = 'AtollError';
   readonly code: AtollErrorCode;
@@ -173,7 +194,11 @@ export class AtollError extends Error {
   readonly details?: Record<string, unknown>;
 
   constructor(code: AtollErrorCode, message: string, details?: Record<string, unknown>) {
-    super(message);
+    super(messageFor(code, message));
+    if (savedStackTraceLimit !== undefined) {
+      Error.stackTraceLimit = savedStackTraceLimit;
+      savedStackTraceLimit = undefined;
+    }
     this.code = code;
     if (details !== undefined) this.details = details;
   }

@@ -121,6 +121,13 @@ export interface Limits {
    */
   readonly maxFailedAuthsPerConnection: number;
   readonly failedAuthWindowMs: number;
+  /**
+   * A source address whose connections failed to authenticate this many times within
+   * failedAuthSourceWindowMs has its new connections closed at accept until the window passes
+   * (its connections that never failed keep serving; src/node/service/failed-auths.ts).
+   */
+  readonly maxFailedAuthsPerSource: number;
+  readonly failedAuthSourceWindowMs: number;
   /** Connections tracked for failed authentications, and unknown token hashes remembered. */
   readonly maxTrackedConnections: number;
   readonly maxUnknownTokensCached: number;
@@ -204,7 +211,7 @@ export const defaultLimits: Limits = Object.freeze({
   maxScriptResultBytes: 2 * mebibyte,
   maxScriptsPerNode: 32,
   maxScriptsPerTenant: 4,
-  scriptCpuMsPerSecond: 100,
+  scriptCpuMsPerSecond: 50,
   scriptCpuBurstMs: 2_000,
   maxCallTimeoutMs: 5 * 60_000,
   maxPendingRequestsPerPartition: 2_000,
@@ -214,6 +221,8 @@ export const defaultLimits: Limits = Object.freeze({
   defaultLeaseQuota: 10_000,
   maxFailedAuthsPerConnection: 20,
   failedAuthWindowMs: 10_000,
+  maxFailedAuthsPerSource: 100,
+  failedAuthSourceWindowMs: 60_000,
   maxTrackedConnections: 10_000,
   maxUnknownTokensCached: 10_000,
   maxWatchersPerNode: 10_000,
@@ -289,6 +298,7 @@ export function assertLimits(limits: Limits): void {
   // A forwarded request becomes pending work at the leader's node.
   assert(limits.maxForwardsInFlight <= limits.maxPendingRequestsPerNode, 'maxForwardsInFlight <= maxPendingRequestsPerNode');
   assert(limits.failedAuthWindowMs <= limits.maxCallTimeoutMs, 'failedAuthWindowMs <= maxCallTimeoutMs');
+  assert(limits.failedAuthSourceWindowMs <= limits.maxCallTimeoutMs, 'failedAuthSourceWindowMs <= maxCallTimeoutMs');
   assert(limits.maxWatchersPerTenant <= limits.maxWatchersPerNode, 'maxWatchersPerTenant <= maxWatchersPerNode');
   // Watch timers are real timers.
   assert(limits.watchProgressIntervalMs <= 2 ** 31 - 1 && limits.watchStallMs <= 2 ** 31 - 1, 'watch timers fit a timer');

@@ -5,6 +5,8 @@
  * every pattern has stopped (at that deadline, or when the parent posts `{ type: 'stop' }`); the
  * parent then terminates it.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { emptyAttackStats, prepareAttacks, runAttacks, type AttackPlan, type AttackStats } from './hostile-attacks.js';
 
@@ -14,7 +16,13 @@ export type AttackWorkerCommand = { readonly type: 'start'; readonly untilEpochM
 const port = parentPort;
 if (port === null) throw new Error('hostile-attack-worker.js runs as a worker thread (hostile-load.ts starts it)');
 const stats = emptyAttackStats();
-const plan = workerData as AttackPlan;
+const plan = workerData as AttackPlan & { readonly threadNice?: number };
+// The attackers stand for clients on other hosts: at threadNice (Linux: a thread's own nice value,
+// set through its thread id), they take only the CPU the nodes and the measuring thread leave.
+if (plan.threadNice !== undefined) {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  setPriority(tid, plan.threadNice);
+}
 const started = new Promise<number>((resolveStart) => port.on('message', (message: AttackWorkerCommand) => message.type === 'start' && resolveStart(message.untilEpochMs)));
 const stopped = new Promise<void>((resolveStop) => port.on('message', (message: AttackWorkerCommand) => message.type === 'stop' && resolveStop()));
 const prepared = prepareAttacks(plan);

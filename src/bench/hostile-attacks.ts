@@ -52,6 +52,8 @@ export interface AttackScale {
   readonly guessRate: number;
   readonly maxGuesses: number;
   readonly guessConnectionEveryMs: number;
+  /** Source addresses the guesses come from (127.0.0.30 and up; 0: the default source, the ordinary tenant's). */
+  readonly guessSourceAddresses: number;
   /** KV.Stream requests written in one go on each never-read stream (one per node), and the bound on streams opened per node. */
   readonly streamFrames: number;
   readonly maxStreamsPerNode: number;
@@ -374,6 +376,9 @@ async function leaseFlood(plan: AttackPlan, control: AttackControl, stats: Attac
  * sends (headers with the token, one framed message), at a fraction of grpc-js's client cost to
  * this process, which shares the machine's cores with the nodes.
  */
+/** Sessions whose node sent its HTTP/2 settings: a session closed before that was refused at accept. */
+const servedSessions = new WeakSet<http2.ClientHttp2Session>();
+
 function rawUnaryOutcome(session: http2.ClientHttp2Session, path: string, token: string, body: Buffer): Promise<string> {
   return new Promise((resolveCall) => {
     const request = session.request({ ...grpcRequestHeaders(path, token), 'grpc-timeout': '5S' });
@@ -388,9 +393,30 @@ function rawUnaryOutcome(session: http2.ClientHttp2Session, path: string, token:
       if (status === 0) resolveCall('answered');
       else if (/too many failed authentications/.test(message)) resolveCall('UNAUTHENTICATED (refused at once)');
       else if (metadata['atoll-code'] !== undefined) resolveCall(String(metadata['atoll-code']));
+      else if (!Number.isInteger(status) && !servedSessions.has(session)) resolveCall('connection refused at accept');
       else resolveCall(Number.isInteger(status) ? String(grpc.status[status] ?? status) : session.destroyed ? 'UNAVAILABLE' : `closed (rst ${request.rstCode})`);
     });
     request.end(body);
+  });
+}
+
+/**
+ * Whether a node admits a TCP connection from `localAddress`: its HTTP/2 server speaks first (its
+ * SETTINGS), so bytes mean admitted and a close without any means closed at accept. What a guesser
+ * tries after its connection was refused: as many attempts, for a fraction of an HTTP/2 session's
+ * cost to this process.
+ */
+function admitted(host: string, port: number, localAddress: string | undefined, control: AttackControl): Promise<boolean> {
+  return new Promise((resolveProbe) => {
+    const socket = connect({ host, port, ...(localAddress !== undefined && { localAddress }) });
+    const stop = (): void => void socket.destroy();
+    control.onStop(stop);
+    socket.on('error', () => undefined);
+    socket.once('data', () => {
+      socket.destroy();
+      resolveProbe(true);
+    });
+    socket.once('close', () => resolveProbe(false));
   });
 }
 
@@ -398,15 +424,26 @@ async function tokenGuesses(plan: AttackPlan, control: AttackControl, stats: Att
   const method = kvServiceDefinition['Exists']!;
   const body = grpcFrame(method.requestSerialize({ key: 'guess' } as never) as Buffer);
   const pacer = new Pacer(plan.scale.guessRate, control);
+  let connections = 0;
   const node = async (address: string): Promise<void> => {
     let session: http2.ClientHttp2Session | undefined;
     let openedAtMs = 0;
-    const connection = (): http2.ClientHttp2Session => {
+    /** The source the node refused last, tried again by probes until one is admitted. */
+    let refusedSource: string | undefined | null = null;
+    const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+    // From source addresses of the attacker's own, not the ordinary tenant's (an attacker on other hosts).
+    const nextSource = (): string | undefined => (plan.scale.guessSourceAddresses > 0 ? `127.0.0.${30 + (connections++ % plan.scale.guessSourceAddresses)}` : undefined);
+    const connection = (admittedSource?: string): http2.ClientHttp2Session => {
       if (session === undefined || session.destroyed || session.closed || Date.now() - openedAtMs >= plan.scale.guessConnectionEveryMs) {
         // A new connection, a new allowance of token lookups; calls still running on the old one finish there.
         session?.close();
-        const created = http2.connect(`http://${address}`);
+        const localAddress = admittedSource ?? nextSource();
+        const created = http2.connect(`http://${address}`, localAddress === undefined ? {} : { createConnection: () => connect({ host, port, localAddress }) });
         created.on('error', () => undefined);
+        created.once('remoteSettings', () => servedSessions.add(created));
+        created.once('close', () => {
+          if (!servedSessions.has(created)) refusedSource = localAddress;
+        });
         control.onStop(() => created.destroy());
         session = created;
         openedAtMs = Date.now();
@@ -419,7 +456,21 @@ async function tokenGuesses(plan: AttackPlan, control: AttackControl, stats: Att
         await pacer.next();
         if (!control.running()) return;
         stats.sent++;
-        const outcome = await rawUnaryOutcome(connection(), method.path, newToken(), body);
+        let outcome: string;
+        if (refusedSource !== null) {
+          // The last connection was closed at accept: the next attempt is a bare connection from the next source.
+          const source = nextSource();
+          stats.connections++;
+          if (await admitted(host, port, source, control)) {
+            refusedSource = null;
+            session = undefined;
+            outcome = await rawUnaryOutcome(connection(source), method.path, newToken(), body);
+          } else {
+            outcome = 'connection refused at accept';
+          }
+        } else {
+          outcome = await rawUnaryOutcome(connection(), method.path, newToken(), body);
+        }
         if (control.running()) countOutcome(stats.outcomes, outcome);
       }
     };

@@ -50,6 +50,12 @@ const program = new Command('hostile-load')
   .option('--stream-frames <n>', `requests written on each never-read KV.Stream (default ${defaultAttackScale.streamFrames})`, positive('--stream-frames'))
   .option('--progress-every <seconds>', 'a progress line this often', positive('--progress-every'), defaultHostileLoadOptions.progressEveryMs / 1000)
   .option('--warm-up <seconds>', 'the ordinary tenant runs this long before the attacks start, not measured (0: none)', nonNegative('--warm-up'), defaultHostileLoadOptions.warmUpMs / 1000)
+  .option('--attacker-nice <n|keep>', `the attackers' thread's nice value (they stand for clients on other hosts: at 19 they take only the CPU the nodes leave); keep: the run's own (default ${defaultHostileLoadOptions.attackerNice})`, (value: string) => {
+    if (value === 'keep') return 'keep';
+    const nice = Number(value);
+    if (!Number.isInteger(nice) || nice < -20 || nice > 19) throw new InvalidArgumentError('an integer from -20 to 19, or keep');
+    return nice;
+  })
   .option('--json', 'print the report as JSON (the table goes to stderr)')
   .option('--out <file>', 'also write the report as JSON to this file')
   .parse();
@@ -69,6 +75,7 @@ const options = program.opts<{
   streamFrames?: number;
   progressEvery: number;
   warmUp: number;
+  attackerNice?: number | 'keep';
   json?: boolean;
   out?: string;
 }>();
@@ -96,6 +103,7 @@ try {
     patterns: options.patterns,
     progressEveryMs: options.progressEvery * 1000,
     warmUpMs: Math.round(options.warmUp * 1000),
+    ...(options.attackerNice === 'keep' ? { attackerNice: undefined } : options.attackerNice !== undefined && { attackerNice: options.attackerNice }),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   const json = `${JSON.stringify(report, null, 2)}\n`;

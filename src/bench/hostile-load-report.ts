@@ -195,7 +195,8 @@ export function reportText(report: HostileLoadReport): string {
     const what = !report.patterns.includes(name) ? 'not run' : `${did}; ${Object.keys(outcomes).length === 0 ? 'no answer yet' : outcomesText(outcomes)}`;
     lines.push(`  ${`${title}:`.padEnd(width + 1)}  ${what}`);
   }
-  lines.push(`  (this process, attackers included, used ${report.generatorCpuPercent}% of a core; its measuring thread's longest stall: ${milliseconds(report.generatorStallMs)} ms)`);
+  const nice = report.config.attackerNice === null ? "at the run's own nice value" : `at nice ${report.config.attackerNice}`;
+  lines.push(`  (this process, attackers included (their thread ${nice}), used ${report.generatorCpuPercent}% of a core; its measuring thread's longest stall: ${milliseconds(report.generatorStallMs)} ms)`);
   for (const bug of report.nodeBugReports) lines.push(`  node bug report: ${bug.slice(0, 200)}`);
   lines.push('');
   lines.push('goal:');

@@ -56,6 +56,7 @@ export const defaultAttackScale: AttackScale = Object.freeze({
   guessRate: 1_000,
   maxGuesses: 200_000,
   guessConnectionEveryMs: 2_000,
+  guessSourceAddresses: 4,
   streamFrames: 200_000,
   maxStreamsPerNode: 20,
 });
@@ -72,6 +73,7 @@ export const reducedAttackScale: AttackScale = Object.freeze({
   leaseRate: 100,
   guessConcurrencyPerNode: 1,
   guessRate: 100,
+  guessSourceAddresses: 1,
   streamFrames: 2_000,
 });
 
@@ -93,6 +95,13 @@ export interface HostileLoadOptions {
    * leader lookups at each node, its connections) happen to start with it.
    */
   readonly warmUpMs: number;
+  /**
+   * The attackers' thread's nice value (Linux), or undefined to leave it at the run's own. The
+   * attackers stand for clients on other hosts, which take no CPU from the nodes: on the machine
+   * the nodes share, at 19 they take only what the nodes and the measuring thread leave (the report
+   * gives what each pattern did, so an attack slowed by it shows).
+   */
+  readonly attackerNice?: number;
   /** Where progress lines go (one line a call, no newline). */
   readonly log: (line: string) => void;
 }
@@ -106,6 +115,7 @@ export const defaultHostileLoadOptions: Omit<HostileLoadOptions, 'log'> = Object
   scale: defaultAttackScale,
   patterns: patternNames,
   progressEveryMs: 5_000,
+  attackerNice: 19,
   warmUpMs: 2_000,
 });
 
@@ -337,7 +347,7 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
     };
     let attacks = emptyAttackStats();
     let attackerError: string | undefined;
-    const attackWorker = new Worker(join(packageRoot(), 'dist/src/bench/hostile-attack-worker.js'), { workerData: plan });
+    const attackWorker = new Worker(join(packageRoot(), 'dist/src/bench/hostile-attack-worker.js'), { workerData: { ...plan, ...(options.attackerNice !== undefined && { threadNice: options.attackerNice }) } });
     worker = attackWorker;
     let attackersReady: () => void = () => undefined;
     const ready = new Promise<void>((resolveReady) => (attackersReady = resolveReady));
@@ -401,7 +411,7 @@ export async function runHostileLoad(options: HostileLoadOptions): Promise<Hosti
     return {
       startedAt,
       durationMs: Math.round(elapsedMs),
-      config: { durationMs: options.durationMs, rate: options.rate, partitions: options.partitions, historyValues: options.historyValues, historyValueBytes: options.historyValueBytes, patterns: options.patterns, scale: options.scale },
+      config: { durationMs: options.durationMs, rate: options.rate, partitions: options.partitions, historyValues: options.historyValues, historyValueBytes: options.historyValueBytes, patterns: options.patterns, scale: options.scale, attackerNice: options.attackerNice ?? null },
       machine: { cpus: cpus().length, loadAverageStart, loadAverageEnd: loadavg() },
       ordinary,
       nodes,

@@ -22,6 +22,9 @@ import { AdminServer } from '../server/admin-server.js';
 import { tenantMetricsAccess, type TenantMetricsMode } from '../server/admin-auth.js';
 import { clusterServiceHandlers } from '../server/cluster-service.js';
 import { addClientServices, createGrpcServer } from '../server/grpc-server.js';
+import { listenGated } from '../server/client-listener.js';
+import { FailedAuths } from '../node/service/failed-auths.js';
+import { limits } from '../limits.js';
 import { PrometheusNodeMetrics } from '../server/node-metrics.js';
 import { addStatusPage, ownNodeStatus } from '../server/status-page.js';
 import { startEtcdListener, type EtcdListener } from '../etcd/etcd-server.js';
@@ -105,8 +108,11 @@ async function main(): Promise<void> {
   let stopOnFatal = (): void => undefined;
   let stopOnRemoved = (): void => undefined;
   const tenantGrant = etcdTenantGrant(options as { etcdTenant?: string }, adminToken, logger, fail);
+  // Shared by the node's authentication and the client port's listener (client-listener.ts).
+  const failedAuths = new FailedAuths({ ...limits, maxFailedAuthsPerSource: options.maxFailedAuthsPerSource });
   const opened = await openGrpcNode({
     ...(adminToken !== undefined && { adminToken }),
+    failedAuths,
     ...(tenantGrant !== undefined && { tenantGrants: [tenantGrant] }),
     id,
     peers,
@@ -135,7 +141,7 @@ async function main(): Promise<void> {
     raftLogMemoryBytes: options.raftLogMb * 1024 * 1024,
     maxValueBytes: options.maxValueBytes,
     maxTokensPerTenant: options.maxTokensPerTenant,
-    limits: { ...watchLimits, maxScriptsPerNode: options.maxScriptsPerNode, maxScriptsPerTenant: options.maxScriptsPerTenant, scriptCpuMsPerSecond: options.scriptCpuMsPerSecond },
+    limits: { ...watchLimits, maxScriptsPerNode: options.maxScriptsPerNode, maxScriptsPerTenant: options.maxScriptsPerTenant, scriptCpuMsPerSecond: options.scriptCpuMsPerSecond, maxFailedAuthsPerSource: options.maxFailedAuthsPerSource },
     // Peers are dialled at their peer ports; --dial overrides (a harness's fault proxies).
     dialAddresses: new Map([...peerAddressMap, ...dial]),
     peerCredentials: tls.peerChannelCredentials,
@@ -169,7 +175,8 @@ async function main(): Promise<void> {
     new Promise<number>((resolve, reject) => {
       target.bindAsync(address, credentials, (error, boundPort) => (error ? reject(error) : resolve(boundPort)));
     });
-  const port = await bind(server, listen, tls.clientCredentials);
+  const clientListener = await listenGated(server, listen, tls.clientCredentials, failedAuths, logger);
+  const port = clientListener.port;
   const peerPort = await bind(peerServer, tls.peerPort.listen, tls.peerPort.credentials);
   const plaintextPeers = tls.summary.clientTls && !tls.summary.peerTls;
   logger[plaintextPeers ? 'warn' : 'info']({ peerListen: tls.peerPort.listen, peerPort, ...tls.summary }, plaintextPeers ? 'atoll peer port listening WITHOUT TLS (--peer-cert, --peer-key, --peer-ca)' : 'atoll peer port listening');
@@ -200,6 +207,7 @@ async function main(): Promise<void> {
     serving = false;
     services.setServing(false);
     etcd?.server.forceShutdown();
+    clientListener.close();
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
     force.unref();
     server.tryShutdown(() => {

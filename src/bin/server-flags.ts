@@ -85,6 +85,7 @@ export interface ServerOptions {
   maxScriptsPerNode: number;
   maxScriptsPerTenant: number;
   scriptCpuMsPerSecond: number;
+  maxFailedAuthsPerSource: number;
   unsafeTestBug?: string[];
   dial?: string;
   tlsCert?: string;
@@ -153,6 +154,7 @@ export function parseServerFlags(argv: readonly string[] = process.argv, env: No
     .option('--max-scripts-per-node <n>', `scripts running at this node at once, all tenants; more wait in line (ATOLL_MAX_SCRIPTS_PER_NODE; default ${limits.maxScriptsPerNode})`, integer('--max-scripts-per-node', 1), Number(env['ATOLL_MAX_SCRIPTS_PER_NODE'] ?? limits.maxScriptsPerNode))
     .option('--max-scripts-per-tenant <n>', `scripts one tenant runs at this node at once; more wait in line (ATOLL_MAX_SCRIPTS_PER_TENANT; default ${limits.maxScriptsPerTenant})`, integer('--max-scripts-per-tenant', 1), Number(env['ATOLL_MAX_SCRIPTS_PER_TENANT'] ?? limits.maxScriptsPerTenant))
     .option('--script-cpu-ms-per-second <n>', `script time one tenant may use at this node, ms per second, from a budget of ${limits.scriptCpuBurstMs} ms; scripts are refused with RESOURCE_EXHAUSTED while it is spent (ATOLL_SCRIPT_CPU_MS_PER_SECOND; default ${limits.scriptCpuMsPerSecond})`, integer('--script-cpu-ms-per-second', 1), Number(env['ATOLL_SCRIPT_CPU_MS_PER_SECOND'] ?? limits.scriptCpuMsPerSecond))
+    .option('--max-failed-auths-per-source <n>', `failed authentications (unknown or revoked tokens) one source address may make in ${limits.failedAuthSourceWindowMs / 1000} s before its new client connections are closed at accept for the rest of that time (ATOLL_MAX_FAILED_AUTHS_PER_SOURCE; default ${limits.maxFailedAuthsPerSource})`, integer('--max-failed-auths-per-source', 1), Number(env['ATOLL_MAX_FAILED_AUTHS_PER_SOURCE'] ?? limits.maxFailedAuthsPerSource))
     .option('--cache-mb <n>', 'memory for the newest versions of recently used keys, in MiB; 0 turns the cache off (ATOLL_CACHE_MB)', integer('--cache-mb', 0), Number(env['ATOLL_CACHE_MB'] ?? NODE_DEFAULTS.cacheBytes / 1024 / 1024))
     .option('--key-index-mb <n>', 'memory for the key indexes, one budget all partitions share, in MiB; a partition whose index finds no room reads LevelDB instead (ATOLL_KEY_INDEX_MB)', integer('--key-index-mb', 0), Number(env['ATOLL_KEY_INDEX_MB'] ?? NODE_DEFAULTS.keyIndexBytes / 1024 / 1024))
     .option('--raft-log-mb <n>', 'memory for Raft log entries of all partitions, in MiB; older entries are read from LevelDB (ATOLL_RAFT_LOG_MB)', integer('--raft-log-mb', 0), Number(env['ATOLL_RAFT_LOG_MB'] ?? NODE_DEFAULTS.raftLogMemoryBytes / 1024 / 1024))
@@ -242,7 +244,7 @@ export function parseServerFlags(argv: readonly string[] = process.argv, env: No
     if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) program.error(`error: ${flag} (or its ATOLL_ variable) must be an integer >= ${min}`);
   }
   if (options.maxValueBytes > 3 * 1024 * 1024) program.error('error: --max-value-bytes must be at most 3145728 (3 MiB): a write must fit in one 4 MiB gRPC message');
-  for (const [flag, value] of [['--max-scripts-per-node', options.maxScriptsPerNode], ['--max-scripts-per-tenant', options.maxScriptsPerTenant], ['--script-cpu-ms-per-second', options.scriptCpuMsPerSecond]] as const) {
+  for (const [flag, value] of [['--max-scripts-per-node', options.maxScriptsPerNode], ['--max-scripts-per-tenant', options.maxScriptsPerTenant], ['--script-cpu-ms-per-second', options.scriptCpuMsPerSecond], ['--max-failed-auths-per-source', options.maxFailedAuthsPerSource]] as const) {
     if (!Number.isSafeInteger(value) || value < 1) program.error(`error: ${flag} (or its ATOLL_ variable) must be an integer >= 1`);
   }
   if (options.maxScriptsPerTenant > options.maxScriptsPerNode) program.error('error: --max-scripts-per-tenant must be at most --max-scripts-per-node');

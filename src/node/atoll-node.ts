@@ -158,7 +158,7 @@ export class AtollNode implements api.NodeApi {
       put: (key, value) => this.router.systemStore().put(key, value),
       scan: (bucket) => this.router.systemStore().scan(bucket),
     };
-    this.access = new NodeAccess({ adminToken: config.adminToken, tenantGrants: config.tenantGrants ?? [], peerSecrets, limits, store, driver, clock, logger });
+    this.access = new NodeAccess({ adminToken: config.adminToken, tenantGrants: config.tenantGrants ?? [], failedAuths: config.failedAuths, peerSecrets, limits, store, driver, clock, logger });
     const executor = new KvExecutor({
       partitions: config.partitions,
       bucketHash: descriptor.hashFunction,

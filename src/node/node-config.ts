@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { BucketHashName } from '../keys/bucket-hash.js';
 import type { Limits } from '../limits.js';
 import type { TenantGrant } from '../api/tenant-grant.js';
+import type { FailedAuthGate } from './ports.js';
 import type { AutoSplitConfig } from './cluster/auto-split.js';
 import type { MemberState } from './cluster/membership-table.js';
 
@@ -91,6 +92,11 @@ export interface AtollNodeConfig {
    * these objects count; nothing from the wire can be one.
    */
   readonly tenantGrants?: readonly TenantGrant[];
+  /**
+   * The failed-authentication tracker the client port's listener shares (it closes the connections
+   * the tracker names and refuses blocked sources at accept); absent: the node keeps its own.
+   */
+  readonly failedAuths?: FailedAuthGate;
   /**
    * The cluster peer secrets (src/node/peers/peer-secret.ts), current first: the first is sent on every
    * call to a peer, all are accepted from peers. They never authorize a client call. Absent: one

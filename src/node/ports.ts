@@ -20,6 +20,18 @@ export interface NodeClock {
   wallMs(): number;
 }
 
+/**
+ * Failed authentications by connection and source address (service/failed-auths.ts): what the
+ * node's authentication asks and tells; the client port's listener (src/server/client-listener.ts)
+ * shares the same object to refuse blocked sources at accept and close the connections it names.
+ */
+export interface FailedAuthGate {
+  /** Why a call on `connection` (remote address:port) is refused without a token lookup, or undefined. */
+  refusal(connection: string, nowMs: number): { readonly retryAfterMs: number; readonly by: 'connection' | 'source' } | undefined;
+  /** Counts a failed authentication on `connection`. */
+  record(connection: string, nowMs: number): void;
+}
+
 export interface TimerHandle {
   cancel(): void;
 }

@@ -6,7 +6,8 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { AtollError } from '../../src/errors.js';
 import { makeLimits } from '../../src/limits.js';
-import { FailedAuthTracker, hashToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/service/auth.js';
+import { FailedAuths } from '../../src/node/service/failed-auths.js';
+import { hashToken, NodeAuth, UnknownTokenCache, type SystemStore } from '../../src/node/service/auth.js';
 import { newToken } from '../../src/tenancy/token.js';
 
 class CountingStore implements SystemStore {
@@ -48,7 +49,7 @@ describe('token floods', () => {
       vi.useRealTimers();
     });
     const store = new CountingStore();
-    const auth = new NodeAuth(adminToken, store, makeLimits({ maxUnknownTokensCached: 100, maxFailedAuthsPerConnection: 1_000_000 }));
+    const auth = new NodeAuth(adminToken, store, makeLimits({ maxUnknownTokensCached: 100, maxFailedAuthsPerConnection: 1_000_000, maxFailedAuthsPerSource: 1_000_000 }));
     // More random tokens than the node caches valid ones (10,000): they must not push the valid one out.
     const floodCount = 10_100;
     const admin = await auth.principalOf(bearer(adminToken));
@@ -168,10 +169,50 @@ describe('token floods', () => {
     expect((await auth.principalOf(bearer(token), 'hostile:9')).tenant).toBe('acme');
   });
 
+  it("closes a connection at its limit and, past the source's limit, refuses the source's new connections; its clean connections serve", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const store = new CountingStore();
+    const limits = makeLimits({ maxFailedAuthsPerConnection: 3, failedAuthWindowMs: 10_000, maxFailedAuthsPerSource: 7, failedAuthSourceWindowMs: 60_000 });
+    const gate = new FailedAuths(limits);
+    const auth = new NodeAuth(adminToken, store, limits, gate);
+    const admin = await auth.principalOf(bearer(adminToken));
+    const { token } = await auth.createToken(admin, 'acme', 'read', 'app');
+    const closed: string[] = [];
+    const attach = (connection: string): void => gate.attach(connection, () => closed.push(connection));
+    for (const connection of ['10.0.0.9:1', '10.0.0.9:2', '10.0.0.9:3', '10.0.0.9:4', '10.0.0.7:1']) attach(connection);
+    // A valid token first, so 10.0.0.9:4 is a connection that never failed.
+    expect((await auth.principalOf(bearer(token), '10.0.0.9:4')).tenant).toBe('acme');
+    for (let index = 0; index < 3; index++) expect(await codeOf(auth.principalOf(bearer(newToken()), '10.0.0.9:1'))).toBe('UNAUTHENTICATED');
+    expect(closed).toEqual(['10.0.0.9:1']);
+    expect(gate.admits('10.0.0.9', Date.now())).toBe(true);
+    for (let index = 0; index < 3; index++) await codeOf(auth.principalOf(bearer(newToken()), '10.0.0.9:2'));
+    // The seventh failure from 10.0.0.9 blocks the source, and the connection that made it is closed.
+    await codeOf(auth.principalOf(bearer(newToken()), '10.0.0.9:3'));
+    expect(closed).toEqual(['10.0.0.9:1', '10.0.0.9:2', '10.0.0.9:3']);
+    expect(gate.admits('10.0.0.9', Date.now())).toBe(false);
+    expect(gate.admits('10.0.0.7', Date.now())).toBe(true);
+    const reads = store.gets;
+    const refused = await auth.principalOf(bearer(token), '10.0.0.9:3').catch((error: unknown) => error as AtollError);
+    expect((refused as AtollError).message).toMatch(/too many failed authentications from this address/);
+    expect(store.gets).toBe(reads);
+    // Its connection that never failed still serves a valid token; another source is untouched.
+    expect((await auth.principalOf(bearer(token), '10.0.0.9:4')).tenant).toBe('acme');
+    expect((await auth.principalOf(bearer(token), '10.0.0.7:1')).tenant).toBe('acme');
+    // Until the source's window passes.
+    vi.setSystemTime(Date.now() + 59_000);
+    expect(gate.admits('10.0.0.9', Date.now())).toBe(false);
+    vi.setSystemTime(Date.now() + 1_001);
+    expect(gate.admits('10.0.0.9', Date.now())).toBe(true);
+    expect(gate.refusedAtAccept).toBe(2);
+  });
+
   it('the trackers stay within their capacity', () => {
-    const tracker = new FailedAuthTracker({ maxFailedAuthsPerConnection: 2, failedAuthWindowMs: 1000, maxTrackedConnections: 10 });
-    for (let port = 0; port < 1000; port++) tracker.recordFailure(`10.0.0.1:${port}`, 0);
-    expect(tracker.size).toBe(10);
+    const tracker = new FailedAuths({ maxFailedAuthsPerConnection: 2, failedAuthWindowMs: 1000, maxFailedAuthsPerSource: 5, failedAuthSourceWindowMs: 1000, maxTrackedConnections: 10 });
+    for (let port = 0; port < 1000; port++) tracker.record(`10.0.${port % 200}.1:${port}`, 0);
+    expect(tracker.size).toMatchObject({ connections: 10, sources: 10 });
     const cache = new UnknownTokenCache(10, 1000);
     for (let index = 0; index < 1000; index++) cache.add(hashToken(String(index)), 0);
     expect(cache.size).toBe(10);

@@ -7,6 +7,7 @@
  */
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -100,6 +101,62 @@ function malformedStreamRequest(id: number): Buffer {
   frame.writeUInt32BE(body.length, 1);
   body.copy(frame, 5);
   return frame;
+}
+
+/** One KV.Exists request as a gRPC length-prefixed message (field 1: the key). */
+function kvExistsFrame(key: string): Buffer {
+  const keyBytes = Buffer.from(key, 'utf8');
+  const message = Buffer.concat([Buffer.from([0x0a, keyBytes.length]), keyBytes]);
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  message.copy(frame, 5);
+  return frame;
+}
+
+/**
+ * A raw HTTP/2 connection from `localAddress`: `settled` is 'served' once the node's HTTP/2
+ * settings arrive, 'refused' when the connection closes before (closed at accept).
+ */
+function rawSession(host: string, port: number, localAddress: string): { session: http2.ClientHttp2Session; settled: Promise<'served' | 'refused'>; readonly closed: boolean } {
+  const session = http2.connect(`http://${host}:${port}`, { createConnection: () => net.connect({ host, port, localAddress }) });
+  session.on('error', () => undefined);
+  let closed = false;
+  const settled = new Promise<'served' | 'refused'>((resolveSettled) => {
+    session.once('remoteSettings', () => resolveSettled('served'));
+    session.once('close', () => {
+      closed = true;
+      resolveSettled('refused');
+    });
+  });
+  return {
+    session,
+    settled,
+    get closed() {
+      return closed || session.closed || session.destroyed;
+    },
+  };
+}
+
+/** A KV.Exists call with `token` on `session`: 'answered', the refusal's kind, or how the connection ended it. */
+function rawExists(session: http2.ClientHttp2Session, token: string, body: Buffer): Promise<string> {
+  return new Promise((resolveCall) => {
+    if (session.closed || session.destroyed) return resolveCall('connection closed');
+    const request = session.request({ ':method': 'POST', ':path': '/atoll.v1.KV/Exists', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${token}`, 'grpc-timeout': '5S' });
+    let headers: http2.IncomingHttpHeaders = {};
+    request.on('error', () => undefined);
+    request.on('response', (received) => (headers = { ...headers, ...received }));
+    request.on('trailers', (received) => (headers = { ...headers, ...received }));
+    request.on('data', () => undefined);
+    request.on('close', () => {
+      const status = headers['grpc-status'];
+      const message = decodeURIComponent(String(headers['grpc-message'] ?? ''));
+      if (status === '0') resolveCall('answered');
+      else if (status === undefined) resolveCall('connection closed');
+      else if (/too many failed authentications/.test(message)) resolveCall('refused at once');
+      else resolveCall(message);
+    });
+    request.end(body);
+  });
 }
 
 describe('hostile clients against a cluster without authentication', () => {
@@ -261,33 +318,55 @@ describe('hostile clients against a cluster with authentication', () => {
     for (const id of [1, 2, 3]) expect(cluster.isRunning(id)).toBe(true);
   };
 
-  it('a flood of random tokens is refused at once after a few lookups, and valid tokens keep working', async () => {
-    const flooder = rawKv(cluster.endpoints[0]!);
+  it('a flood of random tokens: each connection is closed after 20 failures, its address refused at accept after 100; valid tokens keep working', async () => {
+    const [host, port] = cluster.endpoints[0]!.split(':') as [string, string];
+    const body = kvExistsFrame('victim/data');
     const victim = clientFor(tokens['victim']!);
     const outcomes = new Map<string, number>();
+    const count = (kind: string): void => void outcomes.set(kind, (outcomes.get(kind) ?? 0) + 1);
+    const perConnection: number[] = [];
     const startedMs = Date.now();
-    try {
-      for (let batch = 0; batch < 40; batch++) {
-        const failures = await Promise.all(Array.from({ length: 10 }, () => failureOf(rawCall(flooder, 'Exists', { key: 'victim/data' }, { token: newToken() }))));
-        for (const failure of failures) {
-          expect(failure).toMatchObject({ code: grpc.status.UNAUTHENTICATED, atollCode: 'UNAUTHENTICATED' });
-          const kind = /too many failed authentications/.test(failure.message) ? 'refused at once' : failure.message;
-          outcomes.set(kind, (outcomes.get(kind) ?? 0) + 1);
+    // The flood comes from 127.0.0.5, a source of its own: the victim's calls come from 127.0.0.1.
+    let refusedAtAccept = false;
+    for (let connection = 0; connection < 30 && !refusedAtAccept; connection++) {
+      const session = rawSession(host, Number(port), '127.0.0.5');
+      let lookedUp = 0;
+      try {
+        // Batches of 10 until the node closes the connection (or refuses it at accept).
+        for (let batch = 0; batch < 10 && !session.closed; batch++) {
+          const results = await Promise.all(Array.from({ length: 10 }, () => rawExists(session.session, newToken(), body)));
+          for (const result of results) {
+            count(result);
+            if (result === 'unknown or revoked token') lookedUp++;
+          }
         }
-        // Valid tokens on other connections are served throughout.
-        if (batch % 10 === 0) expect((await victim.get('victim/data')).text()).toBe('intact');
+        refusedAtAccept = (await session.settled) === 'refused';
+        expect(session.closed, `connection ${connection} should have been closed by the node`).toBe(true);
+      } finally {
+        session.session.destroy();
       }
-      expect(Date.now() - startedMs).toBeLessThan(20_000);
-    } finally {
-      flooder.close();
+      perConnection.push(lookedUp);
+      if (connection % 5 === 0) expect((await victim.get('victim/data')).text()).toBe('intact');
     }
-    // Each "unknown" answer cost at most one token lookup: 20 per connection and 10 s window, plus
-    // what one batch had in flight when the limit was reached (a slow machine may see two windows).
-    const windows = Math.ceil((Date.now() - startedMs) / 10_000);
-    const lookedUp = outcomes.get('unknown or revoked token') ?? 0;
-    expect(lookedUp).toBeGreaterThan(0);
-    expect(lookedUp).toBeLessThanOrEqual(30 * windows);
-    expect(outcomes.get('refused at once')).toBe(400 - lookedUp);
+    expect(Date.now() - startedMs).toBeLessThan(30_000);
+    // Each connection cost at most 20 lookups (plus the rest of the batch that reached the limit),
+    // the source at most 100 (plus one batch), and then its next connection was refused at accept.
+    for (const lookedUp of perConnection) expect(lookedUp).toBeLessThanOrEqual(30);
+    const lookups = outcomes.get('unknown or revoked token') ?? 0;
+    expect(lookups).toBeGreaterThanOrEqual(100);
+    expect(lookups).toBeLessThanOrEqual(110);
+    expect(refusedAtAccept, `outcomes ${JSON.stringify([...outcomes])}`).toBe(true);
+    // A valid token from the blocked address on a new connection waits for the window too; from
+    // another address, and on connections that never failed, valid tokens keep working.
+    const blocked = rawSession(host, Number(port), '127.0.0.5');
+    expect(await blocked.settled).toBe('refused');
+    blocked.session.destroy();
+    const other = rawSession(host, Number(port), '127.0.0.6');
+    try {
+      expect(await rawExists(other.session, tokens['victim']!, body)).toBe('answered');
+    } finally {
+      other.session.destroy();
+    }
     await nothingChanged();
   });
 

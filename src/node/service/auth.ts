@@ -15,8 +15,10 @@
  * random tokens never evicts a valid one, and concurrent requests with one token share one lookup.
  * A connection (the remote address:port) whose calls present an unknown or revoked token
  * limits.maxFailedAuthsPerConnection times within limits.failedAuthWindowMs is refused at once,
- * without a lookup, until the window passes: a flood of random tokens costs the token partition
- * at most that many lookups per connection and window.
+ * without a lookup, until the window passes (and closed, at the client port), and a source address
+ * whose connections failed limits.maxFailedAuthsPerSource times within failedAuthSourceWindowMs has
+ * its new connections closed at accept (failed-auths.ts): a flood of random tokens costs the token
+ * partition at most that many lookups per source and window.
  *
  * A tenant admin creates at most limits.maxTokensPerTenant tokens for its tenant (revoked ones
  * count: their records stay for the audit list); the cluster admin is not bounded.
@@ -44,6 +46,8 @@ import { limits as defaultLimits, type Limits } from '../../limits.js';
 import { systemTenant, toInternalKey, validateTenant } from '../../keys/tenant-keys.js';
 import { anonymousPrincipal, isRole, requireClusterAdmin, requireRole, type Principal, type Role } from '../../tenancy/principal.js';
 import { newToken } from '../../tenancy/token.js';
+import { FailedAuths } from './failed-auths.js';
+import type { FailedAuthGate } from '../ports.js';
 
 export interface TokenRecord {
   readonly id: string;
@@ -158,44 +162,6 @@ function unauthenticated(message: string): AtollError {
   return new AtollError('UNAUTHENTICATED', message);
 }
 
-/** A token bucket per tenant: `rate` requests per second with a burst of one second's worth. */
-/**
- * Failed authentications per connection in fixed windows. Invariant: at most `maxConnections`
- * entries (the oldest window is dropped first: a flood from new ports cannot grow it).
- */
-export class FailedAuthTracker {
-  private readonly windows = new Map<string, { startedAtMs: number; failures: number }>();
-
-  constructor(private readonly limits: Pick<Limits, 'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxTrackedConnections'>) {}
-
-  /** Milliseconds until `connection` may try again, or 0 when it is not blocked. */
-  blockedForMs(connection: string, nowMs: number): number {
-    const window = this.windows.get(connection);
-    if (window === undefined) return 0;
-    const endsAtMs = window.startedAtMs + this.limits.failedAuthWindowMs;
-    if (nowMs >= endsAtMs) {
-      this.windows.delete(connection);
-      return 0;
-    }
-    return window.failures >= this.limits.maxFailedAuthsPerConnection ? endsAtMs - nowMs : 0;
-  }
-
-  recordFailure(connection: string, nowMs: number): void {
-    let window = this.windows.get(connection);
-    if (window === undefined || nowMs - window.startedAtMs >= this.limits.failedAuthWindowMs) {
-      this.windows.delete(connection);
-      if (this.windows.size >= this.limits.maxTrackedConnections) this.windows.delete(this.windows.keys().next().value!);
-      window = { startedAtMs: nowMs, failures: 0 };
-      this.windows.set(connection, window);
-    }
-    window.failures++;
-  }
-
-  get size(): number {
-    return this.windows.size;
-  }
-}
-
 /** Hashes of tokens that are not (or no longer) valid, remembered for `ttlMs`, at most `capacity`. */
 export class UnknownTokenCache {
   private readonly seenAtMs = new Map<string, number>();
@@ -249,7 +215,8 @@ export class NodeAuth {
   private readonly unknownTokens: UnknownTokenCache;
   /** Lookups under way, by token hash: concurrent requests with one token share one. */
   private readonly lookups = new Map<string, Promise<Principal | undefined>>();
-  private readonly failedAuths: FailedAuthTracker;
+  /** Failed authentications by connection and source (failed-auths.ts); the client port's listener shares it. */
+  readonly failedAuths: FailedAuthGate;
   /** Token records read from the store (a test and diagnostics counter). */
   tokenLookups = 0;
   /** Token creations run one at a time on a node, so the per-tenant count is checked against settled records. */
@@ -276,12 +243,13 @@ export class NodeAuth {
     private readonly store: SystemStore,
     private readonly limits: Pick<
       Limits,
-      'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxTrackedConnections' | 'maxUnknownTokensCached' | 'maxTokensPerTenant' | 'defaultLeaseQuota'
+      'maxFailedAuthsPerConnection' | 'failedAuthWindowMs' | 'maxFailedAuthsPerSource' | 'failedAuthSourceWindowMs' | 'maxTrackedConnections' | 'maxUnknownTokensCached' | 'maxTokensPerTenant' | 'defaultLeaseQuota'
     > = defaultLimits,
+    failedAuths?: FailedAuthGate,
   ) {
     this.adminTokenHash = adminToken === undefined ? undefined : hashToken(adminToken);
     this.unknownTokens = new UnknownTokenCache(limits.maxUnknownTokensCached, cacheMs);
-    this.failedAuths = new FailedAuthTracker(limits);
+    this.failedAuths = failedAuths ?? new FailedAuths(limits);
   }
 
   get enabled(): boolean {
@@ -296,19 +264,18 @@ export class NodeAuth {
   async principalOf(authorization: string | undefined, connection?: string): Promise<Principal> {
     if (!this.enabled) return anonymousPrincipal;
     const nowMs = Date.now();
-    if (connection !== undefined) {
-      const blockedMs = this.failedAuths.blockedForMs(connection, nowMs);
-      if (blockedMs > 0) {
-        throw new AtollError('UNAUTHENTICATED', `too many failed authentications on this connection: refused for ${Math.ceil(blockedMs / 1000)} s`, {
-          retryAfterMs: blockedMs,
-        });
-      }
+    const refusal = connection === undefined ? undefined : this.failedAuths.refusal(connection, nowMs);
+    if (refusal !== undefined) {
+      const from = refusal.by === 'connection' ? 'on this connection' : 'from this address';
+      throw new AtollError('UNAUTHENTICATED', `too many failed authentications ${from}: refused for ${Math.ceil(refusal.retryAfterMs / 1000)} s`, {
+        retryAfterMs: refusal.retryAfterMs,
+      });
     }
     const principal = await this.authenticate(authorization, nowMs);
     if (principal !== 'unknown') return principal;
     // Only a well-formed token that is not valid counts: it is what may cost a lookup. A missing
     // token (ClusterInfo, health checks) or a malformed one costs nothing and is not counted.
-    if (connection !== undefined) this.failedAuths.recordFailure(connection, Date.now());
+    if (connection !== undefined) this.failedAuths.record(connection, Date.now());
     throw unauthenticated('unknown or revoked token');
   }
 

@@ -16,6 +16,7 @@ import { NodeAuth, quotaCompactionIntervalMs, usageBucket, type Quota, type Syst
 import { isWriteKind, type KvKind } from '../../api/operations.js';
 import { encodeEntryPayload, type PartitionReplica } from '../replica/partition-replica.js';
 import { PeerSecretCheck } from '../peers/peer-secret.js';
+import type { FailedAuthGate } from '../ports.js';
 import type { NodeClock } from '../ports.js';
 import type { RaftDriver } from '../replica/raft-driver.js';
 import { compactionFloor } from './snapshot-pins.js';
@@ -25,6 +26,8 @@ export interface NodeAccessOptions {
   readonly adminToken: string | undefined;
   /** Grants of in-process listeners (NodeConfig.tenantGrants). */
   readonly tenantGrants: readonly TenantGrant[];
+  /** Shared with the client port's listener (NodeConfig.failedAuths). */
+  readonly failedAuths: FailedAuthGate | undefined;
   /** Every peer secret this node accepts (the first is the one it sends). */
   readonly peerSecrets: readonly string[];
   readonly limits: Limits;
@@ -56,7 +59,7 @@ export class NodeAccess {
   private readonly grants: ReadonlySet<TenantGrant>;
 
   constructor(private readonly options: NodeAccessOptions) {
-    this.auth = new NodeAuth(options.adminToken, options.store, options.limits);
+    this.auth = new NodeAuth(options.adminToken, options.store, options.limits, options.failedAuths);
     this.grants = new Set(options.tenantGrants);
     for (const grant of this.grants) checkGrantable(grant.tenant);
     this.peerSecretCheck = new PeerSecretCheck(options.peerSecrets);
