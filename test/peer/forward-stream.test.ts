@@ -20,6 +20,11 @@ import { PeerTransport } from '../../src/peer/grpc-peer-transport.js';
 import { peerServiceHandlers } from '../../src/peer/peer-service.js';
 import { createGrpcServer } from '../../src/server/grpc-server.js';
 import { peerServiceDefinition } from '../../src/wire/protos.js';
+import { clusterIdMetadataKey, nodeIdMetadataKey } from '../../src/node/cluster/cluster-descriptor.js';
+import { peerSecretMetadataKey } from '../../src/node/peers/peer-secret.js';
+import { MAX_CALLS_IN_FLIGHT } from '../../src/peer/forward-stream.js';
+import { encodeForwardRequest } from '../../src/wire/forward-codec.js';
+import { decodeForwardReply, encodeForwardCall, forwardRepliesOf, type ForwardAnswer } from '../../src/wire/forward-stream-codec.js';
 
 const SECRET = 'f'.repeat(43);
 const CLUSTER = 'c'.repeat(32);
@@ -357,6 +362,58 @@ describe('forwarding on a Peer.ForwardStream', () => {
     leader.held.get('hold/last')!();
     expect(valueOf(await last)).toBe('hold/last');
     expect(peer.counts).toEqual({ streams: 2, unary: 0 });
+  });
+
+  it('answers a call past MAX_CALLS_IN_FLIGHT of one stream OVERLOADED, never sent, without running it; the calls in flight complete', async () => {
+    // A forwarding side that does not keep to the bound (forward-stream.ts does): raw frames on the stream.
+    const leader = new StandInLeader();
+    const peer = await servePeer(leader);
+    const definition = peerServiceDefinition['ForwardStream'] as grpc.MethodDefinition<unknown, unknown>;
+    const Client = grpc.makeClientConstructor({ ForwardStream: { ...definition, requestSerialize: (frame: unknown) => frame as Buffer } }, 'atoll.v1.Peer') as unknown as new (
+      address: string,
+      credentials: grpc.ChannelCredentials,
+    ) => grpc.Client & { ForwardStream(metadata: grpc.Metadata): grpc.ClientDuplexStream<Buffer, unknown> };
+    const client = new Client(`127.0.0.1:${peer.port}`, grpc.credentials.createInsecure());
+    cleanups.push(() => client.close());
+    const metadata = new grpc.Metadata();
+    metadata.set(peerSecretMetadataKey, SECRET);
+    metadata.set(clusterIdMetadataKey, CLUSTER);
+    metadata.set(nodeIdMetadataKey, '2');
+    const stream = client.ForwardStream(metadata);
+    stream.on('error', () => undefined);
+    const answers = new Map<number, ForwardAnswer>();
+    stream.on('data', (frame: unknown) => {
+      for (const reply of forwardRepliesOf(frame)) {
+        const answer = decodeForwardReply(reply);
+        answers.set(answer.callId, answer);
+      }
+    });
+    const request = (key: string) => encodeForwardRequest({ hops: 0, operation: get(key) });
+    // MAX_CALLS_IN_FLIGHT held calls, then two more: in frames of 1,000 calls.
+    const total = MAX_CALLS_IN_FLIGHT + 2;
+    for (let first = 1; first <= total; first += 1_000) {
+      const entries: Buffer[] = [];
+      for (let callId = first; callId < Math.min(first + 1_000, total + 1); callId++) entries.push(encodeForwardCall(callId, 30_000, request(`hold/${callId}`))!);
+      stream.write(Buffer.concat(entries));
+    }
+    await until('the two calls past the bound are answered', () => answers.has(total - 1) && answers.has(total), 20_000);
+    for (const callId of [total - 1, total]) {
+      const answer = answers.get(callId)!;
+      expect(answer.status?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(answer.status?.metadata?.get('atoll-code')).toEqual(['OVERLOADED']);
+      // Never run: the forwarding node may send it again, elsewhere or later.
+      expect(answer.status?.metadata?.get('atoll-not-applied')).toEqual(['true']);
+      expect(answer.status?.details).toMatch(/forwarded calls of this stream already/);
+    }
+    // Only the calls within the bound ran; released, each is answered with its own result.
+    expect(leader.started).toHaveLength(MAX_CALLS_IN_FLIGHT);
+    expect(leader.started.some((call) => call.key === `hold/${total}`)).toBe(false);
+    expect(answers.size).toBe(2);
+    for (const release of leader.held.values()) release();
+    await until('every call in flight is answered', () => answers.size === total, 20_000);
+    expect(answers.get(1)?.status).toBeUndefined();
+    expect(answers.get(MAX_CALLS_IN_FLIGHT)?.status).toBeUndefined();
+    stream.end();
   });
 
   it('fails a forward to a peer that does not listen as never sent (UNAVAILABLE, neverSent)', async () => {
