@@ -24,6 +24,7 @@
  * transport (watch-transport.ts): the stream's watch frames count against the watch memory bounds
  * from the sink's write until grpc-js's write callback, and a cut-off resets the whole stream.
  */
+import { requestTurn } from './request-turns.js';
 import type * as grpc from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
@@ -152,7 +153,7 @@ class KvStreamSession {
     this.noteOccupancy();
     const startedMs = performance.now();
     const method = kvCodecs[operation.kind].method;
-    Promise.resolve()
+    (requestTurn() ?? Promise.resolve())
       .then(() => runKvOperation(this.api, operation, scope.context))
       .then(
         (result) => {

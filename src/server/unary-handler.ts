@@ -9,6 +9,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { deadlineMsOf, openCallScope, type CallScope } from './call-context.js';
 import { serviceErrorOf, type ErrorLogger } from '../wire/grpc-errors.js';
 import { throwIfWireProblem } from '../wire/wire-utf8.js';
+import { requestTurn } from './request-turns.js';
 
 export function unaryHandler<Response>(
   logger: ErrorLogger,
@@ -16,7 +17,7 @@ export function unaryHandler<Response>(
 ): grpc.handleUnaryCall<unknown, Response> {
   return (call, callback) => {
     const scope = openCallScope({ deadlineMs: deadlineMsOf(call.getDeadline()), call });
-    Promise.resolve()
+    (requestTurn() ?? Promise.resolve())
       .then(() => {
         throwIfWireProblem(call.request);
         return handle(call.request, scope);
