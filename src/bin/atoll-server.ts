@@ -194,6 +194,7 @@ async function main(): Promise<void> {
       credentials: tls.clientCredentials,
       ...(etcdAddresses !== undefined && etcdAddresses !== '' && { addresses: parsePeers(etcdAddresses) }),
       ...(tenantGrant !== undefined && { tenantGrant }),
+      gate: failedAuths,
     });
     logger.info({ etcdListen, etcdPort: etcd.port, ...(tenantGrant !== undefined && { etcdTenant: tenantGrant.tenant }) }, 'etcd API listening (etcdctl --endpoints)');
   }
@@ -207,6 +208,7 @@ async function main(): Promise<void> {
     serving = false;
     services.setServing(false);
     etcd?.server.forceShutdown();
+    etcd?.close();
     clientListener.close();
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
     force.unref();

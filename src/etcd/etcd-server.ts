@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { NodeApi } from '../api/node-api.js';
 import type { TenantGrant } from '../api/tenant-grant.js';
 import { grpcChannelOptions } from '../wire/channel-options.js';
+import { listenGated, type ConnectionGate } from '../server/client-listener.js';
 import { clusterHandlers, etcdClusterIdOf, type EtcdNodeIdentity } from './etcd-cluster.js';
 import { etcdUnary } from './etcd-call.js';
 import { EtcdKeyspace } from './etcd-keyspace.js';
@@ -76,11 +77,19 @@ export interface EtcdListenerOptions {
   readonly addresses?: ReadonlyMap<number, string>;
   /** Calls without a token act as this grant's tenant (--etcd-tenant). */
   readonly tenantGrant?: TenantGrant;
+  /**
+   * The node's failed-authentication gate (the client port's): with it the port listens through
+   * src/server/client-listener.ts, so a source blocked for failed authentications (tokens given as
+   * etcd passwords count too) has its connections here closed at accept as well.
+   */
+  readonly gate?: ConnectionGate;
 }
 
 export interface EtcdListener {
   readonly server: grpc.Server;
   readonly port: number;
+  /** Stops accepting connections (a gated listener's own TCP server; grpc-js's shutdown ends the rest). */
+  close(): void;
 }
 
 function portOf(address: string): number {
@@ -100,8 +109,12 @@ export async function startEtcdListener(api: NodeApi, logger: Logger, options: E
     },
     ...(options.tenantGrant !== undefined && { tenantGrant: options.tenantGrant }),
   });
+  if (options.gate !== undefined) {
+    const listener = await listenGated(server, options.listen, options.credentials, options.gate, logger);
+    return { server, port: listener.port, close: () => listener.close() };
+  }
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(options.listen, options.credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
   });
-  return { server, port };
+  return { server, port, close: () => undefined };
 }

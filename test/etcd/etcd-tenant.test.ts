@@ -17,6 +17,7 @@ import { etcdPackageDefinition } from '../../src/etcd/etcd-protos.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
 import { etcdctl, requireEtcdTools } from './etcd-harness.js';
+import { rawSession, rawUnary } from '../security/raw-http2.js';
 
 const tools = requireEtcdTools('etcdctl with a token on the etcd port');
 
@@ -75,6 +76,49 @@ describe('the etcd port acting as its configured tenant', () => {
     for (const client of clients) client.close();
     await cluster?.stop();
     rmSync(work, { recursive: true, force: true });
+  });
+
+  it("a flood of random tokens on the etcd port gets its address's new connections closed at accept, there and on the client port", async () => {
+    // From 127.0.0.9, an address of the flood's own (the other tests' clients use 127.0.0.1).
+    const [host, port] = (cluster.etcdAddresses.get(1) as string).split(':') as [string, string];
+    const outcomes = new Map<string, number>();
+    // A RangeRequest for key "a" (field 1), framed.
+    const rangeOfA = Buffer.from([0, 0, 0, 0, 3, 0x0a, 0x01, 0x61]);
+    let refusedAtAccept = false;
+    let served = 0;
+    for (let connection = 0; connection < 30 && !refusedAtAccept; connection++) {
+      const session = rawSession(host, Number(port), '127.0.0.9');
+      try {
+        for (let batch = 0; batch < 10 && !session.closed; batch++) {
+          const results = await Promise.all(Array.from({ length: 10 }, () => rawUnary(session.session, '/etcdserverpb.KV/Range', { token: newToken() }, rangeOfA)));
+          for (const result of results) outcomes.set(result, (outcomes.get(result) ?? 0) + 1);
+        }
+        refusedAtAccept = (await session.settled) === 'refused';
+        if (!refusedAtAccept) {
+          served++;
+          expect(session.closed, `connection ${connection} should have been closed by the node`).toBe(true);
+        }
+      } finally {
+        session.session.destroy();
+      }
+    }
+    expect(refusedAtAccept, JSON.stringify([...outcomes])).toBe(true);
+    // The etcd port answers every refusal as etcd does ("invalid auth token"), so count connections:
+    // each was closed after its 20th failure (up to a batch of 10 more in flight), and the address
+    // was refused at accept once 100 had failed: after 4 to 6 served connections.
+    expect(served, JSON.stringify([...outcomes])).toBeGreaterThanOrEqual(4);
+    expect(served).toBeLessThanOrEqual(6);
+    // One gate per node: the client port refuses the address too; another address is served.
+    const [clientHost, clientPort] = (cluster.endpoints[0] as string).split(':') as [string, string];
+    const blocked = rawSession(clientHost, Number(clientPort), '127.0.0.9');
+    expect(await blocked.settled).toBe('refused');
+    blocked.session.destroy();
+    const other = rawSession(host, Number(port), '127.0.0.10');
+    expect(await other.settled).toBe('served');
+    other.session.destroy();
+    // And the configured tenant's calls from 127.0.0.1 go on.
+    await anonymous.put('flood/after').value('ok');
+    expect(await anonymous.get('flood/after').string()).toBe('ok');
   });
 
   it('serves calls without a token as the configured tenant; a token still decides its own tenant', async () => {

@@ -7,7 +7,6 @@
  */
 import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -17,6 +16,7 @@ import { AtollClient, AtollClientError } from '../../src/client/index.js';
 import { partitionOf } from '../../src/keys/partition-table.js';
 import { newToken } from '../../src/tenancy/token.js';
 import { LocalCluster } from '../integration/local-cluster.js';
+import { rawSession, rawUnary } from './raw-http2.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const sleep = (ms: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
@@ -111,52 +111,6 @@ function kvExistsFrame(key: string): Buffer {
   frame.writeUInt32BE(message.length, 1);
   message.copy(frame, 5);
   return frame;
-}
-
-/**
- * A raw HTTP/2 connection from `localAddress`: `settled` is 'served' once the node's HTTP/2
- * settings arrive, 'refused' when the connection closes before (closed at accept).
- */
-function rawSession(host: string, port: number, localAddress: string): { session: http2.ClientHttp2Session; settled: Promise<'served' | 'refused'>; readonly closed: boolean } {
-  const session = http2.connect(`http://${host}:${port}`, { createConnection: () => net.connect({ host, port, localAddress }) });
-  session.on('error', () => undefined);
-  let closed = false;
-  const settled = new Promise<'served' | 'refused'>((resolveSettled) => {
-    session.once('remoteSettings', () => resolveSettled('served'));
-    session.once('close', () => {
-      closed = true;
-      resolveSettled('refused');
-    });
-  });
-  return {
-    session,
-    settled,
-    get closed() {
-      return closed || session.closed || session.destroyed;
-    },
-  };
-}
-
-/** A KV.Exists call with `token` on `session`: 'answered', the refusal's kind, or how the connection ended it. */
-function rawExists(session: http2.ClientHttp2Session, token: string, body: Buffer): Promise<string> {
-  return new Promise((resolveCall) => {
-    if (session.closed || session.destroyed) return resolveCall('connection closed');
-    const request = session.request({ ':method': 'POST', ':path': '/atoll.v1.KV/Exists', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${token}`, 'grpc-timeout': '5S' });
-    let headers: http2.IncomingHttpHeaders = {};
-    request.on('error', () => undefined);
-    request.on('response', (received) => (headers = { ...headers, ...received }));
-    request.on('trailers', (received) => (headers = { ...headers, ...received }));
-    request.on('data', () => undefined);
-    request.on('close', () => {
-      const status = headers['grpc-status'];
-      const message = decodeURIComponent(String(headers['grpc-message'] ?? ''));
-      if (status === '0') resolveCall('answered');
-      else if (status === undefined) resolveCall('connection closed');
-      else if (/too many failed authentications/.test(message)) resolveCall('refused at once');
-      else resolveCall(message);
-    });
-    request.end(body);
-  });
 }
 
 describe('hostile clients against a cluster without authentication', () => {
@@ -334,7 +288,7 @@ describe('hostile clients against a cluster with authentication', () => {
       try {
         // Batches of 10 until the node closes the connection (or refuses it at accept).
         for (let batch = 0; batch < 10 && !session.closed; batch++) {
-          const results = await Promise.all(Array.from({ length: 10 }, () => rawExists(session.session, newToken(), body)));
+          const results = await Promise.all(Array.from({ length: 10 }, () => rawUnary(session.session, '/atoll.v1.KV/Exists', { authorization: `Bearer ${newToken()}` }, body)));
           for (const result of results) {
             count(result);
             if (result === 'unknown or revoked token') lookedUp++;
@@ -363,7 +317,7 @@ describe('hostile clients against a cluster with authentication', () => {
     blocked.session.destroy();
     const other = rawSession(host, Number(port), '127.0.0.6');
     try {
-      expect(await rawExists(other.session, tokens['victim']!, body)).toBe('answered');
+      expect(await rawUnary(other.session, '/atoll.v1.KV/Exists', { authorization: `Bearer ${tokens['victim']!}` }, body)).toBe('answered');
     } finally {
       other.session.destroy();
     }
