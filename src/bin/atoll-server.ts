@@ -162,6 +162,7 @@ async function main(): Promise<void> {
   });
   const { node, transport } = opened;
   metrics.attach(node);
+  metrics.attachFailedAuths(failedAuths);
   openedNode = node;
   peerTransport = transport;
   const server = createGrpcServer();

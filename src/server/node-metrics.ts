@@ -158,6 +158,7 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
   /** The atoll_tenant_* series (see the file comment): served apart from `registry`. */
   readonly tenantRegistry = new Registry();
   private source: NodeMetricsSource | undefined;
+  private failedAuths: { readonly closed: number; readonly refusedAtAccept: number } | undefined;
   private readonly rpcCounts = new CountTable();
   private readonly rpcLatency: FastHistogram;
   private readonly executedCounts = new CountTable();
@@ -199,6 +200,8 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
     this.snapshotSeconds = new FastHistogram('atoll_snapshot_duration_seconds', 'Snapshots exported for followers and installed from the leader (kind), and their duration.', 'kind', SNAPSHOT_BUCKETS, registry);
     new Counter({ name: 'atoll_elections_total', help: 'Elections replicas of this node started (became candidates).', registers: [registry], collect() { this.reset(); this.inc(self.elections); } });
     new Counter({ name: 'atoll_leader_changes_total', help: 'Leader changes replicas of this node saw (including to no leader).', registers: [registry], collect() { this.reset(); this.inc(self.leaderChanges); } });
+    new Counter({ name: 'atoll_failed_auth_connections_closed_total', help: 'Client connections closed for failed authentications (src/node/service/failed-auths.ts).', registers: [registry], collect() { this.reset(); this.inc(self.failedAuths?.closed ?? 0); } });
+    new Counter({ name: 'atoll_failed_auth_connections_refused_total', help: 'Client connections closed at accept: their source address was blocked for failed authentications.', registers: [registry], collect() { this.reset(); this.inc(self.failedAuths?.refusedAtAccept ?? 0); } });
 
     this.defineScrapeGauges();
   }
@@ -206,6 +209,11 @@ export class PrometheusNodeMetrics implements NodeMetrics, RpcMetrics {
   /** The node whose state the scrape-time gauges read (set once the node is open). */
   attach(source: NodeMetricsSource): void {
     this.source = source;
+  }
+
+  /** The failed-authentication gate the client listeners share, for its counters. */
+  attachFailedAuths(view: { readonly closed: number; readonly refusedAtAccept: number }): void {
+    this.failedAuths = view;
   }
 
   // ------------------------------------------------------------------ recorders (hot paths)

@@ -321,6 +321,11 @@ describe('hostile clients against a cluster with authentication', () => {
     } finally {
       other.session.destroy();
     }
+    // The node counts both.
+    const metrics = await (await fetch(`http://${cluster.adminAddresses.get(1)!}/metrics`)).text();
+    const counter = (name: string): number => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1] ?? Number.NaN);
+    expect(counter('atoll_failed_auth_connections_closed_total')).toBeGreaterThanOrEqual(5);
+    expect(counter('atoll_failed_auth_connections_refused_total')).toBeGreaterThanOrEqual(2);
     await nothingChanged();
   });
 
