@@ -97,7 +97,7 @@ export class FailedAuths implements FailedAuthGate {
   closed = 0;
   refusedAtAccept = 0;
 
-  constructor(private readonly limits: FailedAuthLimits) {
+  constructor(limits: FailedAuthLimits) {
     this.connections = new FailureWindows(limits.maxFailedAuthsPerConnection, limits.failedAuthWindowMs, limits.maxTrackedConnections);
     this.sources = new FailureWindows(limits.maxFailedAuthsPerSource, limits.failedAuthSourceWindowMs, limits.maxTrackedConnections);
   }
@@ -114,9 +114,10 @@ export class FailedAuths implements FailedAuthGate {
 
   /** Counts a failed authentication on `connection`, closing it when it (or its source) is past the limit. */
   record(connection: string, nowMs: number): void {
+    const source = sourceOf(connection);
     const connectionAtLimit = this.connections.record(connection, nowMs);
-    this.sources.record(sourceOf(connection), nowMs);
-    if (connectionAtLimit || this.sources.blockedForMs(sourceOf(connection), nowMs) > 0) this.close(connection);
+    this.sources.record(source, nowMs);
+    if (connectionAtLimit || this.sources.blockedForMs(source, nowMs) > 0) this.close(connection);
   }
 
   /** Whether a new connection from `source` (a remote address) may be served. */
