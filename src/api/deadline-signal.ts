@@ -8,15 +8,16 @@
  * A WeakSet, not a field of CallContext: contexts are copied and extended on the way down
  * (`{ ...context, tenant }`), and the signal travels with every copy.
  */
-const deadlineSignals = new WeakSet<AbortSignal>();
+import type { CallSignal } from './call-signal.js';
+const deadlineSignals = new WeakSet<CallSignal>();
 
 /** Marks `signal` as one that aborts at its request's deadline. */
-export function markDeadlineSignal(signal: AbortSignal): AbortSignal {
+export function markDeadlineSignal(signal: CallSignal): CallSignal {
   deadlineSignals.add(signal);
   return signal;
 }
 
 /** Whether the context's signal aborts at its deadline (so its deadline is registered already). */
-export function hasDeadlineSignal(context: { readonly signal?: AbortSignal | undefined }): boolean {
+export function hasDeadlineSignal(context: { readonly signal?: CallSignal | undefined }): boolean {
   return context.signal !== undefined && deadlineSignals.has(context.signal);
 }

@@ -9,6 +9,7 @@
 import type { KeyLoad } from '../hotkeys/index.js';
 import type { WatchSink } from '../watch/watcher.js';
 import type { TenantGrant } from './tenant-grant.js';
+import type { CallSignal } from './call-signal.js';
 
 export type { WatchEvent, WatchMessage, WatchSink } from '../watch/watcher.js';
 
@@ -17,7 +18,7 @@ export type Consistency = 'linearizable' | 'stale';
 export interface CallContext {
   /** Absolute deadline, Unix epoch milliseconds. */
   readonly deadlineMs: number;
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   /** How many nodes already forwarded this request (bounded by MAX_FORWARD_HOPS in src/node/service/router.ts). */
   readonly hops?: number;
   /** The caller's `authorization` metadata (a bearer token), when it sent one. */

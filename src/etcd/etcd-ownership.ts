@@ -16,6 +16,7 @@ import { revisionOf, type EtcdKv } from './etcd-kv.js';
 import { runTxn } from './etcd-txn.js';
 import { compareBytes, encodeKey, keyInterval, type KeyInterval } from './key-codec.js';
 import { readInterval } from './keyspace-reads.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 const slash = 0x2f;
 const noRangeEnd = new Uint8Array(0);
@@ -143,7 +144,7 @@ export async function waitForChange(
   if (!seen) throw outer !== undefined && outer.aborted ? outerReason(outer) : new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed');
 }
 
-function outerReason(signal: AbortSignal): Error {
+function outerReason(signal: CallSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new AtollError('DEADLINE_EXCEEDED', 'the request deadline passed');
 }
 

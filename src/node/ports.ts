@@ -12,6 +12,7 @@ import type { ClusterInfoResponse } from '../api/node-api.js';
 import type { NodeMetrics } from './metrics.js';
 import type { KvOperation, KvResult } from '../api/operations.js';
 import type { GroupMessage } from './raft-wire.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 export interface NodeClock {
   /** Monotonic milliseconds (performance.now()): ticks, intervals, idle times. */
@@ -58,7 +59,7 @@ export interface NodeTransport {
   send(peer: number, messages: GroupMessage[]): void;
   isReachable(peer: number): boolean;
   /** Sends a client request to another node, with the caller's deadline. */
-  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult>;
+  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: CallSignal, tenant?: string): Promise<KvResult>;
   /** A peer's view of the cluster (leaders of partitions this node does not host); `partitions`: only those listed. */
   clusterInfo(peer: number, deadlineMs: number, partitions?: readonly number[]): Promise<ClusterInfoResponse>;
   /** Asks a peer to open an empty replica of `partition` (a replica move's first step; replica-moves.ts). */

@@ -37,6 +37,7 @@ import { peerServiceDefinition } from '../wire/protos.js';
 import type { ForwardReplyMessage } from '../wire/wire-types.js';
 import { throwIfWireProblem, wireProblemOf } from '../wire/wire-utf8.js';
 import { FRAME_TARGET_BYTES, MAX_CALLS_IN_FLIGHT } from './forward-stream.js';
+import { CallAbort, type CallSignal } from '../api/call-signal.js';
 
 /** Peer.Forward's request deserializer: its UTF-8 and shape check (wire-utf8.ts), then protobuf. */
 const deserializeForwardRequest = (peerServiceDefinition['Forward'] as grpc.MethodDefinition<unknown, unknown>).requestDeserialize;
@@ -63,7 +64,12 @@ function forwardDeadlineMs(node: AtollNode, askedMs: number | undefined): number
 }
 
 /** Runs a received ForwardRequest: checked as it arrived, decoded once, routed with the caller's tenant and hops. */
-function executeForwardRequest(node: AtollNode, request: unknown, deadlineMs: number, signal?: AbortSignal): Promise<KvResult> {
+/** What AbortController.abort() gives as its reason, as the calls of this stream had before CallAbort. */
+function cancelled(): DOMException {
+  return new DOMException('This operation was aborted', 'AbortError');
+}
+
+function executeForwardRequest(node: AtollNode, request: unknown, deadlineMs: number, signal?: CallSignal): Promise<KvResult> {
   let forwarded: ReturnType<typeof decodeForwardRequest>;
   try {
     throwIfWireProblem(request);
@@ -78,7 +84,7 @@ function executeForwardRequest(node: AtollNode, request: unknown, deadlineMs: nu
 /** One peer's Peer.ForwardStream: its calls running here, and their replies. */
 class ForwardStreamSession {
   /** Calls running, by call id; aborting one cancels it. */
-  private readonly running = new Map<number, AbortController>();
+  private readonly running = new Map<number, CallAbort>();
   /** Reply entries waiting for the next message, in the order they were ready. */
   private outbox: Buffer[] = [];
   private outboxBytes = 0;
@@ -131,7 +137,7 @@ class ForwardStreamSession {
   }
 
   private cancel(callId: number): void {
-    this.running.get(callId)?.abort();
+    this.running.get(callId)?.abort(cancelled());
     this.running.delete(callId);
     this.finishIfDone();
   }
@@ -143,7 +149,7 @@ class ForwardStreamSession {
       return;
     }
     const deadlineMs = forwardDeadlineMs(this.node, timeoutMs === undefined ? undefined : Date.now() + timeoutMs);
-    const controller = new AbortController();
+    const controller = new CallAbort();
     this.running.set(callId, controller);
     executeForwardRequest(this.node, deserializeForwardRequest(request), deadlineMs, controller.signal).then(
       (result) => this.settle(callId, controller, deadlineMs, () => forwardReplyOfResult(callId, result)),
@@ -152,7 +158,7 @@ class ForwardStreamSession {
   }
 
   /** A call finished: its reply goes out unless it was cancelled, its deadline passed, or the stream is over. */
-  private settle(callId: number, controller: AbortController, deadlineMs: number, reply: () => ForwardReplyMessage): void {
+  private settle(callId: number, controller: CallAbort, deadlineMs: number, reply: () => ForwardReplyMessage): void {
     if (this.running.get(callId) !== controller) return;
     this.running.delete(callId);
     if (Date.now() <= deadlineMs) this.reply(reply());
@@ -208,7 +214,7 @@ class ForwardStreamSession {
 
   private abortAll(): void {
     this.over = true;
-    for (const controller of this.running.values()) controller.abort();
+    for (const controller of this.running.values()) controller.abort(cancelled());
     this.running.clear();
     this.outbox = [];
     this.outboxBytes = 0;

@@ -50,6 +50,7 @@ import { decodeForwardResponse } from '../wire/forward-codec.js';
 import { decodeForwardReply, encodeForwardCall, encodeForwardCancel, forwardRepliesOf } from '../wire/forward-stream-codec.js';
 import { atollErrorOfServiceError, errorMetadataKeys, type ReceivedStatus } from '../wire/grpc-errors.js';
 import type { ForwardRequestMessage } from '../wire/wire-types.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 /** Calls unanswered on one stream; the leader's side refuses more (forward-service.ts). */
 export const MAX_CALLS_IN_FLIGHT = defaultLimits.maxForwardsInFlight;
@@ -65,7 +66,7 @@ export interface ForwardLink {
   /** Opens a Peer.ForwardStream with the peer metadata. */
   openStream(): grpc.ClientDuplexStream<Buffer, unknown>;
   /** One unary Peer.Forward call. */
-  unary(request: ForwardRequestMessage | Buffer, deadlineMs: number, signal?: AbortSignal): Promise<KvResult>;
+  unary(request: ForwardRequestMessage | Buffer, deadlineMs: number, signal?: CallSignal): Promise<KvResult>;
 }
 
 /** What a Forwarder did, for tests and the curious. */
@@ -83,7 +84,7 @@ interface PendingCall {
   readonly id: number;
   readonly request: ForwardRequestMessage | Buffer;
   readonly deadlineMs: number;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: CallSignal | undefined;
   readonly resolve: (result: KvResult) => void;
   readonly reject: (error: unknown) => void;
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -107,7 +108,7 @@ export class Forwarder {
   ) {}
 
   /** Sends `request` (a ForwardRequest) to the peer and resolves with its answer, by `deadlineMs`. */
-  forward(request: ForwardRequestMessage | Buffer, deadlineMs: number, signal?: AbortSignal): Promise<KvResult> {
+  forward(request: ForwardRequestMessage | Buffer, deadlineMs: number, signal?: CallSignal): Promise<KvResult> {
     const now = Date.now();
     if (this.closed || now < this.unaryUntilMs) return this.unary(request, deadlineMs, signal);
     if (signal?.aborted === true) return Promise.reject(cancelledError());
@@ -128,7 +129,7 @@ export class Forwarder {
     this.stream = undefined;
   }
 
-  private unary(request: ForwardRequestMessage | Buffer, deadlineMs: number, signal: AbortSignal | undefined): Promise<KvResult> {
+  private unary(request: ForwardRequestMessage | Buffer, deadlineMs: number, signal: CallSignal | undefined): Promise<KvResult> {
     this.stats.unaryCalls++;
     return this.link.unary(request, deadlineMs, signal);
   }

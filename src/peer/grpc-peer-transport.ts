@@ -23,6 +23,7 @@ import { peerSecretMetadataKey } from '../node/peers/peer-secret.js';
 import { decodeRaftFrame, encodeRaftFrame, type GroupMessage } from '../node/raft-wire.js';
 import { decodeNodeStatus, type NodeStatus } from '../wire/status-codec.js';
 import { Forwarder, type ForwardStats } from './forward-stream.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 type ClusterClient = grpc.Client & {
   clusterInfo(request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<unknown>): grpc.ClientUnaryCall;
@@ -388,7 +389,7 @@ export class PeerTransport implements NodeTransport {
   }
 
   /** Sends a client request to another node, with the caller's deadline: on the peer's forward stream (forward-stream.ts). */
-  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
+  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: CallSignal, tenant?: string): Promise<KvResult> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(noLink(peer));
     return link.forwarder.forward(encodeForwardRequest({ hops, operation, ...(tenant !== undefined && { tenant }) }), deadlineMs, signal);
@@ -428,7 +429,7 @@ export class PeerTransport implements NodeTransport {
    * One unary call to `peer` (`start` makes it), its answer decoded; an answer that does not decode
    * rejects. `signal` cancels the call.
    */
-  private unary<T>(peer: number, start: (link: PeerLink, callback: grpc.requestCallback<unknown>) => grpc.ClientUnaryCall, decode: (response: unknown) => T, signal?: AbortSignal): Promise<T> {
+  private unary<T>(peer: number, start: (link: PeerLink, callback: grpc.requestCallback<unknown>) => grpc.ClientUnaryCall, decode: (response: unknown) => T, signal?: CallSignal): Promise<T> {
     const link = this.links.get(peer);
     if (!link) return Promise.reject(noLink(peer));
     return new Promise((resolve, reject) => {

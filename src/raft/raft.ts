@@ -4,6 +4,7 @@ import { sendCommitNotice, stepCommitNotice } from './commit-notice.js';
 import { RaftError, isRaftError } from './errors.js';
 import { concatBytes } from '../storage/bytes.js';
 import { RaftLog } from './log.js';
+import { ConfStateCache } from './conf-state-cache.js';
 import { Progress } from './progress.js';
 import {
   NONE,
@@ -59,12 +60,11 @@ export class Raft {
   // Persistent state (HardState). Invariant: vote is NONE or a node voted for in `term`.
   term = 0;
   vote: NodeId = NONE;
-
   role: Role = 'follower';
   lead: NodeId = NONE;
-
   voters = new Set<NodeId>();
   learners = new Set<NodeId>();
+  private readonly confCache = new ConfStateCache();
   /**
    * Whether a configuration this node applied (at start, from a snapshot, or from a conf-change
    * entry) named it as a voter or learner, at a log index past its vote floor (config.voteFloor:
@@ -154,7 +154,7 @@ export class Raft {
   }
 
   confState(): ConfState {
-    return { voters: [...this.voters].sort((a, b) => a - b), learners: [...this.learners].sort((a, b) => a - b) };
+    return this.confCache.of(this.voters, this.learners);
   }
 
   promotable(): boolean {

@@ -1,5 +1,5 @@
 /**
- * The CallContext a node sees for one request: an absolute deadline and an AbortSignal that fires
+ * The CallContext a node sees for one request: an absolute deadline and a signal (call-signal.ts) that fires
  * when the caller gives up (gRPC cancellation) or the deadline passes, whichever comes first, so a
  * node never keeps working for an answer nobody will read.
  */
@@ -8,6 +8,7 @@ import type { Deadline } from '@grpc/grpc-js';
 import { AtollError } from '../errors.js';
 import { limits } from '../limits.js';
 import type { CallContext } from '../api/node-api.js';
+import { CallAbort } from '../api/call-signal.js';
 import { markDeadlineSignal } from '../api/deadline-signal.js';
 import { requestDeadlines } from './deadline-wheel.js';
 
@@ -80,10 +81,8 @@ export function openCallScope(options: CallScopeOptions): CallScope {
   // No further away than limits.maxCallTimeoutMs: a caller may ask for years, the server gives at
   // most the maximum, so every timer set from a deadline is a real one.
   const deadlineMs = Math.min(options.deadlineMs ?? nowMs + limits.defaultCallTimeoutMs, nowMs + limits.maxCallTimeoutMs);
-  const controller = new AbortController();
-  const abort = (reason: AtollError): void => {
-    if (!controller.signal.aborted) controller.abort(reason);
-  };
+  const controller = new CallAbort();
+  const abort = (reason: AtollError): void => controller.abort(reason);
   const onCancelled = (): void => abort(new AtollError('UNAVAILABLE', 'the caller cancelled the request'));
   const call = options.call;
   call?.on('cancelled', onCancelled);

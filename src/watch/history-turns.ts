@@ -36,13 +36,14 @@
  * simulator the clock stands still within an event, so nothing is ever due.
  */
 import assert from 'node:assert/strict';
+import type { CallSignal } from '../api/call-signal.js';
 
 /** Watchers together send for at most this long between two turns of the loop (plus one message). */
 export const PACE_MS = 2;
 
 interface Waiter {
   readonly grant: (release: ((bytesRead: number) => void) | undefined) => void;
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   readonly onAbort: () => void;
 }
 
@@ -94,7 +95,7 @@ export class HistoryReadLine {
    * A turn for one read of `tenant`'s watcher: resolves with its release (call it once with the
    * bytes the read returned, whatever its outcome), or undefined when `signal` aborted first.
    */
-  turn(tenant: string, signal: AbortSignal): Promise<((bytesRead: number) => void) | undefined> {
+  turn(tenant: string, signal: CallSignal): Promise<((bytesRead: number) => void) | undefined> {
     if (signal.aborted) return Promise.resolve(undefined);
     if (this.running < this.options.concurrent && !this.waiting.has(tenant) && this.allowed(tenant)) return Promise.resolve(this.open(tenant));
     return new Promise((grant) => {

@@ -22,6 +22,7 @@
  */
 import assert from 'node:assert/strict';
 import type { StoredChange, StoredChangeAt } from '../mvcc/index.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 export interface WatchHubBounds {
   /** Versions kept at most. */
@@ -130,7 +131,7 @@ export class WatchHub {
   }
 
   /** Resolves at the next publish, after `ms`, or when `signal` aborts, whichever comes first. */
-  wait(ms: number, after: (ms: number, run: () => void) => { cancel(): void }, signal?: AbortSignal): Promise<void> {
+  wait(ms: number, after: (ms: number, run: () => void) => { cancel(): void }, signal?: CallSignal): Promise<void> {
     return new Promise<void>((resolve) => {
       let timer: { cancel(): void } | undefined;
       const done = (): void => {

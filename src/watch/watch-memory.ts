@@ -32,6 +32,7 @@
  */
 import { AtollError } from '../errors.js';
 import { watchChangeOverheadBytes } from '../limits.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 /** Per event, of watchChangeOverheadBytes: the rest is the message's share. */
 const eventOverheadBytes = 128;
@@ -59,7 +60,7 @@ export interface WatchBudget {
   /** Takes `bytes` when every level has room; false (and blockedAt says where) when one has not. */
   tryTake(bytes: number): boolean;
   /** Resolves true when the level that refused the last take released bytes; false after `ms`, on abort or close. */
-  room(ms: number, signal: AbortSignal): Promise<boolean>;
+  room(ms: number, signal: CallSignal): Promise<boolean>;
   /** Gives back taken bytes that were never handed to the transport (a trimmed reservation). */
   release(bytes: number): void;
   /** Marks taken bytes as handed to the transport; the returned callback (once) says they were written. */
@@ -331,7 +332,7 @@ export class WatchCharge implements WatchBudget {
     return true;
   }
 
-  room(ms: number, signal: AbortSignal): Promise<boolean> {
+  room(ms: number, signal: CallSignal): Promise<boolean> {
     const level = this.blocked ?? this.stream;
     return new Promise<boolean>((resolve) => {
       if (this.closedFlag || signal.aborted) return resolve(false);

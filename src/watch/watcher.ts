@@ -37,6 +37,7 @@ import { AtollError } from '../errors.js';
 import type { StoredChangeAt } from '../mvcc/index.js';
 import type { WatchHub } from './watch-hub.js';
 import { watchChangeBytes, watchMessageBytes, watchReadReserveBytes, type WatchBudget, type WatchTransport } from './watch-memory.js';
+import type { CallSignal } from '../api/call-signal.js';
 
 export type WatchTarget = { readonly key: string } | { readonly keyPrefix: string };
 
@@ -106,7 +107,7 @@ export interface WatcherOptions {
   readonly userKey: (internalKey: string) => string;
   readonly monotonicMs: () => number;
   readonly after: (ms: number, run: () => void) => { cancel(): void };
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   /** Takes and gives back the bytes the watcher holds (watch-memory.ts); absent: nothing is counted. */
   readonly budget?: WatchBudget;
   /**
@@ -120,7 +121,7 @@ export interface WatcherOptions {
    * to call with the bytes read once the read ended, or undefined when the watch was aborted
    * meanwhile. Absent: reads at once.
    */
-  readonly readTurn?: (signal: AbortSignal) => Promise<((bytesRead: number) => void) | undefined>;
+  readonly readTurn?: (signal: CallSignal) => Promise<((bytesRead: number) => void) | undefined>;
   /** Paces the messages of a batch with the other watchers of the node (history-turns.ts SendPacer). */
   readonly pacer?: { due(): boolean; pause(): Promise<void> };
   /** TEST ONLY (negative control hubNotToldOfInstall): trust the hub even when it is behind the store. */

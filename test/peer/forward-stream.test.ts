@@ -25,6 +25,7 @@ import { peerSecretMetadataKey } from '../../src/node/peers/peer-secret.js';
 import { MAX_CALLS_IN_FLIGHT } from '../../src/peer/forward-stream.js';
 import { encodeForwardRequest } from '../../src/wire/forward-codec.js';
 import { decodeForwardReply, encodeForwardCall, forwardRepliesOf, type ForwardAnswer } from '../../src/wire/forward-stream-codec.js';
+import type { CallSignal } from '../../src/api/call-signal.js';
 
 const SECRET = 'f'.repeat(43);
 const CLUSTER = 'c'.repeat(32);
@@ -63,7 +64,7 @@ class StandInLeader {
     return key.startsWith('huge/') ? found(key, Buffer.alloc(defaultLimits.maxMessageBytes + 1)) : found(key);
   }
 
-  signalOf(key: string): AbortSignal | undefined {
+  signalOf(key: string): CallSignal | undefined {
     return this.started.find((call) => call.key === key)?.context.signal;
   }
 }

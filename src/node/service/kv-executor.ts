@@ -32,6 +32,7 @@ import { getResponseOf, keyRecordOf } from './records.js';
 import { runScriptAtLeader, scriptBucket } from './script-runner.js';
 import type { ScriptScheduler } from './script-scheduler.js';
 import { commandGrows, decodePageToken, encodePageToken, operationMayGrow, writeOpOfPut } from './kv-commands.js';
+import type { CallSignal } from '../../api/call-signal.js';
 
 /** A backup page's keys and values stay under this many bytes (unless one key alone is larger). */
 const backupPageBytes = 1024 * 1024;
@@ -395,12 +396,12 @@ export class KvExecutor {
   private inLoop<T>(replica: PartitionReplica, context: api.CallContext, wallMs: number, task: (resolve: (value: T) => void, reject: (error: unknown) => void) => void): Promise<T> {
     let release: (() => void) | undefined;
     let armed: ReturnType<RequestDeadlines['arm']> | undefined;
-    let signal: AbortSignal;
+    let signal: CallSignal;
     try {
       if (context.tenant !== systemTenant) release = this.options.admission.admitRequest(replica.id);
       if (context.deadlineMs <= wallMs) throw new AtollError('DEADLINE_EXCEEDED', 'deadline passed before the request started');
       armed = hasDeadlineSignal(context) ? undefined : this.deadlines.arm(context);
-      signal = (armed?.context ?? context).signal as AbortSignal;
+      signal = (armed?.context ?? context).signal as CallSignal;
       if (signal.aborted) throw waitEndedBy(signal.reason);
     } catch (error) {
       armed?.dispose();

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { AtollError } from '../../errors.js';
 import type { Limits } from '../../limits.js';
 import type * as api from '../../api/node-api.js';
+import { CallAbort } from '../../api/call-signal.js';
 import { hasDeadlineSignal, markDeadlineSignal } from '../../api/deadline-signal.js';
 import type { NodeClock, NodeTimers } from '../ports.js';
 import { DeadlineWheel } from './deadline-wheel.js';
@@ -38,10 +39,8 @@ export class RequestDeadlines {
     // Deadlines are clamped where calls arrive (call-context.ts); this clamps forwarded ones too.
     const remaining = Math.min(context.deadlineMs - this.clock.wallMs(), this.limits.maxCallTimeoutMs);
     assert(remaining <= 2 ** 31 - 1, 'a deadline timer fits setTimeout');
-    const controller = new AbortController();
-    const abort = (reason: unknown): void => {
-      if (!controller.signal.aborted) controller.abort(reason);
-    };
+    const controller = new CallAbort();
+    const abort = (reason: unknown): void => controller.abort(reason);
     const outer = context.signal;
     const onOuterAbort = (): void => abort(new AtollError('DEADLINE_EXCEEDED', 'cancelled by the caller'));
     if (outer?.aborted === true) onOuterAbort();

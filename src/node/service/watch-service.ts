@@ -54,6 +54,7 @@ import type { PartitionReplica } from '../replica/partition-replica.js';
 import type { NodeClock, NodeTimers } from '../ports.js';
 import type { RaftDriver } from '../replica/raft-driver.js';
 import type { Router } from './router.js';
+import type { CallSignal } from '../../api/call-signal.js';
 
 /** An idle watcher checks that this node still leads its partition this often. */
 const LEADER_CHECK_MS = 200;
@@ -347,7 +348,7 @@ export class WatchService {
     hub: WatchHub,
     checkLeader: () => void,
     sink: WatchSink,
-    signal: AbortSignal,
+    signal: CallSignal,
     charge: WatchCharge,
     firstRead: number,
   ): Promise<void> {

@@ -26,6 +26,7 @@ import type { AtollNode } from '../../node/atoll-node.js';
 import type { Scheduler } from './scheduler.js';
 import type { NodeHost } from './sim-host.js';
 import type { Trace } from './trace.js';
+import type { CallSignal } from '../../api/call-signal.js';
 
 export interface NetworkFaults {
   readonly dropRate: number;
@@ -155,7 +156,7 @@ export class SimNetwork {
   }
 
   /** A unary call from `from` to `to`: runs `handler` on the peer after a network delay. */
-  call<T>(from: Endpoint, to: number, deadlineMs: number, signal: AbortSignal | undefined, handler: (peer: AtollNode, peerDeadlineMs: number) => Promise<T>, clone: (value: T) => T): Promise<T> {
+  call<T>(from: Endpoint, to: number, deadlineMs: number, signal: CallSignal | undefined, handler: (peer: AtollNode, peerDeadlineMs: number) => Promise<T>, clone: (value: T) => T): Promise<T> {
     const fromNode = from.host.node;
     if (!from.host.alive || from.closed) return new Promise<T>(() => undefined);
     if (!this.connectable(fromNode, to)) {
@@ -233,7 +234,7 @@ class SimTransport implements NodeTransport {
     return peer === this.host.node || this.network.connectable(this.host.node, peer);
   }
 
-  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: AbortSignal, tenant?: string): Promise<KvResult> {
+  forward(peer: number, operation: KvOperation, hops: number, deadlineMs: number, signal?: CallSignal, tenant?: string): Promise<KvResult> {
     const copy = structuredClone(operation);
     return this.network.call(
       this.endpoint,
