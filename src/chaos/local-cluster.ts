@@ -56,9 +56,27 @@ const serverMain = join(packageRoot(), 'dist/src/bin/atoll-server.js');
  */
 const handedOut = new Set<number>();
 
+/** Ports 20000-31999, in this many slots of this many ports: one slot per test worker. */
+const PORT_SLOTS = 8;
+const PORT_SLOT_SIZE = 1_500;
+
+/**
+ * The ports this process may hand out, [low, high). Under vitest each worker (VITEST_POOL_ID) has a
+ * slot of its own: two test files running at once could otherwise both find one port free before
+ * either's child bound it (the suite saw a node of `npm start`'s test fail with EADDRINUSE on a
+ * port another file's cluster had probed and then bound). Outside vitest, the whole range.
+ */
+export function portSlot(): { readonly low: number; readonly high: number } {
+  const pool = Number(process.env['VITEST_POOL_ID']);
+  if (!Number.isInteger(pool) || pool < 1) return { low: 20_000, high: 20_000 + PORT_SLOTS * PORT_SLOT_SIZE };
+  const low = 20_000 + ((pool - 1) % PORT_SLOTS) * PORT_SLOT_SIZE;
+  return { low, high: low + PORT_SLOT_SIZE };
+}
+
 export async function freePort(): Promise<number> {
+  const { low, high } = portSlot();
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = low + Math.floor(Math.random() * (high - low));
     if (handedOut.has(port)) continue;
     const ok = await new Promise<boolean>((resolvePort) => {
       const server = createServer();
@@ -412,6 +430,8 @@ export class LocalCluster {
   }
 
   async stop(): Promise<void> {
+    // A node that died by itself is a finding even when the test passed: say why, for the next reader.
+    for (const crash of this.crashes) process.stderr.write(`[atoll local cluster] node ${crash.id} died by itself (${crash.signal ?? crash.code}); its last output:\n${crash.log}\n`);
     await Promise.all([...this.processes.keys()].map((id) => this.kill(id)));
     await Promise.all([...this.linkProxies.values()].map((proxy) => proxy.close()));
     rmSync(this.dataRoot, { recursive: true, force: true });

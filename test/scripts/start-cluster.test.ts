@@ -12,6 +12,7 @@ import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { portSlot } from '../../src/chaos/local-cluster.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const dataRoot = mkdtempSync(join(tmpdir(), 'atoll-start-'));
@@ -38,11 +39,15 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** A base port whose three client ports and three peer ports (+100) are all free (below the ephemeral range). */
+/**
+ * A base port whose three client, peer (+100), etcd (+300) and admin (+1000) ports are all free,
+ * from this worker's slot of ports (portSlot: other test files pick theirs elsewhere).
+ */
 async function freeBasePort(): Promise<number> {
+  const { low, high } = portSlot();
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 21_000 + Math.floor(Math.random() * 10_000);
-    const ports = [0, 1, 2, 100, 101, 102, 1000, 1001, 1002].map((offset) => base + offset);
+    const base = low + Math.floor(Math.random() * (high - low - 1_003));
+    const ports = [0, 1, 2, 100, 101, 102, 300, 301, 302, 1000, 1001, 1002].map((offset) => base + offset);
     if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
   }
   throw new Error('no free base port');
