@@ -42,6 +42,10 @@ async function codeOf(attempt: Promise<unknown>): Promise<string> {
 }
 
 describe('token floods', () => {
+  it('names a token by the SHA-256 of its text, hex: the key of its stored record, which may never change between versions', () => {
+    expect(hashToken('atk_test')).toBe('828ed13c839f74f2cb3c144f1cc09e8d5928aa474bb7c63f2bb2ef0bc5ca979b');
+  });
+
   it('a flood of random tokens neither evicts a valid one nor reads the store more than once per token', async () => {
     // The clock stands still, so only eviction (never the 2 s expiry) could drop a cached token.
     vi.useFakeTimers({ toFake: ['Date'] });

@@ -113,6 +113,10 @@ describe('mapping requests into a tenant', () => {
     expect(requestIdCreatedAtMs(acmeStamped)).toBe(999_999_999_999_999);
     expect(Buffer.byteLength(acmeStamped)).toBeLessThanOrEqual(64);
     expect(acmeStamped).not.toBe(scopedRequestId('globex', stamped));
+    // Scoped ids are stored (dedup records): the digest may never change between versions.
+    expect(acme).toBe('\u0000pjS1kHVT-7UobB172X8ZlOWBS6By-mfCPkeCIOAfZjo');
+    expect(acmeStamped).toBe('\u0000t1.999999999999999.A902uRMCAg_HpNhDpp3jnqsqpNts0piNHafpLCv0skQ');
+    expect(scopedRequestId('acme', 'Grüße-1')).toBe('\u0000gjKKryQyPlZC0UTM_EEGZJZ4ZD9kGPmPcO_b7tiBrts');
     expect(requestIdCreatedAtMs(acme)).toBeUndefined();
     // Every kind that carries a request id has it mapped.
     const value = new Uint8Array();

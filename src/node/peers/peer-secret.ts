@@ -18,7 +18,7 @@
  * first is the one this node sends; every one is accepted. Add the new secret second everywhere,
  * then make it first everywhere, then remove the old one.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { AtollError } from '../../errors.js';
@@ -68,7 +68,7 @@ function formatSecrets(secrets: readonly string[]): string {
   return `# Atoll cluster peer secrets, one a line: the first is sent, all are accepted (docs/security.md, "Peers").\n${secrets.join('\n')}\n`;
 }
 
-const digestOf = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
+const digestOf = (secret: string): Buffer => hash('sha256', secret, 'buffer');
 
 /**
  * Checks presented secrets against the accepted ones in constant time: both sides are hashed to
