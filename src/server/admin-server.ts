@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { NodeMetricsView } from '../node/metrics.js';
 import { AdminConnections, ADMIN_PORT_BUSY } from './admin-connections.js';
+import { renderExposition } from './metrics-exposition.js';
 
 export interface AdminResponse {
   readonly status: number;
@@ -113,8 +114,8 @@ export class AdminServer {
       const tenants = options.tenantMetrics;
       const access = tenants === undefined ? false : await tenants.access(request);
       if (typeof access === 'object') return access;
-      const body = await options.registry.metrics();
-      return { status: 200, contentType: options.registry.contentType, body: access && tenants !== undefined ? `${body}${await tenants.registry.metrics()}` : body };
+      const body = await renderExposition(options.registry);
+      return { status: 200, contentType: options.registry.contentType, body: access && tenants !== undefined ? `${body}${await renderExposition(tenants.registry)}` : body };
     });
   }
 
