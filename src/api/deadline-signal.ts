@@ -1,6 +1,6 @@
 /**
- * Which AbortSignals already carry their request's deadline: a signal marked here aborts with
- * DEADLINE_EXCEEDED once its context's deadlineMs passes, because the code that made it registered
+ * Which request signals (call-signal.ts) already carry their request's deadline: a signal marked
+ * here aborts with DEADLINE_EXCEEDED once its context's deadlineMs passes, because the code that made it registered
  * the deadline with a deadline wheel (the server's call scopes, src/server/call-context.ts; the
  * node's router for a call that arrives without one, src/node/service/router.ts). Whatever runs
  * the request further in the same process trusts that signal and registers nothing again, so a
@@ -9,6 +9,7 @@
  * (`{ ...context, tenant }`), and the signal travels with every copy.
  */
 import type { CallSignal } from './call-signal.js';
+
 const deadlineSignals = new WeakSet<CallSignal>();
 
 /** Marks `signal` as one that aborts at its request's deadline. */

@@ -63,12 +63,12 @@ function forwardDeadlineMs(node: AtollNode, askedMs: number | undefined): number
   return Math.min(askedMs ?? nowMs + defaultLimits.defaultCallTimeoutMs, nowMs + node.limits.maxCallTimeoutMs);
 }
 
-/** Runs a received ForwardRequest: checked as it arrived, decoded once, routed with the caller's tenant and hops. */
 /** What AbortController.abort() gives as its reason, as the calls of this stream had before CallAbort. */
 function cancelled(): DOMException {
   return new DOMException('This operation was aborted', 'AbortError');
 }
 
+/** Runs a received ForwardRequest: checked as it arrived, decoded once, routed with the caller's tenant and hops. */
 function executeForwardRequest(node: AtollNode, request: unknown, deadlineMs: number, signal?: CallSignal): Promise<KvResult> {
   let forwarded: ReturnType<typeof decodeForwardRequest>;
   try {
