@@ -18,9 +18,9 @@
  *    or heartbeat (whose commit is min(match, commit), what it knows this log holds) teaches it.
  * N3 The commit index never passes this log's last index and never goes back (RaftLog.commitTo).
  *
- * Nothing answers a notice: the follower reports its commit in its next heartbeat answer, which is
- * what quiescence waits for (Raft.maybeQuiesce: every follower's reported commit at the last index),
- * as it did for a commit-only append, which was not answered either.
+ * Nothing answers a notice, as nothing answered a commit-only append: the follower reports its
+ * commit in its next heartbeat answer. Quiescence does not wait for that report: the quiesce
+ * request carries the commit, and a follower goes quiet only once it holds it (Raft.maybeQuiesce).
  */
 import assert from 'node:assert/strict';
 import type { RaftLog } from './log.js';

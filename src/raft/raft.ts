@@ -665,8 +665,8 @@ export class Raft {
    * batchAppends: sends what proposals and commit advances owed since the last call, as ONE append
    * per follower (its entries from its next index, and the commit index). A follower that holds
    * every entry and is only owed the commit gets an append marked commitOnly, which it does not
-   * answer: the commit reaches it at once, and its next heartbeat answer reports it (quiescence
-   * waits for that, maybeQuiesce). A follower known to hold the commit already is sent nothing.
+   * answer: the commit reaches it at once, and its next heartbeat answer reports it (a quiesce
+   * request carries it again, maybeQuiesce). A follower known to hold the commit is sent nothing.
    */
   flushAppends(): void {
     const appends = this.owedAppends;
@@ -1177,9 +1177,9 @@ export class Raft {
   // ---------------------------------------------------------------- quiescence
 
   /**
-   * A leader whose followers hold everything and know the commit index stops heartbeating, and tells
-   * them to stop counting towards an election. Any message or proposal wakes the group again; the
-   * host wakes followers when the transport loses the leader (reportUnreachable).
+   * A leader whose followers hold everything stops heartbeating, and tells them (with the commit
+   * index: a follower goes quiet only at it) to stop counting towards an election. Any message or
+   * proposal wakes the group again; the host wakes followers when the transport loses the leader.
    */
   private maybeQuiesce(): void {
     const after = this.config.quiesceAfterTicks;
@@ -1189,7 +1189,7 @@ export class Raft {
     if (this.log.committed !== lastIndex) return;
     for (const [id, progress] of this.progress) {
       if (id === this.id) continue;
-      if (progress.match !== lastIndex || progress.commit !== lastIndex || progress.state !== 'replicate') return;
+      if (progress.match !== lastIndex || progress.state !== 'replicate') return;
     }
     this.quiesced = true;
     this.bcastHeartbeatWith(this.readSeq, true);

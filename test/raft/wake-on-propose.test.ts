@@ -3,13 +3,14 @@
  * round (issue 18: under load at many partitions most proposals wake their group, and the wake
  * heartbeat and its answers were four of a put's messages). The append alone wakes the quiesced
  * followers, commits, and the group quiesces again; other wakes (a read, a peer's message) still
- * heartbeat at once. The tick that quiesces the group sends only the quiesce request's round.
+ * heartbeat at once. The tick that quiesces the group sends only the quiesce request's round, and
+ * the group needs no round before it to learn its followers' commit (the request carries it).
  */
 import { describe, expect, it } from 'vitest';
 import { Harness } from './harness.js';
 
-function quiescedGroup(): Harness {
-  const h = new Harness([1, 2, 3], { quiesceAfterTicks: 3 });
+function quiescedGroup(config: { quiesceAfterTicks: number; heartbeatTicks?: number } = { quiesceAfterTicks: 3 }): Harness {
+  const h = new Harness([1, 2, 3], config);
   h.campaign(1);
   h.stabilize();
   h.propose(1, 'a');
@@ -48,6 +49,31 @@ describe('waking a quiesced group', () => {
     }
     expect(quiescingTick).toEqual(['2 quiesce', '3 quiesce']);
     for (const id of [1, 2, 3]) expect(h.status(id).quiesced).toBe(true);
+  });
+
+  it('after a write the group quiesces with the quiesce round alone: the request carries the commit, so no round first to learn it', () => {
+    // The node's settings (replica-store.ts): a heartbeat round every second tick, quiet after two idle ones.
+    const h = quiescedGroup({ quiesceAfterTicks: 2, heartbeatTicks: 2 });
+    h.propose(1, 'b');
+    h.deliver((m) => m.type === 'app' && (m.entries?.length ?? 0) > 0);
+    h.deliver((m) => m.type === 'appResp');
+    // Node 3 never hears of the commit from an append (the commit-only append is lost): the
+    // quiesce request must teach it, or node 3 could not go quiet at the leader's commit.
+    h.drop((m) => m.type === 'app' && m.to === 3);
+    h.stabilize();
+    const heartbeats: string[] = [];
+    for (let tick = 0; tick < 10 && !h.status(1).quiesced; tick++) {
+      h.tickAll();
+      heartbeats.push(...h.queue.filter((m) => m.type === 'heartbeat').map((m) => `${m.to}${m.quiesce === true ? ' quiesce' : ''}`));
+      h.stabilize();
+    }
+    // Before: an ordinary round at the second tick (the leader did not know the followers' commit),
+    // then the quiesce round at the third: four heartbeats and four answers.
+    expect(heartbeats.sort()).toEqual(['2 quiesce', '3 quiesce']);
+    for (const id of [1, 2, 3]) {
+      expect(h.status(id).quiesced).toBe(true);
+      expect(h.appliedTexts(id)).toEqual(['a', 'b']);
+    }
   });
 
   it('by a read: heartbeats at once (the read needs the round)', () => {

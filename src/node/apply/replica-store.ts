@@ -126,8 +126,9 @@ export class ReplicaStore {
       // group's rounds were half the Raft messages of a put at 1,024 partitions (issue 18). Still
       // five rounds per election timeout, and the lease (leaseDurationMs) outlasts two of them.
       heartbeatTicks: 2,
-      // Quiesce as soon as a group is idle and its followers know the commit (two ticks): with many
-      // partitions each sees a write only now and then, and an awake group heartbeats every tick.
+      // Quiesce as soon as a group has been idle for two ticks (the quiesce request tells the
+      // followers the commit): with many partitions each sees a write only now and then, and an
+      // awake group heartbeats every second tick.
       quiesceAfterTicks: 2,
       commitNotices: config.coalesceRaftMessages === true,
       snapshotEveryEntries: config.snapshotEveryEntries,

@@ -395,10 +395,16 @@ export class Router {
           for (const partition of info.partitions) {
             // A split partition a peer reports: its id is its start (range-routing.ts).
             if (partition.id >= partitions) this.ranges.learn(partition.id);
-            if (driver.groups.has(partition.id) || !partition.replicas.includes(peer)) continue;
+            // First-hand means hosted by the peer: a replica reports its Raft term, a partition the
+            // peer does not host reports term 0 with the peer's own guesses. Its guessed voters may
+            // still name the peer (it left the partition) and its leader this node (the leader
+            // before a move took this node's replica away): learned, that sent this node's watches'
+            // clients back to it for good (whole-node simulator seed 92397).
+            if (driver.groups.has(partition.id) || partition.term === 0 || !partition.replicas.includes(peer)) continue;
             learned.add(partition.id);
             this.remoteReplicas.set(partition.id, [...partition.replicas]);
-            if (partition.leader !== 0) this.remoteLeaders.set(partition.id, partition.leader);
+            // Invariant: a remote leader is never this node (it does not host the partition).
+            if (partition.leader !== 0 && partition.leader !== id) this.remoteLeaders.set(partition.id, partition.leader);
           }
         } catch {
           // That peer is slow or down; another one answers next round.
