@@ -1078,7 +1078,7 @@ export class Raft {
       this.send({ type: 'readIndex', to: this.lead, term: this.term, context });
       return;
     }
-    this.unquiesce();
+    this.unquiesce(false); // No wake round: startRead's wakes the followers (a quiet leader committed in its term).
     if (this.pendingReads.length + this.readsAwaitingCommit.length >= this.config.maxPendingReads) {
       if (from === this.id) throw new RaftError('PROPOSAL_DROPPED', 'too many pending reads');
       return;

@@ -1,5 +1,6 @@
 /**
- * The stray check (stray-check.ts) deletes a replica only on its leader's word. Voters that missed
+ * The stray check (stray-check.ts) deletes a replica on its leader's word, or on a following
+ * peer's that applied strictly further. Voters that missed
  * their removal were covered before; these cases came with batched appends (simulator seed 215): a
  * source that installed a snapshot taken after its removal, then restarted, opens with a
  * configuration that does not name it (kept as a possible move target, replica-moves.ts), and a
@@ -29,8 +30,9 @@ function replicaAs(role: Role, lead = 0, promotable = role === 'voter'): Partiti
 }
 
 /** Runs the check `checks` times against a peer (1) that leads the partition with `leader`'s view; returns the partitions left. */
-async function strays(replica: PartitionReplica, leader: { voters: number[]; learners?: number[] }, checks = 2): Promise<number[]> {
-  const partition = { id: PARTITION, rangeStart: 0, rangeEnd: 2 ** 32, replicas: leader.voters, ...(leader.learners !== undefined && { learners: leader.learners }), leader: 1, term: 2, commitIndex: 116, appliedIndex: 116, revision: 96 };
+async function strays(replica: PartitionReplica, leader: { voters: number[]; learners?: number[]; leader?: number; term?: number; applied?: number }, checks = 2): Promise<number[]> {
+  const applied = leader.applied ?? 116;
+  const partition = { id: PARTITION, rangeStart: 0, rangeEnd: 2 ** 32, replicas: leader.voters, ...(leader.learners !== undefined && { learners: leader.learners }), leader: leader.leader ?? 1, term: leader.term ?? 2, commitIndex: applied, appliedIndex: applied, revision: 96 };
   const info = { partitions: [partition] } as unknown as api.ClusterInfoResponse;
   const strayCheck = manualStrayCheck({ id: SELF, nodes: [1, 2, 3], groups: new Map([[PARTITION, replica]]), info });
   for (let i = 0; i < checks; i++) await strayCheck.check();
@@ -66,6 +68,17 @@ describe('StrayCheck', () => {
     // A move's target whose install a crash discarded: a voter by its configuration, never campaigning.
     expect(await strays(replicaAs('voter', 1, false), { voters: [1, 3, 5], learners: [] }, 1)).toEqual([PARTITION]);
     expect(await strays(replicaAs('voter', 1, false), { voters: [1, 2, 3], learners: [] }, 1)).toEqual([]);
+  });
+
+  it("takes a following peer's word when it applied strictly further: the leader may be a member this node never learned (simulator seed 94747)", async () => {
+    // Node 5 leads; this node knows nodes 1 to 3 only. Node 1, a follower, applied past this replica (65).
+    expect(await strays(replicaAs('voter'), { voters: [1, 3, 5], learners: [], leader: 5, term: 4, applied: 108 })).toEqual([PARTITION]);
+    // Not applied past it: its configuration may be the one this replica holds.
+    expect(await strays(replicaAs('voter'), { voters: [1, 3, 5], learners: [], leader: 5, term: 4, applied: 65 })).toEqual([]);
+    // A report with no term is a guess about a partition the peer does not host.
+    expect(await strays(replicaAs('voter'), { voters: [1, 3, 5], learners: [], leader: 5, term: 0, applied: 108 })).toEqual([]);
+    // Still a voter by the follower's configuration: it stays.
+    expect(await strays(replicaAs('voter'), { voters: [1, 2, 3], learners: [], leader: 5, term: 4, applied: 108 })).toEqual([]);
   });
 
   it('asks each peer about the suspects it leads only, and goes round many quiet followers a batch per follower check', async () => {

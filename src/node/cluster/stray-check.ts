@@ -12,7 +12,9 @@
  * A suspect is handed to `leave` (stop and delete) when a peer leads its partition in a term at least the replica's (or in an older one but
  * applied further), has applied at least as far (so its configuration is at least as new as the
  * one naming this node a voter), and its
- * voters leave this node out. Each peer is asked about the suspects it can answer for only
+ * voters leave this node out; or when a peer that hosts the partition without leading it has
+ * applied strictly further and its voters leave this node out (every configuration it applied was
+ * committed; its leader may be a member this node does not know). Each peer is asked about the suspects it can answer for only
  * (ClusterInfoRequest.partitions), and a follower check takes at most FOLLOWER_BATCH quiet followers,
  * the next ones at the next (a node with 1,024 partitions covers its ~680 quiet followers in six
  * follower checks, a minute; building and decoding every partition's report twice per peer every
@@ -195,7 +197,13 @@ export class StrayCheck {
           // this replica applied leaves it out (a re-addition opens a new replica, PrepareReplica).
           // A removed voter that campaigned into a higher term before it learned its removal
           // committed (its log held the entry) was otherwise never left (simulator seed 1754).
-          if (suspect === undefined || partition.leader !== peer || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
+          // Or a peer that follows (it hosts the partition: a term) and applied strictly further:
+          // the same argument holds, and the leader may be a member this node never learned, whose
+          // word it cannot ask for (simulator seed 94747: a source restarted from before a joiner
+          // led its partition could not read the member table through its own leaderless replica
+          // of the table's partition, so it never learned the joiner, and kept the stray for good).
+          if (suspect === undefined || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
+          if (partition.leader !== peer && !(partition.term > 0 && partition.appliedIndex > suspect.applied)) continue;
           if (partition.term < suspect.term && partition.appliedIndex === suspect.applied) continue;
           // A learner (or an outsider, above) is still wanted while the leader's configuration lists
           // it; a peer that does not report learners (an older server) cannot say, so it stays.
