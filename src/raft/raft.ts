@@ -1177,9 +1177,9 @@ export class Raft {
   // ---------------------------------------------------------------- quiescence
 
   /**
-   * A leader whose followers hold everything stops heartbeating, and tells them (with the commit
-   * index: a follower goes quiet only at it) to stop counting towards an election. Any message or
-   * proposal wakes the group again; the host wakes followers when the transport loses the leader.
+   * A leader whose followers hold everything (a learner, which never campaigns, must also have
+   * reported the commit) stops heartbeating and tells them, with the commit index (a follower goes
+   * quiet only at it), to stop counting towards an election. Any message or proposal wakes it.
    */
   private maybeQuiesce(): void {
     const after = this.config.quiesceAfterTicks;
@@ -1189,7 +1189,7 @@ export class Raft {
     if (this.log.committed !== lastIndex) return;
     for (const [id, progress] of this.progress) {
       if (id === this.id) continue;
-      if (progress.match !== lastIndex || progress.state !== 'replicate') return;
+      if (progress.match !== lastIndex || (progress.isLearner && progress.commit !== lastIndex) || progress.state !== 'replicate') return;
     }
     this.quiesced = true;
     this.bcastHeartbeatWith(this.readSeq, true);

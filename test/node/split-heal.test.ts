@@ -138,7 +138,7 @@ describe('StrayCheck and heal replicas', () => {
 
   /** A node (id 1) hosting one empty heal replica, a peer (2) that leads the partition with `voters`. */
   function setup(voters: number[]): { tick(): Promise<void>; left: number[]; nowMs: { value: number } } {
-    const replica = { id: PARTITION, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false, isMember: () => false, voterList: () => [] } } as unknown as PartitionReplica;
+    const replica = { id: PARTITION, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false, isMember: () => false, voterList: () => [], lastIndex: () => 0 } } as unknown as PartitionReplica;
     const groups = new Map<number, PartitionReplica>([[PARTITION, replica]]);
     const info = {
       partitions: [{ id: PARTITION, rangeStart: PARTITION, rangeEnd: 2 ** 32, replicas: voters, leader: 2, term: 5, commitIndex: 40, appliedIndex: 40, revision: 9 }],

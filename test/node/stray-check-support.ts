@@ -26,10 +26,13 @@ export function manualStrayCheck(options: {
   readonly info: api.ClusterInfoResponse;
   readonly nowMs?: () => number;
   readonly healing?: () => ReadonlyMap<number, number>;
+  /** Runs at each ClusterInfo call, before it answers (what happens while the peers are asked). */
+  readonly onAsk?: (peer: number) => void;
 }): ManualStrayCheck {
   const asked: Array<{ peer: number; partitions: readonly number[] }> = [];
   const clusterInfo = async (peer: number, _deadlineMs: number, partitions: readonly number[] = []): Promise<api.ClusterInfoResponse> => {
     asked.push({ peer, partitions: [...partitions] });
+    options.onAsk?.(peer);
     const only = new Set(partitions);
     return partitions.length === 0 ? options.info : { ...options.info, partitions: options.info.partitions.filter((partition) => only.has(partition.id)) };
   };

@@ -25,7 +25,7 @@ function replicaAs(role: Role, lead = 0, promotable = role === 'voter'): Partiti
   return {
     id: PARTITION,
     appliedIndex: 65,
-    raw: { lead, term: 2, quiesced: false, promotable, isVoter: () => role === 'voter', isMember: () => role === 'voter' || role === 'learner', voterList: () => voters },
+    raw: { lead, term: 2, quiesced: false, promotable, isVoter: () => role === 'voter', isMember: () => role === 'voter' || role === 'learner', voterList: () => voters, lastIndex: () => 70 },
   } as unknown as PartitionReplica;
 }
 
@@ -79,6 +79,20 @@ describe('StrayCheck', () => {
     expect(await strays(replicaAs('voter'), { voters: [1, 3, 5], learners: [], leader: 5, term: 0, applied: 108 })).toEqual([]);
     // Still a voter by the follower's configuration: it stays.
     expect(await strays(replicaAs('voter'), { voters: [1, 2, 3], learners: [], leader: 5, term: 4, applied: 108 })).toEqual([]);
+    // Only a voter's: a move's target (a learner, or an outsider holding a snapshot from before its
+    // own addition) is unknown to a follower that has not applied that addition yet.
+    expect(await strays(replicaAs('learner'), { voters: [1, 3, 5], learners: [], leader: 5, term: 4, applied: 108 })).toEqual([]);
+    expect(await strays(replicaAs('outsider'), { voters: [1, 3, 5], learners: [], leader: 5, term: 4, applied: 108 })).toEqual([]);
+  });
+
+  it('keeps a suspect that moved on while its peers answered (a leader wrote to it meanwhile)', async () => {
+    let term = 2;
+    const replica = { id: PARTITION, appliedIndex: 65, raw: { lead: 0, get term() { return term; }, quiesced: false, promotable: true, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 3], lastIndex: () => 70 } } as unknown as PartitionReplica;
+    const partition = { id: PARTITION, rangeStart: 0, rangeEnd: 2 ** 32, replicas: [1, 3, 5], learners: [], leader: 1, term: 2, commitIndex: 116, appliedIndex: 116, revision: 96 };
+    const strayCheck = manualStrayCheck({ id: SELF, nodes: [1, 2, 3], groups: new Map([[PARTITION, replica]]), info: { partitions: [partition] } as unknown as api.ClusterInfoResponse, onAsk: () => (term = 3) });
+    for (let i = 0; i < 2; i++) await strayCheck.check();
+    strayCheck.stop();
+    expect(strayCheck.left).toEqual([]);
   });
 
   it('asks each peer about the suspects it leads only, and goes round many quiet followers a batch per follower check', async () => {
@@ -87,7 +101,7 @@ describe('StrayCheck', () => {
     const STRAY = 250;
     const groups = new Map<number, PartitionReplica>();
     for (let partition = 0; partition < COUNT; partition++) {
-      groups.set(partition, { id: partition, appliedIndex: 65, raw: { lead: 1, term: 2, quiesced: true, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 3] } } as unknown as PartitionReplica);
+      groups.set(partition, { id: partition, appliedIndex: 65, raw: { lead: 1, term: 2, quiesced: true, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 3], lastIndex: () => 70 } } as unknown as PartitionReplica);
     }
     const partitions = Array.from({ length: COUNT }, (_, partition) => ({ id: partition, rangeStart: 0, rangeEnd: 1, replicas: partition === STRAY ? [1, 3, 5] : [1, 2, 3], learners: [], leader: 1, term: 2, commitIndex: 116, appliedIndex: 116, revision: 96 }));
     const strayCheck = manualStrayCheck({ id: SELF, nodes: [1, 2, 3], groups, info: { partitions } as unknown as api.ClusterInfoResponse });
@@ -114,14 +128,14 @@ describe('StrayCheck', () => {
     const frozenR = {
       id: R,
       appliedIndex: 35,
-      raw: { lead: 0, term: 4, quiesced: false, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 5] },
+      raw: { lead: 0, term: 4, quiesced: false, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 5], lastIndex: () => 70 },
       mvcc: { frozen: { into: L, index: 35 }, hashRange: { start: R, end: rEnd } },
     } as unknown as PartitionReplica;
     // L here lags: a follower of node 1 that has not applied the merge entry (its range ends at R's start).
     const laggingL = {
       id: L,
       appliedIndex: 130,
-      raw: { lead: 1, term: 4, quiesced: false, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 5] },
+      raw: { lead: 1, term: 4, quiesced: false, isVoter: () => true, isMember: () => true, voterList: () => [1, 2, 5], lastIndex: () => 70 },
       mvcc: { frozen: undefined, hashRange: { start: lStart, end: R } },
     } as unknown as PartitionReplica;
     // Node 1 leads L, which owns R's range since it applied the merge; no one reports R.
@@ -142,7 +156,7 @@ describe('StrayCheck', () => {
   it('deletes an empty replica (a move target awaiting its first snapshot) once a peer reports its partition merged away, and keeps it before (simulator seed 66828)', async () => {
     const R = 223_608_639;
     // A move of frozen R opened this replica; the merge applied before R's leader sent a snapshot.
-    const emptyR = { id: R, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false, isMember: () => false, voterList: () => [] } } as unknown as PartitionReplica;
+    const emptyR = { id: R, appliedIndex: 0, raw: { lead: 0, term: 0, quiesced: false, isVoter: () => false, isMember: () => false, voterList: () => [], lastIndex: () => 0 } } as unknown as PartitionReplica;
     const left = { id: 0, rangeStart: 0, rangeEnd: 1_073_741_824, replicas: [1, 2, 3], learners: [], leader: 1, term: 8, commitIndex: 60, appliedIndex: 60, revision: 50 };
     const run = async (mergedStarts: Array<{ start: number; into: number }>): Promise<number[]> => {
       const info = { partitions: [left], ...(mergedStarts.length > 0 && { mergedStarts }) } as unknown as api.ClusterInfoResponse;

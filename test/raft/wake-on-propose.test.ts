@@ -77,6 +77,32 @@ describe('waking a quiesced group', () => {
     }
   });
 
+  it('a learner, which never campaigns, must report the commit before its group goes quiet', () => {
+    const h = new Harness([1, 2, 3], { quiesceAfterTicks: 2, heartbeatTicks: 2 }, [4]);
+    h.campaign(1);
+    h.stabilize();
+    h.node(1).raw.proposeConfChange({ type: 'addLearner', node: 4 });
+    h.flush(1);
+    h.stabilize();
+    h.run(20);
+    for (const id of [1, 2, 3, 4]) expect(h.status(id).quiesced).toBe(true);
+    h.propose(1, 'b');
+    h.deliver((m) => m.type === 'app' && (m.entries?.length ?? 0) > 0);
+    h.deliver((m) => m.type === 'appResp');
+    // The learner loses the commit-only append and every quiesce request: had the leader gone quiet
+    // without its report, the learner would lag until the group's next write.
+    h.drop((m) => m.type === 'app' && m.to === 4);
+    h.stabilize();
+    for (let tick = 0; tick < 20 && !h.status(1).quiesced; tick++) {
+      h.tickAll();
+      h.drop((m) => m.type === 'heartbeat' && m.to === 4 && m.quiesce === true);
+      h.stabilize();
+    }
+    expect(h.status(1).quiesced).toBe(true);
+    // Quiet, yet the learner has the write: an ordinary round told it the commit first.
+    expect(h.appliedTexts(4)).toEqual(['b']);
+  });
+
   it("by a read: heartbeats at once, one round (the read's, which wakes the followers too)", () => {
     const h = quiescedGroup();
     h.readIndex(1, 'r1');

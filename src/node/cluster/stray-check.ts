@@ -12,9 +12,11 @@
  * A suspect is handed to `leave` (stop and delete) when a peer leads its partition in a term at least the replica's (or in an older one but
  * applied further), has applied at least as far (so its configuration is at least as new as the
  * one naming this node a voter), and its
- * voters leave this node out; or when a peer that hosts the partition without leading it has
- * applied strictly further and its voters leave this node out (every configuration it applied was
- * committed; its leader may be a member this node does not know). Each peer is asked about the suspects it can answer for only
+ * voters leave this node out; or, for a replica whose own configuration names this node a voter,
+ * when a peer that hosts the partition without leading it has applied strictly further and its
+ * voters leave this node out (every configuration it applied was committed; its leader may be a
+ * member this node does not know). Not for a learner or an outsider: a move's target may hold a
+ * snapshot from before its own addition, which a lagging follower has not applied either. Each peer is asked about the suspects it can answer for only
  * (ClusterInfoRequest.partitions), and a follower check takes at most FOLLOWER_BATCH quiet followers,
  * the next ones at the next (a node with 1,024 partitions covers its ~680 quiet followers in six
  * follower checks, a minute; building and decoding every partition's report twice per peer every
@@ -61,6 +63,23 @@ export interface StrayCheckOptions {
   readonly healing?: () => ReadonlyMap<number, number>;
 }
 
+/** What a suspect's deletion is decided on: its term, applied index and last log index. */
+interface JudgedState {
+  readonly term: number;
+  readonly applied: number;
+  readonly last: number;
+}
+
+function judgedState(replica: PartitionReplica): JudgedState {
+  return { term: replica.raw.term, applied: replica.appliedIndex, last: replica.raw.lastIndex() };
+}
+
+function sameAsJudged(replica: PartitionReplica, judged: JudgedState | undefined): boolean {
+  if (judged === undefined) return false;
+  const now = judgedState(replica);
+  return now.term === judged.term && now.applied === judged.applied && now.last === judged.last;
+}
+
 export class StrayCheck {
   private timer: TimerHandle | undefined;
   private checking = false;
@@ -92,7 +111,7 @@ export class StrayCheck {
       // group was quiet stayed a stray for good (simulator seed 228: on a node then removed from
       // the cluster, it also kept the node reading an old member table from it).
       const followers = this.checks++ % FOLLOWER_CHECK_EVERY === 0;
-      const suspects = new Map<number, { term: number; applied: number; learner: boolean }>();
+      const suspects = new Map<number, { term: number; applied: number; learner: boolean; follower?: boolean }>();
       const leaderlessNow = new Set<number>();
       // Leaderless suspects ask every peer; quiet followers only the node they follow. The
       // partitions each peer is asked about (`everyPeer`: the leaderless and healing ones).
@@ -124,7 +143,8 @@ export class StrayCheck {
           continue;
         }
         // Field reads (test/node/idle-sweeps.test.ts: an idle pass builds no status() object).
-        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter });
+        // A following peer's word counts for a voter only (below): its own configuration names it.
+        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter, follower: voter });
         if (lead === 0) everyPeer.push(partition);
         else ask.set(lead, [...(ask.get(lead) ?? []), partition]);
       }
@@ -140,6 +160,12 @@ export class StrayCheck {
       }
       everyPeer.push(...empties);
       if (suspects.size === 0 && empties.size === 0) return;
+      // Each suspect as it was judged, before the peers' answers (see the deletion below).
+      const judged = new Map<number, JudgedState>();
+      for (const partition of suspects.keys()) {
+        const replica = driver.groups.get(partition);
+        if (replica !== undefined) judged.set(partition, judgedState(replica));
+      }
       // Frozen suspects: a replica of R frozen for a merge into L that this node's L never applied
       // (it hosts no L: a move's learner added to R after the freeze, whole-node simulator seed
       // 58907). Once the merge applied R is gone everywhere else, so no peer reports R again; L's
@@ -203,7 +229,7 @@ export class StrayCheck {
           // led its partition could not read the member table through its own leaderless replica
           // of the table's partition, so it never learned the joiner, and kept the stray for good).
           if (suspect === undefined || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
-          if (partition.leader !== peer && !(partition.term > 0 && partition.appliedIndex > suspect.applied)) continue;
+          if (partition.leader !== peer && !(suspect.follower === true && partition.term > 0 && partition.appliedIndex > suspect.applied)) continue;
           if (partition.term < suspect.term && partition.appliedIndex === suspect.applied) continue;
           // A learner (or an outsider, above) is still wanted while the leader's configuration lists
           // it; a peer that does not report learners (an older server) cannot say, so it stays.
@@ -212,7 +238,13 @@ export class StrayCheck {
           const replica = driver.groups.get(partition.id);
           if (replica === undefined) continue;
           logger.info({ partition: partition.id, leader: peer, voters: partition.replicas }, 'the leader no longer counts this node among the replicas: deleting ours');
-          driver.enqueue(() => this.options.leave(partition.id, replica));
+          // Unless the replica moved on while the peers answered (each may take CALL_TIMEOUT_MS):
+          // one that heard from a leader since, or took entries, is no longer what was judged.
+          const seen = judged.get(partition.id);
+          driver.enqueue(() => {
+            if (driver.groups.get(partition.id) !== replica || !sameAsJudged(replica, seen)) return;
+            this.options.leave(partition.id, replica);
+          });
         }
       }
       const unresolved = [...healing].filter((partition) => suspects.has(partition));
