@@ -9,17 +9,18 @@
  * Every STRANDED_CHECK_MS this asks peers' ClusterInfo about the suspects: replicas without a leader
  * for two checks in a row (every reachable peer is asked), and every FOLLOWER_CHECK_EVERY-th check
  * quiet followers, learners and voters that cannot campaign (only the node they follow is asked).
- * A suspect is handed to `leave` (stop and delete) when a peer leads its partition in a term at least the replica's (or in an older one but
- * applied further), has applied at least as far (so its configuration is at least as new as the
- * one naming this node a voter), and its
- * voters leave this node out; or, for a replica whose own configuration names this node a voter,
+ * A suspect is handed to `leave` (stop and delete) when a peer leads its partition in a term at
+ * least the replica's (or in an older one but applied further), has applied at least as far (so
+ * its configuration is at least as new as the one naming this node a voter), and its voters
+ * leave this node out; or, for a replica whose own configuration names this node a voter,
  * when a peer that hosts the partition without leading it has applied strictly further and its
  * voters leave this node out (every configuration it applied was committed; its leader may be a
  * member this node does not know). Not for a learner or an outsider: a move's target may hold a
- * snapshot from before its own addition, which a lagging follower has not applied either. Each peer is asked about the suspects it can answer for only
- * (ClusterInfoRequest.partitions), and a follower check takes at most FOLLOWER_BATCH quiet followers,
- * the next ones at the next (a node with 1,024 partitions covers its ~680 quiet followers in six
- * follower checks, a minute; building and decoding every partition's report twice per peer every
+ * snapshot from before its own addition, which a lagging follower has not applied either.
+ * A deletion runs only if the suspect is still as it was judged (term, applied and last index).
+ * Each peer is asked about the suspects it can answer for only (ClusterInfoRequest.partitions),
+ * and a follower check takes at most FOLLOWER_BATCH quiet followers, the next ones at the next
+ * (a node with 1,024 partitions covers its ~680 quiet followers in six follower checks, a minute; building and decoding every partition's report twice per peer every
  * ten seconds was most of such a node's idle CPU). Cost on an idle node: field reads per group,
  * one small ClusterInfo per followed node every FOLLOWER_CHECK_EVERY checks; no status() object
  * (test/node/idle-sweeps.test.ts).
@@ -111,7 +112,7 @@ export class StrayCheck {
       // group was quiet stayed a stray for good (simulator seed 228: on a node then removed from
       // the cluster, it also kept the node reading an old member table from it).
       const followers = this.checks++ % FOLLOWER_CHECK_EVERY === 0;
-      const suspects = new Map<number, { term: number; applied: number; learner: boolean; follower?: boolean }>();
+      const suspects = new Map<number, { term: number; applied: number; learner: boolean; namedVoter?: boolean }>();
       const leaderlessNow = new Set<number>();
       // Leaderless suspects ask every peer; quiet followers only the node they follow. The
       // partitions each peer is asked about (`everyPeer`: the leaderless and healing ones).
@@ -144,7 +145,7 @@ export class StrayCheck {
         }
         // Field reads (test/node/idle-sweeps.test.ts: an idle pass builds no status() object).
         // A following peer's word counts for a voter only (below): its own configuration names it.
-        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter, follower: voter });
+        suspects.set(partition, { term: replica.raw.term, applied: replica.appliedIndex, learner: !voter, namedVoter: voter });
         if (lead === 0) everyPeer.push(partition);
         else ask.set(lead, [...(ask.get(lead) ?? []), partition]);
       }
@@ -229,7 +230,7 @@ export class StrayCheck {
           // led its partition could not read the member table through its own leaderless replica
           // of the table's partition, so it never learned the joiner, and kept the stray for good).
           if (suspect === undefined || partition.appliedIndex < suspect.applied || partition.replicas.includes(id)) continue;
-          if (partition.leader !== peer && !(suspect.follower === true && partition.term > 0 && partition.appliedIndex > suspect.applied)) continue;
+          if (partition.leader !== peer && !(suspect.namedVoter === true && partition.term > 0 && partition.appliedIndex > suspect.applied)) continue;
           if (partition.term < suspect.term && partition.appliedIndex === suspect.applied) continue;
           // A learner (or an outsider, above) is still wanted while the leader's configuration lists
           // it; a peer that does not report learners (an older server) cannot say, so it stays.
@@ -237,12 +238,12 @@ export class StrayCheck {
           suspects.delete(partition.id);
           const replica = driver.groups.get(partition.id);
           if (replica === undefined) continue;
-          logger.info({ partition: partition.id, leader: peer, voters: partition.replicas }, 'the leader no longer counts this node among the replicas: deleting ours');
           // Unless the replica moved on while the peers answered (each may take CALL_TIMEOUT_MS):
           // one that heard from a leader since, or took entries, is no longer what was judged.
           const seen = judged.get(partition.id);
           driver.enqueue(() => {
             if (driver.groups.get(partition.id) !== replica || !sameAsJudged(replica, seen)) return;
+            logger.info({ partition: partition.id, from: peer, leader: partition.leader, voters: partition.replicas }, "the partition's configuration no longer counts this node among the replicas: deleting ours");
             this.options.leave(partition.id, replica);
           });
         }
